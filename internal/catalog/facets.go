@@ -1,0 +1,136 @@
+package catalog
+
+import (
+	"strings"
+
+	"github.com/a2aregistry/registry/internal/card"
+)
+
+// fieldSkillName is a filter-only field: `skill=X` matches a skill id or a
+// skill name, but the skill facet lists ids only.
+const fieldSkillName = "skill_name"
+
+// schemeNone is the security_scheme value of an agent that declares no
+// scheme at all, so security teams can filter for open agents.
+const schemeNone = "none"
+
+// facetsOf lists the filterable (field, value) pairs of a card. Values are
+// stored in display form; matching is case-insensitive (see termKey).
+func facetsOf(c *card.Card, signature, health string) []facetRecord {
+	set := make(map[[2]string]struct{})
+	var out []facetRecord
+	add := func(field, value string) {
+		value = strings.TrimSpace(value)
+		if value == "" {
+			return
+		}
+		k := [2]string{field, strings.ToLower(value)}
+		if _, ok := set[k]; ok {
+			return
+		}
+		set[k] = struct{}{}
+		out = append(out, facetRecord{Field: field, Value: value})
+	}
+	for _, sk := range c.Skills {
+		add(FieldSkill, sk.ID)
+		add(fieldSkillName, sk.Name)
+		for _, t := range sk.Tags {
+			add(FieldTag, normalizeTag(t))
+		}
+		for _, m := range sk.InputModes {
+			add(FieldInputMode, card.NormalizeMode(m))
+		}
+		for _, m := range sk.OutputModes {
+			add(FieldOutputMode, card.NormalizeMode(m))
+		}
+	}
+	if len(c.Skills) == 0 {
+		for _, m := range c.DefaultInputModes {
+			add(FieldInputMode, card.NormalizeMode(m))
+		}
+		for _, m := range c.DefaultOutputModes {
+			add(FieldOutputMode, card.NormalizeMode(m))
+		}
+	}
+	for _, it := range c.Interfaces {
+		add(FieldBinding, canonicalBinding(it.Binding))
+	}
+	for _, v := range c.ProtocolVersions {
+		add(FieldProtocolVersion, v)
+	}
+	for _, sc := range c.SecuritySchemes {
+		add(FieldSecurityScheme, sc.Type)
+	}
+	if len(c.SecuritySchemes) == 0 {
+		add(FieldSecurityScheme, schemeNone)
+	}
+	add(FieldProvider, providerOf(c))
+	add(FieldSignature, signature)
+	add(FieldHealth, health)
+	return out
+}
+
+// canonicalBinding spells the spec's bindings the spec's way whatever case a
+// card used; extension bindings are kept as written.
+func canonicalBinding(b string) string {
+	for _, known := range []string{card.BindingJSONRPC, card.BindingGRPC, card.BindingHTTPJSON} {
+		if strings.EqualFold(b, known) {
+			return known
+		}
+	}
+	return strings.TrimSpace(b)
+}
+
+// summaryOf builds the static part of a search hit; signature, health and
+// update time are read from their columns at query time.
+func summaryOf(c *card.Card) Summary {
+	s := Summary{
+		Name:             c.Name,
+		Description:      truncateRunes(c.Description, 500),
+		Version:          c.Version,
+		Provider:         providerOf(c),
+		ProtocolVersions: nonNil(c.ProtocolVersions),
+		Bindings:         []string{},
+		SecuritySchemes:  []string{},
+		InputModes:       []string{},
+		OutputModes:      []string{},
+		Skills:           make([]SkillSummary, 0, len(c.Skills)),
+	}
+	s.Bindings = dedupe(bindingsOf(c), canonicalBinding)
+	for _, sc := range c.SecuritySchemes {
+		s.SecuritySchemes = append(s.SecuritySchemes, sc.Type)
+	}
+	s.SecuritySchemes = dedupe(s.SecuritySchemes, strings.TrimSpace)
+	var in, out []string
+	for _, sk := range c.Skills {
+		in = append(in, sk.InputModes...)
+		out = append(out, sk.OutputModes...)
+		s.Skills = append(s.Skills, SkillSummary{ID: sk.ID, Name: sk.Name, Tags: dedupe(sk.Tags, normalizeTag)})
+	}
+	if len(c.Skills) == 0 {
+		in, out = c.DefaultInputModes, c.DefaultOutputModes
+	}
+	s.InputModes = dedupe(in, card.NormalizeMode)
+	s.OutputModes = dedupe(out, card.NormalizeMode)
+	return s
+}
+
+func bindingsOf(c *card.Card) []string {
+	out := make([]string, 0, len(c.Interfaces))
+	for _, it := range c.Interfaces {
+		out = append(out, it.Binding)
+	}
+	return out
+}
+
+func sortKeyOf(name string) string {
+	return strings.ToLower(strings.TrimSpace(name))
+}
+
+func truncateRunes(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}

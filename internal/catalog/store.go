@@ -1,0 +1,225 @@
+// Package catalog stores agent cards verbatim with an indexed, searchable view
+// of them. It is the only package that knows about gorm and SQL: callers see
+// domain types (Agent, Summary, Page) and sentinel errors.
+//
+// SQLite (WAL, busy timeout) is the embedded default; PostgreSQL is the
+// scale-out path. Both run the same code except for full-text matching
+// (SQLite FTS4, PostgreSQL tsvector/GIN) and a few dialect details.
+package catalog
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+	"gorm.io/driver/postgres"
+	"gorm.io/driver/sqlite"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+
+	"github.com/a2aregistry/registry/internal/card"
+	"github.com/a2aregistry/registry/migrations"
+)
+
+type dialect int
+
+const (
+	dialectSQLite dialect = iota
+	dialectPostgres
+)
+
+// Config says where the catalog lives.
+type Config struct {
+	// DSN is "sqlite:PATH" (or a bare file path) for the embedded default,
+	// or a "postgres://" / "postgresql://" URL.
+	DSN    string
+	Logger *slog.Logger
+	// CardLimits bound the re-parsing of stored cards; zero means card.DefaultLimits.
+	CardLimits card.Limits
+}
+
+// Store is the catalog. It is safe for concurrent use.
+type Store struct {
+	db      *gorm.DB
+	sqlDB   *sql.DB
+	dialect dialect
+	log     *slog.Logger
+	limits  card.Limits
+
+	// index is the in-memory filter and facet index (see index.go). It is
+	// loaded lazily on first search so that `registry migrate` and imports
+	// do not pay for it.
+	indexOnce sync.Once
+	indexErr  error
+	index     *facetIndex
+	// syncMu serialises index refreshes from the database.
+	syncMu   sync.Mutex
+	syncedAt time.Time
+}
+
+// Open connects to the database. It does not migrate: call Migrate.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	lim := cfg.CardLimits
+	if lim == (card.Limits{}) {
+		lim = card.DefaultLimits()
+	}
+	d, dsn, err := parseDSN(cfg.DSN)
+	if err != nil {
+		return nil, err
+	}
+	gcfg := &gorm.Config{
+		Logger:                 logger.Discard,
+		SkipDefaultTransaction: true,
+		PrepareStmt:            true,
+		NowFunc:                func() time.Time { return time.Now().UTC() },
+	}
+	var dialector gorm.Dialector
+	switch d {
+	case dialectSQLite:
+		dialector = sqlite.Open(dsn)
+	case dialectPostgres:
+		dialector = postgres.Open(dsn)
+	}
+	db, err := gorm.Open(dialector, gcfg)
+	if err != nil {
+		return nil, fmt.Errorf("opening catalog database: %w", err)
+	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		return nil, fmt.Errorf("opening catalog database: %w", err)
+	}
+	if d == dialectSQLite {
+		// One writer at a time is all SQLite allows; WAL lets readers run
+		// beside it. _txlock=immediate takes the write lock at BEGIN so two
+		// writers never deadlock upgrading a read lock.
+		sqlDB.SetMaxOpenConns(8)
+		sqlDB.SetMaxIdleConns(8)
+	} else {
+		sqlDB.SetMaxOpenConns(16)
+		sqlDB.SetMaxIdleConns(16)
+	}
+	sqlDB.SetConnMaxIdleTime(5 * time.Minute)
+	if err := sqlDB.PingContext(ctx); err != nil {
+		sqlDB.Close()
+		return nil, fmt.Errorf("connecting to catalog database: %w", err)
+	}
+	return &Store{db: db, sqlDB: sqlDB, dialect: d, log: log, limits: lim}, nil
+}
+
+// parseDSN tells the dialect of a DSN and turns a SQLite one into the
+// driver's form with the pragmas the catalog relies on.
+func parseDSN(dsn string) (dialect, string, error) {
+	switch {
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+		return dialectPostgres, dsn, nil
+	case dsn == "":
+		return 0, "", fmt.Errorf("catalog: empty database DSN")
+	}
+	path := strings.TrimPrefix(dsn, "sqlite:")
+	path = strings.TrimPrefix(path, "//")
+	if path == "" {
+		return 0, "", fmt.Errorf("catalog: sqlite DSN %q has no file path", dsn)
+	}
+	if strings.Contains(path, "?") {
+		return 0, "", fmt.Errorf("catalog: sqlite DSN %q: options are set by the registry, give only a path", dsn)
+	}
+	if path != ":memory:" {
+		if dir := filepath.Dir(path); dir != "" {
+			if err := os.MkdirAll(dir, 0o750); err != nil {
+				return 0, "", fmt.Errorf("catalog: creating directory for %s: %w", path, err)
+			}
+		}
+	}
+	q := "_journal_mode=WAL&_busy_timeout=10000&_foreign_keys=on&_synchronous=NORMAL&_txlock=immediate"
+	return dialectSQLite, "file:" + path + "?" + q, nil
+}
+
+// Close releases the database connections.
+func (s *Store) Close() error {
+	return s.sqlDB.Close()
+}
+
+// Dialect returns "sqlite" or "postgres".
+func (s *Store) Dialect() string {
+	if s.dialect == dialectPostgres {
+		return "postgres"
+	}
+	return "sqlite"
+}
+
+// Migrate applies the pending SQL migrations from migrations/. On
+// PostgreSQL a session advisory lock keeps concurrent replicas from
+// migrating at the same time.
+func (s *Store) Migrate(ctx context.Context) error {
+	var (
+		gd   goose.Dialect
+		sub  string
+		opts []goose.ProviderOption
+	)
+	switch s.dialect {
+	case dialectSQLite:
+		gd, sub = goose.DialectSQLite3, "sqlite"
+	case dialectPostgres:
+		gd, sub = goose.DialectPostgres, "postgres"
+		locker, err := lock.NewPostgresSessionLocker()
+		if err != nil {
+			return fmt.Errorf("migrating catalog: %w", err)
+		}
+		opts = append(opts, goose.WithSessionLocker(locker))
+	}
+	fsys, err := fs.Sub(migrations.FS, sub)
+	if err != nil {
+		return fmt.Errorf("migrating catalog: %w", err)
+	}
+	p, err := goose.NewProvider(gd, s.sqlDB, fsys, opts...)
+	if err != nil {
+		return fmt.Errorf("migrating catalog: %w", err)
+	}
+	results, err := p.Up(ctx)
+	if err != nil {
+		return fmt.Errorf("migrating catalog: %w", err)
+	}
+	for _, r := range results {
+		s.log.Info("applied migration", "version", r.Source.Version, "file", r.Source.Path, "duration", r.Duration)
+	}
+	return nil
+}
+
+// Count returns how many agents the catalog holds.
+func (s *Store) Count(ctx context.Context) (int, error) {
+	var n int64
+	if err := s.db.WithContext(ctx).Model(&agentRecord{}).Count(&n).Error; err != nil {
+		return 0, fmt.Errorf("counting agents: %w", err)
+	}
+	return int(n), nil
+}
+
+// translate maps gorm's errors onto the package's sentinels.
+func translate(err error) error {
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return ErrNotFound
+	}
+	return err
+}
+
+// translateRow maps database/sql's no-rows error onto ErrNotFound.
+func translateRow(err error) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return ErrNotFound
+	}
+	return err
+}

@@ -1,0 +1,177 @@
+package catalog
+
+import (
+	"errors"
+	"time"
+
+	"github.com/a2aregistry/registry/internal/card"
+)
+
+// Sentinel errors; callers test them with errors.Is. gorm and driver errors
+// never cross the package boundary unwrapped.
+var (
+	ErrNotFound      = errors.New("catalog: not found")
+	ErrInvalidCursor = errors.New("catalog: invalid cursor")
+	ErrInvalidQuery  = errors.New("catalog: invalid query")
+)
+
+// Health values. The crawler fills them; a freshly registered agent is unknown.
+const (
+	HealthUnknown = "unknown"
+	HealthUp      = "up"
+	HealthDown    = "down"
+	HealthStale   = "stale"
+)
+
+// Signature status values. The verifier fills them.
+const (
+	SignatureUnchecked      = "unchecked"
+	SignatureVerified       = "verified"
+	SignatureInvalid        = "invalid"
+	SignatureUnsigned       = "unsigned"
+	SignatureKeyUnavailable = "key_unavailable"
+)
+
+// Source tells how a card version reached the catalog.
+const (
+	SourceURL    = "url"
+	SourceImport = "import"
+	SourceCrawl  = "crawl"
+)
+
+// Agent is one catalogued agent with the normalized view of its current card.
+type Agent struct {
+	ID      string
+	CardURL string
+	// Card is the current version, parsed from its stored raw bytes.
+	Card            *card.Card
+	SignatureStatus string
+	Health          string
+	CurrentVersion  int
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+	// FetchedAt is when the current version's bytes were last received.
+	FetchedAt time.Time
+}
+
+// Summary is the compact view of an agent a search result lists.
+type Summary struct {
+	ID               string         `json:"id"`
+	CardURL          string         `json:"card_url"`
+	Name             string         `json:"name"`
+	Description      string         `json:"description"`
+	Version          string         `json:"version"`
+	Provider         string         `json:"provider,omitempty"`
+	ProtocolVersions []string       `json:"protocol_versions"`
+	Bindings         []string       `json:"bindings"`
+	SecuritySchemes  []string       `json:"security_schemes"`
+	InputModes       []string       `json:"input_modes"`
+	OutputModes      []string       `json:"output_modes"`
+	Skills           []SkillSummary `json:"skills"`
+	SignatureStatus  string         `json:"signature"`
+	Health           string         `json:"health"`
+	UpdatedAt        time.Time      `json:"updated_at"`
+	// Score is the text relevance; zero when the query has no text.
+	Score float64 `json:"score,omitempty"`
+}
+
+// SkillSummary is a skill as a search result lists it.
+type SkillSummary struct {
+	ID   string   `json:"id"`
+	Name string   `json:"name"`
+	Tags []string `json:"tags,omitempty"`
+}
+
+// VersionSummary describes one stored version of a card.
+type VersionSummary struct {
+	Number     int       `json:"number"`
+	SHA256     string    `json:"sha256"`
+	Size       int       `json:"size"`
+	Source     string    `json:"source"`
+	ReceivedAt time.Time `json:"received_at"`
+}
+
+// Version is one stored version with its raw bytes.
+type Version struct {
+	VersionSummary
+	Raw []byte
+}
+
+// UpsertInput is a freshly received card for one card URL.
+type UpsertInput struct {
+	// CardURL identifies the agent: the URL the card was served from, or
+	// for imports a stable file-derived URL.
+	CardURL    string
+	Card       *card.Card
+	Source     string
+	ReceivedAt time.Time
+}
+
+// UpsertResult tells what an upsert changed.
+type UpsertResult struct {
+	Agent Agent
+	// Created is true when the card URL was new to the catalog.
+	Created bool
+	// NewVersion is true when the raw bytes differed from the current
+	// version (always true when Created).
+	NewVersion bool
+}
+
+// Filter fields, as the API names them in query parameters and facets.
+const (
+	FieldSkill           = "skill"
+	FieldTag             = "tag"
+	FieldInputMode       = "input_mode"
+	FieldOutputMode      = "output_mode"
+	FieldBinding         = "binding"
+	FieldProtocolVersion = "protocol_version"
+	FieldSecurityScheme  = "security_scheme"
+	FieldProvider        = "provider"
+	FieldSignature       = "signature"
+	FieldHealth          = "health"
+)
+
+// FilterFields lists every filter field in a stable order.
+var FilterFields = []string{
+	FieldSkill, FieldTag, FieldInputMode, FieldOutputMode, FieldBinding,
+	FieldProtocolVersion, FieldSecurityScheme, FieldProvider, FieldSignature, FieldHealth,
+}
+
+// Query is a search: optional text plus filters. Every value of every
+// filter must match (AND). Mode filters accept wildcards: `image/*`
+// matches `image/png`, `*/*` matches every mode.
+type Query struct {
+	Text    string
+	Filters map[string][]string
+	// Limit is clamped to [1, MaxLimit]; zero means DefaultLimit.
+	Limit  int
+	Cursor string
+	// FacetLimit caps the values listed per facet field; zero means DefaultFacetLimit.
+	FacetLimit int
+}
+
+// Page limits.
+const (
+	DefaultLimit      = 20
+	MaxLimit          = 100
+	DefaultFacetLimit = 20
+	MaxQueryTextLen   = 500
+)
+
+// Page is one page of search results.
+type Page struct {
+	Items []Summary
+	// NextCursor continues the same query; empty on the last page.
+	NextCursor string
+	// Total counts every agent matching the query.
+	Total int
+	// Facets counts matching agents per value of each filter field,
+	// highest count first.
+	Facets map[string][]FacetCount
+}
+
+// FacetCount is one facet value and how many matching agents carry it.
+type FacetCount struct {
+	Value string `json:"value"`
+	Count int    `json:"count"`
+}

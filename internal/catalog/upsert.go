@@ -1,0 +1,349 @@
+package catalog
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"github.com/a2aregistry/registry/internal/card"
+)
+
+// Upsert stores a freshly received card. A new agent is created for an
+// unknown card URL; a new version is recorded only when the raw bytes differ
+// from the current version. Everything happens in one transaction: a failure
+// leaves the catalog as it was.
+func (s *Store) Upsert(ctx context.Context, in UpsertInput) (UpsertResult, error) {
+	res, err := s.UpsertBatch(ctx, []UpsertInput{in})
+	if err != nil {
+		return UpsertResult{}, err
+	}
+	return res[0], nil
+}
+
+// UpsertBatch stores several cards in one transaction, for imports and bulk
+// loads. Either every card is stored or none is.
+func (s *Store) UpsertBatch(ctx context.Context, ins []UpsertInput) ([]UpsertResult, error) {
+	for i := range ins {
+		if err := validateInput(&ins[i]); err != nil {
+			return nil, err
+		}
+	}
+	results := make([]UpsertResult, len(ins))
+	changed := make([]indexedDoc, 0, len(ins))
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		changed = changed[:0]
+		for i, in := range ins {
+			res, doc, err := s.upsertTx(tx, in)
+			if err != nil {
+				return fmt.Errorf("storing card %s: %w", in.CardURL, err)
+			}
+			results[i] = res
+			if doc != nil {
+				changed = append(changed, *doc)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if idx := s.loadedIndex(); idx != nil {
+		for _, d := range changed {
+			idx.set(d)
+		}
+	}
+	return results, nil
+}
+
+func validateInput(in *UpsertInput) error {
+	switch {
+	case strings.TrimSpace(in.CardURL) == "":
+		return fmt.Errorf("%w: empty card URL", ErrInvalidQuery)
+	case in.Card == nil || len(in.Card.Raw) == 0:
+		return fmt.Errorf("%w: no card for %s", ErrInvalidQuery, in.CardURL)
+	}
+	if in.Source == "" {
+		in.Source = SourceURL
+	}
+	if in.ReceivedAt.IsZero() {
+		in.ReceivedAt = time.Now()
+	}
+	in.ReceivedAt = in.ReceivedAt.UTC()
+	return nil
+}
+
+// upsertTx does one card's work inside tx. It returns the index document to
+// publish after commit, or nil when nothing searchable changed.
+func (s *Store) upsertTx(tx *gorm.DB, in UpsertInput) (UpsertResult, *indexedDoc, error) {
+	c := in.Card
+	sum := sha256.Sum256(c.Raw)
+	digest := hex.EncodeToString(sum[:])
+
+	var rec agentRecord
+	err := tx.Where("card_url = ?", in.CardURL).Take(&rec).Error
+	created := errors.Is(err, gorm.ErrRecordNotFound)
+	if err != nil && !created {
+		return UpsertResult{}, nil, err
+	}
+	if !created && rec.RawSHA256 == digest {
+		if err := tx.Model(&agentRecord{}).Where("pk = ?", rec.PK).
+			Update("fetched_at", in.ReceivedAt).Error; err != nil {
+			return UpsertResult{}, nil, err
+		}
+		rec.FetchedAt = in.ReceivedAt
+		return UpsertResult{Agent: s.agentFromRecord(rec, c)}, nil, nil
+	}
+
+	// updated_at is the catalog's clock, not the fetch time a caller
+	// reports: replicas sync their search index by it (see Sync).
+	now := time.Now().UTC()
+	seq, err := s.nextSeq(tx)
+	if err != nil {
+		return UpsertResult{}, nil, err
+	}
+	summary, err := json.Marshal(summaryOf(c))
+	if err != nil {
+		return UpsertResult{}, nil, err
+	}
+	fields := map[string]any{
+		"name":              c.Name,
+		"description":       c.Description,
+		"provider":          providerOf(c),
+		"agent_version":     c.Version,
+		"shape":             string(c.Shape),
+		"protocol_versions": strings.Join(c.ProtocolVersions, ","),
+		"summary":           string(summary),
+		"raw_sha256":        digest,
+		"seq":               seq,
+		"updated_at":        now,
+		"fetched_at":        in.ReceivedAt,
+	}
+	if created {
+		id, err := uuid.NewV7()
+		if err != nil {
+			return UpsertResult{}, nil, err
+		}
+		rec = agentRecord{
+			ID: id.String(), CardURL: in.CardURL, Name: c.Name, Description: c.Description,
+			Provider: providerOf(c), AgentVersion: c.Version, Shape: string(c.Shape),
+			ProtocolVersions: strings.Join(c.ProtocolVersions, ","), Summary: string(summary),
+			SignatureStatus: SignatureUnchecked, Health: HealthUnknown, CurrentVersion: 1,
+			RawSHA256: digest, Seq: seq, CreatedAt: now, UpdatedAt: now,
+			FetchedAt: in.ReceivedAt,
+		}
+		if err := tx.Create(&rec).Error; err != nil {
+			return UpsertResult{}, nil, err
+		}
+	} else {
+		rec.CurrentVersion++
+		fields["current_version"] = rec.CurrentVersion
+		if err := tx.Model(&agentRecord{}).Where("pk = ?", rec.PK).Updates(fields).Error; err != nil {
+			return UpsertResult{}, nil, err
+		}
+		if err := deleteDerived(tx, rec.PK, s.dialect); err != nil {
+			return UpsertResult{}, nil, err
+		}
+		rec.Name, rec.Description, rec.Provider = c.Name, c.Description, providerOf(c)
+		rec.RawSHA256, rec.Seq, rec.UpdatedAt, rec.FetchedAt = digest, seq, now, in.ReceivedAt
+	}
+	version := cardVersionRecord{
+		AgentPK: rec.PK, Number: rec.CurrentVersion, SHA256: digest, Size: len(c.Raw),
+		Source: in.Source, ReceivedAt: in.ReceivedAt, Raw: c.Raw,
+	}
+	if err := tx.Create(&version).Error; err != nil {
+		return UpsertResult{}, nil, err
+	}
+	facets := facetsOf(c, rec.SignatureStatus, rec.Health)
+	if err := s.writeDerived(tx, rec.PK, c, facets); err != nil {
+		return UpsertResult{}, nil, err
+	}
+	doc := &indexedDoc{pk: rec.PK, sortKey: sortKeyOf(c.Name), facets: facets}
+	return UpsertResult{Agent: s.agentFromRecord(rec, c), Created: created, NewVersion: true}, doc, nil
+}
+
+func (s *Store) nextSeq(tx *gorm.DB) (int64, error) {
+	var seq int64
+	q := "SELECT COALESCE(MAX(seq), 0) + 1 FROM agents"
+	if s.dialect == dialectPostgres {
+		q = "SELECT nextval('agent_seq')"
+	}
+	if err := tx.Raw(q).Scan(&seq).Error; err != nil {
+		return 0, fmt.Errorf("allocating change sequence: %w", err)
+	}
+	return seq, nil
+}
+
+var derivedTables = []string{"skills", "skill_tags", "skill_modes", "interfaces", "security_schemes", "lint_findings", "agent_facets"}
+
+func deleteDerived(tx *gorm.DB, pk int64, d dialect) error {
+	for _, t := range derivedTables {
+		if err := tx.Exec("DELETE FROM "+t+" WHERE agent_pk = ?", pk).Error; err != nil {
+			return fmt.Errorf("clearing %s: %w", t, err)
+		}
+	}
+	if d == dialectSQLite {
+		if err := tx.Exec("DELETE FROM agent_fts WHERE docid = ?", pk).Error; err != nil {
+			return fmt.Errorf("clearing agent_fts: %w", err)
+		}
+	}
+	return nil
+}
+
+// writeDerived writes the indexed view of a card: the rows every filter,
+// facet and text match is computed from.
+func (s *Store) writeDerived(tx *gorm.DB, pk int64, c *card.Card, facets []facetRecord) error {
+	var (
+		skills []skillRecord
+		tags   []skillTagRecord
+		modes  []skillModeRecord
+	)
+	for i, sk := range c.Skills {
+		examples, err := json.Marshal(nonNil(sk.Examples))
+		if err != nil {
+			return err
+		}
+		skills = append(skills, skillRecord{AgentPK: pk, Ordinal: i, SkillID: sk.ID, Name: sk.Name,
+			Description: sk.Description, Examples: string(examples)})
+		for _, t := range dedupe(sk.Tags, normalizeTag) {
+			tags = append(tags, skillTagRecord{AgentPK: pk, Ordinal: i, Tag: t})
+		}
+		for _, m := range dedupe(sk.InputModes, card.NormalizeMode) {
+			modes = append(modes, skillModeRecord{AgentPK: pk, Ordinal: i, Direction: "in", Mode: m, Inherited: sk.InheritsInputModes})
+		}
+		for _, m := range dedupe(sk.OutputModes, card.NormalizeMode) {
+			modes = append(modes, skillModeRecord{AgentPK: pk, Ordinal: i, Direction: "out", Mode: m, Inherited: sk.InheritsOutputModes})
+		}
+	}
+	ifaces := make([]interfaceRecord, 0, len(c.Interfaces))
+	for i, it := range c.Interfaces {
+		ifaces = append(ifaces, interfaceRecord{AgentPK: pk, Ordinal: i, URL: it.URL, Binding: it.Binding,
+			ProtocolVersion: it.ProtocolVersion, Tenant: it.Tenant})
+	}
+	schemes := make([]securitySchemeRecord, 0, len(c.SecuritySchemes))
+	for _, sc := range c.SecuritySchemes {
+		details, err := json.Marshal(sc)
+		if err != nil {
+			return err
+		}
+		schemes = append(schemes, securitySchemeRecord{AgentPK: pk, Name: sc.Name, Type: sc.Type, Details: string(details)})
+	}
+	for i := range facets {
+		facets[i].AgentPK = pk
+	}
+	findings := make([]lintFindingRecord, 0, len(c.Findings))
+	for i, f := range c.Findings {
+		findings = append(findings, lintFindingRecord{AgentPK: pk, Ordinal: i, Code: f.Code,
+			Severity: string(f.Severity), Path: f.Path, Message: f.Message})
+	}
+	for _, batch := range []any{&skills, &tags, &modes, &ifaces, &schemes, &findings, &facets} {
+		if err := createAll(tx, batch); err != nil {
+			return err
+		}
+	}
+	return s.writeText(tx, pk, textOf(c))
+}
+
+// createAll inserts a slice of records with multi-row INSERTs; gorm refuses
+// an empty slice, so that case is skipped here.
+func createAll(tx *gorm.DB, records any) error {
+	n := 0
+	switch r := records.(type) {
+	case *[]skillRecord:
+		n = len(*r)
+	case *[]skillTagRecord:
+		n = len(*r)
+	case *[]skillModeRecord:
+		n = len(*r)
+	case *[]interfaceRecord:
+		n = len(*r)
+	case *[]securitySchemeRecord:
+		n = len(*r)
+	case *[]lintFindingRecord:
+		n = len(*r)
+	case *[]facetRecord:
+		n = len(*r)
+	}
+	if n == 0 {
+		return nil
+	}
+	return tx.CreateInBatches(records, 500).Error
+}
+
+// searchText is what full-text search sees of a card, per weighted column.
+type searchText struct {
+	name, tags, skills, description, provider string
+}
+
+func textOf(c *card.Card) searchText {
+	var tags, skills, desc []string
+	desc = append(desc, c.Description)
+	for _, sk := range c.Skills {
+		tags = append(tags, sk.Tags...)
+		skills = append(skills, sk.Name, strings.NewReplacer("-", " ", "_", " ").Replace(sk.ID))
+		desc = append(desc, sk.Description)
+		desc = append(desc, sk.Examples...)
+	}
+	return searchText{
+		name:        c.Name,
+		tags:        strings.Join(tags, " "),
+		skills:      strings.Join(skills, " "),
+		description: strings.Join(desc, "\n"),
+		provider:    providerOf(c),
+	}
+}
+
+func (s *Store) writeText(tx *gorm.DB, pk int64, t searchText) error {
+	if s.dialect == dialectSQLite {
+		return tx.Exec("INSERT INTO agent_fts (docid, name, tags, skills, description, provider) VALUES (?, ?, ?, ?, ?, ?)",
+			pk, t.name, t.tags, t.skills, t.description, t.provider).Error
+	}
+	return tx.Exec(`UPDATE agents SET search_tsv =
+		setweight(to_tsvector('english', ?), 'A') ||
+		setweight(to_tsvector('english', ?), 'B') ||
+		setweight(to_tsvector('english', ?), 'B') ||
+		setweight(to_tsvector('english', ?), 'C') ||
+		setweight(to_tsvector('simple', ?), 'D')
+		WHERE pk = ?`, t.name, t.tags, t.skills, t.description, t.provider, pk).Error
+}
+
+func providerOf(c *card.Card) string {
+	if c.Provider == nil {
+		return ""
+	}
+	return strings.TrimSpace(c.Provider.Organization)
+}
+
+func normalizeTag(t string) string { return strings.ToLower(strings.TrimSpace(t)) }
+
+// dedupe normalizes values and drops empty and repeated ones, keeping order.
+func dedupe(vals []string, norm func(string) string) []string {
+	out := make([]string, 0, len(vals))
+	seen := make(map[string]struct{}, len(vals))
+	for _, v := range vals {
+		v = norm(v)
+		if v == "" {
+			continue
+		}
+		if _, ok := seen[v]; ok {
+			continue
+		}
+		seen[v] = struct{}{}
+		out = append(out, v)
+	}
+	return out
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
