@@ -2,8 +2,9 @@ package catalog
 
 import "time"
 
-// The records below mirror migrations/*/00001_catalog.sql. They never leave
-// the package: handlers see Agent, Summary and friends.
+// Records of the tables gorm reads and writes by struct (the derived tables
+// are written with multi-row INSERTs, see insertRows). They never leave the
+// package: callers see Agent, Summary and friends.
 
 type agentRecord struct {
 	PK               int64 `gorm:"column:pk;primaryKey"`
@@ -29,8 +30,8 @@ type agentRecord struct {
 func (agentRecord) TableName() string { return "agents" }
 
 type cardVersionRecord struct {
-	AgentPK    int64 `gorm:"column:agent_pk;primaryKey"`
-	Number     int   `gorm:"primaryKey"`
+	AgentPK    int64  `gorm:"column:agent_pk;primaryKey"`
+	Number     int    `gorm:"primaryKey"`
 	SHA256     string `gorm:"column:sha256"`
 	Size       int
 	Source     string
@@ -39,66 +40,6 @@ type cardVersionRecord struct {
 }
 
 func (cardVersionRecord) TableName() string { return "card_versions" }
-
-type skillRecord struct {
-	AgentPK     int64 `gorm:"column:agent_pk;primaryKey"`
-	Ordinal     int   `gorm:"primaryKey"`
-	SkillID     string
-	Name        string
-	Description string
-	Examples    string
-}
-
-func (skillRecord) TableName() string { return "skills" }
-
-type skillTagRecord struct {
-	AgentPK int64 `gorm:"column:agent_pk;primaryKey"`
-	Ordinal int   `gorm:"primaryKey"`
-	Tag     string `gorm:"primaryKey"`
-}
-
-func (skillTagRecord) TableName() string { return "skill_tags" }
-
-type skillModeRecord struct {
-	AgentPK   int64  `gorm:"column:agent_pk;primaryKey"`
-	Ordinal   int    `gorm:"primaryKey"`
-	Direction string `gorm:"primaryKey"`
-	Mode      string `gorm:"primaryKey"`
-	Inherited bool
-}
-
-func (skillModeRecord) TableName() string { return "skill_modes" }
-
-type interfaceRecord struct {
-	AgentPK         int64 `gorm:"column:agent_pk;primaryKey"`
-	Ordinal         int   `gorm:"primaryKey"`
-	URL             string
-	Binding         string
-	ProtocolVersion string
-	Tenant          string
-}
-
-func (interfaceRecord) TableName() string { return "interfaces" }
-
-type securitySchemeRecord struct {
-	AgentPK int64  `gorm:"column:agent_pk;primaryKey"`
-	Name    string `gorm:"primaryKey"`
-	Type    string
-	Details string
-}
-
-func (securitySchemeRecord) TableName() string { return "security_schemes" }
-
-type lintFindingRecord struct {
-	AgentPK  int64 `gorm:"column:agent_pk;primaryKey"`
-	Ordinal  int   `gorm:"primaryKey"`
-	Code     string
-	Severity string
-	Path     string
-	Message  string
-}
-
-func (lintFindingRecord) TableName() string { return "lint_findings" }
 
 type facetRecord struct {
 	AgentPK int64  `gorm:"column:agent_pk;primaryKey"`

@@ -84,7 +84,6 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	gcfg := &gorm.Config{
 		Logger:                 logger.Discard,
 		SkipDefaultTransaction: true,
-		PrepareStmt:            true,
 		NowFunc:                func() time.Time { return time.Now().UTC() },
 	}
 	var dialector gorm.Dialector
@@ -144,7 +143,7 @@ func parseDSN(dsn string) (dialect, string, error) {
 			}
 		}
 	}
-	q := "_journal_mode=WAL&_busy_timeout=10000&_foreign_keys=on&_synchronous=NORMAL&_txlock=immediate"
+	q := "_journal_mode=WAL&_busy_timeout=10000&_foreign_keys=on&_synchronous=NORMAL&_txlock=immediate&_cache_size=-65536"
 	return dialectSQLite, "file:" + path + "?" + q, nil
 }
 

@@ -181,7 +181,7 @@ func (s *Store) nextSeq(tx *gorm.DB) (int64, error) {
 	return seq, nil
 }
 
-var derivedTables = []string{"skills", "skill_tags", "skill_modes", "interfaces", "security_schemes", "lint_findings", "agent_facets"}
+var derivedTables = []string{"skills", "interfaces", "security_schemes", "lint_findings", "agent_facets"}
 
 func deleteDerived(tx *gorm.DB, pk int64, d dialect) error {
 	for _, t := range derivedTables {
@@ -200,81 +200,83 @@ func deleteDerived(tx *gorm.DB, pk int64, d dialect) error {
 // writeDerived writes the indexed view of a card: the rows every filter,
 // facet and text match is computed from.
 func (s *Store) writeDerived(tx *gorm.DB, pk int64, c *card.Card, facets []facetRecord) error {
-	var (
-		skills []skillRecord
-		tags   []skillTagRecord
-		modes  []skillModeRecord
-	)
+	skills := make([][]any, 0, len(c.Skills))
 	for i, sk := range c.Skills {
-		examples, err := json.Marshal(nonNil(sk.Examples))
-		if err != nil {
-			return err
-		}
-		skills = append(skills, skillRecord{AgentPK: pk, Ordinal: i, SkillID: sk.ID, Name: sk.Name,
-			Description: sk.Description, Examples: string(examples)})
-		for _, t := range dedupe(sk.Tags, normalizeTag) {
-			tags = append(tags, skillTagRecord{AgentPK: pk, Ordinal: i, Tag: t})
-		}
-		for _, m := range dedupe(sk.InputModes, card.NormalizeMode) {
-			modes = append(modes, skillModeRecord{AgentPK: pk, Ordinal: i, Direction: "in", Mode: m, Inherited: sk.InheritsInputModes})
-		}
-		for _, m := range dedupe(sk.OutputModes, card.NormalizeMode) {
-			modes = append(modes, skillModeRecord{AgentPK: pk, Ordinal: i, Direction: "out", Mode: m, Inherited: sk.InheritsOutputModes})
-		}
+		skills = append(skills, []any{pk, i, sk.ID, sk.Name, sk.Description,
+			jsonArray(sk.Examples), jsonArray(sk.Tags), jsonArray(sk.InputModes), jsonArray(sk.OutputModes),
+			sk.InheritsInputModes, sk.InheritsOutputModes})
 	}
-	ifaces := make([]interfaceRecord, 0, len(c.Interfaces))
+	ifaces := make([][]any, 0, len(c.Interfaces))
 	for i, it := range c.Interfaces {
-		ifaces = append(ifaces, interfaceRecord{AgentPK: pk, Ordinal: i, URL: it.URL, Binding: it.Binding,
-			ProtocolVersion: it.ProtocolVersion, Tenant: it.Tenant})
+		ifaces = append(ifaces, []any{pk, i, it.URL, it.Binding, it.ProtocolVersion, it.Tenant})
 	}
-	schemes := make([]securitySchemeRecord, 0, len(c.SecuritySchemes))
+	schemes := make([][]any, 0, len(c.SecuritySchemes))
 	for _, sc := range c.SecuritySchemes {
 		details, err := json.Marshal(sc)
 		if err != nil {
 			return err
 		}
-		schemes = append(schemes, securitySchemeRecord{AgentPK: pk, Name: sc.Name, Type: sc.Type, Details: string(details)})
+		schemes = append(schemes, []any{pk, sc.Name, sc.Type, string(details)})
 	}
-	for i := range facets {
-		facets[i].AgentPK = pk
-	}
-	findings := make([]lintFindingRecord, 0, len(c.Findings))
+	findings := make([][]any, 0, len(c.Findings))
 	for i, f := range c.Findings {
-		findings = append(findings, lintFindingRecord{AgentPK: pk, Ordinal: i, Code: f.Code,
-			Severity: string(f.Severity), Path: f.Path, Message: f.Message})
+		findings = append(findings, []any{pk, i, f.Code, string(f.Severity), f.Path, f.Message})
 	}
-	for _, batch := range []any{&skills, &tags, &modes, &ifaces, &schemes, &findings, &facets} {
-		if err := createAll(tx, batch); err != nil {
-			return err
+	facetRows := make([][]any, len(facets))
+	for i, f := range facets {
+		facetRows[i] = []any{pk, f.Field, f.Value}
+	}
+	for _, ins := range []struct {
+		table string
+		cols  string
+		rows  [][]any
+	}{
+		{"skills", "agent_pk, ordinal, skill_id, name, description, examples, tags, input_modes, output_modes, input_modes_inherited, output_modes_inherited", skills},
+		{"interfaces", "agent_pk, ordinal, url, binding, protocol_version, tenant", ifaces},
+		{"security_schemes", "agent_pk, name, type, details", schemes},
+		{"lint_findings", "agent_pk, ordinal, code, severity, path, message", findings},
+		{"agent_facets", "agent_pk, field, value", facetRows},
+	} {
+		if err := insertRows(tx, ins.table, ins.cols, ins.rows); err != nil {
+			return fmt.Errorf("writing %s: %w", ins.table, err)
 		}
 	}
 	return s.writeText(tx, pk, textOf(c))
 }
 
-// createAll inserts a slice of records with multi-row INSERTs; gorm refuses
-// an empty slice, so that case is skipped here.
-func createAll(tx *gorm.DB, records any) error {
-	n := 0
-	switch r := records.(type) {
-	case *[]skillRecord:
-		n = len(*r)
-	case *[]skillTagRecord:
-		n = len(*r)
-	case *[]skillModeRecord:
-		n = len(*r)
-	case *[]interfaceRecord:
-		n = len(*r)
-	case *[]securitySchemeRecord:
-		n = len(*r)
-	case *[]lintFindingRecord:
-		n = len(*r)
-	case *[]facetRecord:
-		n = len(*r)
+// insertRows writes rows with multi-row INSERTs: one statement per table
+// and card rather than one per row, which is most of the cost of an upsert.
+func insertRows(tx *gorm.DB, table, cols string, rows [][]any) error {
+	const maxRows = 200
+	for len(rows) > 0 {
+		n := min(len(rows), maxRows)
+		var b strings.Builder
+		b.WriteString("INSERT INTO ")
+		b.WriteString(table)
+		b.WriteString(" (")
+		b.WriteString(cols)
+		b.WriteString(") VALUES ")
+		args := make([]any, 0, n*len(rows[0]))
+		for i, r := range rows[:n] {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteByte('(')
+			for j := range r {
+				if j > 0 {
+					b.WriteByte(',')
+				}
+				b.WriteByte('?')
+			}
+			b.WriteByte(')')
+			args = append(args, r...)
+		}
+		if err := tx.Exec(b.String(), args...).Error; err != nil {
+			return err
+		}
+		rows = rows[n:]
 	}
-	if n == 0 {
-		return nil
-	}
-	return tx.CreateInBatches(records, 500).Error
+	return nil
 }
 
 // searchText is what full-text search sees of a card, per weighted column.
@@ -339,6 +341,12 @@ func dedupe(vals []string, norm func(string) string) []string {
 		out = append(out, v)
 	}
 	return out
+}
+
+// jsonArray encodes strings as a JSON array ("[]" for none).
+func jsonArray(s []string) string {
+	b, _ := json.Marshal(nonNil(s)) // a []string always marshals
+	return string(b)
 }
 
 func nonNil(s []string) []string {

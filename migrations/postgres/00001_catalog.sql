@@ -44,25 +44,16 @@ CREATE TABLE skills (
     name         TEXT    NOT NULL,
     description  TEXT    NOT NULL,
     examples     TEXT    NOT NULL DEFAULT '[]',
+    -- Tags and effective media types as JSON arrays: per-agent filtering
+    -- uses agent_facets, so separate link tables would only cost inserts.
+    tags         TEXT    NOT NULL DEFAULT '[]',
+    input_modes  TEXT    NOT NULL DEFAULT '[]',
+    output_modes TEXT    NOT NULL DEFAULT '[]',
+    input_modes_inherited  BOOLEAN NOT NULL,
+    output_modes_inherited BOOLEAN NOT NULL,
     PRIMARY KEY (agent_pk, ordinal)
 );
 CREATE INDEX skills_skill_id ON skills (skill_id);
-
-CREATE TABLE skill_tags (
-    agent_pk BIGINT  NOT NULL REFERENCES agents (pk) ON DELETE CASCADE,
-    ordinal  INTEGER NOT NULL,
-    tag      TEXT    NOT NULL,
-    PRIMARY KEY (agent_pk, ordinal, tag)
-);
-
-CREATE TABLE skill_modes (
-    agent_pk  BIGINT  NOT NULL REFERENCES agents (pk) ON DELETE CASCADE,
-    ordinal   INTEGER NOT NULL,
-    direction TEXT    NOT NULL,
-    mode      TEXT    NOT NULL,
-    inherited BOOLEAN NOT NULL,
-    PRIMARY KEY (agent_pk, ordinal, direction, mode)
-);
 
 CREATE TABLE interfaces (
     agent_pk         BIGINT  NOT NULL REFERENCES agents (pk) ON DELETE CASCADE,
@@ -99,15 +90,12 @@ CREATE TABLE agent_facets (
     value    TEXT   NOT NULL,
     PRIMARY KEY (agent_pk, field, value)
 );
-CREATE INDEX agent_facets_value ON agent_facets (field, value);
 
 -- +goose Down
 DROP TABLE agent_facets;
 DROP TABLE lint_findings;
 DROP TABLE security_schemes;
 DROP TABLE interfaces;
-DROP TABLE skill_modes;
-DROP TABLE skill_tags;
 DROP TABLE skills;
 DROP TABLE card_versions;
 DROP TABLE agents;

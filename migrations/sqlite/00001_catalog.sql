@@ -30,8 +30,10 @@ CREATE TABLE card_versions (
     source      TEXT    NOT NULL,
     received_at DATETIME NOT NULL,
     raw         BLOB    NOT NULL,
+    -- A rowid table, unlike the small link tables: WITHOUT ROWID suits rows
+    -- well under a page, and raw cards are kilobytes.
     PRIMARY KEY (agent_pk, number)
-) WITHOUT ROWID;
+);
 
 CREATE TABLE skills (
     agent_pk     INTEGER NOT NULL REFERENCES agents (pk) ON DELETE CASCADE,
@@ -40,26 +42,16 @@ CREATE TABLE skills (
     name         TEXT    NOT NULL,
     description  TEXT    NOT NULL,
     examples     TEXT    NOT NULL DEFAULT '[]',
+    -- Tags and effective media types as JSON arrays: per-agent filtering
+    -- uses agent_facets, so separate link tables would only cost inserts.
+    tags         TEXT    NOT NULL DEFAULT '[]',
+    input_modes  TEXT    NOT NULL DEFAULT '[]',
+    output_modes TEXT    NOT NULL DEFAULT '[]',
+    input_modes_inherited  INTEGER NOT NULL,
+    output_modes_inherited INTEGER NOT NULL,
     PRIMARY KEY (agent_pk, ordinal)
 ) WITHOUT ROWID;
 CREATE INDEX skills_skill_id ON skills (skill_id);
-
-CREATE TABLE skill_tags (
-    agent_pk INTEGER NOT NULL REFERENCES agents (pk) ON DELETE CASCADE,
-    ordinal  INTEGER NOT NULL,
-    tag      TEXT    NOT NULL,
-    PRIMARY KEY (agent_pk, ordinal, tag)
-) WITHOUT ROWID;
-
--- Effective media types per skill: direction is 'in' or 'out'.
-CREATE TABLE skill_modes (
-    agent_pk  INTEGER NOT NULL REFERENCES agents (pk) ON DELETE CASCADE,
-    ordinal   INTEGER NOT NULL,
-    direction TEXT    NOT NULL,
-    mode      TEXT    NOT NULL,
-    inherited INTEGER NOT NULL,
-    PRIMARY KEY (agent_pk, ordinal, direction, mode)
-) WITHOUT ROWID;
 
 CREATE TABLE interfaces (
     agent_pk         INTEGER NOT NULL REFERENCES agents (pk) ON DELETE CASCADE,
@@ -90,15 +82,15 @@ CREATE TABLE lint_findings (
 ) WITHOUT ROWID;
 CREATE INDEX lint_findings_code ON lint_findings (code);
 
--- The filterable view: one row per (agent, field, value). The search index
--- in memory is built from it; SQL users can query it directly.
+-- The filterable view: one row per (agent, field, value). The in-memory
+-- search index is built from it; there is no (field, value) index because
+-- no query of ours needs one and it would double the table's size.
 CREATE TABLE agent_facets (
     agent_pk INTEGER NOT NULL REFERENCES agents (pk) ON DELETE CASCADE,
     field    TEXT    NOT NULL,
     value    TEXT    NOT NULL,
     PRIMARY KEY (agent_pk, field, value)
 ) WITHOUT ROWID;
-CREATE INDEX agent_facets_value ON agent_facets (field, value);
 
 -- FTS4 rather than FTS5: mattn/go-sqlite3 compiles FTS5 only with a build
 -- tag, and a plain `go run ./cmd/registry` must work. docid = agents.pk.
@@ -113,8 +105,6 @@ DROP TABLE agent_facets;
 DROP TABLE lint_findings;
 DROP TABLE security_schemes;
 DROP TABLE interfaces;
-DROP TABLE skill_modes;
-DROP TABLE skill_tags;
 DROP TABLE skills;
 DROP TABLE card_versions;
 DROP TABLE agents;

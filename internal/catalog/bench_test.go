@@ -1,0 +1,68 @@
+package catalog_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/a2aregistry/registry/internal/catalog"
+	"github.com/a2aregistry/registry/internal/catalog/catalogtest"
+)
+
+// BenchmarkUpsert measures storing one new agent per operation, each in its
+// own transaction, as the crawler and the register endpoint do.
+func BenchmarkUpsert(b *testing.B) {
+	for _, backend := range []string{"sqlite", "postgres"} {
+		b.Run(backend, func(b *testing.B) {
+			var s *catalog.Store
+			if backend == "sqlite" {
+				s = catalogtest.SQLite(b)
+			} else {
+				s = catalogtest.Postgres(b)
+			}
+			ctx := context.Background()
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				raw := strings.Replace(v03Card, "Invoice Extractor", fmt.Sprintf("Invoice Extractor %d", i), 1)
+				c := mustParse(b, raw)
+				if _, err := s.Upsert(ctx, catalog.UpsertInput{CardURL: fmt.Sprintf("https://a%d.example/", i), Card: c}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkUpsertBatch measures bulk loading: 100 new agents per
+// transaction, as imports and the benchmark loader do. One op is one agent.
+func BenchmarkUpsertBatch(b *testing.B) {
+	for _, backend := range []string{"sqlite", "postgres"} {
+		b.Run(backend, func(b *testing.B) {
+			var s *catalog.Store
+			if backend == "sqlite" {
+				s = catalogtest.SQLite(b)
+			} else {
+				s = catalogtest.Postgres(b)
+			}
+			ctx := context.Background()
+			batch := make([]catalog.UpsertInput, 0, 100)
+			flush := func() {
+				if _, err := s.UpsertBatch(ctx, batch); err != nil {
+					b.Fatal(err)
+				}
+				batch = batch[:0]
+			}
+			for i := 0; b.Loop(); i++ {
+				raw := strings.Replace(v03Card, "Invoice Extractor", fmt.Sprintf("Invoice Extractor %d", i), 1)
+				batch = append(batch, catalog.UpsertInput{CardURL: fmt.Sprintf("https://a%d.example/", i), Card: mustParse(b, raw)})
+				if len(batch) == cap(batch) {
+					flush()
+				}
+			}
+			if len(batch) > 0 {
+				flush()
+			}
+		})
+	}
+}
