@@ -1,0 +1,330 @@
+package card
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+)
+
+const baseV03 = `{
+  "protocolVersion": "0.3.0",
+  "name": "Base Agent",
+  "description": "A clean card that lint tests mutate.",
+  "url": "https://agent.example.com/a2a/v1",
+  "preferredTransport": "JSONRPC",
+  "additionalInterfaces": [
+    {"url": "https://agent.example.com/a2a/v1", "transport": "JSONRPC"},
+    {"url": "https://agent.example.com/a2a/rest", "transport": "HTTP+JSON"}
+  ],
+  "version": "1.0.0",
+  "iconUrl": "https://agent.example.com/icon.png",
+  "capabilities": {"streaming": true},
+  "securitySchemes": {"oauth": {"type": "oauth2", "flows": {"clientCredentials": {"tokenUrl": "https://auth.example.com/token", "scopes": {"read": "Read"}}}}},
+  "security": [{"oauth": ["read"]}],
+  "defaultInputModes": ["text", "application/pdf"],
+  "defaultOutputModes": ["application/json"],
+  "skills": [
+    {"id": "one", "name": "One", "description": "First skill.", "tags": ["a"]},
+    {"id": "two", "name": "Two", "description": "Second skill.", "tags": ["b"], "security": [{"oauth": []}]}
+  ]
+}`
+
+const baseV10 = `{
+  "name": "Base Agent",
+  "description": "A clean v1.0 card that lint tests mutate.",
+  "supportedInterfaces": [
+    {"url": "https://agent.example.com/a2a/v1", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+  ],
+  "version": "1.0.0",
+  "capabilities": {},
+  "securitySchemes": {"key": {"apiKeySecurityScheme": {"location": "header", "name": "X-Key"}}},
+  "securityRequirements": [{"schemes": {"key": {"list": []}}}],
+  "defaultInputModes": ["text/plain"],
+  "defaultOutputModes": ["text/plain"],
+  "skills": [{"id": "one", "name": "One", "description": "First skill.", "tags": ["a"]}]
+}`
+
+type obj = map[string]any
+
+func edit(t *testing.T, base string, f func(m obj)) []byte {
+	t.Helper()
+	var m obj
+	if err := json.Unmarshal([]byte(base), &m); err != nil {
+		t.Fatal(err)
+	}
+	if f != nil {
+		f(m)
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func skill(m obj, i int) obj { return m["skills"].([]any)[i].(obj) }
+
+func TestLintBasesAreClean(t *testing.T) {
+	for _, base := range []string{baseV03, baseV10} {
+		c, err := Parse([]byte(base), Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(c.Findings) != 0 {
+			t.Errorf("base card has findings: %+v", c.Findings)
+		}
+	}
+}
+
+func TestLint(t *testing.T) {
+	type want struct {
+		code string
+		sev  Severity
+		path string
+	}
+	tests := []struct {
+		name  string
+		base  string
+		edit  func(m obj)
+		want  []want
+		avoid []string // codes that must not appear
+		check func(t *testing.T, c *Card)
+	}{
+		{name: "missing name", base: baseV03, edit: func(m obj) { delete(m, "name") },
+			want: []want{{LintMissingField, SeverityError, "$.name"}}},
+		{name: "blank name", base: baseV03, edit: func(m obj) { m["name"] = "  " },
+			want: []want{{LintMissingField, SeverityError, "$.name"}}},
+		{name: "name is a number", base: baseV03, edit: func(m obj) { m["name"] = 42 },
+			want: []want{{LintWrongType, SeverityError, "$.name"}}, avoid: []string{LintMissingField},
+			check: func(t *testing.T, c *Card) {
+				if c.Name != "" {
+					t.Errorf("Name = %q, want it treated as absent", c.Name)
+				}
+			}},
+		{name: "null optional field is absent", base: baseV03, edit: func(m obj) { m["iconUrl"] = nil; m["provider"] = nil },
+			avoid: []string{LintWrongType, LintInvalidURL}},
+		{name: "missing description and version", base: baseV03, edit: func(m obj) { delete(m, "description"); delete(m, "version") },
+			want: []want{{LintMissingField, SeverityWarning, "$.description"}, {LintMissingField, SeverityWarning, "$.version"}}},
+		{name: "missing capabilities and modes", base: baseV03,
+			edit: func(m obj) {
+				delete(m, "capabilities")
+				delete(m, "defaultInputModes")
+				delete(m, "defaultOutputModes")
+			},
+			want: []want{{LintMissingField, SeverityWarning, "$.capabilities"}, {LintMissingField, SeverityWarning, "$.defaultInputModes"},
+				{LintMissingField, SeverityWarning, "$.defaultOutputModes"}}},
+		{name: "capability of wrong type", base: baseV03, edit: func(m obj) { m["capabilities"] = obj{"streaming": "yes"} },
+			want: []want{{LintWrongType, SeverityError, "$.capabilities.streaming"}},
+			check: func(t *testing.T, c *Card) {
+				if c.Capabilities.Streaming {
+					t.Error(`"yes" read as true`)
+				}
+			}},
+		{name: "missing skills", base: baseV03, edit: func(m obj) { delete(m, "skills") },
+			want: []want{{LintMissingField, SeverityError, "$.skills"}}, avoid: []string{LintEmptySkills}},
+		{name: "empty skills", base: baseV03, edit: func(m obj) { m["skills"] = []any{} },
+			want: []want{{LintEmptySkills, SeverityWarning, "$.skills"}}, avoid: []string{LintMissingField}},
+		{name: "skills not an array", base: baseV03, edit: func(m obj) { m["skills"] = "lots" },
+			want: []want{{LintWrongType, SeverityError, "$.skills"}}},
+		{name: "skill fields missing", base: baseV03,
+			edit: func(m obj) {
+				s := skill(m, 0)
+				delete(s, "id")
+				delete(s, "name")
+				delete(s, "description")
+				delete(s, "tags")
+				skill(m, 1)["tags"] = "b"
+			},
+			want: []want{{LintMissingField, SeverityError, "$.skills[0].id"}, {LintMissingField, SeverityError, "$.skills[0].name"},
+				{LintMissingField, SeverityWarning, "$.skills[0].description"}, {LintMissingField, SeverityWarning, "$.skills[0].tags"},
+				{LintWrongType, SeverityError, "$.skills[1].tags"}},
+			check: func(t *testing.T, c *Card) {
+				if len(c.Skills) != 1 || c.Skills[0].ID != "two" {
+					t.Errorf("skills = %+v, want only the one with an id", c.Skills)
+				}
+			}},
+		{name: "duplicate skill id", base: baseV03, edit: func(m obj) { skill(m, 1)["id"] = "one" },
+			want: []want{{LintDuplicateSkillID, SeverityError, "$.skills[1].id"}},
+			check: func(t *testing.T, c *Card) {
+				if len(c.Skills) != 1 || c.Skills[0].Name != "One" {
+					t.Errorf("skills = %+v, want the first kept", c.Skills)
+				}
+			}},
+		{name: "missing url v0.3", base: baseV03, edit: func(m obj) { delete(m, "url") },
+			want: []want{{LintMissingField, SeverityError, "$.url"}}, avoid: []string{LintInterfaceIncomplete}},
+		{name: "missing url v0.2 and no endpoint at all", base: baseV03,
+			edit: func(m obj) { delete(m, "url"); delete(m, "protocolVersion"); delete(m, "additionalInterfaces") },
+			want: []want{{LintMissingField, SeverityError, "$.url"}}, avoid: []string{LintNoInterfaces}},
+		{name: "invalid url", base: baseV03, edit: func(m obj) { m["url"] = "agent.example.com/a2a"; delete(m, "additionalInterfaces") },
+			want: []want{{LintInvalidURL, SeverityError, "$.url"}, {LintNoInterfaces, SeverityError, "$"}}},
+		{name: "javascript icon dropped", base: baseV03, edit: func(m obj) { m["iconUrl"] = "javascript:alert(1)" },
+			want: []want{{LintInvalidURL, SeverityWarning, "$.iconUrl"}},
+			check: func(t *testing.T, c *Card) {
+				if c.IconURL != "" {
+					t.Errorf("IconURL = %q kept", c.IconURL)
+				}
+			}},
+		{name: "insecure url", base: baseV03, edit: func(m obj) { m["documentationUrl"] = "http://docs.example.com" },
+			want: []want{{LintInsecureURL, SeverityWarning, "$.documentationUrl"}}, avoid: []string{LintInvalidURL}},
+		{name: "insecure interface", base: baseV10, edit: func(m obj) { m["supportedInterfaces"].([]any)[0].(obj)["url"] = "http://agent.example.com/a2a" },
+			want: []want{{LintInsecureURL, SeverityWarning, "$.supportedInterfaces[0].url"}}},
+		{name: "unknown binding", base: baseV10, edit: func(m obj) { m["supportedInterfaces"].([]any)[0].(obj)["protocolBinding"] = "WEBSOCKET" },
+			want: []want{{LintUnknownBinding, SeverityWarning, "$.supportedInterfaces[0].protocolBinding"}}},
+		{name: "core bindings are known", base: baseV03, avoid: []string{LintUnknownBinding, LintNoncanonicalBinding}},
+		{name: "noncanonical binding", base: baseV03, edit: func(m obj) { m["preferredTransport"] = "jsonrpc" },
+			want: []want{{LintNoncanonicalBinding, SeverityWarning, "$.preferredTransport"}}, avoid: []string{LintInterfaceIncomplete},
+			check: func(t *testing.T, c *Card) {
+				if c.Interfaces[0].Binding != BindingJSONRPC {
+					t.Errorf("binding = %q", c.Interfaces[0].Binding)
+				}
+			}},
+		{name: "missing preferred transport", base: baseV03, edit: func(m obj) { delete(m, "preferredTransport") },
+			want: []want{{LintMissingPreferredTransport, SeverityWarning, "$.preferredTransport"}}},
+		{name: "v0.2 card needs no preferred transport", base: baseV03,
+			edit: func(m obj) {
+				delete(m, "preferredTransport")
+				delete(m, "protocolVersion")
+				delete(m, "additionalInterfaces")
+			},
+			avoid: []string{LintMissingPreferredTransport}},
+		{name: "interface incomplete", base: baseV03,
+			edit: func(m obj) {
+				m["additionalInterfaces"] = []any{obj{"url": "https://agent.example.com/a2a/grpc", "transport": "GRPC"}}
+			},
+			want: []want{{LintInterfaceIncomplete, SeverityWarning, "$.additionalInterfaces"}}},
+		{name: "conflicting transports", base: baseV03,
+			edit: func(m obj) {
+				m["additionalInterfaces"] = []any{
+					obj{"url": "https://agent.example.com/a2a/v1", "transport": "JSONRPC"},
+					obj{"url": "https://agent.example.com/a2a/v1", "transport": "HTTP+JSON"},
+				}
+			},
+			want: []want{{LintConflictingTransports, SeverityError, "$.additionalInterfaces[1]"}}},
+		{name: "duplicate interface is info", base: baseV03,
+			edit: func(m obj) {
+				m["additionalInterfaces"] = append(m["additionalInterfaces"].([]any), obj{"url": "https://agent.example.com/a2a/rest", "transport": "HTTP+JSON"})
+			},
+			want:  []want{{LintDuplicateInterface, SeverityInfo, "$.additionalInterfaces[2]"}},
+			avoid: []string{LintConflictingTransports}},
+		{name: "no interfaces v1.0", base: baseV10, edit: func(m obj) { m["supportedInterfaces"] = []any{} },
+			want: []want{{LintNoInterfaces, SeverityError, "$"}}},
+		{name: "v1.0 interface missing fields", base: baseV10,
+			edit: func(m obj) {
+				m["supportedInterfaces"] = []any{obj{"url": "https://a.example.com"}, obj{"protocolBinding": "GRPC", "protocolVersion": "1.0"}}
+			},
+			want: []want{{LintMissingField, SeverityError, "$.supportedInterfaces[0].protocolBinding"},
+				{LintMissingField, SeverityError, "$.supportedInterfaces[1].url"}, {LintNoInterfaces, SeverityError, "$"}}},
+		{name: "missing protocol version", base: baseV10, edit: func(m obj) { delete(m["supportedInterfaces"].([]any)[0].(obj), "protocolVersion") },
+			want: []want{{LintMissingProtocolVersion, SeverityWarning, "$.supportedInterfaces[0].protocolVersion"}},
+			check: func(t *testing.T, c *Card) {
+				if c.Interfaces[0].ProtocolVersion != "1.0" {
+					t.Errorf("version = %q, want 1.0 assumed", c.Interfaces[0].ProtocolVersion)
+				}
+			}},
+		{name: "invalid protocol version", base: baseV03, edit: func(m obj) { m["protocolVersion"] = "latest" },
+			want: []want{{LintInvalidProtocolVersion, SeverityWarning, "$.protocolVersion"}}},
+		{name: "undeclared scheme card level", base: baseV03, edit: func(m obj) { m["security"] = []any{obj{"oauth": []any{}, "key": []any{}}} },
+			want: []want{{LintUndeclaredScheme, SeverityError, "$.security[0].key"}}},
+		{name: "undeclared scheme skill level", base: baseV03, edit: func(m obj) { skill(m, 1)["security"] = []any{obj{"google": []any{"openid"}}} },
+			want: []want{{LintUndeclaredScheme, SeverityError, "$.skills[1].security[0].google"}}},
+		{name: "undeclared scheme v1.0", base: baseV10,
+			edit: func(m obj) { m["securityRequirements"] = []any{obj{"schemes": obj{"other": obj{"list": []any{}}}}} },
+			want: []want{{LintUndeclaredScheme, SeverityError, "$.securityRequirements[0].schemes.other"}}},
+		{name: "scopes of wrong type", base: baseV03, edit: func(m obj) { m["security"] = []any{obj{"oauth": "read"}} },
+			want: []want{{LintWrongType, SeverityError, "$.security[0].oauth"}}},
+		{name: "unknown scheme type", base: baseV03, edit: func(m obj) { m["securitySchemes"].(obj)["x"] = obj{"type": "kerberos"} },
+			want: []want{{LintInvalidScheme, SeverityError, "$.securitySchemes.x.type"}}},
+		{name: "apiKey without name or location", base: baseV03, edit: func(m obj) { m["securitySchemes"].(obj)["k"] = obj{"type": "apiKey", "in": "body"} },
+			want: []want{{LintInvalidScheme, SeverityError, "$.securitySchemes.k.name"}, {LintInvalidScheme, SeverityError, "$.securitySchemes.k.in"}}},
+		{name: "http without scheme", base: baseV03, edit: func(m obj) { m["securitySchemes"].(obj)["h"] = obj{"type": "http"} },
+			want: []want{{LintInvalidScheme, SeverityError, "$.securitySchemes.h.scheme"}}},
+		{name: "oauth2 without flows", base: baseV03, edit: func(m obj) { m["securitySchemes"].(obj)["oauth"] = obj{"type": "oauth2"} },
+			want: []want{{LintInvalidScheme, SeverityError, "$.securitySchemes.oauth.flows"}}},
+		{name: "oauth2 flow without token url", base: baseV03,
+			edit: func(m obj) {
+				m["securitySchemes"].(obj)["oauth"] = obj{"type": "oauth2", "flows": obj{
+					"authorizationCode": obj{"authorizationUrl": "https://auth.example.com/a", "scopes": obj{}},
+					"magic":             obj{},
+				}}
+			},
+			want: []want{{LintInvalidScheme, SeverityError, "$.securitySchemes.oauth.flows.authorizationCode.tokenUrl"},
+				{LintInvalidScheme, SeverityWarning, "$.securitySchemes.oauth.flows.magic"}}},
+		{name: "oidc without url", base: baseV03, edit: func(m obj) { m["securitySchemes"].(obj)["o"] = obj{"type": "openIdConnect"} },
+			want: []want{{LintInvalidScheme, SeverityError, "$.securitySchemes.o.openIdConnectUrl"}}},
+		{name: "proto scheme with two types", base: baseV10,
+			edit: func(m obj) {
+				m["securitySchemes"].(obj)["key"] = obj{"apiKeySecurityScheme": obj{"location": "header", "name": "X"}, "mtlsSecurityScheme": obj{}}
+			},
+			want: []want{{LintInvalidScheme, SeverityError, "$.securitySchemes.key"}}},
+		{name: "proto scheme with none", base: baseV10, edit: func(m obj) { m["securitySchemes"].(obj)["key"] = obj{"description": "?"} },
+			want: []want{{LintInvalidScheme, SeverityError, "$.securitySchemes.key"}}, avoid: []string{LintUndeclaredScheme}},
+		{name: "scheme name needing quotes", base: baseV03, edit: func(m obj) { m["securitySchemes"].(obj)["api key"] = obj{"type": "apiKey", "in": "header"} },
+			want: []want{{LintInvalidScheme, SeverityError, `$.securitySchemes["api key"].name`}}},
+		{name: "invalid modes", base: baseV03, edit: func(m obj) { m["defaultInputModes"] = []any{"text", "pdf", " ", "image/*", 7} },
+			want: []want{{LintInvalidMode, SeverityInfo, "$.defaultInputModes[1]"}, {LintInvalidMode, SeverityInfo, "$.defaultInputModes[2]"},
+				{LintWrongType, SeverityError, "$.defaultInputModes[4]"}},
+			check: func(t *testing.T, c *Card) {
+				if fmt.Sprint(c.DefaultInputModes) != "[text pdf image/*]" {
+					t.Errorf("modes = %q", c.DefaultInputModes)
+				}
+			}},
+		{name: "informal and parameterized modes are valid", base: baseV03,
+			edit:  func(m obj) { m["defaultOutputModes"] = []any{"text", "file", "Application/JSON; charset=utf-8", "*/*"} },
+			avoid: []string{LintInvalidMode}},
+		{name: "signature without protected", base: baseV03, edit: func(m obj) { m["signatures"] = []any{obj{"signature": "abc"}} },
+			want: []want{{LintMissingField, SeverityError, "$.signatures[0].protected"}},
+			check: func(t *testing.T, c *Card) {
+				if len(c.Signatures) != 0 {
+					t.Error("incomplete signature kept")
+				}
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Parse(edit(t, tt.base, tt.edit), Limits{})
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			for _, w := range tt.want {
+				found := false
+				for _, f := range c.Findings {
+					if f.Code == w.code && f.Path == w.path {
+						found = true
+						if f.Severity != w.sev {
+							t.Errorf("%s at %s has severity %s, want %s", w.code, w.path, f.Severity, w.sev)
+						}
+						if f.Message == "" {
+							t.Errorf("%s at %s has no message", w.code, w.path)
+						}
+					}
+				}
+				if !found {
+					t.Errorf("no %s at %s; findings: %+v", w.code, w.path, c.Findings)
+				}
+			}
+			for _, f := range c.Findings {
+				for _, a := range tt.avoid {
+					if f.Code == a {
+						t.Errorf("unexpected %s at %s: %s", f.Code, f.Path, f.Message)
+					}
+				}
+			}
+			if tt.check != nil {
+				tt.check(t, c)
+			}
+		})
+	}
+}
+
+func TestFindingsSorted(t *testing.T) {
+	c, err := Parse([]byte(`{"skills":[{"name":1},{}],"url":"ftp://x","name":2}`), Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i < len(c.Findings); i++ {
+		a, b := c.Findings[i-1], c.Findings[i]
+		if a.Path > b.Path || a.Path == b.Path && a.Code > b.Code {
+			t.Errorf("findings out of order: %v before %v", a, b)
+		}
+	}
+}

@@ -1,0 +1,225 @@
+package card
+
+import (
+	"slices"
+	"strings"
+)
+
+// v03Fields are the endpoint fields v1.0 removed; their presence next to
+// `supportedInterfaces` makes a mixed card (a2a-go's a2av0 compatibility
+// producer serves exactly that).
+var v03Fields = []string{"url", "preferredTransport", "additionalInterfaces", "protocolVersion"}
+
+func detectShape(top map[string]any) Shape {
+	if _, ok := field(top, "supportedInterfaces"); ok {
+		for _, k := range v03Fields {
+			if _, ok := field(top, k); ok {
+				return ShapeMixed
+			}
+		}
+		return ShapeV10
+	}
+	if _, ok := field(top, "protocolVersion"); ok {
+		return ShapeV03
+	}
+	return ShapeV02
+}
+
+func (p *parser) card(top map[string]any) *Card {
+	c := &Card{Shape: detectShape(top)}
+	c.Name = p.reqStr(top, "name", "$", SeverityError)
+	c.Description = p.reqStr(top, "description", "$", SeverityWarning)
+	c.Version = p.reqStr(top, "version", "$", SeverityWarning)
+	c.IconURL = p.optURL(top, "iconUrl", "$")
+	c.DocumentationURL = p.optURL(top, "documentationUrl", "$")
+	c.Provider = p.provider(top)
+	c.Capabilities = p.capabilities(top)
+
+	var declaredVersion string
+	c.Interfaces, declaredVersion = p.interfaces(top, c.Shape)
+	c.ProtocolVersions = protocolVersions(c.Interfaces, declaredVersion)
+
+	declared := map[string]bool{}
+	c.SecuritySchemes = p.schemes(top, declared)
+	c.SecurityRequirements = p.requirements(top, "$", declared)
+	if reqs, ok := p.legacyAuthentication(top, c, declared); ok && !hasSecurity(top) {
+		c.SecurityRequirements = reqs
+	}
+	if c.SecurityRequirements == nil {
+		c.SecurityRequirements = []Requirement{}
+	}
+	slices.SortFunc(c.SecuritySchemes, func(a, b SecurityScheme) int { return strings.Compare(a.Name, b.Name) })
+
+	var present bool
+	c.DefaultInputModes, present = p.modes(top, "defaultInputModes", "$")
+	if !present {
+		p.add(LintMissingField, SeverityWarning, "$.defaultInputModes", "$.defaultInputModes is required; skills without their own inputModes declare none")
+	}
+	c.DefaultOutputModes, present = p.modes(top, "defaultOutputModes", "$")
+	if !present {
+		p.add(LintMissingField, SeverityWarning, "$.defaultOutputModes", "$.defaultOutputModes is required; skills without their own outputModes declare none")
+	}
+	c.Skills = p.skills(top, c, declared)
+	c.Signatures = p.signatures(top)
+	return c
+}
+
+func hasSecurity(top map[string]any) bool {
+	_, v1 := field(top, "securityRequirements")
+	_, v0 := field(top, "security")
+	return v1 || v0
+}
+
+func (p *parser) provider(top map[string]any) *Provider {
+	o, ok := p.object(top, "provider", "$")
+	if !ok {
+		return nil
+	}
+	pr := &Provider{
+		Organization: p.reqStr(o, "organization", "$.provider", SeverityWarning),
+		URL:          p.optURL(o, "url", "$.provider"),
+	}
+	if pr.Organization == "" && pr.URL == "" {
+		return nil
+	}
+	return pr
+}
+
+func (p *parser) capabilities(top map[string]any) Capabilities {
+	var caps Capabilities
+	// v0.3 kept this flag at the top level; v1.0 moved it into capabilities.
+	caps.ExtendedCard = p.boolean(top, "supportsAuthenticatedExtendedCard", "$")
+	o, ok := p.object(top, "capabilities", "$")
+	if !ok {
+		if _, present := field(top, "capabilities"); !present {
+			p.add(LintMissingField, SeverityWarning, "$.capabilities", "$.capabilities is required (use {} when the agent supports no optional feature)")
+		}
+		return caps
+	}
+	const base = "$.capabilities"
+	caps.Streaming = p.boolean(o, "streaming", base)
+	caps.PushNotifications = p.boolean(o, "pushNotifications", base)
+	caps.StateTransitionHistory = p.boolean(o, "stateTransitionHistory", base)
+	if p.boolean(o, "extendedAgentCard", base) {
+		caps.ExtendedCard = true
+	}
+	exts, _ := p.array(o, "extensions", base, p.lim.MaxExtensions, "extensions")
+	for i, v := range exts {
+		path := pathIndex(base+".extensions", i)
+		e, ok := v.(map[string]any)
+		if !ok {
+			p.wrongType(path, "an object", v)
+			continue
+		}
+		ext := Extension{
+			URI:         p.reqStr(e, "uri", path, SeverityWarning),
+			Description: p.optStr(e, "description", path),
+			Required:    p.boolean(e, "required", path),
+		}
+		if params, ok := p.object(e, "params", path); ok {
+			ext.Params = rawJSON(params)
+		}
+		if ext.URI == "" {
+			continue
+		}
+		caps.Extensions = append(caps.Extensions, ext)
+	}
+	return caps
+}
+
+func (p *parser) optStr(o map[string]any, key, base string) string {
+	s, _ := p.str(o, key, base)
+	return s
+}
+
+func (p *parser) skills(top map[string]any, c *Card, declared map[string]bool) []Skill {
+	out := []Skill{}
+	list, ok := p.array(top, "skills", "$", p.lim.MaxSkills, "skills")
+	if !ok {
+		if _, present := field(top, "skills"); !present {
+			p.add(LintMissingField, SeverityError, "$.skills", "$.skills is required: without skills the agent cannot be found by what it does")
+		}
+		return out
+	}
+	if len(list) == 0 {
+		p.add(LintEmptySkills, SeverityWarning, "$.skills", "$.skills is empty: the agent declares nothing it can do")
+		return out
+	}
+	seen := make(map[string]int, len(list))
+	for i, v := range list {
+		base := pathIndex("$.skills", i)
+		o, ok := v.(map[string]any)
+		if !ok {
+			p.wrongType(base, "an object", v)
+			continue
+		}
+		s := Skill{
+			ID:          p.reqStr(o, "id", base, SeverityError),
+			Name:        p.reqStr(o, "name", base, SeverityError),
+			Description: p.reqStr(o, "description", base, SeverityWarning),
+		}
+		tags, present := p.strList(o, "tags", base, p.lim.MaxTagsPerSkill, "tags")
+		if !present {
+			if _, there := field(o, "tags"); !there {
+				p.add(LintMissingField, SeverityWarning, base+".tags", "%s.tags is required", base)
+			}
+		}
+		s.Tags = nonNil(tags)
+		s.Examples, _ = p.strList(o, "examples", base, p.lim.MaxExamplesPerSkill, "examples")
+
+		in, _ := p.modes(o, "inputModes", base)
+		if len(in) == 0 {
+			in, s.InheritsInputModes = slices.Clone(c.DefaultInputModes), true
+		}
+		out2, _ := p.modes(o, "outputModes", base)
+		if len(out2) == 0 {
+			out2, s.InheritsOutputModes = slices.Clone(c.DefaultOutputModes), true
+		}
+		s.InputModes, s.OutputModes = nonNil(in), nonNil(out2)
+		s.SecurityRequirements = p.requirements(o, base, declared)
+
+		if s.ID == "" {
+			continue // reported as missing; a skill without id cannot be stored or referenced
+		}
+		if first, dup := seen[s.ID]; dup {
+			p.add(LintDuplicateSkillID, SeverityError, base+".id",
+				"%s.id %q repeats the id of $.skills[%d]; only the first is kept", base, s.ID, first)
+			continue
+		}
+		seen[s.ID] = i
+		out = append(out, s)
+	}
+	return out
+}
+
+func (p *parser) signatures(top map[string]any) []Signature {
+	list, _ := p.array(top, "signatures", "$", p.lim.MaxSignatures, "signatures")
+	var out []Signature
+	for i, v := range list {
+		base := pathIndex("$.signatures", i)
+		o, ok := v.(map[string]any)
+		if !ok {
+			p.wrongType(base, "an object", v)
+			continue
+		}
+		sig := Signature{
+			Protected: p.reqStr(o, "protected", base, SeverityError),
+			Signature: p.reqStr(o, "signature", base, SeverityError),
+		}
+		if h, ok := p.object(o, "header", base); ok {
+			sig.Header = rawJSON(h)
+		}
+		if sig.Protected == "" || sig.Signature == "" {
+			continue
+		}
+		out = append(out, sig)
+	}
+	return out
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

@@ -1,0 +1,361 @@
+package card
+
+import (
+	"slices"
+	"strings"
+)
+
+// protoSchemeKeys are v1.0's proto oneof members, in the order a2a-go
+// checks them, with the type each maps onto.
+var protoSchemeKeys = []struct{ key, typ string }{
+	{"apiKeySecurityScheme", SchemeAPIKey},
+	{"httpAuthSecurityScheme", SchemeHTTP},
+	{"oauth2SecurityScheme", SchemeOAuth2},
+	{"openIdConnectSecurityScheme", SchemeOpenIDConnect},
+	{"mtlsSecurityScheme", SchemeMutualTLS},
+}
+
+// oauthFlowNames in OpenAPI order, deviceCode (v1.0) last.
+var oauthFlowNames = []string{"authorizationCode", "clientCredentials", "implicit", "password", "deviceCode"}
+
+// schemes reads `securitySchemes` in either style: OpenAPI (`"type":
+// "apiKey"`, v0.2–v0.3) or the v1.0 proto oneof (`"apiKeySecurityScheme":
+// {…}`). A scheme carrying both (a2a-go's a2av0 compatibility card) is read
+// by its `type`. Every name is recorded in declared, even when the scheme is
+// invalid, so requirements naming it are not reported twice.
+func (p *parser) schemes(top map[string]any, declared map[string]bool) []SecurityScheme {
+	o, ok := p.object(top, "securitySchemes", "$")
+	out := []SecurityScheme{}
+	if !ok || !p.limit("$.securitySchemes", len(o), p.lim.MaxSchemes, "security schemes") {
+		return out
+	}
+	names := make([]string, 0, len(o))
+	for name := range o {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		declared[name] = true
+		path := pathKey("$.securitySchemes", name)
+		v := o[name]
+		so, ok := v.(map[string]any)
+		if !ok {
+			p.wrongType(path, "an object", v)
+			continue
+		}
+		out = append(out, p.scheme(name, so, path))
+	}
+	return out
+}
+
+func (p *parser) scheme(name string, o map[string]any, path string) SecurityScheme {
+	s := SecurityScheme{Name: name, Path: path, Description: p.optStr(o, "description", path)}
+	if t, ok := p.str(o, "type", path); ok {
+		s.Type = t
+		switch t {
+		case SchemeAPIKey:
+			p.apiKey(&s, o, path, "in")
+		case SchemeHTTP:
+			p.httpAuth(&s, o, path)
+		case SchemeOAuth2:
+			p.oauth2(&s, o, path)
+		case SchemeOpenIDConnect:
+			p.oidc(&s, o, path)
+		case SchemeMutualTLS:
+		default:
+			p.add(LintInvalidScheme, SeverityError, path+".type",
+				"%s.type %q is not apiKey, http, oauth2, openIdConnect or mutualTLS", path, t)
+		}
+		return s
+	}
+
+	var found []string
+	for _, k := range protoSchemeKeys {
+		if _, ok := field(o, k.key); ok {
+			found = append(found, k.key)
+		}
+	}
+	switch len(found) {
+	case 0:
+		p.add(LintInvalidScheme, SeverityError, path,
+			"%s has neither a type nor one of apiKeySecurityScheme, httpAuthSecurityScheme, oauth2SecurityScheme, openIdConnectSecurityScheme, mtlsSecurityScheme", path)
+		return s
+	case 1:
+	default:
+		p.add(LintInvalidScheme, SeverityError, path,
+			"%s declares %d scheme types (%s); exactly one is allowed, the first is used", path, len(found), strings.Join(found, ", "))
+	}
+	for _, k := range protoSchemeKeys {
+		if k.key != found[0] {
+			continue
+		}
+		s.Type = k.typ
+		inner, ok := p.object(o, k.key, path)
+		if !ok {
+			return s
+		}
+		ipath := path + "." + k.key
+		if d := p.optStr(inner, "description", ipath); d != "" {
+			s.Description = d
+		}
+		switch k.typ {
+		case SchemeAPIKey:
+			p.apiKey(&s, inner, ipath, "location")
+		case SchemeHTTP:
+			p.httpAuth(&s, inner, ipath)
+		case SchemeOAuth2:
+			p.oauth2(&s, inner, ipath)
+		case SchemeOpenIDConnect:
+			p.oidc(&s, inner, ipath)
+		}
+	}
+	return s
+}
+
+// apiKey reads an API key scheme; the location field is `in` in OpenAPI and
+// `location` in v1.0.
+func (p *parser) apiKey(s *SecurityScheme, o map[string]any, path, locKey string) {
+	s.ParamName, _ = p.str(o, "name", path)
+	loc, _ := p.str(o, locKey, path)
+	s.In = strings.ToLower(strings.TrimSpace(loc))
+	if strings.TrimSpace(s.ParamName) == "" {
+		p.add(LintInvalidScheme, SeverityError, path+".name", "%s.name is required: clients cannot know where to put the key", path)
+	}
+	switch s.In {
+	case "header", "query", "cookie":
+	default:
+		p.add(LintInvalidScheme, SeverityError, pathKey(path, locKey),
+			"%s %q must be header, query or cookie", pathKey(path, locKey), loc)
+	}
+}
+
+func (p *parser) httpAuth(s *SecurityScheme, o map[string]any, path string) {
+	scheme, _ := p.str(o, "scheme", path)
+	// RFC 9110 §11.1: auth-scheme names are case-insensitive.
+	s.Scheme = strings.ToLower(strings.TrimSpace(scheme))
+	s.BearerFormat = p.optStr(o, "bearerFormat", path)
+	if s.Scheme == "" {
+		p.add(LintInvalidScheme, SeverityError, path+".scheme", "%s.scheme is required (e.g. bearer, basic)", path)
+	}
+}
+
+func (p *parser) oidc(s *SecurityScheme, o map[string]any, path string) {
+	u, _ := p.str(o, "openIdConnectUrl", path)
+	if strings.TrimSpace(u) == "" {
+		p.add(LintInvalidScheme, SeverityError, path+".openIdConnectUrl", "%s.openIdConnectUrl is required", path)
+		return
+	}
+	if p.checkURL(u, path+".openIdConnectUrl", SeverityError) {
+		s.OpenIDConnectURL = u
+	}
+}
+
+func (p *parser) oauth2(s *SecurityScheme, o map[string]any, path string) {
+	if u, ok := p.str(o, "oauth2MetadataUrl", path); ok && strings.TrimSpace(u) != "" && p.checkURL(u, path+".oauth2MetadataUrl", SeverityError) {
+		s.OAuth2MetadataURL = u
+	}
+	flows, ok := p.object(o, "flows", path)
+	if !ok {
+		p.add(LintInvalidScheme, SeverityError, path+".flows", "%s.flows is required for an oauth2 scheme", path)
+		return
+	}
+	for name := range flows {
+		if !slices.Contains(oauthFlowNames, name) {
+			p.add(LintInvalidScheme, SeverityWarning, pathKey(path+".flows", name),
+				"%s is not a known OAuth flow (%s); ignored", pathKey(path+".flows", name), strings.Join(oauthFlowNames, ", "))
+		}
+	}
+	for _, name := range oauthFlowNames {
+		fo, ok := p.object(flows, name, path+".flows")
+		if !ok {
+			continue
+		}
+		fpath := path + ".flows." + name
+		f := OAuthFlow{Name: name, PKCERequired: p.boolean(fo, "pkceRequired", fpath)}
+		need := flowNeeds(name)
+		for _, k := range []string{"authorizationUrl", "tokenUrl", "refreshUrl", "deviceAuthorizationUrl"} {
+			u, _ := p.str(fo, k, fpath)
+			if strings.TrimSpace(u) == "" {
+				if slices.Contains(need, k) {
+					p.add(LintInvalidScheme, SeverityError, fpath+"."+k, "%s.%s is required for the %s flow", fpath, k, name)
+				}
+				continue
+			}
+			if !p.checkURL(u, fpath+"."+k, SeverityError) {
+				continue
+			}
+			switch k {
+			case "authorizationUrl":
+				f.AuthorizationURL = u
+			case "tokenUrl":
+				f.TokenURL = u
+			case "refreshUrl":
+				f.RefreshURL = u
+			case "deviceAuthorizationUrl":
+				f.DeviceAuthURL = u
+			}
+		}
+		if scopes, ok := p.object(fo, "scopes", fpath); ok {
+			f.Scopes = make(map[string]string, len(scopes))
+			for sc, d := range scopes {
+				ds, ok := d.(string)
+				if !ok {
+					p.wrongType(pathKey(fpath+".scopes", sc), "a string", d)
+				}
+				f.Scopes[sc] = ds
+			}
+		}
+		s.Flows = append(s.Flows, f)
+	}
+	if len(s.Flows) == 0 {
+		p.add(LintInvalidScheme, SeverityError, path+".flows", "%s.flows declares no known OAuth flow", path)
+	}
+}
+
+// flowNeeds lists the URLs an OAuth flow cannot work without: RFC 6749
+// §4.1–4.4, RFC 8628 §3.1.
+func flowNeeds(flow string) []string {
+	switch flow {
+	case "authorizationCode":
+		return []string{"authorizationUrl", "tokenUrl"}
+	case "implicit":
+		return []string{"authorizationUrl"}
+	case "deviceCode":
+		return []string{"deviceAuthorizationUrl", "tokenUrl"}
+	}
+	return []string{"tokenUrl"} // clientCredentials, password
+}
+
+// requirements reads the security requirements of the card or of a skill
+// (base "$" or "$.skills[i]"): v1.0 `securityRequirements` (proto JSON
+// `{"schemes":{"s":{"list":[…]}}}`, or a2a-go's `{"schemes":{"s":[…]}}`)
+// and v0.3 `security` (`[{"s":[…]}]`). When both are present (mixed card)
+// the v1.0 list wins; both are checked against declared.
+func (p *parser) requirements(o map[string]any, base string, declared map[string]bool) []Requirement {
+	var v1, v0 []Requirement
+	list, hasV1 := p.array(o, "securityRequirements", base, p.lim.MaxSchemes, "security requirements")
+	for i, v := range list {
+		path := pathIndex(pathKey(base, "securityRequirements"), i)
+		ro, ok := v.(map[string]any)
+		if !ok {
+			p.wrongType(path, "an object", v)
+			continue
+		}
+		schemes, ok := p.object(ro, "schemes", path)
+		if !ok {
+			if _, present := field(ro, "schemes"); present {
+				continue // wrong type, reported
+			}
+			if len(ro) > 0 {
+				p.add(LintMissingField, SeverityError, path+".schemes", "%s.schemes is required", path)
+				continue
+			}
+			schemes = map[string]any{} // {} allows anonymous access
+		}
+		if r, ok := p.requirement(schemes, path+".schemes", declared); ok {
+			v1 = append(v1, r)
+		}
+	}
+	list, hasV0 := p.array(o, "security", base, p.lim.MaxSchemes, "security requirements")
+	for i, v := range list {
+		path := pathIndex(pathKey(base, "security"), i)
+		ro, ok := v.(map[string]any)
+		if !ok {
+			p.wrongType(path, "an object", v)
+			continue
+		}
+		if r, ok := p.requirement(ro, path, declared); ok {
+			v0 = append(v0, r)
+		}
+	}
+	switch {
+	case hasV1:
+		return nonNil(v1)
+	case hasV0:
+		return nonNil(v0)
+	}
+	return nil
+}
+
+// requirement reads one {scheme: scopes} map. An empty map is kept: in
+// OpenAPI it means the alternative "no authentication".
+func (p *parser) requirement(m map[string]any, path string, declared map[string]bool) (Requirement, bool) {
+	if !p.limit(path, len(m), p.lim.MaxSchemes, "schemes") {
+		return nil, false
+	}
+	r := make(Requirement, 0, len(m))
+	for name, v := range m {
+		if !declared[name] {
+			spath := pathKey(path, name)
+			p.add(LintUndeclaredScheme, SeverityError, spath, "%s names scheme %q, which securitySchemes does not declare", spath, name)
+		}
+		list := false
+		if lo, ok := v.(map[string]any); ok { // proto JSON: {"list": [...]}
+			v, _ = field(lo, "list")
+			list = true
+		}
+		scopesPath := func() string {
+			if list {
+				return pathKey(path, name) + ".list"
+			}
+			return pathKey(path, name)
+		}
+		scopes := []string{}
+		switch vv := v.(type) {
+		case nil:
+		case []any:
+			for i, sv := range vv {
+				s, ok := sv.(string)
+				if !ok {
+					p.wrongType(pathIndex(scopesPath(), i), "a string", sv)
+					continue
+				}
+				scopes = append(scopes, s)
+			}
+		default:
+			p.wrongType(scopesPath(), "an array of scopes", v)
+		}
+		r = append(r, SchemeRef{Scheme: name, Scopes: scopes})
+	}
+	slices.SortFunc(r, func(a, b SchemeRef) int { return strings.Compare(a.Scheme, b.Scheme) })
+	return r, true
+}
+
+// legacyAuthentication maps the v0.1 `authentication: {schemes: [...]}`
+// object onto security schemes; its names were HTTP auth-schemes ("Bearer",
+// "Basic") or loose words ("apiKey", "oauth2"). It returns one requirement
+// per scheme (any one suffices), which the caller uses only when the card
+// declares no security of its own.
+func (p *parser) legacyAuthentication(top map[string]any, c *Card, declared map[string]bool) ([]Requirement, bool) {
+	o, ok := p.object(top, "authentication", "$")
+	if !ok {
+		return nil, false
+	}
+	names, _ := p.strList(o, "schemes", "$.authentication", p.lim.MaxSchemes, "schemes")
+	p.add(LintLegacyAuthentication, SeverityInfo, "$.authentication",
+		"$.authentication is the v0.1 form; declare securitySchemes and security instead")
+	var reqs []Requirement
+	for i, n := range names {
+		name := strings.ToLower(strings.TrimSpace(n))
+		if name == "" || declared[name] {
+			continue
+		}
+		s := SecurityScheme{Name: name, Path: pathIndex("$.authentication.schemes", i)}
+		switch name {
+		case "apikey", "api_key", "api-key":
+			s.Type = SchemeAPIKey
+		case "oauth", "oauth2":
+			s.Type = SchemeOAuth2
+		case "openidconnect", "oidc", "openid":
+			s.Type = SchemeOpenIDConnect
+		case "mtls", "mutualtls":
+			s.Type = SchemeMutualTLS
+		default:
+			s.Type, s.Scheme = SchemeHTTP, name
+		}
+		declared[name] = true
+		c.SecuritySchemes = append(c.SecuritySchemes, s)
+		reqs = append(reqs, Requirement{{Scheme: name, Scopes: []string{}}})
+	}
+	return reqs, len(reqs) > 0
+}
