@@ -1,0 +1,125 @@
+package crawler
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/a2aregistry/registry/internal/card"
+	"github.com/a2aregistry/registry/internal/catalog"
+)
+
+type fakeStore struct {
+	calls []catalog.UpsertInput
+	err   error
+}
+
+func (s *fakeStore) Upsert(_ context.Context, in catalog.UpsertInput) (catalog.UpsertResult, error) {
+	s.calls = append(s.calls, in)
+	if s.err != nil {
+		return catalog.UpsertResult{}, s.err
+	}
+	return catalog.UpsertResult{
+		Agent:      catalog.Agent{ID: "agent-1", CardURL: in.CardURL, Card: in.Card},
+		Created:    true,
+		NewVersion: true,
+	}, nil
+}
+
+func TestRegister(t *testing.T) {
+	errStore := errors.New("disk full")
+	serve := func(body string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			switch r.URL.Path {
+			case WellKnownCardPath:
+				w.Header().Set("Content-Type", "application/json")
+				w.Write([]byte(body))
+			case "/old/card.json":
+				http.Redirect(w, r, WellKnownCardPath, http.StatusMovedPermanently)
+			default:
+				http.NotFound(w, r)
+			}
+		}
+	}
+	tests := []struct {
+		name     string
+		handler  http.HandlerFunc
+		path     string
+		storeErr error
+		// wantCardPath is the path of the CardURL given to the store; ""
+		// means the store must not be called.
+		wantCardPath string
+		wantClass    string // FetchError class
+		wantIs       error
+		wantParse    string // card.ParseError code
+	}{
+		{name: "origin", handler: serve(testCard), wantCardPath: WellKnownCardPath},
+		{name: "explicit URL", handler: serve(testCard), path: WellKnownCardPath, wantCardPath: WellKnownCardPath},
+		{name: "redirect keeps the submitted URL as identity", handler: serve(testCard), path: "/old/card.json", wantCardPath: "/old/card.json"},
+		{name: "fetch failure", handler: http.NotFound, wantClass: ClassHTTP404},
+		{name: "invalid input", handler: serve(testCard), path: "/x#y", wantClass: ClassInvalidURL, wantIs: ErrInvalidURL},
+		{name: "not a card", handler: serve(`{"name":"a","name":"b"}`), wantIs: card.ErrInvalid, wantParse: card.CodeDuplicateKey},
+		{name: "store failure", handler: serve(testCard), storeErr: errStore, wantCardPath: WellKnownCardPath, wantIs: errStore},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewServer(tt.handler)
+			defer srv.Close()
+			store := &fakeStore{err: tt.storeErr}
+			r := NewRegistrar(newTestFetcher(0), store, card.DefaultLimits(), nil)
+			input := srv.URL + tt.path
+			if tt.wantClass == ClassInvalidURL {
+				input = "ftp" + input[len("http"):]
+			}
+			res, err := r.Register(t.Context(), input)
+
+			if tt.wantCardPath == "" {
+				if len(store.calls) != 0 {
+					t.Errorf("store called with %+v", store.calls)
+				}
+			} else {
+				if len(store.calls) != 1 {
+					t.Fatalf("store called %d times, want 1", len(store.calls))
+				}
+				in := store.calls[0]
+				if in.CardURL != srv.URL+tt.wantCardPath || in.Source != catalog.SourceURL ||
+					in.ReceivedAt.IsZero() || in.Card == nil || in.Card.Name != "Echo" ||
+					!bytes.Equal(in.Card.Raw, []byte(testCard)) {
+					t.Errorf("upsert input %+v", in)
+				}
+			}
+
+			wantErr := tt.wantClass != "" || tt.wantIs != nil
+			if !wantErr {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !res.Created || res.Agent.ID != "agent-1" {
+					t.Errorf("result %+v", res)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if tt.wantClass != "" {
+				var fe *FetchError
+				if !errors.As(err, &fe) || fe.Class != tt.wantClass {
+					t.Errorf("err = %v, want *FetchError of class %s", err, tt.wantClass)
+				}
+			}
+			if tt.wantIs != nil && !errors.Is(err, tt.wantIs) {
+				t.Errorf("err = %v, want errors.Is %v", err, tt.wantIs)
+			}
+			if tt.wantParse != "" {
+				var pe *card.ParseError
+				if !errors.As(err, &pe) || pe.Code != tt.wantParse {
+					t.Errorf("err = %v, want *card.ParseError %s", err, tt.wantParse)
+				}
+			}
+		})
+	}
+}
