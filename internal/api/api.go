@@ -1,0 +1,141 @@
+// Package api serves the registry's JSON API under /api/v1 and the
+// OpenAPI 3 document that describes it (GET /api/v1/openapi.json).
+//
+// Every error is an ErrorResponse with a stable code. Raw card bytes are
+// untrusted third-party content: they are served byte for byte as
+// application/json with nosniff and a deny-all Content-Security-Policy,
+// never as HTML.
+package api
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/a2aregistry/registry/internal/catalog"
+)
+
+// BasePath is where Mount puts the API.
+const BasePath = "/api/v1"
+
+// Catalog is the part of the catalog store the API reads.
+type Catalog interface {
+	Search(ctx context.Context, q catalog.Query) (catalog.Page, error)
+	// Agent returns catalog.ErrNotFound for an unknown id.
+	Agent(ctx context.Context, id string) (catalog.Agent, error)
+	// RawCard returns the current version's bytes as received.
+	RawCard(ctx context.Context, id string) ([]byte, error)
+	// Versions lists an agent's versions, newest first.
+	Versions(ctx context.Context, id string) ([]catalog.VersionSummary, error)
+	Version(ctx context.Context, id string, n int) (catalog.Version, error)
+}
+
+// Registrar fetches, checks and stores the card behind a URL.
+type Registrar interface {
+	Register(ctx context.Context, input string) (catalog.UpsertResult, error)
+}
+
+// Options configure an API.
+type Options struct {
+	Catalog Catalog
+	// Registrar serves POST /agents; when nil the API is read-only and
+	// POST answers 405.
+	Registrar Registrar
+	// WriteMiddleware runs before state-changing handlers only, for the
+	// authorization the reads do not need (the editor role).
+	WriteMiddleware []echo.MiddlewareFunc
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+}
+
+// API holds the handlers of the JSON API.
+type API struct {
+	catalog   Catalog
+	registrar Registrar
+	writeMW   []echo.MiddlewareFunc
+	log       *slog.Logger
+}
+
+// New returns an API over opts.Catalog, which must not be nil.
+func New(opts Options) *API {
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	return &API{
+		catalog:   opts.Catalog,
+		registrar: opts.Registrar,
+		writeMW:   opts.WriteMiddleware,
+		log:       log,
+	}
+}
+
+// Mount adds the API's routes to e under BasePath behind mw (for
+// example authentication), answers unknown paths under BasePath with a
+// JSON 404 or 405, and wraps e.HTTPErrorHandler so errors under BasePath
+// are ErrorResponses while other paths keep the previous handler.
+func (a *API) Mount(e *echo.Echo, mw ...echo.MiddlewareFunc) {
+	e.HTTPErrorHandler = a.ErrorHandler(e.HTTPErrorHandler)
+	mw = append([]echo.MiddlewareFunc{noSniff}, mw...)
+	// Middleware goes on each route, not on the group: echo gives a group
+	// with middleware a catch-all 404 route that turns every 405 into 404.
+	g := e.Group(BasePath)
+	known := echo.New()
+	for _, r := range a.routes() {
+		g.Add(r.method, r.path, r.handler, append(slices.Clip(mw), r.mw...)...)
+		known.Add(r.method, BasePath+r.path, echo.NotFoundHandler)
+	}
+	// Our own catch-all, so that a catch-all route elsewhere (the
+	// console's, say) never answers an API path; it asks a router holding
+	// only the API's routes whether the path exists with other methods.
+	unmatched := func(c echo.Context) error {
+		kc := known.NewContext(c.Request(), nil)
+		known.Router().Find(c.Request().Method, echo.GetPath(c.Request()), kc)
+		if allow := kc.Get(echo.ContextKeyHeaderAllow); allow != nil {
+			c.Set(echo.ContextKeyHeaderAllow, allow)
+		}
+		// NotFoundHandler, MethodNotAllowedHandler or the OPTIONS answer.
+		return kc.Handler()(c)
+	}
+	g.RouteNotFound("", unmatched)
+	g.RouteNotFound("/*", unmatched)
+}
+
+type route struct {
+	method, path string
+	handler      echo.HandlerFunc
+	mw           []echo.MiddlewareFunc
+}
+
+func (a *API) routes() []route {
+	rs := []route{
+		{method: http.MethodGet, path: "/openapi.json", handler: serveOpenAPI},
+		{method: http.MethodGet, path: "/agents", handler: a.searchAgents},
+		{method: http.MethodGet, path: "/agents/:id", handler: a.getAgent},
+		{method: http.MethodGet, path: "/agents/:id/card", handler: a.getRawCard},
+		{method: http.MethodGet, path: "/agents/:id/versions", handler: a.listVersions},
+		{method: http.MethodGet, path: "/agents/:id/versions/:n", handler: a.getVersion},
+	}
+	if a.registrar != nil {
+		rs = append(rs, route{method: http.MethodPost, path: "/agents", handler: a.registerAgent, mw: a.writeMW})
+	}
+	return rs
+}
+
+// noSniff stops browsers from guessing a type for any API response
+// (https://fetch.spec.whatwg.org/#x-content-type-options-header).
+func noSniff(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		c.Response().Header().Set("X-Content-Type-Options", "nosniff")
+		return next(c)
+	}
+}
+
+// agentPath is the canonical URL path of an agent, for Location headers.
+func agentPath(id string) string {
+	return BasePath + "/agents/" + url.PathEscape(id)
+}

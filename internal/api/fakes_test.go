@@ -1,0 +1,202 @@
+package api
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/a2aregistry/registry/internal/card"
+	"github.com/a2aregistry/registry/internal/catalog"
+)
+
+// fakeCatalog serves fixed agents. err, when set, is returned by every
+// method; searchErr only by Search.
+type fakeCatalog struct {
+	mu        sync.Mutex
+	agents    map[string]catalog.Agent
+	versions  map[string][]catalog.Version // oldest first
+	page      catalog.Page
+	searchErr error
+	err       error
+	// versionsErr fails Versions only, to reach errors after Agent succeeded.
+	versionsErr error
+	lastQuery   catalog.Query
+	searched    bool
+}
+
+func (f *fakeCatalog) Search(_ context.Context, q catalog.Query) (catalog.Page, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.lastQuery, f.searched = q, true
+	if f.err != nil {
+		return catalog.Page{}, f.err
+	}
+	if f.searchErr != nil {
+		return catalog.Page{}, f.searchErr
+	}
+	return f.page, nil
+}
+
+func (f *fakeCatalog) Agent(_ context.Context, id string) (catalog.Agent, error) {
+	if f.err != nil {
+		return catalog.Agent{}, f.err
+	}
+	a, ok := f.agents[id]
+	if !ok {
+		return catalog.Agent{}, catalog.ErrNotFound
+	}
+	return a, nil
+}
+
+func (f *fakeCatalog) RawCard(_ context.Context, id string) ([]byte, error) {
+	if f.err != nil {
+		return nil, f.err
+	}
+	vs := f.versions[id]
+	if len(vs) == 0 {
+		return nil, catalog.ErrNotFound
+	}
+	return vs[len(vs)-1].Raw, nil
+}
+
+func (f *fakeCatalog) Versions(_ context.Context, id string) ([]catalog.VersionSummary, error) {
+	if f.err != nil {
+		return nil, f.err
+	}
+	if f.versionsErr != nil {
+		return nil, f.versionsErr
+	}
+	vs, ok := f.versions[id]
+	if !ok {
+		return nil, catalog.ErrNotFound
+	}
+	out := make([]catalog.VersionSummary, 0, len(vs))
+	for _, v := range slices.Backward(vs) {
+		out = append(out, v.VersionSummary)
+	}
+	return out, nil
+}
+
+func (f *fakeCatalog) Version(_ context.Context, id string, n int) (catalog.Version, error) {
+	if f.err != nil {
+		return catalog.Version{}, f.err
+	}
+	for _, v := range f.versions[id] {
+		if v.Number == n {
+			return v, nil
+		}
+	}
+	return catalog.Version{}, catalog.ErrNotFound
+}
+
+type fakeRegistrar struct {
+	res   catalog.UpsertResult
+	err   error
+	input string
+}
+
+func (f *fakeRegistrar) Register(_ context.Context, input string) (catalog.UpsertResult, error) {
+	f.input = input
+	return f.res, f.err
+}
+
+var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func version(n int, raw string) catalog.Version {
+	sum := sha256.Sum256([]byte(raw))
+	return catalog.Version{
+		VersionSummary: catalog.VersionSummary{
+			Number: n, SHA256: hex.EncodeToString(sum[:]), Size: len(raw),
+			Source: catalog.SourceURL, ReceivedAt: t0.Add(time.Duration(n) * time.Hour),
+		},
+		Raw: []byte(raw),
+	}
+}
+
+// fullCard sets every field, so the document must describe each one.
+func fullCard() *card.Card {
+	return &card.Card{
+		Shape:            card.ShapeMixed,
+		ProtocolVersions: []string{"1.0", "0.3"},
+		Name:             "Invoice agent",
+		Description:      "Reads invoices <script>alert(1)</script>",
+		Version:          "2.1.0",
+		Provider:         &card.Provider{Organization: "Example Corp", URL: "https://example.com"},
+		IconURL:          "https://example.com/icon.png",
+		DocumentationURL: "https://example.com/docs",
+		Capabilities: card.Capabilities{
+			Streaming: true, PushNotifications: true, StateTransitionHistory: true, ExtendedCard: true,
+			Extensions: []card.Extension{{URI: "https://ext.example/v1", Description: "x", Required: true, Params: []byte(`{"a":[1,2]}`)}},
+		},
+		Interfaces: []card.Interface{
+			{URL: "https://agent.example/a2a", Binding: card.BindingJSONRPC, ProtocolVersion: "1.0", Tenant: "t1", Path: "$.supportedInterfaces[0]"},
+			{URL: "https://agent.example/v03", Binding: card.BindingHTTPJSON, ProtocolVersion: "0.3", Path: "$.additionalInterfaces[0]"},
+		},
+		SecuritySchemes: []card.SecurityScheme{
+			{Name: "key", Type: card.SchemeAPIKey, Description: "d", In: "header", ParamName: "X-Key", Path: "$.securitySchemes.key"},
+			{Name: "bearer", Type: card.SchemeHTTP, Scheme: "bearer", BearerFormat: "JWT", Path: "$.securitySchemes.bearer"},
+			{Name: "oidc", Type: card.SchemeOpenIDConnect, OpenIDConnectURL: "https://idp.example/.well-known/openid-configuration", Path: "$.securitySchemes.oidc"},
+			{Name: "oauth", Type: card.SchemeOAuth2, OAuth2MetadataURL: "https://idp.example/.well-known/oauth-authorization-server",
+				Flows: []card.OAuthFlow{{
+					Name: "authorizationCode", AuthorizationURL: "https://idp.example/auth", TokenURL: "https://idp.example/token",
+					RefreshURL: "https://idp.example/refresh", Scopes: map[string]string{"read": "Read"}, PKCERequired: true,
+				}, {Name: "deviceCode", DeviceAuthURL: "https://idp.example/device", TokenURL: "https://idp.example/token"}},
+				Path: "$.securitySchemes.oauth"},
+		},
+		SecurityRequirements: []card.Requirement{{{Scheme: "oauth", Scopes: []string{"read"}}}, {{Scheme: "key", Scopes: nil}}},
+		DefaultInputModes:    []string{"text/plain", "application/pdf"},
+		DefaultOutputModes:   []string{"application/json"},
+		Skills: []card.Skill{{
+			ID: "parse", Name: "Parse invoice", Description: "Extracts fields", Tags: []string{"invoice", "pdf"},
+			Examples: []string{"parse this"}, InputModes: []string{"application/pdf"}, OutputModes: []string{"application/json"},
+			InheritsOutputModes:  true,
+			SecurityRequirements: []card.Requirement{{{Scheme: "bearer"}}},
+		}},
+		Signatures: []card.Signature{{Protected: "eyJhbGciOiJFUzI1NiJ9", Signature: "sig", Header: []byte(`{"kid":"k1"}`)}},
+		Findings: []card.Finding{
+			{Code: "http_url", Severity: card.SeverityWarning, Path: "$.url", Message: "plain http"},
+		},
+	}
+}
+
+// sparseCard leaves every optional slice nil, as an older parser might.
+func sparseCard() *card.Card {
+	return &card.Card{
+		Shape: card.ShapeV02, Name: "bare", Description: "", Version: "0",
+		Skills: []card.Skill{{ID: "s", Name: "s"}},
+	}
+}
+
+const (
+	fullRaw   = "{\"name\":\"Invoice agent\",\n  \"description\":\"<html><script>alert(1)</script>\"}  \n"
+	fullRawV1 = `{"name":"Invoice agent","version":"1"}`
+	sparseRaw = `{"name":"bare"}`
+)
+
+func newFakeCatalog() *fakeCatalog {
+	return &fakeCatalog{
+		agents: map[string]catalog.Agent{
+			"a1": {
+				ID: "a1", CardURL: "https://agent.example/.well-known/agent-card.json", Card: fullCard(),
+				SignatureStatus: catalog.SignatureVerified, Health: catalog.HealthUp, CurrentVersion: 2,
+				CreatedAt: t0, UpdatedAt: t0.Add(2 * time.Hour), FetchedAt: t0.Add(3 * time.Hour),
+			},
+			"sparse": {
+				ID: "sparse", CardURL: "http://old.example/.well-known/agent.json", Card: sparseCard(),
+				SignatureStatus: catalog.SignatureUnsigned, Health: catalog.HealthUnknown, CurrentVersion: 1,
+				CreatedAt: t0, UpdatedAt: t0, FetchedAt: t0,
+			},
+			"nocard": {ID: "nocard", CardURL: "https://x.example/", CurrentVersion: 1, Health: catalog.HealthDown,
+				SignatureStatus: catalog.SignatureUnchecked, CreatedAt: t0, UpdatedAt: t0, FetchedAt: t0},
+		},
+		versions: map[string][]catalog.Version{
+			"a1":     {version(1, fullRawV1), version(2, fullRaw)},
+			"sparse": {version(1, sparseRaw)},
+			"nocard": {version(1, `{}`)},
+			"empty":  {},
+		},
+	}
+}

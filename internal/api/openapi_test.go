@@ -1,0 +1,231 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+	"github.com/labstack/echo/v4"
+
+	"github.com/a2aregistry/registry/internal/catalog"
+)
+
+var spec struct {
+	once   sync.Once
+	doc    *openapi3.T
+	router routers.Router
+	err    error
+}
+
+// loadSpec parses and validates openapi.json once for the whole package.
+func loadSpec(t *testing.T) (*openapi3.T, routers.Router) {
+	t.Helper()
+	spec.once.Do(func() {
+		loader := openapi3.NewLoader()
+		doc, err := loader.LoadFromData(openAPIDoc)
+		if err != nil {
+			spec.err = err
+			return
+		}
+		if err := doc.Validate(loader.Context); err != nil {
+			spec.err = err
+			return
+		}
+		spec.doc = doc
+		spec.router, spec.err = gorillamux.NewRouter(doc)
+	})
+	if spec.err != nil {
+		t.Fatalf("openapi.json: %v", spec.err)
+	}
+	return spec.doc, spec.router
+}
+
+func TestOpenAPIDocumentValidates(t *testing.T) {
+	doc, _ := loadSpec(t)
+	if doc.OpenAPI != "3.0.3" {
+		t.Errorf("openapi = %q", doc.OpenAPI)
+	}
+	if got := OpenAPIDocument(); !bytes.Equal(got, openAPIDoc) {
+		t.Error("OpenAPIDocument differs from the embedded bytes")
+	} else if got[0] = 'x'; openAPIDoc[0] == 'x' {
+		t.Error("OpenAPIDocument returns the embedded slice itself")
+	}
+}
+
+// checkConformance replays one exchange against the document: the
+// response must be documented for its status and match its schema; a
+// request the handler accepted must be one the document accepts.
+func checkConformance(t *testing.T, method, target, body string, header map[string]string, rec *httptest.ResponseRecorder) {
+	t.Helper()
+	_, router := loadSpec(t)
+	req := httptest.NewRequest(method, target, strings.NewReader(body))
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	route, params, err := router.FindRoute(req)
+	if err != nil {
+		if !errors.Is(err, routers.ErrPathNotFound) && !errors.Is(err, routers.ErrMethodNotAllowed) {
+			t.Fatalf("finding route of %s %s: %v", method, target, err)
+		}
+		if rec.Code != http.StatusNotFound && rec.Code != http.StatusMethodNotAllowed {
+			t.Errorf("%s %s is not in the document but answered %d", method, target, rec.Code)
+		}
+		checkErrorSchema(t, rec.Body.Bytes())
+		return
+	}
+	ctx := context.Background()
+	in := &openapi3filter.RequestValidationInput{
+		Request: req, PathParams: params, Route: route,
+		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, MultiError: true},
+	}
+	if rec.Code < http.StatusBadRequest {
+		if err := openapi3filter.ValidateRequest(ctx, in); err != nil {
+			t.Errorf("handler accepted %s %s, which the document rejects: %v", method, target, err)
+		}
+	}
+	out := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: in,
+		Status:                 rec.Code,
+		Header:                 rec.Header(),
+		Body:                   io.NopCloser(bytes.NewReader(rec.Body.Bytes())),
+		Options:                &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
+	}
+	if err := openapi3filter.ValidateResponse(ctx, out); err != nil {
+		t.Errorf("response %d to %s %s does not match the document: %v\nbody: %.2000s", rec.Code, method, target, err, rec.Body)
+	}
+}
+
+func checkErrorSchema(t *testing.T, body []byte) {
+	t.Helper()
+	doc, _ := loadSpec(t)
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		t.Fatalf("error body is not JSON: %v: %q", err, body)
+	}
+	if err := doc.Components.Schemas["Error"].Value.VisitJSON(v); err != nil {
+		t.Errorf("error body does not match the Error schema: %v: %s", err, body)
+	}
+}
+
+// TestErrorCodesDocumented compares the Code* constants of errors.go with
+// the Error schema's enum, so adding a code without documenting it fails.
+func TestErrorCodesDocumented(t *testing.T) {
+	doc, _ := loadSpec(t)
+	f, err := parser.ParseFile(token.NewFileSet(), "errors.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var codes []string
+	for _, d := range f.Decls {
+		gd, ok := d.(*ast.GenDecl)
+		if !ok || gd.Tok != token.CONST {
+			continue
+		}
+		for _, s := range gd.Specs {
+			vs := s.(*ast.ValueSpec)
+			for i, name := range vs.Names {
+				if strings.HasPrefix(name.Name, "Code") {
+					lit := vs.Values[i].(*ast.BasicLit)
+					codes = append(codes, strings.Trim(lit.Value, `"`))
+				}
+			}
+		}
+	}
+	var documented []string
+	for _, v := range doc.Components.Schemas["Error"].Value.Properties["error"].Value.Properties["code"].Value.Enum {
+		documented = append(documented, v.(string))
+	}
+	sort.Strings(codes)
+	sort.Strings(documented)
+	if !slices.Equal(codes, documented) {
+		t.Errorf("error codes in errors.go %v\n differ from the document %v", codes, documented)
+	}
+}
+
+func TestSearchParametersDocumented(t *testing.T) {
+	doc, _ := loadSpec(t)
+	op := doc.Paths.Value("/agents").Get
+	var documented []string
+	for _, p := range op.Parameters {
+		documented = append(documented, p.Value.Name)
+	}
+	want := append([]string{paramText, paramLimit, paramCursor}, catalog.FilterFields...)
+	sort.Strings(documented)
+	sort.Strings(want)
+	if !slices.Equal(documented, want) {
+		t.Errorf("documented search parameters %v, handler accepts %v", documented, want)
+	}
+
+	facets := doc.Components.Schemas["Facets"].Value
+	var props []string
+	for name := range facets.Properties {
+		props = append(props, name)
+	}
+	fields := slices.Clone(catalog.FilterFields)
+	sort.Strings(props)
+	sort.Strings(fields)
+	if !slices.Equal(props, fields) || len(facets.Required) != len(fields) {
+		t.Errorf("Facets properties %v (required %v), want %v", props, facets.Required, fields)
+	}
+
+	for field, values := range enumFilters {
+		param := op.Parameters.GetByInAndName("query", field)
+		var enum []string
+		for _, v := range param.Schema.Value.Items.Value.Enum {
+			enum = append(enum, v.(string))
+		}
+		if !slices.Equal(enum, values) {
+			t.Errorf("%s enum documented as %v, handler accepts %v", field, enum, values)
+		}
+	}
+}
+
+// TestRoutesDocumented checks that every mounted route is in the document
+// and every documented operation is mounted.
+func TestRoutesDocumented(t *testing.T) {
+	doc, _ := loadSpec(t)
+	e := echo.New()
+	New(Options{Catalog: newFakeCatalog(), Registrar: &fakeRegistrar{}}).Mount(e)
+	var mounted []string
+	for _, r := range e.Routes() {
+		if r.Method == echo.RouteNotFound {
+			continue
+		}
+		p := strings.TrimPrefix(r.Path, BasePath)
+		// echo's :param to OpenAPI's {param}.
+		parts := strings.Split(p, "/")
+		for i, s := range parts {
+			if strings.HasPrefix(s, ":") {
+				parts[i] = "{" + s[1:] + "}"
+			}
+		}
+		mounted = append(mounted, r.Method+" "+strings.Join(parts, "/"))
+	}
+	var documented []string
+	for path, item := range doc.Paths.Map() {
+		for method := range item.Operations() {
+			documented = append(documented, method+" "+path)
+		}
+	}
+	sort.Strings(mounted)
+	sort.Strings(documented)
+	if !slices.Equal(mounted, documented) {
+		t.Errorf("mounted routes %v\ndocumented %v", mounted, documented)
+	}
+}
