@@ -1,0 +1,92 @@
+package main
+
+import (
+	"log/slog"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/a2aregistry/registry/internal/api"
+)
+
+type handlerDeps struct {
+	log       *slog.Logger
+	store     api.Catalog
+	registrar api.Registrar // nil: read-only API
+}
+
+// newHandler mounts every route: /healthz and the JSON API.
+func newHandler(d handlerDeps) http.Handler {
+	e := echo.New()
+	e.HideBanner = true
+	e.HidePort = true
+	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
+		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
+			d.log.Error("panic in handler", "method", c.Request().Method, "path", c.Path(),
+				"err", err, "stack", string(stack))
+			return err
+		},
+	}))
+	e.Use(middleware.RequestID())
+	e.Use(requestLogger(d.log))
+
+	// Liveness: the process serves HTTP. It does not touch the database so
+	// a slow database does not get healthy replicas restarted.
+	e.GET("/healthz", func(c echo.Context) error {
+		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+	})
+
+	api.New(api.Options{Catalog: d.store, Registrar: d.registrar, Logger: d.log}).Mount(e)
+	return e
+}
+
+// requestLogger logs one line per request. 5xx are errors (our fault),
+// 4xx are info: clients get things wrong all the time.
+//
+// The handler's error is rendered (HandleError) before logging so the
+// logged status is the one sent. The error is then dropped: passing it on
+// would make echo run the error handler a second time on a response that
+// is already written.
+func requestLogger(log *slog.Logger) echo.MiddlewareFunc {
+	logger := middleware.RequestLoggerWithConfig(middleware.RequestLoggerConfig{
+		HandleError:  true,
+		LogMethod:    true,
+		LogURIPath:   true,
+		LogRoutePath: true,
+		LogStatus:    true,
+		LogLatency:   true,
+		LogRemoteIP:  true,
+		LogRequestID: true,
+		LogError:     true,
+		LogValuesFunc: func(c echo.Context, v middleware.RequestLoggerValues) error {
+			level := slog.LevelInfo
+			if v.Status >= 500 {
+				level = slog.LevelError
+			}
+			attrs := []slog.Attr{
+				slog.String("method", v.Method),
+				slog.String("path", v.URIPath),
+				slog.String("route", v.RoutePath),
+				slog.Int("status", v.Status),
+				slog.Duration("latency", v.Latency),
+				slog.String("remote_ip", v.RemoteIP),
+				slog.String("request_id", v.RequestID),
+			}
+			if v.Error != nil {
+				attrs = append(attrs, slog.String("err", v.Error.Error()))
+			}
+			log.LogAttrs(c.Request().Context(), level, "http request", attrs...)
+			return nil
+		},
+	})
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		h := logger(next)
+		return func(c echo.Context) error {
+			if err := h(c); err != nil && !c.Response().Committed {
+				return err
+			}
+			return nil
+		}
+	}
+}

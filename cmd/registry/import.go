@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/a2aregistry/registry/internal/config"
+	"github.com/a2aregistry/registry/internal/importer"
+)
+
+// runImport adds card files to the catalog, one line per file on stdout:
+//
+//	PATH: created|updated|unchanged CARD_URL (NAME)
+//	PATH: error: REASON
+//
+// Each file is parsed whole before a single upsert, so a failed file leaves
+// the catalog as it was. The exit code is non-zero if any file failed.
+func runImport(ctx context.Context, args []string, stdout, stderr io.Writer, getenv env) int {
+	cfg, fs, code, ok := loadConfig("import", "[flags] FILE...", config.Logging|config.Storage|config.Cards, args, stderr, getenv)
+	if !ok {
+		return code
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintln(stderr, "registry import: no files given")
+		fs.Usage()
+		return exitUsage
+	}
+	log := newLogger(cfg, stderr)
+	store, err := openStore(ctx, cfg, log)
+	if err != nil {
+		log.Error("import failed", "err", err)
+		return exitFail
+	}
+	defer closeStore(store, log)
+
+	im := &importer.Importer{Store: store, Limits: cardLimits(cfg)}
+	if failed := importFiles(ctx, im, fs.Args(), stdout); failed > 0 {
+		fmt.Fprintf(stderr, "registry import: %d of %d files failed\n", failed, fs.NArg())
+		return exitFail
+	}
+	return exitOK
+}
+
+// importFiles imports each path, reports it on out and returns how many failed.
+func importFiles(ctx context.Context, im *importer.Importer, paths []string, out io.Writer) (failed int) {
+	for _, path := range paths {
+		if ctx.Err() != nil {
+			fmt.Fprintf(out, "%s: error: %v\n", path, context.Cause(ctx))
+			failed++
+			continue
+		}
+		res, err := im.File(ctx, path)
+		if err != nil {
+			fmt.Fprintf(out, "%s: error: %v\n", path, err)
+			failed++
+			continue
+		}
+		fmt.Fprintf(out, "%s: %s %s (%q)\n", path, res.Outcome, res.CardURL, res.Name)
+	}
+	return failed
+}

@@ -1,0 +1,87 @@
+// Command registry is an A2A agent registry: it keeps agent cards in a
+// searchable catalog and serves them over a JSON API.
+//
+// Usage:
+//
+//	registry serve [flags]          run the HTTP server
+//	registry migrate [flags]        apply database migrations and exit
+//	registry import [flags] FILE... add agent card files to the catalog
+//	registry version                print the version
+//
+// Every flag can also be set with a REGISTRY_* environment variable; run
+// `registry COMMAND -h` for the list.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// version is set at link time: -ldflags "-X main.version=v1.2.3".
+var version string
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// After the first signal starts a graceful shutdown, a second one
+	// kills the process the default way.
+	context.AfterFunc(ctx, stop)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv)
+	stop()
+	os.Exit(code)
+}
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitFail  = 1
+	exitUsage = 2
+)
+
+// env is how commands read the environment; tests pass a map.
+type env func(string) string
+
+// run dispatches to a subcommand and returns the process exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv env) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return exitUsage
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "serve":
+		return runServe(ctx, rest, stderr, getenv)
+	case "migrate":
+		return runMigrate(ctx, rest, stderr, getenv)
+	case "import":
+		return runImport(ctx, rest, stdout, stderr, getenv)
+	case "version", "--version", "-version":
+		fmt.Fprintln(stdout, versionString())
+		return exitOK
+	case "help", "-h", "--help", "-help":
+		usage(stdout)
+		return exitOK
+	default:
+		fmt.Fprintf(stderr, "registry: unknown command %q\n\n", cmd)
+		usage(stderr)
+		return exitUsage
+	}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `registry: an A2A agent registry (catalog, search, JSON API)
+
+Usage:
+  registry serve [flags]            run the HTTP server (JSON API under /api/v1)
+  registry migrate [flags]          apply database migrations and exit
+  registry import [flags] FILE...   add agent card files to the catalog
+  registry version                  print the version
+  registry help                     show this text
+
+Run "registry COMMAND -h" for a command's flags. Every flag can also be set
+with a REGISTRY_* environment variable (flags win).
+`)
+}

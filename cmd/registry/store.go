@@ -1,0 +1,40 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/a2aregistry/registry/internal/card"
+	"github.com/a2aregistry/registry/internal/catalog"
+	"github.com/a2aregistry/registry/internal/config"
+)
+
+// cardLimits applies the configured card size to the parser's defaults.
+func cardLimits(cfg config.Config) card.Limits {
+	lim := card.DefaultLimits()
+	lim.MaxBytes = int(min(cfg.MaxCardBytes, int64(maxInt)))
+	return lim
+}
+
+const maxInt = int(^uint(0) >> 1)
+
+// openStore connects to the catalog and brings its schema up to date.
+// Every command migrates: goose applies only what is pending, and PostgreSQL
+// replicas take an advisory lock so they do not race.
+func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (*catalog.Store, error) {
+	store, err := catalog.Open(ctx, catalog.Config{DSN: cfg.DB, Logger: log, CardLimits: cardLimits(cfg)})
+	if err != nil {
+		return nil, err
+	}
+	if err := store.Migrate(ctx); err != nil {
+		store.Close()
+		return nil, err
+	}
+	return store, nil
+}
+
+func closeStore(store *catalog.Store, log *slog.Logger) {
+	if err := store.Close(); err != nil {
+		log.Error("closing catalog", "err", err)
+	}
+}

@@ -1,0 +1,160 @@
+// Package config holds the registry's typed settings, read from command-line
+// flags and REGISTRY_* environment variables and validated before anything
+// starts. There is no global instance: each subcommand builds its own
+// flag.FlagSet, loads a Config and passes it down explicitly.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ErrInvalid marks every validation failure; the message names the setting.
+var ErrInvalid = errors.New("invalid configuration")
+
+// Log formats.
+const (
+	LogFormatText = "text"
+	LogFormatJSON = "json"
+)
+
+// Defaults.
+const (
+	DefaultListen          = "127.0.0.1:8080"
+	DefaultDB              = "sqlite:./data/registry.db"
+	DefaultFetchTimeout    = 10 * time.Second
+	DefaultMaxCardBytes    = 1 << 20
+	DefaultShutdownTimeout = 15 * time.Second
+)
+
+// Config is every setting of the registry. Default returns a valid one.
+type Config struct {
+	// Listen is the HTTP listen address, host:port.
+	Listen string
+	// InsecureAllowRemote lets the server listen on a non-loopback address
+	// although no sign-in is configured (DESIGN.md "Access").
+	InsecureAllowRemote bool
+	// DB is the catalog DSN: "sqlite:PATH", a bare SQLite path, or a
+	// postgres:// / postgresql:// URL.
+	DB string
+	// AllowNetworks are private ranges the outbound client may reach; all
+	// private, loopback and link-local addresses are refused otherwise.
+	AllowNetworks []netip.Prefix
+	LogLevel      slog.Level
+	LogFormat     string
+	// FetchTimeout bounds one outbound fetch, connection to last byte.
+	FetchTimeout time.Duration
+	// MaxCardBytes caps the size of one agent card, fetched or imported.
+	MaxCardBytes int64
+	// ImportExamples imports the shipped example cards when the catalog is
+	// empty at start-up, so a first run has something to search.
+	ImportExamples bool
+	// ShutdownTimeout bounds the graceful drain of in-flight requests.
+	ShutdownTimeout time.Duration
+}
+
+// Default returns the settings used when nothing is configured.
+func Default() Config {
+	return Config{
+		Listen:          DefaultListen,
+		DB:              DefaultDB,
+		LogLevel:        slog.LevelInfo,
+		LogFormat:       LogFormatText,
+		FetchTimeout:    DefaultFetchTimeout,
+		MaxCardBytes:    DefaultMaxCardBytes,
+		ImportExamples:  true,
+		ShutdownTimeout: DefaultShutdownTimeout,
+	}
+}
+
+// Validate reports the first setting that cannot work, wrapped in ErrInvalid.
+func (c Config) Validate() error {
+	if err := validateListen(c.Listen, c.InsecureAllowRemote); err != nil {
+		return err
+	}
+	if err := ValidateDB(c.DB); err != nil {
+		return err
+	}
+	for _, p := range c.AllowNetworks {
+		if !p.IsValid() {
+			return fmt.Errorf("%w: allow-networks: invalid prefix %v", ErrInvalid, p)
+		}
+	}
+	switch c.LogFormat {
+	case LogFormatText, LogFormatJSON:
+	default:
+		return fmt.Errorf("%w: log-format %q: want %q or %q", ErrInvalid, c.LogFormat, LogFormatText, LogFormatJSON)
+	}
+	if c.FetchTimeout <= 0 {
+		return fmt.Errorf("%w: fetch-timeout must be positive, got %v", ErrInvalid, c.FetchTimeout)
+	}
+	if c.MaxCardBytes <= 0 {
+		return fmt.Errorf("%w: max-card-bytes must be positive, got %d", ErrInvalid, c.MaxCardBytes)
+	}
+	if c.ShutdownTimeout <= 0 {
+		return fmt.Errorf("%w: shutdown-timeout must be positive, got %v", ErrInvalid, c.ShutdownTimeout)
+	}
+	return nil
+}
+
+func validateListen(addr string, allowRemote bool) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%w: listen address %q: %w", ErrInvalid, addr, err)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return fmt.Errorf("%w: listen address %q: port must be a number in 0-65535", ErrInvalid, addr)
+	}
+	if IsLoopbackHost(host) || allowRemote {
+		return nil
+	}
+	return fmt.Errorf("%w: listen address %q is not loopback and no sign-in is configured; "+
+		"pass --insecure-allow-remote (REGISTRY_INSECURE_ALLOW_REMOTE=true) to serve an unauthenticated registry on it", ErrInvalid, addr)
+}
+
+// IsLoopbackHost tells whether a listen host only accepts local connections.
+// An empty host listens on every interface, and a host name other than
+// localhost could resolve anywhere, so both count as remote.
+func IsLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	addr, err := netip.ParseAddr(host)
+	return err == nil && addr.IsLoopback()
+}
+
+// ValidateDB checks the shape of a catalog DSN without connecting.
+func ValidateDB(dsn string) error {
+	switch {
+	case dsn == "":
+		return fmt.Errorf("%w: db: empty DSN", ErrInvalid)
+	case strings.HasPrefix(dsn, "sqlite:"):
+		if strings.TrimPrefix(dsn, "sqlite:") == "" {
+			return fmt.Errorf("%w: db %q: missing SQLite file path", ErrInvalid, dsn)
+		}
+		return nil
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+		if _, err := url.Parse(dsn); err != nil {
+			// url.Error repeats the DSN, which may carry a password.
+			var uerr *url.Error
+			if errors.As(err, &uerr) {
+				err = uerr.Err
+			}
+			return fmt.Errorf("%w: db: malformed PostgreSQL URL: %w", ErrInvalid, err)
+		}
+		return nil
+	case strings.Contains(dsn, "://"):
+		scheme, _, _ := strings.Cut(dsn, "://")
+		return fmt.Errorf("%w: db: unknown scheme %q (want sqlite:PATH, postgres:// or postgresql://)", ErrInvalid, scheme)
+	default:
+		// A bare path is a SQLite file.
+		return nil
+	}
+}

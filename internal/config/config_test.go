@@ -1,0 +1,223 @@
+package config
+
+import (
+	"errors"
+	"flag"
+	"io"
+	"log/slog"
+	"net/netip"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func load(t *testing.T, groups Group, args []string, env map[string]string) (Config, *flag.FlagSet, error) {
+	t.Helper()
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	cfg, err := Load(fs, groups, args, func(k string) string { return env[k] })
+	return cfg, fs, err
+}
+
+func TestDefaultIsValid(t *testing.T) {
+	if err := Default().Validate(); err != nil {
+		t.Fatalf("Default().Validate() = %v", err)
+	}
+	cfg, _, err := load(t, All, nil, nil)
+	if err != nil {
+		t.Fatalf("Load with nothing set: %v", err)
+	}
+	if !reflect.DeepEqual(cfg, Default()) {
+		t.Errorf("Load with nothing set = %+v, want Default() %+v", cfg, Default())
+	}
+	if cfg.Listen != "127.0.0.1:8080" || cfg.DB != "sqlite:./data/registry.db" || cfg.MaxCardBytes != 1<<20 || !cfg.ImportExamples {
+		t.Errorf("defaults changed: %+v", cfg)
+	}
+}
+
+func TestLoadPrecedence(t *testing.T) {
+	tests := []struct {
+		name  string
+		args  []string
+		env   map[string]string
+		check func(Config) bool
+	}{
+		{"env sets listen", nil, map[string]string{"REGISTRY_LISTEN": "127.0.0.1:9000"},
+			func(c Config) bool { return c.Listen == "127.0.0.1:9000" }},
+		{"flag wins over env", []string{"--listen", "[::1]:9001"}, map[string]string{"REGISTRY_LISTEN": "127.0.0.1:9000"},
+			func(c Config) bool { return c.Listen == "[::1]:9001" }},
+		{"empty env is unset", nil, map[string]string{"REGISTRY_DB": ""},
+			func(c Config) bool { return c.DB == DefaultDB }},
+		{"env db", nil, map[string]string{"REGISTRY_DB": "postgres://u@db:5432/reg?sslmode=disable"},
+			func(c Config) bool { return c.DB == "postgres://u@db:5432/reg?sslmode=disable" }},
+		{"env bool false", nil, map[string]string{"REGISTRY_IMPORT_EXAMPLES": "false"},
+			func(c Config) bool { return !c.ImportExamples }},
+		{"flag bool without value", []string{"--listen=0.0.0.0:8080", "--insecure-allow-remote"}, nil,
+			func(c Config) bool { return c.InsecureAllowRemote && c.Listen == "0.0.0.0:8080" }},
+		{"flag bool =false beats env true", []string{"--import-examples=false"}, map[string]string{"REGISTRY_IMPORT_EXAMPLES": "true"},
+			func(c Config) bool { return !c.ImportExamples }},
+		{"env networks", nil, map[string]string{"REGISTRY_ALLOW_NETWORKS": "10.0.0.0/8, 192.168.1.7 ,fd00::/8"},
+			func(c Config) bool {
+				return reflect.DeepEqual(c.AllowNetworks, []netip.Prefix{
+					netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("192.168.1.7/32"), netip.MustParsePrefix("fd00::/8")})
+			}},
+		{"repeated flag appends and replaces env", []string{"--allow-networks", "10.0.0.0/8", "--allow-networks", "172.16.0.0/12"},
+			map[string]string{"REGISTRY_ALLOW_NETWORKS": "192.168.0.0/16"},
+			func(c Config) bool {
+				return reflect.DeepEqual(c.AllowNetworks, []netip.Prefix{
+					netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("172.16.0.0/12")})
+			}},
+		{"log level and format", []string{"--log-level", "debug"}, map[string]string{"REGISTRY_LOG_FORMAT": "json"},
+			func(c Config) bool { return c.LogLevel == slog.LevelDebug && c.LogFormat == LogFormatJSON }},
+		{"durations", []string{"--fetch-timeout", "3s"}, map[string]string{"REGISTRY_SHUTDOWN_TIMEOUT": "1m"},
+			func(c Config) bool { return c.FetchTimeout == 3*time.Second && c.ShutdownTimeout == time.Minute }},
+		{"size suffix", []string{"--max-card-bytes", "256KiB"}, nil,
+			func(c Config) bool { return c.MaxCardBytes == 256<<10 }},
+		{"localhost is loopback", []string{"--listen", "localhost:8080"}, nil,
+			func(c Config) bool { return c.Listen == "localhost:8080" }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, _, err := load(t, All, tt.args, tt.env)
+			if err != nil {
+				t.Fatalf("Load: %v", err)
+			}
+			if !tt.check(cfg) {
+				t.Errorf("unexpected config %+v", cfg)
+			}
+		})
+	}
+}
+
+func TestLoadRejects(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		wantMsg string // a fragment the operator must see
+	}{
+		{"listen without port", []string{"--listen", "127.0.0.1"}, nil, "listen address"},
+		{"listen bad port", []string{"--listen", "127.0.0.1:http99"}, nil, "port"},
+		{"listen port too big", []string{"--listen", "127.0.0.1:70000"}, nil, "port"},
+		{"remote without opt-in", []string{"--listen", "0.0.0.0:8080"}, nil, "insecure-allow-remote"},
+		{"all interfaces without opt-in", []string{"--listen", ":8080"}, nil, "insecure-allow-remote"},
+		{"hostname without opt-in", []string{"--listen", "example.com:8080"}, nil, "insecure-allow-remote"},
+		{"unknown db scheme", []string{"--db", "mysql://root@db/reg"}, nil, `unknown scheme "mysql"`},
+		{"empty sqlite path", []string{"--db", "sqlite:"}, nil, "SQLite file path"},
+		{"empty db flag", []string{"--db", ""}, nil, "empty DSN"},
+		{"bad cidr", []string{"--allow-networks", "10.0.0.0/33"}, nil, "10.0.0.0/33"},
+		{"zoned address", []string{"--allow-networks", "fe80::1%eth0"}, nil, "fe80::1%eth0"},
+		{"cidr host bits", []string{"--allow-networks", "10.1.2.3/8"}, nil, "did you mean 10.0.0.0/8"},
+		{"env bad cidr names variable", nil, map[string]string{"REGISTRY_ALLOW_NETWORKS": "intranet"}, "REGISTRY_ALLOW_NETWORKS"},
+		{"zero card size", []string{"--max-card-bytes", "0"}, nil, "max-card-bytes must be positive"},
+		{"negative card size", nil, map[string]string{"REGISTRY_MAX_CARD_BYTES": "-1"}, "max-card-bytes must be positive"},
+		{"garbage card size", []string{"--max-card-bytes", "1GB"}, nil, "KiB or MiB"},
+		{"zero fetch timeout", []string{"--fetch-timeout", "0s"}, nil, "fetch-timeout must be positive"},
+		{"negative shutdown timeout", []string{"--shutdown-timeout", "-1s"}, nil, "shutdown-timeout must be positive"},
+		{"bad log format", []string{"--log-format", "xml"}, nil, "log-format"},
+		{"bad log level env", nil, map[string]string{"REGISTRY_LOG_LEVEL": "loud"}, "REGISTRY_LOG_LEVEL"},
+		{"bad bool env", nil, map[string]string{"REGISTRY_IMPORT_EXAMPLES": "yes please"}, "REGISTRY_IMPORT_EXAMPLES"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := load(t, All, tt.args, tt.env)
+			if err == nil {
+				t.Fatal("Load succeeded, want error")
+			}
+			if !strings.Contains(err.Error(), tt.wantMsg) {
+				t.Errorf("error %q does not mention %q", err, tt.wantMsg)
+			}
+		})
+	}
+}
+
+func TestLoadErrorsAreTyped(t *testing.T) {
+	_, _, err := load(t, All, []string{"--db", "mysql://x"}, nil)
+	if !errors.Is(err, ErrInvalid) {
+		t.Errorf("validation error %v does not wrap ErrInvalid", err)
+	}
+	_, _, err = load(t, All, []string{"-h"}, nil)
+	if !errors.Is(err, flag.ErrHelp) {
+		t.Errorf("-h gave %v, want flag.ErrHelp", err)
+	}
+}
+
+func TestPostgresPasswordNotEchoed(t *testing.T) {
+	_, _, err := load(t, All, []string{"--db", "postgres://u:s3cret@db:bad port/x"}, nil)
+	if err == nil {
+		t.Fatal("malformed URL accepted")
+	}
+	if strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("error leaks the password: %v", err)
+	}
+}
+
+func TestGroupsLimitFlags(t *testing.T) {
+	_, _, err := load(t, Logging|Storage, []string{"--listen", "127.0.0.1:1"}, nil)
+	if err == nil || !strings.Contains(err.Error(), "flag provided but not defined") {
+		t.Errorf("--listen accepted by a Storage-only command: %v", err)
+	}
+	// A variable of another group is ignored, not validated.
+	cfg, fs, err := load(t, Logging|Storage, []string{"--db", "x.db", "a.json", "b.json"},
+		map[string]string{"REGISTRY_LISTEN": "not an address"})
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if cfg.Listen != DefaultListen || cfg.DB != "x.db" {
+		t.Errorf("cfg = %+v", cfg)
+	}
+	if got := fs.Args(); !reflect.DeepEqual(got, []string{"a.json", "b.json"}) {
+		t.Errorf("positional args = %v", got)
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	tests := []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"1048576", 1 << 20, true},
+		{"1MiB", 1 << 20, true},
+		{"64KiB", 64 << 10, true},
+		{"MiB", 0, false},
+		{"1.5MiB", 0, false},
+		{"99999999999999999MiB", 0, false},
+		{"", 0, false},
+	}
+	for _, tt := range tests {
+		got, err := ParseSize(tt.in)
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d, ok=%v", tt.in, got, err, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestIsLoopbackHost(t *testing.T) {
+	tests := map[string]bool{
+		"127.0.0.1": true, "127.3.2.1": true, "::1": true, "localhost": true, "LocalHost": true,
+		"": false, "0.0.0.0": false, "::": false, "10.0.0.1": false, "example.com": false, "localhost.evil.com": false,
+	}
+	for host, want := range tests {
+		if got := IsLoopbackHost(host); got != want {
+			t.Errorf("IsLoopbackHost(%q) = %v, want %v", host, got, want)
+		}
+	}
+}
+
+// TestREADMEDocumentsEverySetting keeps the configuration table honest.
+func TestREADMEDocumentsEverySetting(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Skipf("README.md not readable: %v", err)
+	}
+	for _, s := range Settings() {
+		for _, name := range []string{"--" + s.Flag, s.Env} {
+			if !strings.Contains(string(readme), "`"+name+"`") {
+				t.Errorf("README.md does not document `%s`", name)
+			}
+		}
+	}
+}

@@ -1,0 +1,222 @@
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/a2aregistry/registry/internal/safehttp"
+)
+
+// EnvPrefix starts the name of every environment variable the registry reads.
+const EnvPrefix = "REGISTRY_"
+
+// Group selects the settings a subcommand accepts, so that `registry
+// migrate --listen …` is refused instead of silently ignored.
+type Group uint
+
+// Setting groups.
+const (
+	Logging Group = 1 << iota
+	Storage
+	Cards
+	Fetching
+	Serving
+
+	All = Logging | Storage | Cards | Fetching | Serving
+)
+
+// Setting describes one configurable value: its flag, its environment
+// variable and its help text.
+type Setting struct {
+	Group Group
+	Flag  string
+	Env   string
+	Usage string
+	value func(*Config) flag.Value
+}
+
+// Settings lists every setting in the order usage prints them.
+func Settings() []Setting {
+	return []Setting{
+		{Serving, "listen", "REGISTRY_LISTEN", "HTTP listen address host:port",
+			func(c *Config) flag.Value { return (*stringValue)(&c.Listen) }},
+		{Serving, "insecure-allow-remote", "REGISTRY_INSECURE_ALLOW_REMOTE",
+			"allow a non-loopback listen address without sign-in (anyone who can reach it can write)",
+			func(c *Config) flag.Value { return (*boolValue)(&c.InsecureAllowRemote) }},
+		{Serving, "import-examples", "REGISTRY_IMPORT_EXAMPLES", "import the shipped example cards when the catalog is empty",
+			func(c *Config) flag.Value { return (*boolValue)(&c.ImportExamples) }},
+		{Serving, "shutdown-timeout", "REGISTRY_SHUTDOWN_TIMEOUT", "how long to drain in-flight requests on SIGINT/SIGTERM",
+			func(c *Config) flag.Value { return (*durationValue)(&c.ShutdownTimeout) }},
+		{Storage, "db", "REGISTRY_DB", "catalog database: sqlite:PATH, a bare SQLite path, or postgres://…",
+			func(c *Config) flag.Value { return (*stringValue)(&c.DB) }},
+		{Fetching, "allow-networks", "REGISTRY_ALLOW_NETWORKS",
+			"comma-separated CIDRs of private networks agents may live on (private, loopback and link-local addresses are refused otherwise)",
+			func(c *Config) flag.Value { return (*prefixesValue)(&c.AllowNetworks) }},
+		{Fetching, "fetch-timeout", "REGISTRY_FETCH_TIMEOUT", "time limit of one outbound fetch",
+			func(c *Config) flag.Value { return (*durationValue)(&c.FetchTimeout) }},
+		{Cards, "max-card-bytes", "REGISTRY_MAX_CARD_BYTES", "largest agent card accepted, in bytes (suffixes KiB, MiB allowed)",
+			func(c *Config) flag.Value { return (*sizeValue)(&c.MaxCardBytes) }},
+		{Logging, "log-level", "REGISTRY_LOG_LEVEL", "debug, info, warn or error",
+			func(c *Config) flag.Value { return (*levelValue)(&c.LogLevel) }},
+		{Logging, "log-format", "REGISTRY_LOG_FORMAT", "text or json",
+			func(c *Config) flag.Value { return (*stringValue)(&c.LogFormat) }},
+	}
+}
+
+// Load registers the settings of groups on fs, parses args, fills every
+// setting not given as a flag from its environment variable (a flag wins;
+// an empty variable counts as unset), and validates the result.
+// The remaining positional arguments are fs.Args(). When args ask for help
+// the error wraps flag.ErrHelp.
+func Load(fs *flag.FlagSet, groups Group, args []string, getenv func(string) string) (Config, error) {
+	cfg := Default()
+	var active []Setting
+	for _, s := range Settings() {
+		if s.Group&groups == 0 {
+			continue
+		}
+		active = append(active, s)
+		fs.Var(s.value(&cfg), s.Flag, fmt.Sprintf("%s (env %s)", s.Usage, s.Env))
+	}
+	if err := fs.Parse(args); err != nil {
+		return Config{}, err
+	}
+	fromFlag := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { fromFlag[f.Name] = true })
+	for _, s := range active {
+		if fromFlag[s.Flag] {
+			continue
+		}
+		v := getenv(s.Env)
+		if v == "" {
+			continue
+		}
+		if err := s.value(&cfg).Set(v); err != nil {
+			return Config{}, fmt.Errorf("%w: %s=%q: %w", ErrInvalid, s.Env, v, err)
+		}
+	}
+	if err := cfg.Validate(); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+type stringValue string
+
+func (v *stringValue) String() string     { return string(*v) }
+func (v *stringValue) Set(s string) error { *v = stringValue(s); return nil }
+
+type boolValue bool
+
+func (v *boolValue) String() string   { return strconv.FormatBool(bool(*v)) }
+func (v *boolValue) IsBoolFlag() bool { return true }
+func (v *boolValue) Set(s string) error {
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return errors.New("want true or false")
+	}
+	*v = boolValue(b)
+	return nil
+}
+
+type durationValue time.Duration
+
+func (v *durationValue) String() string { return time.Duration(*v).String() }
+func (v *durationValue) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return errors.New("want a duration such as 10s or 1m30s")
+	}
+	*v = durationValue(d)
+	return nil
+}
+
+type levelValue slog.Level
+
+func (v *levelValue) String() string { return slog.Level(*v).String() }
+func (v *levelValue) Set(s string) error {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(s)); err != nil {
+		return errors.New("want debug, info, warn or error")
+	}
+	*v = levelValue(l)
+	return nil
+}
+
+type sizeValue int64
+
+func (v *sizeValue) String() string { return strconv.FormatInt(int64(*v), 10) }
+func (v *sizeValue) Set(s string) error {
+	n, err := ParseSize(s)
+	if err != nil {
+		return err
+	}
+	*v = sizeValue(n)
+	return nil
+}
+
+// ParseSize reads a byte count: a plain integer or one with a KiB or MiB suffix.
+func ParseSize(s string) (int64, error) {
+	num, mult := s, int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}} {
+		if n, ok := strings.CutSuffix(s, u.suffix); ok {
+			num, mult = n, u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(num), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("size %q: want bytes, optionally with a KiB or MiB suffix", s)
+	}
+	if n > (1<<62)/mult || n < -(1<<62)/mult {
+		return 0, fmt.Errorf("size %q: too large", s)
+	}
+	return n * mult, nil
+}
+
+type prefixesValue []netip.Prefix
+
+func (v *prefixesValue) String() string {
+	parts := make([]string, len(*v))
+	for i, p := range *v {
+		parts[i] = p.String()
+	}
+	return strings.Join(parts, ",")
+}
+
+// Set appends, so that a repeated --allow-networks adds ranges.
+func (v *prefixesValue) Set(s string) error {
+	ps, err := parseNetworks(s)
+	if err != nil {
+		return err
+	}
+	*v = append(*v, ps...)
+	return nil
+}
+
+// parseNetworks reads the allowlist with safehttp.ParseNetworks, the same
+// parser the outbound client documents, but first refuses a prefix with host
+// bits set ("10.1.2.3/8"): safehttp masks it, which would silently widen the
+// SSRF allowlist from what was probably meant to be one host.
+func parseNetworks(s string) ([]netip.Prefix, error) {
+	for entry := range strings.SplitSeq(s, ",") {
+		entry = strings.TrimSpace(entry)
+		if !strings.Contains(entry, "/") {
+			continue
+		}
+		if p, err := netip.ParsePrefix(entry); err == nil && p.Masked() != p {
+			return nil, fmt.Errorf("network %q has host bits set; did you mean %s or %s/%d?",
+				entry, p.Masked(), p.Addr(), p.Addr().BitLen())
+		}
+	}
+	return safehttp.ParseNetworks(s)
+}
