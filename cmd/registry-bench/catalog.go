@@ -315,11 +315,24 @@ func queryClasses(v synth.Vocab) []queryClass {
 		}
 		return "/api/v1/agents?" + q.Encode()
 	}
-	words := v.CommonWords[:min(12, len(v.CommonWords))]
+	// Words a user would type to find something (0.1%–5% of agents), and
+	// the worst case: words on over a tenth of all cards.
+	var words, common []synth.Term
+	for _, w := range v.CommonWords {
+		switch {
+		case w.Share >= 0.001 && w.Share <= 0.05 && len(words) < 12:
+			words = append(words, w)
+		case w.Share > 0.10 && len(common) < 6:
+			common = append(common, w)
+		}
+	}
 	tags := v.PopularTags(12)
-	var text, rare, facet, combo, modes []string
+	var text, frequent, rare, facet, combo, modes []string
 	for _, w := range words {
 		text = append(text, enc("q", w.Value))
+	}
+	for _, w := range common {
+		frequent = append(frequent, enc("q", w.Value))
 	}
 	for _, w := range v.RareWords {
 		rare = append(rare, enc("q", w.Value))
@@ -334,7 +347,8 @@ func queryClasses(v synth.Vocab) []queryClass {
 		modes = append(modes, enc("input_mode", fam.Value), enc("output_mode", fam.Value))
 	}
 	return []queryClass{
-		{"text-only (common)", text},
+		{"text-only", text},
+		{"text-only (>10% hit)", frequent},
 		{"text-only (rare)", rare},
 		{"facet-only", facet},
 		{"text + 2 facets", combo},
@@ -408,8 +422,10 @@ type likeResult struct {
 
 func compareLike(ctx context.Context, store *catalog.Store, v synth.Vocab) ([]likeResult, error) {
 	var terms []string
-	for _, w := range v.CommonWords[:min(5, len(v.CommonWords))] {
-		terms = append(terms, w.Value)
+	for _, w := range v.CommonWords {
+		if len(terms) < 6 && (w.Share > 0.10 || (w.Share <= 0.05 && len(terms) >= 3)) {
+			terms = append(terms, w.Value)
+		}
 	}
 	if len(v.RareWords) > 0 {
 		terms = append(terms, v.RareWords[0].Value)

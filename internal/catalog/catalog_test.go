@@ -437,3 +437,39 @@ func TestUpsertRejectsIncompleteInput(t *testing.T) {
 		t.Fatalf("%d agents stored from a failed batch", n)
 	}
 }
+
+// Replicas registering the same new agent at once must end with one agent,
+// not a failed request.
+func TestConcurrentUpsertSameURL(t *testing.T) {
+	for name, dsn := range map[string]func(testing.TB) string{"sqlite": catalogtest.SQLiteDSN, "postgres": catalogtest.PostgresDSN} {
+		t.Run(name, func(t *testing.T) {
+			d := dsn(t)
+			stores := []*catalog.Store{catalogtest.Open(t, d), catalogtest.Open(t, d)}
+			ctx := context.Background()
+			const url = "https://race.example/.well-known/agent-card.json"
+			errs := make(chan error, 8)
+			for i := range 8 {
+				go func() {
+					c := mustParse(t, v03Card)
+					_, err := stores[i%2].Upsert(ctx, catalog.UpsertInput{CardURL: url, Card: c})
+					errs <- err
+				}()
+			}
+			for range 8 {
+				if err := <-errs; err != nil {
+					t.Error(err)
+				}
+			}
+			if n, err := stores[0].Count(ctx); err != nil || n != 1 {
+				t.Fatalf("Count = %d, %v", n, err)
+			}
+			a, err := stores[0].AgentByURL(ctx, url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.CurrentVersion != 1 {
+				t.Fatalf("identical cards made %d versions", a.CurrentVersion)
+			}
+		})
+	}
+}

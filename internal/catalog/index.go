@@ -1,25 +1,29 @@
 package catalog
 
 import (
+	"container/heap"
 	"context"
+	"database/sql"
+	"encoding/json"
 	"fmt"
+	"math/bits"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 )
 
-// facetIndex is an in-memory inverted index of agent_facets: for each
-// (field, value) term the sorted list of agent pks carrying it, and for each
-// agent its terms and sort key. Filters become intersections of posting
-// lists and facet counts a pass over the matching agents' terms — work that
-// takes milliseconds in memory but tens to hundreds of milliseconds as SQL
-// GROUP BYs over a 100,000-agent catalog.
+// memIndex is the in-memory search index: an inverted index of words for
+// full-text search (text.go) and one of (field, value) terms for filters
+// and facets. Filters become intersections of sorted posting lists, facet
+// counts a pass over the matching agents' terms — milliseconds in memory
+// where SQL GROUP BYs over a 100,000-agent catalog take hundreds.
 //
-// The database stays the source of truth: the index is rebuilt from
-// agent_facets at start, updated after each committed write of this
-// process, and refreshed from rows other replicas changed (see Store.Sync).
-type facetIndex struct {
+// The database stays the source of truth: the index is rebuilt from it at
+// start (agents, skills, agent_facets), updated after each committed write
+// of this process, and refreshed from rows that other replicas changed
+// (see Store.Sync).
+type memIndex struct {
 	mu      sync.RWMutex
 	termIDs map[string]uint32 // termKey → id
 	terms   []term
@@ -27,6 +31,13 @@ type facetIndex struct {
 	byField map[string][]uint32
 	docs    []doc    // indexed by pk
 	all     []uint32 // sorted pks of present docs
+	text    textIndex
+	// lens holds each doc's column lengths, by pk, apart from docs so
+	// that BM25 scoring reads a dense array.
+	lens [][numCols]uint16
+	// arena backs docs' term lists: facet counting walks them for
+	// thousands of docs, and contiguous lists keep that in cache.
+	arena []uint32
 
 	countsPool sync.Pool
 }
@@ -40,7 +51,11 @@ type term struct {
 type doc struct {
 	present bool
 	sortKey string
-	terms   []uint32
+	// terms lists facet terms first and filter-only terms (skill names)
+	// after nFacet, so facet counting reads a prefix.
+	terms  []uint32
+	nFacet int
+	words  []uint32
 }
 
 // indexedDoc is what a committed write publishes to the index.
@@ -48,37 +63,41 @@ type indexedDoc struct {
 	pk      int64
 	sortKey string
 	facets  []facetRecord
+	text    searchText
 }
 
 func termKey(field, value string) string {
 	return field + "\x00" + strings.ToLower(value)
 }
 
-func newFacetIndex() *facetIndex {
-	return &facetIndex{termIDs: make(map[string]uint32), byField: make(map[string][]uint32)}
+func newMemIndex() *memIndex {
+	return &memIndex{termIDs: make(map[string]uint32), byField: make(map[string][]uint32), text: newTextIndex()}
 }
 
 // loadedIndex returns the index if it has been built, without building it.
-func (s *Store) loadedIndex() *facetIndex {
+func (s *Store) loadedIndex() *memIndex {
 	s.syncMu.Lock()
 	defer s.syncMu.Unlock()
 	return s.index
 }
 
 // searchIndex returns the index, building it from the database on first use.
-func (s *Store) searchIndex(ctx context.Context) (*facetIndex, error) {
+func (s *Store) searchIndex(ctx context.Context) (*memIndex, error) {
 	s.indexOnce.Do(func() {
 		start := time.Now()
-		idx, err := s.buildIndex(ctx)
+		idx := newMemIndex()
+		err := s.loadDocs(ctx, "", nil, func(d indexedDoc) { idx.setLocked(d) })
 		if err != nil {
 			s.indexErr = err
 			return
 		}
+		idx.text.sortWords()
 		s.syncMu.Lock()
 		s.index = idx
 		s.syncedAt = start
 		s.syncMu.Unlock()
-		s.log.Info("search index built", "agents", len(idx.all), "terms", len(idx.terms), "duration", time.Since(start))
+		s.log.Info("search index built", "agents", len(idx.all), "terms", len(idx.terms),
+			"words", len(idx.text.terms), "duration", time.Since(start))
 	})
 	if s.indexErr != nil {
 		return nil, fmt.Errorf("building search index: %w", s.indexErr)
@@ -92,62 +111,161 @@ func (s *Store) WarmIndex(ctx context.Context) error {
 	return err
 }
 
-func (s *Store) buildIndex(ctx context.Context) (*facetIndex, error) {
-	idx := newFacetIndex()
-	names, err := s.sqlDB.QueryContext(ctx, "SELECT pk, name FROM agents ORDER BY pk")
+// loadDocs streams the index documents of the agents matching where (all
+// when empty) in pk order: three result sets (agents, skills, facets)
+// ordered by pk and merged, so memory stays flat whatever the catalog size.
+func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(indexedDoc)) error {
+	agentsQ := "SELECT pk, name, description, provider FROM agents"
+	skillsQ := "SELECT agent_pk, skill_id, name, description, tags, examples FROM skills"
+	facetsQ := "SELECT agent_pk, field, value FROM agent_facets"
+	if where != "" {
+		agentsQ += " WHERE " + where
+		skillsQ += " WHERE agent_pk IN (SELECT pk FROM agents WHERE " + where + ")"
+		facetsQ += " WHERE agent_pk IN (SELECT pk FROM agents WHERE " + where + ")"
+		args = append(append(slices.Clone(args), args...), args...)
+	}
+	n := strings.Count(where, "?")
+	rebind := func(q string, a []any) (string, []any) {
+		if s.dialect != dialectPostgres {
+			return q, a
+		}
+		var b strings.Builder
+		i := 0
+		for _, r := range q {
+			if r == '?' {
+				i++
+				fmt.Fprintf(&b, "$%d", i)
+				continue
+			}
+			b.WriteRune(r)
+		}
+		return b.String(), a
+	}
+	query := func(q string, a []any) (*sql.Rows, error) {
+		q, a = rebind(q, a)
+		return s.sqlDB.QueryContext(ctx, q, a...)
+	}
+	agents, err := query(agentsQ+" ORDER BY pk", args[:n])
 	if err != nil {
-		return nil, err
+		return err
 	}
-	defer names.Close()
-	for names.Next() {
-		var (
-			pk   int64
-			name string
-		)
-		if err := names.Scan(&pk, &name); err != nil {
-			return nil, err
-		}
-		d := idx.docAt(pk)
-		d.present = true
-		d.sortKey = sortKeyOf(name)
-		idx.all = append(idx.all, uint32(pk))
-	}
-	if err := names.Err(); err != nil {
-		return nil, err
-	}
-	rows, err := s.sqlDB.QueryContext(ctx, "SELECT agent_pk, field, value FROM agent_facets ORDER BY agent_pk")
+	defer agents.Close()
+	skills, err := query(skillsQ+" ORDER BY agent_pk, ordinal", args[n:2*n])
 	if err != nil {
-		return nil, err
+		return err
 	}
-	defer rows.Close()
-	for rows.Next() {
+	defer skills.Close()
+	facets, err := query(facetsQ+" ORDER BY agent_pk", args[2*n:])
+	if err != nil {
+		return err
+	}
+	defer facets.Close()
+
+	type skillRow struct {
+		pk int64
+		st skillText
+	}
+	type facetRow struct {
+		pk int64
+		f  facetRecord
+	}
+	var (
+		nextSkill  *skillRow
+		nextFacet  *facetRow
+		skillsDone bool
+		facetsDone bool
+	)
+	readSkill := func() error {
+		nextSkill = nil
+		if skillsDone || !skills.Next() {
+			skillsDone = true
+			return skills.Err()
+		}
+		var r skillRow
+		var tags, examples string
+		if err := skills.Scan(&r.pk, &r.st.id, &r.st.name, &r.st.description, &tags, &examples); err != nil {
+			return err
+		}
+		if err := json.Unmarshal([]byte(tags), &r.st.tags); err != nil {
+			return fmt.Errorf("skill tags of agent %d: %w", r.pk, err)
+		}
+		if err := json.Unmarshal([]byte(examples), &r.st.examples); err != nil {
+			return fmt.Errorf("skill examples of agent %d: %w", r.pk, err)
+		}
+		nextSkill = &r
+		return nil
+	}
+	readFacet := func() error {
+		nextFacet = nil
+		if facetsDone || !facets.Next() {
+			facetsDone = true
+			return facets.Err()
+		}
+		var r facetRow
+		if err := facets.Scan(&r.pk, &r.f.Field, &r.f.Value); err != nil {
+			return err
+		}
+		nextFacet = &r
+		return nil
+	}
+	if err := readSkill(); err != nil {
+		return err
+	}
+	if err := readFacet(); err != nil {
+		return err
+	}
+	for agents.Next() {
 		var (
-			pk           int64
-			field, value string
+			pk                   int64
+			name, desc, provider string
 		)
-		if err := rows.Scan(&pk, &field, &value); err != nil {
-			return nil, err
+		if err := agents.Scan(&pk, &name, &desc, &provider); err != nil {
+			return err
 		}
-		d := idx.docAt(pk)
-		if !d.present {
-			continue
+		var sks []skillText
+		for nextSkill != nil && nextSkill.pk <= pk {
+			if nextSkill.pk == pk {
+				sks = append(sks, nextSkill.st)
+			}
+			if err := readSkill(); err != nil {
+				return err
+			}
 		}
-		id := idx.termFor(field, value)
-		d.terms = append(d.terms, id)
-		// Rows arrive in pk order, so appending keeps postings sorted.
-		idx.terms[id].postings = append(idx.terms[id].postings, uint32(pk))
+		var fs []facetRecord
+		for nextFacet != nil && nextFacet.pk <= pk {
+			if nextFacet.pk == pk {
+				fs = append(fs, nextFacet.f)
+			}
+			if err := readFacet(); err != nil {
+				return err
+			}
+		}
+		fn(indexedDoc{pk: pk, sortKey: sortKeyOf(name), facets: fs, text: textOfParts(name, desc, provider, sks)})
 	}
-	return idx, rows.Err()
+	return agents.Err()
 }
 
-func (x *facetIndex) docAt(pk int64) *doc {
+func (x *memIndex) docAt(pk int64) *doc {
 	for int64(len(x.docs)) <= pk {
 		x.docs = append(x.docs, doc{})
+		x.lens = append(x.lens, [numCols]uint16{})
 	}
 	return &x.docs[pk]
 }
 
-func (x *facetIndex) termFor(field, value string) uint32 {
+// alloc returns a zero-length slice of capacity n carved from the arena.
+// Space of replaced lists is not reused: updates are rare next to reads,
+// and a rebuild at start compacts everything.
+func (x *memIndex) alloc(n int) []uint32 {
+	if cap(x.arena)-len(x.arena) < n {
+		x.arena = make([]uint32, 0, max(1<<20, n))
+	}
+	start := len(x.arena)
+	x.arena = x.arena[:start+n]
+	return x.arena[start : start : start+n]
+}
+
+func (x *memIndex) termFor(field, value string) uint32 {
 	k := termKey(field, value)
 	if id, ok := x.termIDs[k]; ok {
 		return id
@@ -159,40 +277,57 @@ func (x *facetIndex) termFor(field, value string) uint32 {
 	return id
 }
 
-// set replaces a document's terms.
-func (x *facetIndex) set(nd indexedDoc) {
+// set replaces a document's terms and text.
+func (x *memIndex) set(nd indexedDoc) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	x.setLocked(nd)
+}
+
+func (x *memIndex) setLocked(nd indexedDoc) {
 	pk := uint32(nd.pk)
 	d := x.docAt(nd.pk)
-	for _, id := range d.terms {
-		x.terms[id].postings = removeSorted(x.terms[id].postings, pk)
-	}
-	if !d.present {
+	if d.present {
+		x.unindex(pk, d)
+	} else {
 		x.all = insertSorted(x.all, pk)
 	}
 	d.present = true
 	d.sortKey = nd.sortKey
-	d.terms = d.terms[:0]
+	terms := x.alloc(len(nd.facets))
+	var filterOnly []uint32
 	for _, f := range nd.facets {
 		id := x.termFor(f.Field, f.Value)
-		d.terms = append(d.terms, id)
 		x.terms[id].postings = insertSorted(x.terms[id].postings, pk)
+		if f.Field == fieldSkillName {
+			filterOnly = append(filterOnly, id)
+		} else {
+			terms = append(terms, id)
+		}
 	}
+	d.nFacet = len(terms)
+	d.terms = append(terms, filterOnly...)
+	d.words, x.lens[pk] = x.text.add(pk, nd.text)
+}
+
+// unindex removes a present document's postings.
+func (x *memIndex) unindex(pk uint32, d *doc) {
+	for _, id := range d.terms {
+		x.terms[id].postings = removeSorted(x.terms[id].postings, pk)
+	}
+	x.text.remove(pk, d.words, x.lens[pk])
+	x.lens[pk] = [numCols]uint16{}
 }
 
 // remove drops a document.
-func (x *facetIndex) remove(pk int64) {
+func (x *memIndex) remove(pk int64) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if pk >= int64(len(x.docs)) || !x.docs[pk].present {
 		return
 	}
-	d := &x.docs[pk]
-	for _, id := range d.terms {
-		x.terms[id].postings = removeSorted(x.terms[id].postings, uint32(pk))
-	}
-	*d = doc{}
+	x.unindex(uint32(pk), &x.docs[pk])
+	x.docs[pk] = doc{}
 	x.all = removeSorted(x.all, uint32(pk))
 }
 
@@ -217,7 +352,7 @@ func removeSorted(s []uint32, v uint32) []uint32 {
 
 // matchFilters returns the sorted pks matching every filter value. The
 // caller holds x.mu for reading and must not keep the slice past it.
-func (x *facetIndex) matchFilters(filters map[string][]string, matchMode func(pattern, mode string) bool) []uint32 {
+func (x *memIndex) matchFilters(filters map[string][]string, matchMode func(pattern, mode string) bool) []uint32 {
 	var lists [][]uint32
 	for field, values := range filters {
 		for _, v := range values {
@@ -238,7 +373,7 @@ func (x *facetIndex) matchFilters(filters map[string][]string, matchMode func(pa
 	return out
 }
 
-func (x *facetIndex) valuePostings(field, value string, matchMode func(pattern, mode string) bool) []uint32 {
+func (x *memIndex) valuePostings(field, value string, matchMode func(pattern, mode string) bool) []uint32 {
 	switch field {
 	case FieldInputMode, FieldOutputMode:
 		var parts [][]uint32
@@ -255,7 +390,7 @@ func (x *facetIndex) valuePostings(field, value string, matchMode func(pattern, 
 	}
 }
 
-func (x *facetIndex) postings(field, value string) []uint32 {
+func (x *memIndex) postings(field, value string) []uint32 {
 	id, ok := x.termIDs[termKey(field, strings.TrimSpace(value))]
 	if !ok {
 		return nil
@@ -288,39 +423,55 @@ func union(lists [][]uint32) []uint32 {
 	case 1:
 		return lists[0]
 	}
-	n := 0
+	n, maxV := 0, uint32(0)
 	for _, l := range lists {
 		n += len(l)
+		if len(l) > 0 {
+			maxV = max(maxV, l[len(l)-1])
+		}
 	}
 	out := make([]uint32, 0, n)
-	for _, l := range lists {
-		out = append(out, l...)
+	if n < 4096 {
+		for _, l := range lists {
+			out = append(out, l...)
+		}
+		slices.Sort(out)
+		return slices.Compact(out)
 	}
-	slices.Sort(out)
-	return slices.Compact(out)
+	// Large unions (a media-type wildcard over most of the catalog) go
+	// through a bitset: linear in the input instead of a sort.
+	set := make([]uint64, maxV/64+1)
+	for _, l := range lists {
+		for _, v := range l {
+			set[v/64] |= 1 << (v % 64)
+		}
+	}
+	for w, b := range set {
+		for b != 0 {
+			i := bits.TrailingZeros64(b)
+			out = append(out, uint32(w*64+i))
+			b &= b - 1
+		}
+	}
+	return out
 }
 
 // facets counts, per facet field, the matching docs carrying each value and
-// keeps the top limit values. all tells that docs is every document, in
-// which case posting lengths are the counts.
-func (x *facetIndex) facets(docs []uint32, all bool, limit int) map[string][]FacetCount {
-	out := make(map[string][]FacetCount, len(FilterFields))
-	for _, f := range FilterFields {
-		out[f] = []FacetCount{}
-	}
-	var counts []int32
-	var touched []uint32
-	if all {
-		for id, t := range x.terms {
-			if len(t.postings) > 0 {
-				touched = append(touched, uint32(id))
-			}
-		}
-	} else {
+// keeps the top limit values. all tells that docs is every document. Three
+// ways to count, cheapest first: posting lengths when every doc matches;
+// posting lengths minus the non-matching docs' terms when most do; else
+// the matching docs' terms.
+func (x *memIndex) facets(docs []uint32, all bool, limit int) map[string][]FacetCount {
+	var (
+		counts     []int32
+		touched    []uint32
+		complement = !all && len(docs) > len(x.all)/2
+	)
+	countDocs := func(pks []uint32) {
 		counts = x.getCounts()
-		defer x.putCounts(counts)
-		for _, pk := range docs {
-			for _, id := range x.docs[pk].terms {
+		for _, pk := range pks {
+			d := &x.docs[pk]
+			for _, id := range d.terms[:d.nFacet] {
 				if counts[id] == 0 {
 					touched = append(touched, id)
 				}
@@ -328,53 +479,118 @@ func (x *facetIndex) facets(docs []uint32, all bool, limit int) map[string][]Fac
 			}
 		}
 	}
-	count := func(id uint32) int {
-		if all {
-			return len(x.terms[id].postings)
-		}
-		return int(counts[id])
+	count := func(id uint32) int { return len(x.terms[id].postings) }
+	switch {
+	case complement:
+		countDocs(difference(x.all, docs))
+		count = func(id uint32) int { return len(x.terms[id].postings) - int(counts[id]) }
+	case !all:
+		countDocs(docs)
+		count = func(id uint32) int { return int(counts[id]) }
 	}
-	byField := make(map[string][]uint32, len(FilterFields))
-	for _, id := range touched {
-		f := x.terms[id].field
-		if f == fieldSkillName {
-			continue
+	tops := make(map[string]*facetHeap, len(FilterFields))
+	offer := func(id uint32) {
+		t := &x.terms[id]
+		if t.field == fieldSkillName {
+			return
 		}
-		byField[f] = append(byField[f], id)
+		c := count(id)
+		if c <= 0 {
+			return
+		}
+		h := tops[t.field]
+		if h == nil {
+			h = &facetHeap{}
+			tops[t.field] = h
+		}
+		h.offer(FacetCount{Value: t.display, Count: c}, limit)
 	}
-	for f, ids := range byField {
-		slices.SortFunc(ids, func(a, b uint32) int {
-			if ca, cb := count(a), count(b); ca != cb {
-				return cb - ca
-			}
-			return strings.Compare(x.terms[a].display, x.terms[b].display)
-		})
-		if len(ids) > limit {
-			ids = ids[:limit]
+	if all || complement {
+		for id := range x.terms {
+			offer(uint32(id))
 		}
-		fc := make([]FacetCount, len(ids))
-		for i, id := range ids {
-			fc[i] = FacetCount{Value: x.terms[id].display, Count: count(id)}
+	} else {
+		for _, id := range touched {
+			offer(id)
 		}
-		out[f] = fc
 	}
-	if !all {
+	if counts != nil {
 		// Reset only what this query touched, so the pooled slice is clean.
 		for _, id := range touched {
 			counts[id] = 0
 		}
-		touched = touched[:0]
+		x.putCounts(counts)
+	}
+	out := make(map[string][]FacetCount, len(FilterFields))
+	for _, f := range FilterFields {
+		out[f] = []FacetCount{}
+		if h := tops[f]; h != nil {
+			out[f] = h.sorted()
+		}
 	}
 	return out
 }
 
-func (x *facetIndex) getCounts() []int32 {
+// difference returns the sorted values of all (sorted) missing from sub
+// (a sorted subset of all).
+func difference(all, sub []uint32) []uint32 {
+	out := make([]uint32, 0, len(all)-len(sub))
+	j := 0
+	for _, v := range all {
+		if j < len(sub) && sub[j] == v {
+			j++
+			continue
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// facetOrder sorts facet values by count, then value.
+func facetOrder(a, b FacetCount) int {
+	if a.Count != b.Count {
+		return b.Count - a.Count
+	}
+	return strings.Compare(a.Value, b.Value)
+}
+
+// facetHeap keeps the best k facet values: a heap whose root is the worst.
+type facetHeap struct{ items []FacetCount }
+
+func (h *facetHeap) Len() int           { return len(h.items) }
+func (h *facetHeap) Less(i, j int) bool { return facetOrder(h.items[i], h.items[j]) > 0 }
+func (h *facetHeap) Swap(i, j int)      { h.items[i], h.items[j] = h.items[j], h.items[i] }
+func (h *facetHeap) Push(x any)         { h.items = append(h.items, x.(FacetCount)) }
+func (h *facetHeap) Pop() any {
+	n := len(h.items)
+	x := h.items[n-1]
+	h.items = h.items[:n-1]
+	return x
+}
+
+func (h *facetHeap) offer(f FacetCount, k int) {
+	if len(h.items) < k {
+		heap.Push(h, f)
+		return
+	}
+	if facetOrder(f, h.items[0]) < 0 {
+		h.items[0] = f
+		heap.Fix(h, 0)
+	}
+}
+
+func (h *facetHeap) sorted() []FacetCount {
+	slices.SortFunc(h.items, facetOrder)
+	return h.items
+}
+
+func (x *memIndex) getCounts() []int32 {
 	if c, ok := x.countsPool.Get().(*[]int32); ok && len(*c) >= len(x.terms) {
 		return *c
 	}
 	return make([]int32, len(x.terms)+len(x.terms)/4+64)
 }
 
-func (x *facetIndex) putCounts(c []int32) {
+func (x *memIndex) putCounts(c []int32) {
 	x.countsPool.Put(&c)
 }

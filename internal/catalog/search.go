@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/a2aregistry/registry/internal/card"
@@ -39,7 +38,7 @@ func (s *Store) Search(ctx context.Context, q Query) (Page, error) {
 	if err != nil {
 		return Page{}, err
 	}
-	tokens := tokenize(q.Text)
+	tokens := queryTokens(q.Text)
 	fp := fingerprint(tokens, q.Filters)
 	cur, err := decodeCursor(q.Cursor, fp)
 	if err != nil {
@@ -49,14 +48,11 @@ func (s *Store) Search(ctx context.Context, q Query) (Page, error) {
 	if err != nil {
 		return Page{}, err
 	}
+	idx.mu.RLock()
 	var text []hit
 	if len(tokens) > 0 {
-		if text, err = s.textMatch(ctx, tokens); err != nil {
-			return Page{}, fmt.Errorf("full-text search: %w", err)
-		}
+		text = idx.textMatch(tokens)
 	}
-
-	idx.mu.RLock()
 	matched := idx.matchFilters(q.Filters, card.MatchMode)
 	var (
 		docs []uint32
@@ -139,42 +135,6 @@ func normalizeQuery(q Query) (Query, error) {
 	}
 	q.Filters = filters
 	return q, nil
-}
-
-// tokenize splits query text into lowercase words of letters and digits.
-// Only such words reach the FTS engines, so no query syntax can be injected.
-func tokenize(text string) []string {
-	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	})
-	out := make([]string, 0, len(words))
-	for _, w := range words {
-		if len(w) > maxTokenLen || slices.Contains(out, w) {
-			continue
-		}
-		out = append(out, w)
-		if len(out) == maxTokens {
-			break
-		}
-	}
-	return out
-}
-
-// textMatch returns every agent matching all tokens with its relevance,
-// sorted by pk.
-func (s *Store) textMatch(ctx context.Context, tokens []string) ([]hit, error) {
-	var hits []hit
-	var err error
-	if s.dialect == dialectPostgres {
-		hits, err = s.textMatchPostgres(ctx, tokens)
-	} else {
-		hits, err = s.textMatchSQLite(ctx, tokens)
-	}
-	if err != nil {
-		return nil, err
-	}
-	slices.SortFunc(hits, func(a, b hit) int { return cmp.Compare(a.pk, b.pk) })
-	return hits, nil
 }
 
 func (s *Store) loadSummaries(ctx context.Context, top []hit) ([]Summary, error) {
@@ -308,7 +268,7 @@ func topK(hits []hit, k int, cur *cursor, order func(a, b hit) int) []hit {
 	return h.sorted()
 }
 
-func topKDocs(idx *facetIndex, docs []uint32, k int, cur *cursor) []hit {
+func topKDocs(idx *memIndex, docs []uint32, k int, cur *cursor) []hit {
 	h := &boundedHeap{order: byName}
 	var after hit
 	if cur != nil {

@@ -61,7 +61,7 @@ type Store struct {
 	// do not pay for it.
 	indexOnce sync.Once
 	indexErr  error
-	index     *facetIndex
+	index     *memIndex
 	// syncMu serialises index refreshes from the database.
 	syncMu   sync.Mutex
 	syncedAt time.Time
@@ -84,6 +84,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	gcfg := &gorm.Config{
 		Logger:                 logger.Discard,
 		SkipDefaultTransaction: true,
+		TranslateError:         true,
 		NowFunc:                func() time.Time { return time.Now().UTC() },
 	}
 	var dialector gorm.Dialector

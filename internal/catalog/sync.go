@@ -25,27 +25,9 @@ func (s *Store) Sync(ctx context.Context) error {
 	s.syncMu.Unlock()
 	start := time.Now()
 
-	var recs []agentRecord
-	if err := s.db.WithContext(ctx).Select("pk", "name").Where("updated_at >= ?", since.UTC()).
-		Find(&recs).Error; err != nil {
+	err := s.loadDocs(ctx, "updated_at >= ?", []any{since.UTC()}, idx.set)
+	if err != nil {
 		return fmt.Errorf("syncing search index: %w", err)
-	}
-	if len(recs) > 0 {
-		pks := make([]int64, len(recs))
-		for i, r := range recs {
-			pks[i] = r.PK
-		}
-		var facets []facetRecord
-		if err := s.db.WithContext(ctx).Where("agent_pk IN ?", pks).Find(&facets).Error; err != nil {
-			return fmt.Errorf("syncing search index: %w", err)
-		}
-		byPK := make(map[int64][]facetRecord, len(recs))
-		for _, f := range facets {
-			byPK[f.AgentPK] = append(byPK[f.AgentPK], f)
-		}
-		for _, r := range recs {
-			idx.set(indexedDoc{pk: r.PK, sortKey: sortKeyOf(r.Name), facets: byPK[r.PK]})
-		}
 	}
 	s.syncMu.Lock()
 	s.syncedAt = start

@@ -38,7 +38,7 @@ func (s *Store) UpsertBatch(ctx context.Context, ins []UpsertInput) ([]UpsertRes
 	}
 	results := make([]UpsertResult, len(ins))
 	changed := make([]indexedDoc, 0, len(ins))
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	store := func(tx *gorm.DB) error {
 		changed = changed[:0]
 		for i, in := range ins {
 			res, doc, err := s.upsertTx(tx, in)
@@ -51,7 +51,14 @@ func (s *Store) UpsertBatch(ctx context.Context, ins []UpsertInput) ([]UpsertRes
 			}
 		}
 		return nil
-	})
+	}
+	err := s.db.WithContext(ctx).Transaction(store)
+	if errors.Is(err, gorm.ErrDuplicatedKey) {
+		// Another writer (a replica, a concurrent registration) created the
+		// same card URL between our lookup and our insert. Once more sees
+		// its row and turns the insert into an update or a no-op.
+		err = s.db.WithContext(ctx).Transaction(store)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -114,10 +121,10 @@ func (s *Store) upsertTx(tx *gorm.DB, in UpsertInput) (UpsertResult, *indexedDoc
 		return UpsertResult{}, nil, err
 	}
 	fields := map[string]any{
-		"name":              c.Name,
-		"description":       c.Description,
-		"provider":          providerOf(c),
-		"agent_version":     c.Version,
+		"name":              cleanText(c.Name),
+		"description":       cleanText(c.Description),
+		"provider":          cleanText(providerOf(c)),
+		"agent_version":     cleanText(c.Version),
 		"shape":             string(c.Shape),
 		"protocol_versions": strings.Join(c.ProtocolVersions, ","),
 		"summary":           string(summary),
@@ -132,8 +139,8 @@ func (s *Store) upsertTx(tx *gorm.DB, in UpsertInput) (UpsertResult, *indexedDoc
 			return UpsertResult{}, nil, err
 		}
 		rec = agentRecord{
-			ID: id.String(), CardURL: in.CardURL, Name: c.Name, Description: c.Description,
-			Provider: providerOf(c), AgentVersion: c.Version, Shape: string(c.Shape),
+			ID: id.String(), CardURL: cleanText(in.CardURL), Name: cleanText(c.Name), Description: cleanText(c.Description),
+			Provider: cleanText(providerOf(c)), AgentVersion: cleanText(c.Version), Shape: string(c.Shape),
 			ProtocolVersions: strings.Join(c.ProtocolVersions, ","), Summary: string(summary),
 			SignatureStatus: SignatureUnchecked, Health: HealthUnknown, CurrentVersion: 1,
 			RawSHA256: digest, Seq: seq, CreatedAt: now, UpdatedAt: now,
@@ -148,7 +155,7 @@ func (s *Store) upsertTx(tx *gorm.DB, in UpsertInput) (UpsertResult, *indexedDoc
 		if err := tx.Model(&agentRecord{}).Where("pk = ?", rec.PK).Updates(fields).Error; err != nil {
 			return UpsertResult{}, nil, err
 		}
-		if err := deleteDerived(tx, rec.PK, s.dialect); err != nil {
+		if err := deleteDerived(tx, rec.PK); err != nil {
 			return UpsertResult{}, nil, err
 		}
 		rec.Name, rec.Description, rec.Provider = c.Name, c.Description, providerOf(c)
@@ -165,7 +172,7 @@ func (s *Store) upsertTx(tx *gorm.DB, in UpsertInput) (UpsertResult, *indexedDoc
 	if err := s.writeDerived(tx, rec.PK, c, facets); err != nil {
 		return UpsertResult{}, nil, err
 	}
-	doc := &indexedDoc{pk: rec.PK, sortKey: sortKeyOf(c.Name), facets: facets}
+	doc := &indexedDoc{pk: rec.PK, sortKey: sortKeyOf(c.Name), facets: facets, text: textOf(c)}
 	return UpsertResult{Agent: s.agentFromRecord(rec, c), Created: created, NewVersion: true}, doc, nil
 }
 
@@ -183,15 +190,10 @@ func (s *Store) nextSeq(tx *gorm.DB) (int64, error) {
 
 var derivedTables = []string{"skills", "interfaces", "security_schemes", "lint_findings", "agent_facets"}
 
-func deleteDerived(tx *gorm.DB, pk int64, d dialect) error {
+func deleteDerived(tx *gorm.DB, pk int64) error {
 	for _, t := range derivedTables {
 		if err := tx.Exec("DELETE FROM "+t+" WHERE agent_pk = ?", pk).Error; err != nil {
 			return fmt.Errorf("clearing %s: %w", t, err)
-		}
-	}
-	if d == dialectSQLite {
-		if err := tx.Exec("DELETE FROM agent_fts WHERE docid = ?", pk).Error; err != nil {
-			return fmt.Errorf("clearing agent_fts: %w", err)
 		}
 	}
 	return nil
@@ -241,7 +243,7 @@ func (s *Store) writeDerived(tx *gorm.DB, pk int64, c *card.Card, facets []facet
 			return fmt.Errorf("writing %s: %w", ins.table, err)
 		}
 	}
-	return s.writeText(tx, pk, textOf(c))
+	return nil
 }
 
 // insertRows writes rows with multi-row INSERTs: one statement per table
@@ -269,7 +271,12 @@ func insertRows(tx *gorm.DB, table, cols string, rows [][]any) error {
 				b.WriteByte('?')
 			}
 			b.WriteByte(')')
-			args = append(args, r...)
+			for _, v := range r {
+				if str, ok := v.(string); ok {
+					v = cleanText(str)
+				}
+				args = append(args, v)
+			}
 		}
 		if err := tx.Exec(b.String(), args...).Error; err != nil {
 			return err
@@ -279,41 +286,13 @@ func insertRows(tx *gorm.DB, table, cols string, rows [][]any) error {
 	return nil
 }
 
-// searchText is what full-text search sees of a card, per weighted column.
-type searchText struct {
-	name, tags, skills, description, provider string
-}
-
+// textOf is the searchable text of a card (see textOfParts).
 func textOf(c *card.Card) searchText {
-	var tags, skills, desc []string
-	desc = append(desc, c.Description)
-	for _, sk := range c.Skills {
-		tags = append(tags, sk.Tags...)
-		skills = append(skills, sk.Name, strings.NewReplacer("-", " ", "_", " ").Replace(sk.ID))
-		desc = append(desc, sk.Description)
-		desc = append(desc, sk.Examples...)
+	skills := make([]skillText, len(c.Skills))
+	for i, sk := range c.Skills {
+		skills[i] = skillText{id: sk.ID, name: sk.Name, description: sk.Description, tags: sk.Tags, examples: sk.Examples}
 	}
-	return searchText{
-		name:        c.Name,
-		tags:        strings.Join(tags, " "),
-		skills:      strings.Join(skills, " "),
-		description: strings.Join(desc, "\n"),
-		provider:    providerOf(c),
-	}
-}
-
-func (s *Store) writeText(tx *gorm.DB, pk int64, t searchText) error {
-	if s.dialect == dialectSQLite {
-		return tx.Exec("INSERT INTO agent_fts (docid, name, tags, skills, description, provider) VALUES (?, ?, ?, ?, ?, ?)",
-			pk, t.name, t.tags, t.skills, t.description, t.provider).Error
-	}
-	return tx.Exec(`UPDATE agents SET search_tsv =
-		setweight(to_tsvector('english', ?), 'A') ||
-		setweight(to_tsvector('english', ?), 'B') ||
-		setweight(to_tsvector('english', ?), 'B') ||
-		setweight(to_tsvector('english', ?), 'C') ||
-		setweight(to_tsvector('simple', ?), 'D')
-		WHERE pk = ?`, t.name, t.tags, t.skills, t.description, t.provider, pk).Error
+	return textOfParts(c.Name, c.Description, providerOf(c), skills)
 }
 
 func providerOf(c *card.Card) string {
@@ -321,6 +300,16 @@ func providerOf(c *card.Card) string {
 		return ""
 	}
 	return strings.TrimSpace(c.Provider.Organization)
+}
+
+// cleanText replaces NUL characters, which JSON allows in strings ("\u0000")
+// but PostgreSQL text cannot hold. Raw card bytes are stored as bytes and
+// keep them.
+func cleanText(s string) string {
+	if strings.IndexByte(s, 0) < 0 {
+		return s
+	}
+	return strings.ReplaceAll(s, "\x00", "\uFFFD")
 }
 
 func normalizeTag(t string) string { return strings.ToLower(strings.TrimSpace(t)) }

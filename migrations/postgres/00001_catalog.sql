@@ -19,12 +19,10 @@ CREATE TABLE agents (
     seq              BIGINT  NOT NULL,
     created_at       TIMESTAMPTZ NOT NULL,
     updated_at       TIMESTAMPTZ NOT NULL,
-    fetched_at       TIMESTAMPTZ NOT NULL,
-    search_tsv       TSVECTOR NOT NULL DEFAULT ''::tsvector
+    fetched_at       TIMESTAMPTZ NOT NULL
 );
 CREATE INDEX agents_seq ON agents (seq);
 CREATE INDEX agents_updated_at ON agents (updated_at);
-CREATE INDEX agents_search_tsv ON agents USING GIN (search_tsv);
 
 CREATE TABLE card_versions (
     agent_pk    BIGINT  NOT NULL REFERENCES agents (pk) ON DELETE CASCADE,

@@ -92,15 +92,8 @@ CREATE TABLE agent_facets (
     PRIMARY KEY (agent_pk, field, value)
 ) WITHOUT ROWID;
 
--- FTS4 rather than FTS5: mattn/go-sqlite3 compiles FTS5 only with a build
--- tag, and a plain `go run ./cmd/registry` must work. docid = agents.pk.
-CREATE VIRTUAL TABLE agent_fts USING fts4 (
-    name, tags, skills, description, provider,
-    tokenize=unicode61 "remove_diacritics=1"
-);
 
 -- +goose Down
-DROP TABLE agent_fts;
 DROP TABLE agent_facets;
 DROP TABLE lint_findings;
 DROP TABLE security_schemes;
