@@ -112,7 +112,11 @@ func (p *parser) v03Interfaces(top map[string]any, shape Shape) (out []ifaceDecl
 	if shape != ShapeV02 {
 		version = "0.3" // the v0.3 schema default of protocolVersion is "0.3.0"
 		if pv, ok := p.str(top, "protocolVersion", "$"); ok {
-			version = p.protocolVersion(pv, "$.protocolVersion")
+			if strings.TrimSpace(pv) == "" {
+				p.add(LintInvalidProtocolVersion, SeverityWarning, "$.protocolVersion", "$.protocolVersion is blank; assuming 0.3")
+			} else {
+				version = p.protocolVersion(pv, "$.protocolVersion")
+			}
 		}
 	}
 

@@ -223,6 +223,13 @@ func TestLint(t *testing.T) {
 			}},
 		{name: "invalid protocol version", base: baseV03, edit: func(m obj) { m["protocolVersion"] = "latest" },
 			want: []want{{LintInvalidProtocolVersion, SeverityWarning, "$.protocolVersion"}}},
+		{name: "blank protocol version", base: baseV03, edit: func(m obj) { m["protocolVersion"] = " " },
+			want: []want{{LintInvalidProtocolVersion, SeverityWarning, "$.protocolVersion"}},
+			check: func(t *testing.T, c *Card) {
+				if c.Interfaces[0].ProtocolVersion != "0.3" {
+					t.Errorf("version = %q, want 0.3 assumed", c.Interfaces[0].ProtocolVersion)
+				}
+			}},
 		{name: "undeclared scheme card level", base: baseV03, edit: func(m obj) { m["security"] = []any{obj{"oauth": []any{}, "key": []any{}}} },
 			want: []want{{LintUndeclaredScheme, SeverityError, "$.security[0].key"}}},
 		{name: "undeclared scheme skill level", base: baseV03, edit: func(m obj) { skill(m, 1)["security"] = []any{obj{"google": []any{"openid"}}} },
