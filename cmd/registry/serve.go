@@ -26,6 +26,9 @@ const (
 	idleTimeout       = 2 * time.Minute
 	maxHeaderBytes    = 64 << 10
 	writeTimeoutSlack = 30 * time.Second
+	// indexSyncInterval bounds how stale one replica's search results are
+	// after another replica's write.
+	indexSyncInterval = 5 * time.Second
 )
 
 func runServe(ctx context.Context, args []string, stderr io.Writer, getenv env) int {
@@ -60,6 +63,16 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, ready func(
 			return err
 		}
 	}
+
+	// The search index is built in the background so the server answers
+	// at once; searches wait for it. RunSync picks up what other replicas
+	// sharing a PostgreSQL catalog write.
+	go func() {
+		if err := store.WarmIndex(ctx); err != nil && ctx.Err() == nil {
+			log.Error("building search index", "err", err)
+		}
+	}()
+	go store.RunSync(ctx, indexSyncInterval)
 
 	client := safehttp.New(safehttp.Config{
 		AllowNetworks: cfg.AllowNetworks,

@@ -170,6 +170,11 @@ func ResolveCardURLs(input string) ([]string, error) {
 		}
 	}
 	u.Host = strings.ToLower(u.Host)
+	// A default port names the same agent as no port; dropping it keeps
+	// one catalog entry per agent (imports derive URLs the same way).
+	if p := u.Port(); (u.Scheme == "https" && p == "443") || (u.Scheme == "http" && p == "80") {
+		u.Host = strings.TrimSuffix(u.Host, ":"+p)
+	}
 	u.Fragment, u.RawFragment = "", ""
 	if (u.Path == "" || u.Path == "/") && u.RawQuery == "" && !u.ForceQuery {
 		card, legacy := *u, *u

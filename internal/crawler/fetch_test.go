@@ -45,6 +45,10 @@ func TestResolveCardURLs(t *testing.T) {
 		{"https://agent.example.com/cards/echo.json#x", []string{"https://agent.example.com/cards/echo.json"}},
 		{"https://agent.example.com/.well-known/agent.json", []string{"https://agent.example.com/.well-known/agent.json"}},
 		{"https://agent.example.com/?tenant=a", []string{"https://agent.example.com/?tenant=a"}},
+		{"https://agent.example.com:443/a2a/card.json", []string{"https://agent.example.com/a2a/card.json"}},
+		{"http://agent.example.com:80", []string{"http://agent.example.com/.well-known/agent-card.json", "http://agent.example.com/.well-known/agent.json"}},
+		{"http://agent.example.com:443/", []string{"http://agent.example.com:443/.well-known/agent-card.json", "http://agent.example.com:443/.well-known/agent.json"}},
+		{"https://[::1]:443", []string{"https://[::1]/.well-known/agent-card.json", "https://[::1]/.well-known/agent.json"}},
 		{"https://[::1]:9000", []string{"https://[::1]:9000/.well-known/agent-card.json", "https://[::1]:9000/.well-known/agent.json"}},
 	}
 	for _, tt := range tests {
