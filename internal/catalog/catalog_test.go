@@ -473,3 +473,57 @@ func TestConcurrentUpsertSameURL(t *testing.T) {
 		})
 	}
 }
+
+// A batch mixes new, changed and unchanged cards, and may name one card
+// URL twice: the result must equal upserting the inputs one by one.
+func TestUpsertBatchMixed(t *testing.T) {
+	catalogtest.ForEach(t, func(t *testing.T, s *catalog.Store) {
+		ctx := context.Background()
+		const (
+			inv = "https://invoices.example.com/.well-known/agent-card.json"
+			wx  = "https://weather.example.com/.well-known/agent.json"
+			tr  = "https://translate.example.org/.well-known/agent-card.json"
+		)
+		upsert(t, s, inv, v03Card)
+		upsert(t, s, wx, v02Card)
+		v03b := strings.Replace(v03Card, "2.1.0", "2.1.1", 1)
+		res, err := s.UpsertBatch(ctx, []catalog.UpsertInput{
+			{CardURL: inv, Card: mustParse(t, v03b)},    // changed
+			{CardURL: wx, Card: mustParse(t, v02Card)},  // unchanged
+			{CardURL: tr, Card: mustParse(t, v10Card)},  // new
+			{CardURL: inv, Card: mustParse(t, v03Card)}, // changed back, same batch
+			{CardURL: tr, Card: mustParse(t, v10Card)},  // repeat, unchanged
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		type outcome struct {
+			created, newVersion bool
+			version             int
+		}
+		want := []outcome{{false, true, 2}, {false, false, 1}, {true, true, 1}, {false, true, 3}, {false, false, 1}}
+		for i, w := range want {
+			got := outcome{res[i].Created, res[i].NewVersion, res[i].Agent.CurrentVersion}
+			if got != w {
+				t.Errorf("input %d: got %+v, want %+v", i, got, w)
+			}
+		}
+		a, err := s.AgentByURL(ctx, inv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Card.Version != "2.1.0" || a.CurrentVersion != 3 {
+			t.Errorf("invoice agent: version %q, current %d", a.Card.Version, a.CurrentVersion)
+		}
+		p, err := s.Search(ctx, catalog.Query{Filters: map[string][]string{"tag": {"translation"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Total != 1 {
+			t.Errorf("translator found %d times", p.Total)
+		}
+		if n, _ := s.Count(ctx); n != 3 {
+			t.Errorf("Count = %d", n)
+		}
+	})
+}

@@ -64,6 +64,8 @@ type indexedDoc struct {
 	sortKey string
 	facets  []facetRecord
 	text    searchText
+	// analyzed, when set, is text already analyzed (see analyze).
+	analyzed *analyzed
 }
 
 func termKey(field, value string) string {
@@ -85,13 +87,11 @@ func (s *Store) loadedIndex() *memIndex {
 func (s *Store) searchIndex(ctx context.Context) (*memIndex, error) {
 	s.indexOnce.Do(func() {
 		start := time.Now()
-		idx := newMemIndex()
-		err := s.loadDocs(ctx, "", nil, func(d indexedDoc) { idx.setLocked(d) })
+		idx, err := s.buildIndex(ctx)
 		if err != nil {
 			s.indexErr = err
 			return
 		}
-		idx.text.sortWords()
 		s.syncMu.Lock()
 		s.index = idx
 		s.syncedAt = start
@@ -103,6 +103,38 @@ func (s *Store) searchIndex(ctx context.Context) (*memIndex, error) {
 		return nil, fmt.Errorf("building search index: %w", s.indexErr)
 	}
 	return s.index, nil
+}
+
+// buildIndex reads every agent into a new index. Text analysis, the
+// costliest step, runs in its own goroutine beside the database reads.
+func (s *Store) buildIndex(ctx context.Context) (*memIndex, error) {
+	idx := newMemIndex()
+	docs := make(chan indexedDoc, 256)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for d := range docs {
+			idx.setLocked(d)
+		}
+	}()
+	analyzed := make(chan indexedDoc, 256)
+	go func() {
+		defer close(docs)
+		for d := range analyzed {
+			a := analyze(d.text)
+			d.analyzed, d.text = &a, searchText{}
+			docs <- d
+		}
+	}()
+	err := s.loadDocs(ctx, "", nil, func(d indexedDoc) { analyzed <- d })
+	close(analyzed)
+	<-done
+	if err != nil {
+		return nil, err
+	}
+	idx.text.sortWords()
+	idx.text.compact()
+	return idx, nil
 }
 
 // WarmIndex builds the search index now rather than on the first search.
@@ -307,7 +339,13 @@ func (x *memIndex) setLocked(nd indexedDoc) {
 	}
 	d.nFacet = len(terms)
 	d.terms = append(terms, filterOnly...)
-	d.words, x.lens[pk] = x.text.add(pk, nd.text)
+	a := nd.analyzed
+	if a == nil {
+		an := analyze(nd.text)
+		a = &an
+	}
+	d.words = x.text.add(pk, *a)
+	x.lens[pk] = a.lens
 }
 
 // unindex removes a present document's postings.

@@ -163,26 +163,37 @@ func newTextIndex() textIndex {
 	return textIndex{ids: make(map[string]uint32)}
 }
 
-// add indexes a document's text and returns its term ids and column lengths.
-func (t *textIndex) add(pk uint32, text searchText) ([]uint32, [numCols]uint16) {
-	var lens [numCols]uint16
-	tfs := make(map[string]uint32, 64)
+// analyzed is a document's text reduced to per-word term frequencies (tfBits
+// per column) and column lengths. Analysis needs no lock, so index builds
+// run it beside the database reads.
+type analyzed struct {
+	tfs  map[string]uint32
+	lens [numCols]uint16
+}
+
+func analyze(text searchText) analyzed {
+	a := analyzed{tfs: make(map[string]uint32, 64)}
 	for col, s := range text {
 		words := tokenize(s)
-		lens[col] = uint16(min(len(words), math.MaxUint16))
+		a.lens[col] = uint16(min(len(words), math.MaxUint16))
 		for _, w := range words {
 			if len(w) > maxTokenLen {
 				continue
 			}
-			tf := tfs[w]
+			tf := a.tfs[w]
 			if (tf>>(col*tfBits))&tfMax < tfMax {
 				tf += 1 << (col * tfBits)
 			}
-			tfs[w] = tf
+			a.tfs[w] = tf
 		}
 	}
-	ids := make([]uint32, 0, len(tfs))
-	for w, tf := range tfs {
+	return a
+}
+
+// add indexes a document's analyzed text and returns its term ids.
+func (t *textIndex) add(pk uint32, a analyzed) []uint32 {
+	ids := make([]uint32, 0, len(a.tfs))
+	for w, tf := range a.tfs {
 		id, ok := t.ids[w]
 		if !ok {
 			id = uint32(len(t.terms))
@@ -193,14 +204,23 @@ func (t *textIndex) add(pk uint32, text searchText) ([]uint32, [numCols]uint16) 
 		t.terms[id].postings = insertPosting(t.terms[id].postings, textPosting{pk: pk, tf: tf})
 		ids = append(ids, id)
 	}
-	for c, l := range lens {
+	for c, l := range a.lens {
 		t.colTotal[c] += uint64(l)
 	}
 	t.docs++
 	if len(t.unsorted) > 1024 {
 		t.sortWords()
 	}
-	return ids, lens
+	return ids
+}
+
+// compact trims the spare capacity append left in posting lists.
+func (t *textIndex) compact() {
+	for i := range t.terms {
+		if p := t.terms[i].postings; cap(p) > len(p)+len(p)/8+4 {
+			t.terms[i].postings = slices.Clone(p)
+		}
+	}
 }
 
 func (t *textIndex) remove(pk uint32, ids []uint32, lens [numCols]uint16) {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,8 +29,10 @@ func (s *Store) Upsert(ctx context.Context, in UpsertInput) (UpsertResult, error
 	return res[0], nil
 }
 
-// UpsertBatch stores several cards in one transaction, for imports and bulk
-// loads. Either every card is stored or none is.
+// UpsertBatch stores several cards in one transaction, for imports, bulk
+// loads and crawler write batches. Either every card is stored or none is.
+// Work is done per batch, not per card: one lookup, and one multi-row
+// INSERT per table for all new and changed cards.
 func (s *Store) UpsertBatch(ctx context.Context, ins []UpsertInput) ([]UpsertResult, error) {
 	for i := range ins {
 		if err := validateInput(&ins[i]); err != nil {
@@ -37,17 +40,27 @@ func (s *Store) UpsertBatch(ctx context.Context, ins []UpsertInput) ([]UpsertRes
 		}
 	}
 	results := make([]UpsertResult, len(ins))
-	changed := make([]indexedDoc, 0, len(ins))
+	var changed []indexedDoc
 	store := func(tx *gorm.DB) error {
 		changed = changed[:0]
-		for i, in := range ins {
-			res, doc, err := s.upsertTx(tx, in)
-			if err != nil {
-				return fmt.Errorf("storing card %s: %w", in.CardURL, err)
+		// A card URL given twice in one batch is stored in order: the
+		// batch is cut into runs without repeats.
+		start := 0
+		seen := make(map[string]bool, len(ins))
+		for i := 0; i <= len(ins); i++ {
+			if i < len(ins) && !seen[ins[i].CardURL] {
+				seen[ins[i].CardURL] = true
+				continue
 			}
-			results[i] = res
-			if doc != nil {
-				changed = append(changed, *doc)
+			docs, err := s.upsertRun(tx, ins[start:i], results[start:i])
+			if err != nil {
+				return err
+			}
+			changed = append(changed, docs...)
+			if i < len(ins) {
+				clear(seen)
+				seen[ins[i].CardURL] = true
+				start = i
 			}
 		}
 		return nil
@@ -87,157 +100,213 @@ func validateInput(in *UpsertInput) error {
 	return nil
 }
 
-// upsertTx does one card's work inside tx. It returns the index document to
-// publish after commit, or nil when nothing searchable changed.
-func (s *Store) upsertTx(tx *gorm.DB, in UpsertInput) (UpsertResult, *indexedDoc, error) {
-	c := in.Card
-	sum := sha256.Sum256(c.Raw)
-	digest := hex.EncodeToString(sum[:])
-
-	var rec agentRecord
-	err := tx.Where("card_url = ?", in.CardURL).Take(&rec).Error
-	created := errors.Is(err, gorm.ErrRecordNotFound)
-	if err != nil && !created {
-		return UpsertResult{}, nil, err
+// upsertRun stores inputs with distinct card URLs inside tx, filling
+// results, and returns the index documents to publish after commit.
+func (s *Store) upsertRun(tx *gorm.DB, ins []UpsertInput, results []UpsertResult) ([]indexedDoc, error) {
+	urls := make([]string, len(ins))
+	for i, in := range ins {
+		urls[i] = cleanText(in.CardURL)
 	}
-	if !created && rec.RawSHA256 == digest {
-		if err := tx.Model(&agentRecord{}).Where("pk = ?", rec.PK).
-			Update("fetched_at", in.ReceivedAt).Error; err != nil {
-			return UpsertResult{}, nil, err
+	existing := make(map[string]agentRecord, len(ins))
+	for chunk := range slices.Chunk(urls, 500) {
+		var recs []agentRecord
+		if err := tx.Where("card_url IN ?", chunk).Find(&recs).Error; err != nil {
+			return nil, fmt.Errorf("looking up agents: %w", err)
 		}
-		rec.FetchedAt = in.ReceivedAt
-		return UpsertResult{Agent: s.agentFromRecord(rec, c)}, nil, nil
+		for _, r := range recs {
+			existing[r.CardURL] = r
+		}
 	}
 
 	// updated_at is the catalog's clock, not the fetch time a caller
 	// reports: replicas sync their search index by it (see Sync).
 	now := time.Now().UTC()
-	seq, err := s.nextSeq(tx)
+	var (
+		writes  []int // inputs whose card is new or changed
+		created []int
+		digests = make([]string, len(ins))
+		recs    = make([]agentRecord, len(ins))
+	)
+	for i, in := range ins {
+		sum := sha256.Sum256(in.Card.Raw)
+		digests[i] = hex.EncodeToString(sum[:])
+		rec, ok := existing[urls[i]]
+		switch {
+		case !ok:
+			created = append(created, i)
+			writes = append(writes, i)
+		case rec.RawSHA256 == digests[i]:
+			if err := tx.Exec("UPDATE agents SET fetched_at = ? WHERE pk = ?", in.ReceivedAt, rec.PK).Error; err != nil {
+				return nil, fmt.Errorf("storing card %s: %w", in.CardURL, err)
+			}
+			rec.FetchedAt = in.ReceivedAt
+			results[i] = UpsertResult{Agent: s.agentFromRecord(rec, in.Card)}
+		default:
+			writes = append(writes, i)
+		}
+		recs[i] = rec
+	}
+	if len(writes) == 0 {
+		return nil, nil
+	}
+	seqs, err := s.allocate(tx, "seq", len(writes))
 	if err != nil {
-		return UpsertResult{}, nil, err
+		return nil, err
 	}
-	summary, err := json.Marshal(summaryOf(c))
+	pks, err := s.allocate(tx, "pk", len(created))
 	if err != nil {
-		return UpsertResult{}, nil, err
+		return nil, err
 	}
-	fields := map[string]any{
-		"name":              cleanText(c.Name),
-		"description":       cleanText(c.Description),
-		"provider":          cleanText(providerOf(c)),
-		"agent_version":     cleanText(c.Version),
-		"shape":             string(c.Shape),
-		"protocol_versions": strings.Join(c.ProtocolVersions, ","),
-		"summary":           string(summary),
-		"raw_sha256":        digest,
-		"seq":               seq,
-		"updated_at":        now,
-		"fetched_at":        in.ReceivedAt,
-	}
-	if created {
+	isCreated := make(map[int]bool, len(created))
+	for j, i := range created {
 		id, err := uuid.NewV7()
 		if err != nil {
-			return UpsertResult{}, nil, err
+			return nil, err
 		}
-		rec = agentRecord{
-			ID: id.String(), CardURL: cleanText(in.CardURL), Name: cleanText(c.Name), Description: cleanText(c.Description),
-			Provider: cleanText(providerOf(c)), AgentVersion: cleanText(c.Version), Shape: string(c.Shape),
-			ProtocolVersions: strings.Join(c.ProtocolVersions, ","), Summary: string(summary),
-			SignatureStatus: SignatureUnchecked, Health: HealthUnknown, CurrentVersion: 1,
-			RawSHA256: digest, Seq: seq, CreatedAt: now, UpdatedAt: now,
-			FetchedAt: in.ReceivedAt,
+		recs[i] = agentRecord{PK: pks[j], ID: id.String(), CardURL: urls[i], SignatureStatus: SignatureUnchecked,
+			Health: HealthUnknown, CreatedAt: now}
+		isCreated[i] = true
+	}
+
+	var (
+		agentRows, versionRows [][]any
+		changedPKs             []int64
+		derived                derivedRows
+		docs                   = make([]indexedDoc, 0, len(writes))
+	)
+	for j, i := range writes {
+		in, c, rec := ins[i], ins[i].Card, &recs[i]
+		summary, err := json.Marshal(summaryOf(c))
+		if err != nil {
+			return nil, err
 		}
-		if err := tx.Create(&rec).Error; err != nil {
-			return UpsertResult{}, nil, err
-		}
-	} else {
+		rec.Name, rec.Description, rec.Provider = cleanText(c.Name), cleanText(c.Description), cleanText(providerOf(c))
+		rec.AgentVersion, rec.Shape, rec.ProtocolVersions = cleanText(c.Version), string(c.Shape), strings.Join(c.ProtocolVersions, ",")
+		rec.Summary, rec.RawSHA256, rec.Seq = string(summary), digests[i], seqs[j]
+		rec.UpdatedAt, rec.FetchedAt = now, in.ReceivedAt
 		rec.CurrentVersion++
-		fields["current_version"] = rec.CurrentVersion
-		if err := tx.Model(&agentRecord{}).Where("pk = ?", rec.PK).Updates(fields).Error; err != nil {
-			return UpsertResult{}, nil, err
+		if isCreated[i] {
+			agentRows = append(agentRows, []any{rec.PK, rec.ID, rec.CardURL, rec.Name, rec.Description, rec.Provider,
+				rec.AgentVersion, rec.Shape, rec.ProtocolVersions, rec.Summary, rec.SignatureStatus, rec.Health,
+				rec.CurrentVersion, rec.RawSHA256, rec.Seq, rec.CreatedAt, rec.UpdatedAt, rec.FetchedAt})
+		} else {
+			changedPKs = append(changedPKs, rec.PK)
+			if err := tx.Exec(`UPDATE agents SET name = ?, description = ?, provider = ?, agent_version = ?, shape = ?,
+				protocol_versions = ?, summary = ?, raw_sha256 = ?, seq = ?, current_version = ?, updated_at = ?, fetched_at = ?
+				WHERE pk = ?`, rec.Name, rec.Description, rec.Provider, rec.AgentVersion, rec.Shape, rec.ProtocolVersions,
+				rec.Summary, rec.RawSHA256, rec.Seq, rec.CurrentVersion, rec.UpdatedAt, rec.FetchedAt, rec.PK).Error; err != nil {
+				return nil, fmt.Errorf("storing card %s: %w", in.CardURL, err)
+			}
 		}
-		if err := deleteDerived(tx, rec.PK); err != nil {
-			return UpsertResult{}, nil, err
+		versionRows = append(versionRows, []any{rec.PK, rec.CurrentVersion, digests[i], len(c.Raw), in.Source, in.ReceivedAt, c.Raw})
+		facets := facetsOf(c, rec.SignatureStatus, rec.Health)
+		if err := derived.add(rec.PK, c, facets); err != nil {
+			return nil, err
 		}
-		rec.Name, rec.Description, rec.Provider = c.Name, c.Description, providerOf(c)
-		rec.RawSHA256, rec.Seq, rec.UpdatedAt, rec.FetchedAt = digest, seq, now, in.ReceivedAt
+		docs = append(docs, indexedDoc{pk: rec.PK, sortKey: sortKeyOf(c.Name), facets: facets, text: textOf(c)})
+		results[i] = UpsertResult{Agent: s.agentFromRecord(*rec, c), Created: isCreated[i], NewVersion: true}
 	}
-	version := cardVersionRecord{
-		AgentPK: rec.PK, Number: rec.CurrentVersion, SHA256: digest, Size: len(c.Raw),
-		Source: in.Source, ReceivedAt: in.ReceivedAt, Raw: c.Raw,
+	if err := deleteDerived(tx, changedPKs); err != nil {
+		return nil, err
 	}
-	if err := tx.Create(&version).Error; err != nil {
-		return UpsertResult{}, nil, err
+	if err := insertRows(tx, "agents", agentColumns, agentRows); err != nil {
+		return nil, fmt.Errorf("writing agents: %w", err)
 	}
-	facets := facetsOf(c, rec.SignatureStatus, rec.Health)
-	if err := s.writeDerived(tx, rec.PK, c, facets); err != nil {
-		return UpsertResult{}, nil, err
+	if err := insertRows(tx, "card_versions", "agent_pk, number, sha256, size, source, received_at, raw", versionRows); err != nil {
+		return nil, fmt.Errorf("writing card_versions: %w", err)
 	}
-	doc := &indexedDoc{pk: rec.PK, sortKey: sortKeyOf(c.Name), facets: facets, text: textOf(c)}
-	return UpsertResult{Agent: s.agentFromRecord(rec, c), Created: created, NewVersion: true}, doc, nil
+	if err := derived.write(tx); err != nil {
+		return nil, err
+	}
+	return docs, nil
 }
 
-func (s *Store) nextSeq(tx *gorm.DB) (int64, error) {
-	var seq int64
-	q := "SELECT COALESCE(MAX(seq), 0) + 1 FROM agents"
+const agentColumns = "pk, id, card_url, name, description, provider, agent_version, shape, protocol_versions, summary, " +
+	"signature_status, health, current_version, raw_sha256, seq, created_at, updated_at, fetched_at"
+
+// allocate reserves n values of agents.pk or agents.seq. On SQLite the
+// write transaction holds the database lock (_txlock=immediate), so MAX()+1
+// cannot race; on PostgreSQL both come from sequences.
+func (s *Store) allocate(tx *gorm.DB, column string, n int) ([]int64, error) {
+	if n == 0 {
+		return nil, nil
+	}
+	out := make([]int64, 0, n)
 	if s.dialect == dialectPostgres {
-		q = "SELECT nextval('agent_seq')"
+		seq := "agent_seq"
+		if column == "pk" {
+			seq = "agents_pk_seq"
+		}
+		if err := tx.Raw("SELECT nextval(?::regclass) FROM generate_series(1, ?)", seq, n).Scan(&out).Error; err != nil {
+			return nil, fmt.Errorf("allocating agents.%s: %w", column, err)
+		}
+		return out, nil
 	}
-	if err := tx.Raw(q).Scan(&seq).Error; err != nil {
-		return 0, fmt.Errorf("allocating change sequence: %w", err)
+	var last int64
+	if err := tx.Raw("SELECT COALESCE(MAX(" + column + "), 0) FROM agents").Scan(&last).Error; err != nil {
+		return nil, fmt.Errorf("allocating agents.%s: %w", column, err)
 	}
-	return seq, nil
+	for i := range n {
+		out = append(out, last+1+int64(i))
+	}
+	return out, nil
 }
 
 var derivedTables = []string{"skills", "interfaces", "security_schemes", "lint_findings", "agent_facets"}
 
-func deleteDerived(tx *gorm.DB, pk int64) error {
-	for _, t := range derivedTables {
-		if err := tx.Exec("DELETE FROM "+t+" WHERE agent_pk = ?", pk).Error; err != nil {
-			return fmt.Errorf("clearing %s: %w", t, err)
+func deleteDerived(tx *gorm.DB, pks []int64) error {
+	for chunk := range slices.Chunk(pks, 500) {
+		for _, t := range derivedTables {
+			if err := tx.Exec("DELETE FROM "+t+" WHERE agent_pk IN ?", chunk).Error; err != nil {
+				return fmt.Errorf("clearing %s: %w", t, err)
+			}
 		}
 	}
 	return nil
 }
 
-// writeDerived writes the indexed view of a card: the rows every filter,
-// facet and text match is computed from.
-func (s *Store) writeDerived(tx *gorm.DB, pk int64, c *card.Card, facets []facetRecord) error {
-	skills := make([][]any, 0, len(c.Skills))
+// derivedRows collects the indexed view of several cards (skills,
+// interfaces, schemes, findings, facets) to write them with one multi-row
+// INSERT per table.
+type derivedRows struct {
+	skills, ifaces, schemes, findings, facets [][]any
+}
+
+func (d *derivedRows) add(pk int64, c *card.Card, facets []facetRecord) error {
 	for i, sk := range c.Skills {
-		skills = append(skills, []any{pk, i, sk.ID, sk.Name, sk.Description,
+		d.skills = append(d.skills, []any{pk, i, sk.ID, sk.Name, sk.Description,
 			jsonArray(sk.Examples), jsonArray(sk.Tags), jsonArray(sk.InputModes), jsonArray(sk.OutputModes),
 			sk.InheritsInputModes, sk.InheritsOutputModes})
 	}
-	ifaces := make([][]any, 0, len(c.Interfaces))
 	for i, it := range c.Interfaces {
-		ifaces = append(ifaces, []any{pk, i, it.URL, it.Binding, it.ProtocolVersion, it.Tenant})
+		d.ifaces = append(d.ifaces, []any{pk, i, it.URL, it.Binding, it.ProtocolVersion, it.Tenant})
 	}
-	schemes := make([][]any, 0, len(c.SecuritySchemes))
 	for _, sc := range c.SecuritySchemes {
 		details, err := json.Marshal(sc)
 		if err != nil {
 			return err
 		}
-		schemes = append(schemes, []any{pk, sc.Name, sc.Type, string(details)})
+		d.schemes = append(d.schemes, []any{pk, sc.Name, sc.Type, string(details)})
 	}
-	findings := make([][]any, 0, len(c.Findings))
 	for i, f := range c.Findings {
-		findings = append(findings, []any{pk, i, f.Code, string(f.Severity), f.Path, f.Message})
+		d.findings = append(d.findings, []any{pk, i, f.Code, string(f.Severity), f.Path, f.Message})
 	}
-	facetRows := make([][]any, len(facets))
-	for i, f := range facets {
-		facetRows[i] = []any{pk, f.Field, f.Value}
+	for _, f := range facets {
+		d.facets = append(d.facets, []any{pk, f.Field, f.Value})
 	}
+	return nil
+}
+
+func (d *derivedRows) write(tx *gorm.DB) error {
 	for _, ins := range []struct {
-		table string
-		cols  string
-		rows  [][]any
+		table, cols string
+		rows        [][]any
 	}{
-		{"skills", "agent_pk, ordinal, skill_id, name, description, examples, tags, input_modes, output_modes, input_modes_inherited, output_modes_inherited", skills},
-		{"interfaces", "agent_pk, ordinal, url, binding, protocol_version, tenant", ifaces},
-		{"security_schemes", "agent_pk, name, type, details", schemes},
-		{"lint_findings", "agent_pk, ordinal, code, severity, path, message", findings},
-		{"agent_facets", "agent_pk, field, value", facetRows},
+		{"skills", "agent_pk, ordinal, skill_id, name, description, examples, tags, input_modes, output_modes, input_modes_inherited, output_modes_inherited", d.skills},
+		{"interfaces", "agent_pk, ordinal, url, binding, protocol_version, tenant", d.ifaces},
+		{"security_schemes", "agent_pk, name, type, details", d.schemes},
+		{"lint_findings", "agent_pk, ordinal, code, severity, path, message", d.findings},
+		{"agent_facets", "agent_pk, field, value", d.facets},
 	} {
 		if err := insertRows(tx, ins.table, ins.cols, ins.rows); err != nil {
 			return fmt.Errorf("writing %s: %w", ins.table, err)
