@@ -333,33 +333,34 @@ func TestSearchPagination(t *testing.T) {
 }
 
 func TestSearchRejectsBadQueries(t *testing.T) {
-	s := catalogtest.SQLite(t)
-	ctx := context.Background()
-	seed(t, s)
-	p, err := s.Search(ctx, catalog.Query{Limit: 1})
-	if err != nil || p.NextCursor == "" {
-		t.Fatalf("first page: %v %q", err, p.NextCursor)
-	}
-	tests := []struct {
-		name string
-		q    catalog.Query
-		want error
-	}{
-		{"unknown filter", catalog.Query{Filters: map[string][]string{"colour": {"red"}}}, catalog.ErrInvalidQuery},
-		{"negative limit", catalog.Query{Limit: -1}, catalog.ErrInvalidQuery},
-		{"long text", catalog.Query{Text: strings.Repeat("a", catalog.MaxQueryTextLen+1)}, catalog.ErrInvalidQuery},
-		{"invalid utf-8", catalog.Query{Text: "\xff\xfe"}, catalog.ErrInvalidQuery},
-		{"garbage cursor", catalog.Query{Cursor: "!!!"}, catalog.ErrInvalidCursor},
-		{"cursor of another query", catalog.Query{Cursor: p.NextCursor, Text: "weather"}, catalog.ErrInvalidCursor},
-		{"cursor not json", catalog.Query{Cursor: "bm90IGpzb24"}, catalog.ErrInvalidCursor},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if _, err := s.Search(ctx, tc.q); !errors.Is(err, tc.want) {
-				t.Fatalf("err = %v, want %v", err, tc.want)
-			}
-		})
-	}
+	catalogtest.ForEach(t, func(t *testing.T, s *catalog.Store) {
+		ctx := context.Background()
+		seed(t, s)
+		p, err := s.Search(ctx, catalog.Query{Limit: 1})
+		if err != nil || p.NextCursor == "" {
+			t.Fatalf("first page: %v %q", err, p.NextCursor)
+		}
+		tests := []struct {
+			name string
+			q    catalog.Query
+			want error
+		}{
+			{"unknown filter", catalog.Query{Filters: map[string][]string{"colour": {"red"}}}, catalog.ErrInvalidQuery},
+			{"negative limit", catalog.Query{Limit: -1}, catalog.ErrInvalidQuery},
+			{"long text", catalog.Query{Text: strings.Repeat("a", catalog.MaxQueryTextLen+1)}, catalog.ErrInvalidQuery},
+			{"invalid utf-8", catalog.Query{Text: "\xff\xfe"}, catalog.ErrInvalidQuery},
+			{"garbage cursor", catalog.Query{Cursor: "!!!"}, catalog.ErrInvalidCursor},
+			{"cursor of another query", catalog.Query{Cursor: p.NextCursor, Text: "weather"}, catalog.ErrInvalidCursor},
+			{"cursor not json", catalog.Query{Cursor: "bm90IGpzb24"}, catalog.ErrInvalidCursor},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				if _, err := s.Search(ctx, tc.q); !errors.Is(err, tc.want) {
+					t.Fatalf("err = %v, want %v", err, tc.want)
+				}
+			})
+		}
+	})
 }
 
 func TestIndexFollowsUpdates(t *testing.T) {
@@ -417,25 +418,26 @@ func TestSyncAcrossStores(t *testing.T) {
 }
 
 func TestUpsertRejectsIncompleteInput(t *testing.T) {
-	s := catalogtest.SQLite(t)
-	ctx := context.Background()
-	c := mustParse(t, v02Card)
-	for name, in := range map[string]catalog.UpsertInput{
-		"no url":  {Card: c},
-		"no card": {CardURL: "https://x.example/"},
-	} {
-		if _, err := s.Upsert(ctx, in); !errors.Is(err, catalog.ErrInvalidQuery) {
-			t.Errorf("%s: err = %v", name, err)
+	catalogtest.ForEach(t, func(t *testing.T, s *catalog.Store) {
+		ctx := context.Background()
+		c := mustParse(t, v02Card)
+		for name, in := range map[string]catalog.UpsertInput{
+			"no url":  {Card: c},
+			"no card": {CardURL: "https://x.example/"},
+		} {
+			if _, err := s.Upsert(ctx, in); !errors.Is(err, catalog.ErrInvalidQuery) {
+				t.Errorf("%s: err = %v", name, err)
+			}
 		}
-	}
-	// A batch with one bad entry stores nothing.
-	_, err := s.UpsertBatch(ctx, []catalog.UpsertInput{{CardURL: "https://a.example/", Card: c}, {Card: c}})
-	if err == nil {
-		t.Fatal("batch with an invalid entry succeeded")
-	}
-	if n, _ := s.Count(ctx); n != 0 {
-		t.Fatalf("%d agents stored from a failed batch", n)
-	}
+		// A batch with one bad entry stores nothing.
+		_, err := s.UpsertBatch(ctx, []catalog.UpsertInput{{CardURL: "https://a.example/", Card: c}, {Card: c}})
+		if err == nil {
+			t.Fatal("batch with an invalid entry succeeded")
+		}
+		if n, _ := s.Count(ctx); n != 0 {
+			t.Fatalf("%d agents stored from a failed batch", n)
+		}
+	})
 }
 
 // Replicas registering the same new agent at once must end with one agent,

@@ -1,0 +1,28 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// The benchmark is a developer tool, but one that rots silently: run it
+// on a tiny catalog and check that it measured every query class.
+func TestCatalogBenchmarkSmoke(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "report.json")
+	if err := runCatalog([]string{"-n", "300", "-queries", "5", "-per-tx", "10", "-json", out}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r report
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Ingest.Cards != 300 || r.PerTx.Cards != 10 || len(r.Queries) != 7 || r.GetByID.P50 <= 0 || len(r.Like) == 0 {
+		t.Fatalf("incomplete report: %+v", r)
+	}
+}
