@@ -17,12 +17,7 @@ import (
 func BenchmarkUpsert(b *testing.B) {
 	for _, backend := range []string{"sqlite", "postgres"} {
 		b.Run(backend, func(b *testing.B) {
-			var s *catalog.Store
-			if backend == "sqlite" {
-				s = catalogtest.SQLite(b)
-			} else {
-				s = catalogtest.Postgres(b)
-			}
+			s := benchStore(b, backend)
 			ctx := context.Background()
 			b.ResetTimer()
 			for i := 0; b.Loop(); i++ {
@@ -41,12 +36,7 @@ func BenchmarkUpsert(b *testing.B) {
 func BenchmarkUpsertBatch(b *testing.B) {
 	for _, backend := range []string{"sqlite", "postgres"} {
 		b.Run(backend, func(b *testing.B) {
-			var s *catalog.Store
-			if backend == "sqlite" {
-				s = catalogtest.SQLite(b)
-			} else {
-				s = catalogtest.Postgres(b)
-			}
+			s := benchStore(b, backend)
 			ctx := context.Background()
 			batch := make([]catalog.UpsertInput, 0, 100)
 			flush := func() {
@@ -89,4 +79,11 @@ func BenchmarkIngestSynth(b *testing.B) {
 			batch = batch[:0]
 		}
 	}
+}
+
+func benchStore(b *testing.B, backend string) *catalog.Store {
+	if backend == "postgres" {
+		return catalogtest.Postgres(b)
+	}
+	return catalogtest.SQLite(b)
 }

@@ -529,3 +529,46 @@ func TestUpsertBatchMixed(t *testing.T) {
 		}
 	})
 }
+
+// Searches run while writes update the index; under -race this proves the
+// index's locking.
+func TestSearchDuringWrites(t *testing.T) {
+	s := catalogtest.SQLite(t)
+	ctx := context.Background()
+	seed(t, s)
+	done := make(chan struct{})
+	errs := make(chan error, 4)
+	for range 3 {
+		go func() {
+			for {
+				select {
+				case <-done:
+					errs <- nil
+					return
+				default:
+				}
+				if _, err := s.Search(ctx, catalog.Query{Text: "invoice", Filters: map[string][]string{"tag": {"finance"}}}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	for i := range 40 {
+		raw := strings.Replace(v03Card, "Invoice Extractor", fmt.Sprintf("Invoice Extractor %d", i), 1)
+		upsert(t, s, fmt.Sprintf("https://w%d.example/", i%10), raw)
+	}
+	close(done)
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := s.Search(ctx, catalog.Query{Filters: map[string][]string{"tag": {"finance"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Total != 11 {
+		t.Fatalf("total = %d, want 11", p.Total)
+	}
+}

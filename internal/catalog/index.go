@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"container/heap"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -92,12 +91,13 @@ func (s *Store) searchIndex(ctx context.Context) (*memIndex, error) {
 			s.indexErr = err
 			return
 		}
+		// Log before publishing: once published, writers change idx.
+		s.log.Info("search index built", "agents", len(idx.all), "terms", len(idx.terms),
+			"words", len(idx.text.terms), "duration", time.Since(start))
 		s.syncMu.Lock()
 		s.index = idx
 		s.syncedAt = start
 		s.syncMu.Unlock()
-		s.log.Info("search index built", "agents", len(idx.all), "terms", len(idx.terms),
-			"words", len(idx.text.terms), "duration", time.Since(start))
 	})
 	if s.indexErr != nil {
 		return nil, fmt.Errorf("building search index: %w", s.indexErr)
@@ -526,7 +526,7 @@ func (x *memIndex) facets(docs []uint32, all bool, limit int) map[string][]Facet
 		countDocs(docs)
 		count = func(id uint32) int { return int(counts[id]) }
 	}
-	tops := make(map[string]*facetHeap, len(FilterFields))
+	tops := make(map[string]*topK[FacetCount], len(FilterFields))
 	offer := func(id uint32) {
 		t := &x.terms[id]
 		if t.field == fieldSkillName {
@@ -538,10 +538,10 @@ func (x *memIndex) facets(docs []uint32, all bool, limit int) map[string][]Facet
 		}
 		h := tops[t.field]
 		if h == nil {
-			h = &facetHeap{}
+			h = &topK[FacetCount]{k: limit, order: facetOrder}
 			tops[t.field] = h
 		}
-		h.offer(FacetCount{Value: t.display, Count: c}, limit)
+		h.offer(FacetCount{Value: t.display, Count: c})
 	}
 	if all || complement {
 		for id := range x.terms {
@@ -590,36 +590,6 @@ func facetOrder(a, b FacetCount) int {
 		return b.Count - a.Count
 	}
 	return strings.Compare(a.Value, b.Value)
-}
-
-// facetHeap keeps the best k facet values: a heap whose root is the worst.
-type facetHeap struct{ items []FacetCount }
-
-func (h *facetHeap) Len() int           { return len(h.items) }
-func (h *facetHeap) Less(i, j int) bool { return facetOrder(h.items[i], h.items[j]) > 0 }
-func (h *facetHeap) Swap(i, j int)      { h.items[i], h.items[j] = h.items[j], h.items[i] }
-func (h *facetHeap) Push(x any)         { h.items = append(h.items, x.(FacetCount)) }
-func (h *facetHeap) Pop() any {
-	n := len(h.items)
-	x := h.items[n-1]
-	h.items = h.items[:n-1]
-	return x
-}
-
-func (h *facetHeap) offer(f FacetCount, k int) {
-	if len(h.items) < k {
-		heap.Push(h, f)
-		return
-	}
-	if facetOrder(f, h.items[0]) < 0 {
-		h.items[0] = f
-		heap.Fix(h, 0)
-	}
-}
-
-func (h *facetHeap) sorted() []FacetCount {
-	slices.SortFunc(h.items, facetOrder)
-	return h.items
 }
 
 func (x *memIndex) getCounts() []int32 {

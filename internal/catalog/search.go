@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"cmp"
-	"container/heap"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -80,7 +79,7 @@ func (s *Store) Search(ctx context.Context, q Query) (Page, error) {
 	page.Facets = idx.facets(docs, len(tokens) == 0 && len(q.Filters) == 0, q.FacetLimit)
 	var top []hit
 	if len(tokens) > 0 {
-		top = topK(hits, q.Limit+1, cur, byScore)
+		top = topHits(hits, q.Limit+1, cur, byScore)
 	} else {
 		top = topKDocs(idx, docs, q.Limit+1, cur)
 	}
@@ -251,10 +250,10 @@ func byName(a, b hit) int {
 	return cmp.Compare(a.pk, b.pk)
 }
 
-// topK keeps the k first hits after the cursor in the given order, in
+// topHits keeps the k first hits after the cursor in the given order, in
 // O(n log k) time.
-func topK(hits []hit, k int, cur *cursor, order func(a, b hit) int) []hit {
-	h := &boundedHeap{order: order}
+func topHits(hits []hit, k int, cur *cursor, order func(a, b hit) int) []hit {
+	h := &topK[hit]{k: k, order: order}
 	var after hit
 	if cur != nil {
 		after = hit{pk: cur.PK, score: cur.Score, sortKey: cur.SortKey}
@@ -263,13 +262,13 @@ func topK(hits []hit, k int, cur *cursor, order func(a, b hit) int) []hit {
 		if cur != nil && order(x, after) <= 0 {
 			continue
 		}
-		h.offer(x, k)
+		h.offer(x)
 	}
 	return h.sorted()
 }
 
 func topKDocs(idx *memIndex, docs []uint32, k int, cur *cursor) []hit {
-	h := &boundedHeap{order: byName}
+	h := &topK[hit]{k: k, order: byName}
 	var after hit
 	if cur != nil {
 		after = hit{pk: cur.PK, sortKey: cur.SortKey}
@@ -279,40 +278,7 @@ func topKDocs(idx *memIndex, docs []uint32, k int, cur *cursor) []hit {
 		if cur != nil && byName(x, after) <= 0 {
 			continue
 		}
-		h.offer(x, k)
+		h.offer(x)
 	}
 	return h.sorted()
-}
-
-// boundedHeap is a max-heap (by order) holding the best k items seen.
-type boundedHeap struct {
-	items []hit
-	order func(a, b hit) int
-}
-
-func (h *boundedHeap) Len() int           { return len(h.items) }
-func (h *boundedHeap) Less(i, j int) bool { return h.order(h.items[i], h.items[j]) > 0 }
-func (h *boundedHeap) Swap(i, j int)      { h.items[i], h.items[j] = h.items[j], h.items[i] }
-func (h *boundedHeap) Push(x any)         { h.items = append(h.items, x.(hit)) }
-func (h *boundedHeap) Pop() any {
-	n := len(h.items)
-	x := h.items[n-1]
-	h.items = h.items[:n-1]
-	return x
-}
-
-func (h *boundedHeap) offer(x hit, k int) {
-	if len(h.items) < k {
-		heap.Push(h, x)
-		return
-	}
-	if h.order(x, h.items[0]) < 0 {
-		h.items[0] = x
-		heap.Fix(h, 0)
-	}
-}
-
-func (h *boundedHeap) sorted() []hit {
-	slices.SortFunc(h.items, h.order)
-	return h.items
 }

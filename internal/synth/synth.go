@@ -63,30 +63,27 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+
+	"github.com/a2aregistry/registry/internal/card"
 )
 
-// Card shapes, as the card package names them.
+// Card shapes, bindings and security scheme types, as the card package
+// names them (strings here, for map keys and comparisons).
 const (
-	ShapeV02   = "v0.2"
-	ShapeV03   = "v0.3"
-	ShapeV10   = "v1.0"
-	ShapeMixed = "mixed"
-)
+	ShapeV02   = string(card.ShapeV02)
+	ShapeV03   = string(card.ShapeV03)
+	ShapeV10   = string(card.ShapeV10)
+	ShapeMixed = string(card.ShapeMixed)
 
-// Protocol bindings.
-const (
-	BindingJSONRPC  = "JSONRPC"
-	BindingGRPC     = "GRPC"
-	BindingHTTPJSON = "HTTP+JSON"
-)
+	BindingJSONRPC  = card.BindingJSONRPC
+	BindingGRPC     = card.BindingGRPC
+	BindingHTTPJSON = card.BindingHTTPJSON
 
-// Security scheme types, named as in OpenAPI 3 and the v0.3 card.
-const (
-	SchemeAPIKey        = "apiKey"
-	SchemeHTTP          = "http"
-	SchemeOAuth2        = "oauth2"
-	SchemeOpenIDConnect = "openIdConnect"
-	SchemeMutualTLS     = "mutualTLS"
+	SchemeAPIKey        = card.SchemeAPIKey
+	SchemeHTTP          = card.SchemeHTTP
+	SchemeOAuth2        = card.SchemeOAuth2
+	SchemeOpenIDConnect = card.SchemeOpenIDConnect
+	SchemeMutualTLS     = card.SchemeMutualTLS
 )
 
 // Generator produces the cards of one synthetic catalog. It is safe for
