@@ -16,8 +16,8 @@ import (
 )
 
 // Search input bounds beyond those of catalog. Filter values are short
-// tokens (tags, media types, scheme names); the bounds keep one request
-// from asking the database for thousands of joins.
+// tokens (tags, media types, scheme names); the bounds keep the work of
+// one request small.
 const (
 	maxFilterValues   = 20
 	maxFilterValueLen = 200

@@ -11,6 +11,7 @@ import (
 	"github.com/a2aregistry/registry/internal/card"
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/catalog/catalogtest"
+	"github.com/a2aregistry/registry/internal/synth"
 )
 
 const v02Card = `{
@@ -570,5 +571,39 @@ func TestSearchDuringWrites(t *testing.T) {
 	}
 	if p.Total != 11 {
 		t.Fatalf("total = %d, want 11", p.Total)
+	}
+}
+
+// Writes that commit while the index is being built must not be lost: the
+// build may have read the database before they committed.
+func TestWritesDuringIndexBuild(t *testing.T) {
+	dsn := catalogtest.SQLiteDSN(t)
+	loader := catalogtest.Open(t, dsn)
+	ctx := context.Background()
+	gen := synth.New(3)
+	var batch []catalog.UpsertInput
+	for i := range 3000 {
+		batch = append(batch, catalog.UpsertInput{CardURL: gen.CardURL(i), Card: mustParse(t, string(gen.Card(i)))})
+	}
+	if _, err := loader.UpsertBatch(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	s := catalogtest.Open(t, dsn)
+	built := make(chan error, 1)
+	go func() { built <- s.WarmIndex(ctx) }()
+	for i := 3000; i < 3100; i++ {
+		if _, err := s.Upsert(ctx, catalog.UpsertInput{CardURL: gen.CardURL(i), Card: mustParse(t, string(gen.Card(i)))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := <-built; err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.Search(ctx, catalog.Query{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Total != 3100 {
+		t.Fatalf("index holds %d of 3100 agents", p.Total)
 	}
 }

@@ -49,6 +49,7 @@ type term struct {
 
 type doc struct {
 	present bool
+	seq     int64
 	sortKey string
 	// terms lists facet terms first and filter-only terms (skill names)
 	// after nFacet, so facet counting reads a prefix.
@@ -59,7 +60,10 @@ type doc struct {
 
 // indexedDoc is what a committed write publishes to the index.
 type indexedDoc struct {
-	pk      int64
+	pk int64
+	// seq orders writes of one agent: the index never replaces a doc with
+	// an older one, whichever order writers, syncs and builds deliver them.
+	seq     int64
 	sortKey string
 	facets  []facetRecord
 	text    searchText
@@ -75,6 +79,23 @@ func newMemIndex() *memIndex {
 	return &memIndex{termIDs: make(map[string]uint32), byField: make(map[string][]uint32), text: newTextIndex()}
 }
 
+// publish applies committed writes to the index: at once when it is built,
+// after the build when one is under way, not at all before (the build will
+// read them from the database).
+func (s *Store) publish(docs []indexedDoc) {
+	s.syncMu.Lock()
+	idx := s.index
+	if idx == nil && s.building {
+		s.pending = append(s.pending, docs...)
+	}
+	s.syncMu.Unlock()
+	if idx != nil {
+		for _, d := range docs {
+			idx.set(d)
+		}
+	}
+}
+
 // loadedIndex returns the index if it has been built, without building it.
 func (s *Store) loadedIndex() *memIndex {
 	s.syncMu.Lock()
@@ -86,18 +107,27 @@ func (s *Store) loadedIndex() *memIndex {
 func (s *Store) searchIndex(ctx context.Context) (*memIndex, error) {
 	s.indexOnce.Do(func() {
 		start := time.Now()
+		s.syncMu.Lock()
+		s.building = true
+		s.syncMu.Unlock()
 		idx, err := s.buildIndex(ctx)
+		s.syncMu.Lock()
+		defer s.syncMu.Unlock()
+		s.building = false
+		pending := s.pending
+		s.pending = nil
 		if err != nil {
 			s.indexErr = err
 			return
 		}
+		for _, d := range pending {
+			idx.set(d)
+		}
 		// Log before publishing: once published, writers change idx.
 		s.log.Info("search index built", "agents", len(idx.all), "terms", len(idx.terms),
 			"words", len(idx.text.terms), "duration", time.Since(start))
-		s.syncMu.Lock()
 		s.index = idx
 		s.syncedAt = start
-		s.syncMu.Unlock()
 	})
 	if s.indexErr != nil {
 		return nil, fmt.Errorf("building search index: %w", s.indexErr)
@@ -147,7 +177,7 @@ func (s *Store) WarmIndex(ctx context.Context) error {
 // when empty) in pk order: three result sets (agents, skills, facets)
 // ordered by pk and merged, so memory stays flat whatever the catalog size.
 func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(indexedDoc)) error {
-	agentsQ := "SELECT pk, name, description, provider FROM agents"
+	agentsQ := "SELECT pk, seq, name, description, provider FROM agents"
 	skillsQ := "SELECT agent_pk, skill_id, name, description, tags, examples FROM skills"
 	facetsQ := "SELECT agent_pk, field, value FROM agent_facets"
 	if where != "" {
@@ -248,10 +278,10 @@ func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(
 	}
 	for agents.Next() {
 		var (
-			pk                   int64
+			pk, seq              int64
 			name, desc, provider string
 		)
-		if err := agents.Scan(&pk, &name, &desc, &provider); err != nil {
+		if err := agents.Scan(&pk, &seq, &name, &desc, &provider); err != nil {
 			return err
 		}
 		var sks []skillText
@@ -272,7 +302,7 @@ func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(
 				return err
 			}
 		}
-		fn(indexedDoc{pk: pk, sortKey: sortKeyOf(name), facets: fs, text: textOfParts(name, desc, provider, sks)})
+		fn(indexedDoc{pk: pk, seq: seq, sortKey: sortKeyOf(name), facets: fs, text: textOfParts(name, desc, provider, sks)})
 	}
 	return agents.Err()
 }
@@ -319,6 +349,10 @@ func (x *memIndex) set(nd indexedDoc) {
 func (x *memIndex) setLocked(nd indexedDoc) {
 	pk := uint32(nd.pk)
 	d := x.docAt(nd.pk)
+	if d.present && nd.seq < d.seq {
+		return
+	}
+	d.seq = nd.seq
 	if d.present {
 		x.unindex(pk, d)
 	} else {

@@ -61,9 +61,14 @@ type Store struct {
 	// do not pay for it.
 	indexOnce sync.Once
 	indexErr  error
-	index     *memIndex
-	// syncMu serialises index refreshes from the database.
-	syncMu   sync.Mutex
+	// syncMu guards index, building, pending and syncedAt.
+	syncMu sync.Mutex
+	index  *memIndex
+	// While the index is being built, committed writes queue in pending
+	// and are applied before it is published: the build may have read the
+	// database before they committed.
+	building bool
+	pending  []indexedDoc
 	syncedAt time.Time
 }
 

@@ -75,11 +75,7 @@ func (s *Store) UpsertBatch(ctx context.Context, ins []UpsertInput) ([]UpsertRes
 	if err != nil {
 		return nil, err
 	}
-	if idx := s.loadedIndex(); idx != nil {
-		for _, d := range changed {
-			idx.set(d)
-		}
-	}
+	s.publish(changed)
 	return results, nil
 }
 
@@ -203,7 +199,7 @@ func (s *Store) upsertRun(tx *gorm.DB, ins []UpsertInput, results []UpsertResult
 		if err := derived.add(rec.PK, c, facets); err != nil {
 			return nil, err
 		}
-		docs = append(docs, indexedDoc{pk: rec.PK, sortKey: sortKeyOf(c.Name), facets: facets, text: textOf(c)})
+		docs = append(docs, indexedDoc{pk: rec.PK, seq: rec.Seq, sortKey: sortKeyOf(c.Name), facets: facets, text: textOf(c)})
 		results[i] = UpsertResult{Agent: s.agentFromRecord(*rec, c), Created: isCreated[i], NewVersion: true}
 	}
 	if err := deleteDerived(tx, changedPKs); err != nil {
