@@ -33,7 +33,7 @@ var enumFilters = map[string][]string{
 		catalog.SignatureUnchecked, catalog.SignatureVerified, catalog.SignatureInvalid,
 		catalog.SignatureUnsigned, catalog.SignatureKeyUnavailable,
 	},
-	catalog.FieldHealth: {catalog.HealthUnknown, catalog.HealthUp, catalog.HealthDown, catalog.HealthStale},
+	catalog.FieldHealth: {catalog.HealthUnknown, catalog.HealthUp, catalog.HealthDown, catalog.HealthStale, catalog.HealthRemoved},
 }
 
 const (

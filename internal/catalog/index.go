@@ -603,6 +603,22 @@ func (x *memIndex) facets(docs []uint32, all bool, limit int) map[string][]Facet
 	return out
 }
 
+// subtract returns the sorted values of a not in b (both sorted).
+func subtract(a, b []uint32) []uint32 {
+	out := make([]uint32, 0, len(a))
+	j := 0
+	for _, v := range a {
+		for j < len(b) && b[j] < v {
+			j++
+		}
+		if j < len(b) && b[j] == v {
+			continue
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
 // difference returns the sorted values of all (sorted) missing from sub
 // (a sorted subset of all).
 func difference(all, sub []uint32) []uint32 {

@@ -53,6 +53,12 @@ func (s *Store) Search(ctx context.Context, q Query) (Page, error) {
 		text = idx.textMatch(tokens)
 	}
 	matched := idx.matchFilters(q.Filters, card.MatchMode)
+	if _, ok := q.Filters[FieldHealth]; !ok {
+		// Agents whose card is gone (410) are listed only when asked for.
+		if gone := idx.postings(FieldHealth, HealthRemoved); len(gone) > 0 {
+			matched = subtract(matched, gone)
+		}
+	}
 	var (
 		docs []uint32
 		hits []hit
@@ -76,7 +82,7 @@ func (s *Store) Search(ctx context.Context, q Query) (Page, error) {
 		docs = matched
 	}
 	page := Page{Total: len(docs)}
-	page.Facets = idx.facets(docs, len(tokens) == 0 && len(q.Filters) == 0, q.FacetLimit)
+	page.Facets = idx.facets(docs, len(tokens) == 0 && len(docs) == len(idx.all), q.FacetLimit)
 	var top []hit
 	if len(tokens) > 0 {
 		top = topHits(hits, q.Limit+1, cur, byScore)

@@ -105,6 +105,11 @@ type UpsertInput struct {
 	Card       *card.Card
 	Source     string
 	ReceivedAt time.Time
+	// NextCheckAt schedules the crawler's first check of a new agent;
+	// zero means due now.
+	NextCheckAt time.Time
+	// Paused keeps a new agent out of the crawl (imported offline copies).
+	Paused bool
 }
 
 // UpsertResult tells what an upsert changed.

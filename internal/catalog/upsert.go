@@ -142,6 +142,14 @@ func (s *Store) upsertRun(tx *gorm.DB, ins []UpsertInput, results []UpsertResult
 		}
 		recs[i] = rec
 	}
+	// Registering by URL an agent known from an import starts crawling it.
+	for i, in := range ins {
+		if rec, ok := existing[urls[i]]; ok && in.Source == SourceURL && !in.Paused {
+			if err := tx.Exec("UPDATE crawl_state SET paused = ? WHERE agent_pk = ?", false, rec.PK).Error; err != nil {
+				return nil, fmt.Errorf("resuming crawl of %s: %w", in.CardURL, err)
+			}
+		}
+	}
 	if len(writes) == 0 {
 		return nil, nil
 	}
@@ -214,8 +222,50 @@ func (s *Store) upsertRun(tx *gorm.DB, ins []UpsertInput, results []UpsertResult
 	if err := derived.write(tx); err != nil {
 		return nil, err
 	}
+	var crawlRows, changeRows [][]any
+	for _, i := range writes {
+		rec := recs[i]
+		kind := ChangeUpdated
+		if isCreated[i] {
+			kind = ChangeCreated
+			next := ins[i].NextCheckAt
+			if next.IsZero() {
+				next = now
+			}
+			crawlRows = append(crawlRows, []any{rec.PK, next.UTC(), ins[i].Paused})
+		}
+		changeRows = append(changeRows, []any{rec.PK, rec.ID, rec.CardURL, kind, rec.CurrentVersion, now})
+	}
+	if err := insertRows(tx, "crawl_state", "agent_pk, next_check_at, paused", crawlRows); err != nil {
+		return nil, fmt.Errorf("writing crawl_state: %w", err)
+	}
+	if err := s.appendChanges(tx, changeRows); err != nil {
+		return nil, err
+	}
 	return docs, nil
 }
+
+// appendChanges adds entries to the change feed. On PostgreSQL a
+// transaction-scoped advisory lock makes entries commit in seq order, so a
+// reader paging by seq never skips one that commits late (SQLite writers
+// are serialized anyway).
+func (s *Store) appendChanges(tx *gorm.DB, rows [][]any) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	if s.dialect == dialectPostgres {
+		if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", changeFeedLock).Error; err != nil {
+			return fmt.Errorf("locking change feed: %w", err)
+		}
+	}
+	if err := insertRows(tx, "changes", "agent_pk, agent_id, card_url, kind, version, at", rows); err != nil {
+		return fmt.Errorf("writing changes: %w", err)
+	}
+	return nil
+}
+
+// changeFeedLock is the advisory lock key of the change feed ("a2a-chg").
+const changeFeedLock int64 = 0x61326163686700
 
 const agentColumns = "pk, id, card_url, name, description, provider, agent_version, shape, protocol_versions, summary, " +
 	"signature_status, health, current_version, raw_sha256, seq, created_at, updated_at, fetched_at"

@@ -151,9 +151,12 @@ func (im *Importer) Card(ctx context.Context, raw []byte) (Result, error) {
 	}
 	cardURL := CardURL(c, raw)
 	res, err := im.Store.Upsert(ctx, catalog.UpsertInput{
-		CardURL:    cardURL,
-		Card:       c,
-		Source:     catalog.SourceImport,
+		CardURL: cardURL,
+		Card:    c,
+		Source:  catalog.SourceImport,
+		// An imported card may be an offline copy of an agent this
+		// registry cannot reach: it is not crawled until registered by URL.
+		Paused:     true,
 		ReceivedAt: now().UTC(),
 	})
 	if err != nil {

@@ -1,0 +1,102 @@
+package catalog
+
+import (
+	"time"
+
+	"github.com/a2aregistry/registry/internal/card"
+)
+
+// CrawlTarget is an agent due for a check, as ClaimDue hands it to the
+// crawler together with a lease: no other crawler (replica) gets it until
+// the lease expires or RecordFetch releases it.
+type CrawlTarget struct {
+	AgentID string
+	CardURL string
+	// ETag and LastModified are the validators of the last successful
+	// fetch, for a conditional request.
+	ETag         string
+	LastModified string
+	// ConsecutiveFailures counts failed checks since the last success.
+	ConsecutiveFailures int
+	Health              string
+	NextCheckAt         time.Time
+	LastSuccessAt       time.Time // zero when never
+}
+
+// FetchOutcome is the result of one check of an agent, as the crawler
+// decided it: the catalog stores it without judging it.
+type FetchOutcome struct {
+	AgentID string
+	At      time.Time
+	// URL is the URL that answered; LegacyPath tells that it was
+	// /.well-known/agent.json.
+	URL        string
+	LegacyPath bool
+	Status     int // HTTP status; 0 when no response arrived
+	Latency    time.Duration
+	// Class is empty on success, else a failure class (crawler.Class*).
+	Class   string
+	Message string
+	// NotModified is a 304: a successful check that changed nothing.
+	NotModified  bool
+	ETag         string
+	LastModified string
+	// Card is the parsed card of a 200 response; stored as a new version
+	// when its bytes changed.
+	Card *card.Card
+	// Health, ConsecutiveFailures and NextCheckAt are the crawler's
+	// verdict and schedule after this check.
+	Health              string
+	ConsecutiveFailures int
+	NextCheckAt         time.Time
+	// Removed marks the agent gone for good (410): it leaves search
+	// results and the change feed reports it removed.
+	Removed bool
+}
+
+// Health states beyond those in types.go.
+const (
+	// HealthRemoved is an agent whose card answered 410 Gone.
+	HealthRemoved = "removed"
+)
+
+// Change kinds of the change feed.
+const (
+	ChangeCreated = "created"
+	ChangeUpdated = "updated"
+	ChangeRemoved = "removed"
+)
+
+// Change is one entry of the change feed.
+type Change struct {
+	// Seq orders the feed; pass the last one seen as `since`.
+	Seq     int64     `json:"seq"`
+	Kind    string    `json:"kind"`
+	AgentID string    `json:"agent_id"`
+	CardURL string    `json:"card_url"`
+	Version int       `json:"version,omitempty"`
+	At      time.Time `json:"at"`
+}
+
+// HealthReport is an agent's recent availability.
+type HealthReport struct {
+	State               string      `json:"state"`
+	LastCheckAt         *time.Time  `json:"last_check_at"`
+	LastSuccessAt       *time.Time  `json:"last_success_at"`
+	NextCheckAt         *time.Time  `json:"next_check_at"`
+	ConsecutiveFailures int         `json:"consecutive_failures"`
+	LastError           *FetchError `json:"last_error"`
+	// Uptime24h and Uptime7d are the shares of successful checks in the
+	// window; nil when there was no check.
+	Uptime24h *float64 `json:"uptime_24h"`
+	Uptime7d  *float64 `json:"uptime_7d"`
+	Paused    bool     `json:"paused"`
+}
+
+// FetchError is the last failure of an agent.
+type FetchError struct {
+	Class   string    `json:"class"`
+	Message string    `json:"message"`
+	Status  int       `json:"status,omitempty"`
+	At      time.Time `json:"at"`
+}
