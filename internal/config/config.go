@@ -32,6 +32,13 @@ const (
 	DefaultFetchTimeout    = 10 * time.Second
 	DefaultMaxCardBytes    = 1 << 20
 	DefaultShutdownTimeout = 15 * time.Second
+
+	DefaultCrawlConcurrency  = 16
+	DefaultCrawlPerHost      = 2
+	DefaultCrawlMinInterval  = 5 * time.Minute
+	DefaultCrawlMaxInterval  = 24 * time.Hour
+	DefaultCrawlDownAfter    = 3
+	DefaultFetchLogRetention = 30 * 24 * time.Hour
 )
 
 // Config is every setting of the registry. Default returns a valid one.
@@ -58,6 +65,17 @@ type Config struct {
 	ImportExamples bool
 	// ShutdownTimeout bounds the graceful drain of in-flight requests.
 	ShutdownTimeout time.Duration
+
+	// Crawl re-checks registered agents on their schedule.
+	Crawl bool
+	// Seeds is a file of agent URLs or origins to register (optional).
+	Seeds             string
+	CrawlConcurrency  int
+	CrawlPerHost      int
+	CrawlMinInterval  time.Duration
+	CrawlMaxInterval  time.Duration
+	CrawlDownAfter    int
+	FetchLogRetention time.Duration
 }
 
 // Default returns the settings used when nothing is configured.
@@ -71,6 +89,14 @@ func Default() Config {
 		MaxCardBytes:    DefaultMaxCardBytes,
 		ImportExamples:  true,
 		ShutdownTimeout: DefaultShutdownTimeout,
+
+		Crawl:             true,
+		CrawlConcurrency:  DefaultCrawlConcurrency,
+		CrawlPerHost:      DefaultCrawlPerHost,
+		CrawlMinInterval:  DefaultCrawlMinInterval,
+		CrawlMaxInterval:  DefaultCrawlMaxInterval,
+		CrawlDownAfter:    DefaultCrawlDownAfter,
+		FetchLogRetention: DefaultFetchLogRetention,
 	}
 }
 
@@ -100,6 +126,24 @@ func (c Config) Validate() error {
 	}
 	if c.ShutdownTimeout <= 0 {
 		return fmt.Errorf("%w: shutdown-timeout must be positive, got %v", ErrInvalid, c.ShutdownTimeout)
+	}
+	return c.validateCrawl()
+}
+
+func (c Config) validateCrawl() error {
+	switch {
+	case c.CrawlConcurrency < 1 || c.CrawlConcurrency > 10000:
+		return fmt.Errorf("%w: crawl-concurrency must be 1 to 10000, got %d", ErrInvalid, c.CrawlConcurrency)
+	case c.CrawlPerHost < 1:
+		return fmt.Errorf("%w: crawl-per-host must be at least 1, got %d", ErrInvalid, c.CrawlPerHost)
+	case c.CrawlMinInterval <= 0:
+		return fmt.Errorf("%w: crawl-min-interval must be positive, got %v", ErrInvalid, c.CrawlMinInterval)
+	case c.CrawlMaxInterval < c.CrawlMinInterval:
+		return fmt.Errorf("%w: crawl-max-interval (%v) is shorter than crawl-min-interval (%v)", ErrInvalid, c.CrawlMaxInterval, c.CrawlMinInterval)
+	case c.CrawlDownAfter < 1:
+		return fmt.Errorf("%w: crawl-down-after must be at least 1, got %d", ErrInvalid, c.CrawlDownAfter)
+	case c.FetchLogRetention < 7*24*time.Hour:
+		return fmt.Errorf("%w: fetch-log-retention must be at least 168h (uptime covers 7 days), got %v", ErrInvalid, c.FetchLogRetention)
 	}
 	return nil
 }

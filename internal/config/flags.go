@@ -27,8 +27,9 @@ const (
 	Cards
 	Fetching
 	Serving
+	Crawling
 
-	All = Logging | Storage | Cards | Fetching | Serving
+	All = Logging | Storage | Cards | Fetching | Serving | Crawling
 )
 
 // Setting describes one configurable value: its flag, its environment
@@ -62,6 +63,22 @@ func Settings() []Setting {
 			func(c *Config) flag.Value { return (*durationValue)(&c.FetchTimeout) }},
 		{Cards, "max-card-bytes", "REGISTRY_MAX_CARD_BYTES", "largest agent card accepted, in bytes (suffixes KiB, MiB allowed)",
 			func(c *Config) flag.Value { return (*sizeValue)(&c.MaxCardBytes) }},
+		{Crawling, "crawl", "REGISTRY_CRAWL", "re-check registered agents on their schedule",
+			func(c *Config) flag.Value { return (*boolValue)(&c.Crawl) }},
+		{Crawling, "seeds", "REGISTRY_SEEDS", "file of agent URLs or origins to register, one per line; re-read when it changes",
+			func(c *Config) flag.Value { return (*stringValue)(&c.Seeds) }},
+		{Crawling, "crawl-concurrency", "REGISTRY_CRAWL_CONCURRENCY", "fetches in flight at once",
+			func(c *Config) flag.Value { return (*intValue)(&c.CrawlConcurrency) }},
+		{Crawling, "crawl-per-host", "REGISTRY_CRAWL_PER_HOST", "fetches in flight at once to one host",
+			func(c *Config) flag.Value { return (*intValue)(&c.CrawlPerHost) }},
+		{Crawling, "crawl-min-interval", "REGISTRY_CRAWL_MIN_INTERVAL", "shortest time between two checks of an agent",
+			func(c *Config) flag.Value { return (*durationValue)(&c.CrawlMinInterval) }},
+		{Crawling, "crawl-max-interval", "REGISTRY_CRAWL_MAX_INTERVAL", "longest time between two checks of an agent",
+			func(c *Config) flag.Value { return (*durationValue)(&c.CrawlMaxInterval) }},
+		{Crawling, "crawl-down-after", "REGISTRY_CRAWL_DOWN_AFTER", "consecutive failed checks after which an agent is down",
+			func(c *Config) flag.Value { return (*intValue)(&c.CrawlDownAfter) }},
+		{Crawling, "fetch-log-retention", "REGISTRY_FETCH_LOG_RETENTION", "how long each check's outcome is kept (uptime needs at least 7 days)",
+			func(c *Config) flag.Value { return (*durationValue)(&c.FetchLogRetention) }},
 		{Logging, "log-level", "REGISTRY_LOG_LEVEL", "debug, info, warn or error",
 			func(c *Config) flag.Value { return (*levelValue)(&c.LogLevel) }},
 		{Logging, "log-format", "REGISTRY_LOG_FORMAT", "text or json",
@@ -134,6 +151,18 @@ func (v *durationValue) Set(s string) error {
 		return errors.New("want a duration such as 10s or 1m30s")
 	}
 	*v = durationValue(d)
+	return nil
+}
+
+type intValue int
+
+func (v *intValue) String() string { return strconv.Itoa(int(*v)) }
+func (v *intValue) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return errors.New("want a whole number")
+	}
+	*v = intValue(n)
 	return nil
 }
 
