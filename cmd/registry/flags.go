@@ -13,8 +13,14 @@ import (
 // loadConfig parses a subcommand's flags and environment. ok is false when
 // the command must stop with code (help printed, or a usage or
 // configuration error reported on stderr).
-func loadConfig(name, synopsis string, groups config.Group, args []string, stderr io.Writer, getenv env) (cfg config.Config, fs *flag.FlagSet, code int, ok bool) {
+//
+// extra registers the command's own flags (those that are no setting, such
+// as --json) before parsing.
+func loadConfig(name, synopsis string, groups config.Group, args []string, stderr io.Writer, getenv env, extra ...func(*flag.FlagSet)) (cfg config.Config, fs *flag.FlagSet, code int, ok bool) {
 	fs = flag.NewFlagSet("registry "+name, flag.ContinueOnError)
+	for _, f := range extra {
+		f(fs)
+	}
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: registry %s %s\n\nFlags:\n", name, synopsis)

@@ -14,6 +14,7 @@ type handlerDeps struct {
 	log       *slog.Logger
 	store     api.Catalog
 	registrar api.Registrar // nil: read-only API
+	refresher api.Refresher // nil: no refresh endpoint (crawling off)
 }
 
 // newHandler mounts every route: /healthz and the JSON API.
@@ -37,7 +38,11 @@ func newHandler(d handlerDeps) http.Handler {
 		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 	})
 
-	api.New(api.Options{Catalog: d.store, Registrar: d.registrar, Logger: d.log}).Mount(e)
+	opts := api.Options{Catalog: d.store, Registrar: d.registrar, Logger: d.log}
+	if d.refresher != nil {
+		opts.Refresher = d.refresher
+	}
+	api.New(opts).Mount(e)
 	return e
 }
 

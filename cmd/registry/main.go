@@ -58,6 +58,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv en
 		return runMigrate(ctx, rest, stderr, getenv)
 	case "import":
 		return runImport(ctx, rest, stdout, stderr, getenv)
+	case "crawl":
+		return runCrawl(ctx, rest, stdout, stderr, getenv)
+	case "verify":
+		return runVerify(ctx, rest, stdout, stderr, getenv)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, versionString())
 		return exitOK
@@ -72,12 +76,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv en
 }
 
 func usage(w io.Writer) {
-	fmt.Fprint(w, `registry: an A2A agent registry (catalog, search, JSON API)
+	fmt.Fprint(w, `registry: an A2A agent registry (crawler, catalog, search, JSON API)
 
 Usage:
   registry serve [flags]            run the HTTP server (JSON API under /api/v1)
   registry migrate [flags]          apply database migrations and exit
   registry import [flags] FILE...   add agent card files to the catalog
+  registry crawl [flags] URL...     fetch and check agent cards, print a report
+  registry verify [flags] CARD      check a card's signatures, schemes and transports
   registry version                  print the version
   registry help                     show this text
 

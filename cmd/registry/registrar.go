@@ -1,18 +1,134 @@
 package main
 
 import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"log/slog"
+	"os"
+	"sync"
+	"time"
 
-	"github.com/a2aregistry/registry/internal/api"
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/config"
 	"github.com/a2aregistry/registry/internal/crawler"
-	"github.com/a2aregistry/registry/internal/safehttp"
 )
 
-// newRegistrar builds what serves POST /api/v1/agents: a fetch through the
-// guarded client, a parse, an upsert.
-func newRegistrar(cfg config.Config, store *catalog.Store, client *safehttp.Client, log *slog.Logger) api.Registrar {
-	fetcher := crawler.NewFetcher(client, cfg.MaxCardBytes)
-	return crawler.NewRegistrar(fetcher, store, cardLimits(cfg), log)
+// crawlerConfig maps the crawl settings onto the crawler's. The lease
+// owner starts with the host name so that a restart can take back the
+// leases of its killed predecessor (see leaseOwnerPrefix).
+func crawlerConfig(cfg config.Config) crawler.Config {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return crawler.Config{
+		Owner:       leaseOwnerPrefix() + hex.EncodeToString(b),
+		Concurrency: cfg.CrawlConcurrency,
+		PerHost:     cfg.CrawlPerHost,
+		MinInterval: cfg.CrawlMinInterval,
+		MaxInterval: cfg.CrawlMaxInterval,
+		BackoffMax:  cfg.CrawlMaxInterval,
+		DownAfter:   cfg.CrawlDownAfter,
+		Lease:       max(crawler.DefaultLease, 4*cfg.FetchTimeout),
+		Limits:      cardLimits(cfg),
+	}
+}
+
+func leaseOwnerPrefix() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "registry"
+	}
+	return host + "/"
+}
+
+// pruneFetchLog drops check outcomes older than retention, hourly.
+func pruneFetchLog(ctx context.Context, store *catalog.Store, retention time.Duration, log *slog.Logger) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		n, err := store.PruneFetchLog(ctx, time.Now().Add(-retention))
+		switch {
+		case err != nil && ctx.Err() == nil:
+			log.Warn("pruning fetch log", "err", err)
+		case n > 0:
+			log.Info("pruned fetch log", "rows", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// seedRegistrar registers the agents of a seed list that the catalog does
+// not know yet; known ones are the crawler's business.
+type seedRegistrar struct {
+	store       *catalog.Store
+	registrar   *crawler.Registrar
+	concurrency int
+	log         *slog.Logger
+
+	mu   sync.Mutex
+	done map[string]bool // seeds registered (or known) in this process
+}
+
+func newSeedRegistrar(store *catalog.Store, r *crawler.Registrar, concurrency int, log *slog.Logger) *seedRegistrar {
+	return &seedRegistrar{store: store, registrar: r, concurrency: max(concurrency, 1), log: log, done: map[string]bool{}}
+}
+
+func (s *seedRegistrar) apply(ctx context.Context, seeds []string) {
+	sem := make(chan struct{}, s.concurrency)
+	var wg sync.WaitGroup
+	for _, seed := range seeds {
+		s.mu.Lock()
+		done := s.done[seed]
+		s.mu.Unlock()
+		if done || s.known(ctx, seed) {
+			continue
+		}
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			wg.Wait()
+			return
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			res, err := s.registrar.Register(ctx, seed)
+			if err != nil {
+				if ctx.Err() == nil {
+					// Not remembered as done: the next change of the file
+					// tries again.
+					s.log.Warn("registering seed", "seed", seed, "err", err)
+				}
+				return
+			}
+			s.mu.Lock()
+			s.done[seed] = true
+			s.mu.Unlock()
+			if res.Created {
+				s.log.Info("registered seed", "seed", seed, "agent_id", res.Agent.ID)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// known tells whether the catalog has the agent a seed names, under any of
+// the card URLs the seed resolves to.
+func (s *seedRegistrar) known(ctx context.Context, seed string) bool {
+	urls, err := crawler.ResolveCardURLs(seed)
+	if err != nil {
+		return false
+	}
+	for _, u := range urls {
+		if _, err := s.store.AgentByURL(ctx, u); err == nil {
+			s.mu.Lock()
+			s.done[seed] = true
+			s.mu.Unlock()
+			return true
+		}
+	}
+	return false
 }

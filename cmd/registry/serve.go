@@ -8,11 +8,13 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/a2aregistry/registry/examples"
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/config"
+	"github.com/a2aregistry/registry/internal/crawler"
 	"github.com/a2aregistry/registry/internal/importer"
 	"github.com/a2aregistry/registry/internal/safehttp"
 )
@@ -29,6 +31,8 @@ const (
 	// indexSyncInterval bounds how stale one replica's search results are
 	// after another replica's write.
 	indexSyncInterval = 5 * time.Second
+	// seedPollInterval is how often the seed file is checked for changes.
+	seedPollInterval = 10 * time.Second
 )
 
 func runServe(ctx context.Context, args []string, stderr io.Writer, getenv env) int {
@@ -82,11 +86,51 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, ready func(
 	})
 	defer client.CloseIdleConnections()
 
-	handler := newHandler(handlerDeps{
-		log:       log,
-		store:     store,
-		registrar: newRegistrar(cfg, store, client, log),
-	})
+	fetcher := crawler.NewFetcher(client, cfg.MaxCardBytes)
+	registrar := crawler.NewRegistrar(fetcher, store, cardLimits(cfg), log)
+	cr := crawler.New(crawlerConfig(cfg), store, fetcher, log)
+	deps := handlerDeps{log: log, store: store, registrar: registrar}
+	// Background work stops with ctx; serve waits for it before the store
+	// closes, so no write is cut off half-way.
+	var bg sync.WaitGroup
+	defer bg.Wait()
+	if cfg.Crawl {
+		if n, err := store.ReleaseLeases(ctx, leaseOwnerPrefix(), cr.Config().Owner); err != nil {
+			log.Warn("releasing leases of a previous run", "err", err)
+		} else if n > 0 {
+			log.Info("took back leases of a previous run on this host", "agents", n)
+		}
+		deps.refresher = cr
+		bg.Go(func() {
+			if err := cr.Run(ctx); err != nil {
+				log.Error("crawler stopped", "err", err)
+			}
+		})
+		bg.Go(func() { pruneFetchLog(ctx, store, cfg.FetchLogRetention, log) })
+	}
+	if cfg.Seeds != "" {
+		seeds := newSeedRegistrar(store, registrar, cfg.CrawlConcurrency, log)
+		// The first read fails start-up on a bad file; later bad edits are
+		// logged and the last good list stays in force.
+		first := make(chan error, 1)
+		bg.Go(func() {
+			started := false
+			err := crawler.WatchSeeds(ctx, cfg.Seeds, seedPollInterval, log, func(urls []string) {
+				if !started {
+					started = true
+					first <- nil
+				}
+				seeds.apply(ctx, urls)
+			})
+			if !started {
+				first <- err
+			}
+		})
+		if err := <-first; err != nil {
+			return fmt.Errorf("reading seeds: %w", err)
+		}
+	}
+	handler := newHandler(deps)
 
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
@@ -96,11 +140,12 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, ready func(
 		Handler:           handler,
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
-		WriteTimeout:      cfg.FetchTimeout + writeTimeoutSlack,
-		IdleTimeout:       idleTimeout,
-		MaxHeaderBytes:    maxHeaderBytes,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		BaseContext:       func(net.Listener) context.Context { return ctx },
+		// A refresh may fetch twice (the legacy path after a 404).
+		WriteTimeout:   2*cfg.FetchTimeout + writeTimeoutSlack,
+		IdleTimeout:    idleTimeout,
+		MaxHeaderBytes: maxHeaderBytes,
+		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		BaseContext:    func(net.Listener) context.Context { return ctx },
 	}
 	if !config.IsLoopbackHost(listenHost(ln.Addr())) {
 		log.Warn("serving without sign-in on a non-loopback address: anyone who can reach it can register agents",

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -352,4 +353,22 @@ func inList(col string, vals []int64) (string, []any) {
 		ph = append(ph, '?')
 	}
 	return col + " IN (" + string(ph) + ")", args
+}
+
+// ReleaseLeases frees the leases of owners whose name starts with prefix,
+// except owner keep: a crawler restarting on the same host takes back the
+// agents its killed predecessor had claimed instead of waiting for the
+// leases to expire. At worst a live crawler of the same host sharing the
+// database fetches one of those agents twice.
+func (s *Store) ReleaseLeases(ctx context.Context, prefix, keep string) (int64, error) {
+	if prefix == "" {
+		return 0, fmt.Errorf("%w: empty lease owner prefix", ErrInvalidQuery)
+	}
+	esc := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(prefix)
+	res := s.db.WithContext(ctx).Exec(`UPDATE crawl_state SET lease_owner = '', lease_until = NULL
+		WHERE lease_owner LIKE ? ESCAPE '\' AND lease_owner <> ?`, esc+"%", keep)
+	if res.Error != nil {
+		return 0, fmt.Errorf("releasing leases: %w", res.Error)
+	}
+	return res.RowsAffected, nil
 }

@@ -33,8 +33,15 @@ func TestClaimDueLeases(t *testing.T) {
 		if again, _ := s.ClaimDue(ctx, now, 10, "b", time.Minute); len(again) != 0 {
 			t.Fatalf("leased agent claimed twice: %+v", again)
 		}
-		if later, _ := s.ClaimDue(ctx, now.Add(2*time.Minute), 10, "b", time.Minute); len(later) != 1 {
+		if later, _ := s.ClaimDue(ctx, now.Add(2*time.Minute), 10, "host1/b", time.Minute); len(later) != 1 {
 			t.Fatalf("expired lease not reclaimed: %+v", later)
+		}
+		// A restarted crawler on the same host takes its leases back at once.
+		if n, err := s.ReleaseLeases(ctx, "host1/", "host1/c"); err != nil || n != 1 {
+			t.Fatalf("ReleaseLeases = %d, %v", n, err)
+		}
+		if again, _ := s.ClaimDue(ctx, now.Add(2*time.Minute), 10, "host1/c", time.Minute); len(again) != 1 {
+			t.Fatalf("released lease not claimable: %+v", again)
 		}
 		// Recording the outcome releases the lease and schedules the next check.
 		if _, err := s.RecordFetches(ctx, []catalog.FetchOutcome{{AgentID: res.Agent.ID, At: now, Status: 304,
