@@ -169,18 +169,26 @@ func (a *API) getAgent(c echo.Context) error {
 	return c.JSON(http.StatusOK, d)
 }
 
-// agentDetail completes ag with its version summary.
+// agentDetail completes ag with its version summary and health report.
 func (a *API) agentDetail(c echo.Context, ag catalog.Agent) (AgentDetail, error) {
 	if ag.Card == nil {
 		return AgentDetail{}, fmt.Errorf("agent %s has no parsed card", ag.ID)
 	}
-	versions, err := a.catalog.Versions(c.Request().Context(), ag.ID)
+	ctx := c.Request().Context()
+	versions, err := a.catalog.Versions(ctx, ag.ID)
 	if errors.Is(err, catalog.ErrNotFound) {
-		// Removed between the two reads.
+		// Deleted between the reads.
 		return AgentDetail{}, agentNotFound(ag.ID)
 	}
 	if err != nil {
 		return AgentDetail{}, fmt.Errorf("listing versions of agent %s: %w", ag.ID, err)
 	}
-	return newAgentDetail(ag, versions), nil
+	health, err := a.catalog.AgentHealth(ctx, ag.ID, a.now())
+	if errors.Is(err, catalog.ErrNotFound) {
+		return AgentDetail{}, agentNotFound(ag.ID)
+	}
+	if err != nil {
+		return AgentDetail{}, fmt.Errorf("loading health of agent %s: %w", ag.ID, err)
+	}
+	return newAgentDetail(ag, versions, health), nil
 }

@@ -13,10 +13,12 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/a2aregistry/registry/internal/catalog"
+	"github.com/a2aregistry/registry/internal/crawler"
 )
 
 // BasePath is where Mount puts the API.
@@ -32,11 +34,26 @@ type Catalog interface {
 	// Versions lists an agent's versions, newest first.
 	Versions(ctx context.Context, id string) ([]catalog.VersionSummary, error)
 	Version(ctx context.Context, id string, n int) (catalog.Version, error)
+	// AgentHealth returns catalog.ErrNotFound for an unknown id; uptimes
+	// are computed as of now.
+	AgentHealth(ctx context.Context, id string, now time.Time) (catalog.HealthReport, error)
+	// Changes lists the change feed after seq since, oldest first, at most
+	// limit entries.
+	Changes(ctx context.Context, since int64, limit int) ([]catalog.Change, error)
 }
 
 // Registrar fetches, checks and stores the card behind a URL.
 type Registrar interface {
 	Register(ctx context.Context, input string) (catalog.UpsertResult, error)
+}
+
+// Refresher checks one agent's card now, outside the crawl schedule, and
+// records the outcome. A failed fetch is not an error (it is recorded in
+// the agent's health); errors are catalog.ErrNotFound for an unknown id,
+// crawler.ErrRefreshCanceled or a context error when the request ended
+// first, and the registry's own faults. *crawler.Crawler implements it.
+type Refresher interface {
+	RefreshNow(ctx context.Context, agentID string) (crawler.RefreshResult, error)
 }
 
 // Options configure an API.
@@ -45,6 +62,9 @@ type Options struct {
 	// Registrar serves POST /agents; when nil the API is read-only and
 	// POST answers 405.
 	Registrar Registrar
+	// Refresher serves POST /agents/{id}/refresh; when nil the route does
+	// not exist (404), as in a registry that does not crawl.
+	Refresher Refresher
 	// WriteMiddleware runs before state-changing handlers only, for the
 	// authorization the reads do not need (the editor role).
 	WriteMiddleware []echo.MiddlewareFunc
@@ -56,8 +76,11 @@ type Options struct {
 type API struct {
 	catalog   Catalog
 	registrar Registrar
+	refresher Refresher
 	writeMW   []echo.MiddlewareFunc
 	log       *slog.Logger
+	// now is the clock of health reports; tests replace it.
+	now func() time.Time
 }
 
 // New returns an API over opts.Catalog, which must not be nil.
@@ -69,8 +92,10 @@ func New(opts Options) *API {
 	return &API{
 		catalog:   opts.Catalog,
 		registrar: opts.Registrar,
+		refresher: opts.Refresher,
 		writeMW:   opts.WriteMiddleware,
 		log:       log,
+		now:       time.Now,
 	}
 }
 
@@ -119,9 +144,13 @@ func (a *API) routes() []route {
 		{method: http.MethodGet, path: "/agents/:id/card", handler: a.getRawCard},
 		{method: http.MethodGet, path: "/agents/:id/versions", handler: a.listVersions},
 		{method: http.MethodGet, path: "/agents/:id/versions/:n", handler: a.getVersion},
+		{method: http.MethodGet, path: "/changes", handler: a.listChanges},
 	}
 	if a.registrar != nil {
 		rs = append(rs, route{method: http.MethodPost, path: "/agents", handler: a.registerAgent, mw: a.writeMW})
+	}
+	if a.refresher != nil {
+		rs = append(rs, route{method: http.MethodPost, path: "/agents/:id/refresh", handler: a.refreshAgent, mw: a.writeMW})
 	}
 	return rs
 }

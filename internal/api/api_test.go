@@ -46,21 +46,29 @@ type testEnv struct {
 	e   *echo.Echo
 	cat *fakeCatalog
 	reg *fakeRegistrar
+	ref *fakeRefresher
 	log *bytes.Buffer
 }
+
+// testNow is the API's clock in tests.
+var testNow = t0.Add(30 * 24 * time.Hour)
 
 func newTestEnv(t *testing.T, mutate func(*Options)) testEnv {
 	t.Helper()
 	env := testEnv{e: echo.New(), cat: newFakeCatalog(), reg: &fakeRegistrar{}, log: new(bytes.Buffer)}
+	env.ref = &fakeRefresher{cat: env.cat}
 	opts := Options{
 		Catalog:   env.cat,
 		Registrar: env.reg,
+		Refresher: env.ref,
 		Logger:    slog.New(slog.NewTextHandler(env.log, nil)),
 	}
 	if mutate != nil {
 		mutate(&opts)
 	}
-	New(opts).Mount(env.e)
+	a := New(opts)
+	a.now = func() time.Time { return testNow }
+	a.Mount(env.e)
 	return env
 }
 
@@ -295,8 +303,19 @@ func TestGetAgent(t *testing.T) {
 			}},
 		{name: "sparse card arrays are empty, not null", target: "/api/v1/agents/sparse", wantStatus: http.StatusOK,
 			check: func(t *testing.T, rec *httptest.ResponseRecorder, _ *fakeCatalog, _ *fakeRegistrar) {
-				if strings.Contains(rec.Body.String(), "null") {
-					t.Errorf("body has null: %s", rec.Body)
+				// The health report's nulls are documented ("never checked").
+				var fields map[string]json.RawMessage
+				if err := json.Unmarshal(rec.Body.Bytes(), &fields); err != nil {
+					t.Fatal(err)
+				}
+				if _, ok := fields["health_report"]; !ok {
+					t.Error("detail lacks health_report")
+				}
+				delete(fields, "health_report")
+				for name, v := range fields {
+					if strings.Contains(string(v), "null") {
+						t.Errorf("%s has null: %s", name, v)
+					}
 				}
 			}},
 		{name: "unknown agent", target: "/api/v1/agents/nope", wantStatus: http.StatusNotFound, wantCode: CodeNotFound,
@@ -513,6 +532,16 @@ func TestRegister(t *testing.T) {
 				if e.Class != crawler.ClassHTTP404 || e.HTTPStatus != http.StatusNotFound ||
 					e.URL != "https://agent.example/.well-known/agent.json" ||
 					!strings.Contains(e.Message, "https://agent.example/.well-known/agent.json: http_404") {
+					t.Errorf("error = %+v", e)
+				}
+			}},
+		{name: "status no registry lists", method: http.MethodPost, target: "/api/v1/agents", header: jsonCT,
+			body: `{"url":"https://agent.example"}`,
+			setup: failing(&crawler.FetchError{Class: crawler.ClassHTTP5xx, URL: "https://agent.example/.well-known/agent-card.json",
+				Status: 999, Err: fmt.Errorf("%w: server answered 999", crawler.ErrHTTPStatus)}),
+			wantStatus: http.StatusUnprocessableEntity, wantCode: CodeFetchFailed,
+			check: func(t *testing.T, rec *httptest.ResponseRecorder, _ *fakeCatalog, _ *fakeRegistrar) {
+				if e := decodeJSON[ErrorResponse](t, rec).Error; e.HTTPStatus != 999 {
 					t.Errorf("error = %+v", e)
 				}
 			}},

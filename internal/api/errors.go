@@ -30,6 +30,7 @@ const (
 	CodeTooManyRequests      = "too_many_requests"
 	CodeClientError          = "client_error"
 	CodeUnavailable          = "unavailable"
+	CodeTimeout              = "timeout"
 	CodeInternal             = "internal"
 )
 

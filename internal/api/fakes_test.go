@@ -4,12 +4,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/a2aregistry/registry/internal/card"
 	"github.com/a2aregistry/registry/internal/catalog"
+	"github.com/a2aregistry/registry/internal/crawler"
 )
 
 // fakeCatalog serves fixed agents. err, when set, is returned by every
@@ -25,6 +27,20 @@ type fakeCatalog struct {
 	versionsErr error
 	lastQuery   catalog.Query
 	searched    bool
+	// health holds reports by agent id; an agent without one has an
+	// unchecked report in its own health state. healthErr fails AgentHealth.
+	health    map[string]catalog.HealthReport
+	healthErr error
+	healthAt  time.Time
+	// changes is the whole feed, oldest first; changesErr fails Changes.
+	changes     []catalog.Change
+	changesErr  error
+	changesCall *changesCall
+}
+
+type changesCall struct {
+	since int64
+	limit int
 }
 
 func (f *fakeCatalog) Search(_ context.Context, q catalog.Query) (catalog.Page, error) {
@@ -90,6 +106,67 @@ func (f *fakeCatalog) Version(_ context.Context, id string, n int) (catalog.Vers
 		}
 	}
 	return catalog.Version{}, catalog.ErrNotFound
+}
+
+func (f *fakeCatalog) AgentHealth(_ context.Context, id string, now time.Time) (catalog.HealthReport, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.healthAt = now
+	if f.err != nil {
+		return catalog.HealthReport{}, f.err
+	}
+	if f.healthErr != nil {
+		return catalog.HealthReport{}, f.healthErr
+	}
+	a, ok := f.agents[id]
+	if !ok {
+		return catalog.HealthReport{}, catalog.ErrNotFound
+	}
+	if r, ok := f.health[id]; ok {
+		return r, nil
+	}
+	next := t0
+	return catalog.HealthReport{State: a.Health, NextCheckAt: &next}, nil
+}
+
+func (f *fakeCatalog) Changes(_ context.Context, since int64, limit int) ([]catalog.Change, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.changesCall = &changesCall{since: since, limit: limit}
+	if f.err != nil {
+		return nil, f.err
+	}
+	if f.changesErr != nil {
+		return nil, f.changesErr
+	}
+	var out []catalog.Change
+	for _, c := range f.changes {
+		if c.Seq > since && len(out) < limit {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// fakeRefresher records the agent it was asked to check; check, when set,
+// runs first (to change the catalog as a real check would), then err is
+// returned. Unknown agents of cat answer catalog.ErrNotFound.
+type fakeRefresher struct {
+	cat   *fakeCatalog
+	check func(*fakeCatalog)
+	err   error
+	id    string
+}
+
+func (f *fakeRefresher) RefreshNow(_ context.Context, id string) (crawler.RefreshResult, error) {
+	f.id = id
+	if _, ok := f.cat.agents[id]; !ok {
+		return crawler.RefreshResult{}, fmt.Errorf("refreshing agent %s: agent %s: %w", id, id, catalog.ErrNotFound)
+	}
+	if f.check != nil {
+		f.check(f.cat)
+	}
+	return crawler.RefreshResult{Outcome: catalog.FetchOutcome{AgentID: id}}, f.err
 }
 
 type fakeRegistrar struct {

@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -201,7 +202,7 @@ func TestSearchParametersDocumented(t *testing.T) {
 func TestRoutesDocumented(t *testing.T) {
 	doc, _ := loadSpec(t)
 	e := echo.New()
-	New(Options{Catalog: newFakeCatalog(), Registrar: &fakeRegistrar{}}).Mount(e)
+	New(Options{Catalog: newFakeCatalog(), Registrar: &fakeRegistrar{}, Refresher: &fakeRefresher{}}).Mount(e)
 	var mounted []string
 	for _, r := range e.Routes() {
 		if r.Method == echo.RouteNotFound {
@@ -228,4 +229,113 @@ func TestRoutesDocumented(t *testing.T) {
 	if !slices.Equal(mounted, documented) {
 		t.Errorf("mounted routes %v\ndocumented %v", mounted, documented)
 	}
+}
+
+func TestChangesParametersDocumented(t *testing.T) {
+	doc, _ := loadSpec(t)
+	op := doc.Paths.Value("/changes").Get
+	var documented []string
+	for _, p := range op.Parameters {
+		documented = append(documented, p.Value.Name)
+	}
+	sort.Strings(documented)
+	if want := []string{paramLimit, paramSince}; !slices.Equal(documented, want) {
+		t.Errorf("documented change feed parameters %v, handler accepts %v", documented, want)
+	}
+	limit := op.Parameters.GetByInAndName("query", paramLimit).Schema.Value
+	if limit.Max == nil || *limit.Max != maxChangesLimit || limit.Default != float64(defaultChangesLimit) {
+		t.Errorf("limit documented as max %v default %v, handler uses %d and %d",
+			limit.Max, limit.Default, maxChangesLimit, defaultChangesLimit)
+	}
+
+	var kinds []any
+	for _, k := range []string{catalog.ChangeCreated, catalog.ChangeUpdated, catalog.ChangeRemoved} {
+		kinds = append(kinds, k)
+	}
+	if got := doc.Components.Schemas["Change"].Value.Properties["kind"].Value.Enum; !slices.Equal(got, kinds) {
+		t.Errorf("Change.kind enum %v, catalog has %v", got, kinds)
+	}
+	var health []any
+	for _, h := range enumFilters[catalog.FieldHealth] {
+		health = append(health, h)
+	}
+	for _, schema := range []string{"HealthReport", "AgentDetail", "Summary"} {
+		prop := "health"
+		if schema == "HealthReport" {
+			prop = "state"
+		}
+		if got := doc.Components.Schemas[schema].Value.Properties[prop].Value.Enum; !slices.Equal(got, health) {
+			t.Errorf("%s.%s enum %v, want %v", schema, prop, got, health)
+		}
+	}
+}
+
+// TestSchemasMatchTypes compares each documented object schema with the
+// JSON fields of the Go type encoded for it: a field added to a type but
+// not to the document (or the reverse), or one whose omitempty disagrees
+// with required, fails here even when no handler test happens to set it.
+func TestSchemasMatchTypes(t *testing.T) {
+	doc, _ := loadSpec(t)
+	for name, typ := range map[string]reflect.Type{
+		"SearchResponse":  reflect.TypeFor[SearchResponse](),
+		"Summary":         reflect.TypeFor[catalog.Summary](),
+		"SkillSummary":    reflect.TypeFor[catalog.SkillSummary](),
+		"FacetCount":      reflect.TypeFor[catalog.FacetCount](),
+		"AgentDetail":     reflect.TypeFor[AgentDetail](),
+		"VersionsInfo":    reflect.TypeFor[VersionsInfo](),
+		"VersionList":     reflect.TypeFor[VersionList](),
+		"VersionSummary":  reflect.TypeFor[catalog.VersionSummary](),
+		"HealthReport":    reflect.TypeFor[catalog.HealthReport](),
+		"FetchError":      reflect.TypeFor[catalog.FetchError](),
+		"Change":          reflect.TypeFor[catalog.Change](),
+		"ChangeList":      reflect.TypeFor[ChangeList](),
+		"RegisterRequest": reflect.TypeFor[RegisterRequest](),
+	} {
+		s := doc.Components.Schemas[name].Value
+		var props []string
+		for p := range s.Properties {
+			props = append(props, p)
+		}
+		fields, required := jsonFields(typ)
+		sort.Strings(props)
+		docRequired := slices.Clone(s.Required)
+		sort.Strings(docRequired)
+		if !slices.Equal(props, fields) {
+			t.Errorf("%s: documented properties %v, %v encodes %v", name, props, typ, fields)
+		}
+		if !slices.Equal(docRequired, required) {
+			t.Errorf("%s: documented required %v, %v always encodes %v", name, docRequired, typ, required)
+		}
+	}
+}
+
+// jsonFields lists the JSON names encoding/json gives typ's fields (with
+// embedded structs flattened) and those it always writes (no omitempty),
+// both sorted.
+func jsonFields(typ reflect.Type) (all, always []string) {
+	for f := range typ.Fields() {
+		if !f.IsExported() {
+			continue
+		}
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
+			a, r := jsonFields(f.Type)
+			all, always = append(all, a...), append(always, r...)
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		all = append(all, name)
+		if !slices.Contains(strings.Split(opts, ","), "omitempty") {
+			always = append(always, name)
+		}
+	}
+	sort.Strings(all)
+	sort.Strings(always)
+	return all, always
 }

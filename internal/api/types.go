@@ -35,6 +35,9 @@ type AgentDetail struct {
 	// walk the card.
 	Findings []card.Finding `json:"findings"`
 	Versions VersionsInfo   `json:"versions"`
+	// HealthReport tells when the card was last checked, how that went and
+	// when the next check is due; its state equals Health.
+	HealthReport catalog.HealthReport `json:"health_report"`
 }
 
 // VersionsInfo summarizes an agent's stored card versions.
@@ -48,6 +51,15 @@ type VersionsInfo struct {
 // VersionList is the body of GET /agents/{id}/versions.
 type VersionList struct {
 	Items []catalog.VersionSummary `json:"items"`
+}
+
+// ChangeList is the body of GET /changes.
+type ChangeList struct {
+	// Items are in commit order, oldest first.
+	Items []catalog.Change `json:"items"`
+	// NextSince is the seq of the last item, or the request's since when
+	// there is none: the since of the next poll.
+	NextSince int64 `json:"next_since"`
 }
 
 // RegisterRequest is the body of POST /agents.
@@ -102,7 +114,7 @@ func newSearchResponse(p catalog.Page) SearchResponse {
 	return r
 }
 
-func newAgentDetail(a catalog.Agent, versions []catalog.VersionSummary) AgentDetail {
+func newAgentDetail(a catalog.Agent, versions []catalog.VersionSummary, health catalog.HealthReport) AgentDetail {
 	c := cardForJSON(a.Card)
 	d := AgentDetail{
 		ID:             a.ID,
@@ -116,6 +128,7 @@ func newAgentDetail(a catalog.Agent, versions []catalog.VersionSummary) AgentDet
 		Card:           c,
 		Findings:       c.Findings,
 		Versions:       VersionsInfo{Count: len(versions)},
+		HealthReport:   health,
 	}
 	if len(versions) > 0 {
 		latest := versions[0]

@@ -1,0 +1,71 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/a2aregistry/registry/internal/catalog"
+	"github.com/a2aregistry/registry/internal/crawler"
+)
+
+// refreshAgent checks an agent's card now and answers the agent as it is
+// after the check. An agent that fails the check is not an API error: the
+// check itself succeeded, and health_report.last_error says what the
+// agent did wrong, as it would after a scheduled check.
+func (a *API) refreshAgent(c echo.Context) error {
+	id, err := agentID(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	res, err := a.refresher.RefreshNow(ctx, id)
+	switch {
+	case errors.Is(err, catalog.ErrNotFound):
+		return agentNotFound(id)
+	case requestEnded(err):
+		a.log.Warn("api: refresh cut short", "agent_id", id, "err", err)
+		return newError(http.StatusGatewayTimeout, CodeTimeout,
+			"the check of agent %s did not finish before the request ended; nothing was recorded, try again", id)
+	case err != nil:
+		return fmt.Errorf("refreshing agent %s: %w", id, err)
+	}
+	o := res.Outcome
+	a.log.Info("api: agent refreshed", "agent_id", id, "card_url", o.URL, "status", o.Status,
+		"class", o.Class, "health", o.Health, "new_version", res.Stored.NewVersion)
+
+	ag, err := a.catalog.Agent(ctx, id)
+	if errors.Is(err, catalog.ErrNotFound) {
+		// Deleted while the check ran.
+		return agentNotFound(id)
+	}
+	var d AgentDetail
+	if err == nil {
+		d, err = a.agentDetail(c, ag)
+	}
+	if requestEnded(err) {
+		a.log.Warn("api: refreshed agent not read back", "agent_id", id, "err", err)
+		return newError(http.StatusGatewayTimeout, CodeTimeout,
+			"the check of agent %s was recorded but the request ended before it could be read back; GET %s shows it",
+			id, agentPath(id))
+	}
+	if err != nil {
+		// An *apiError inside (not_found) still reaches the client:
+		// classify looks through the wrapping.
+		return fmt.Errorf("loading refreshed agent %s: %w", id, err)
+	}
+	return c.JSON(http.StatusOK, d)
+}
+
+// requestEnded tells whether err comes from the request's context ending
+// (its deadline, or the client going away) rather than from a fault. The
+// registry acts as a gateway to the agent here, hence 504 (RFC 9110
+// §15.6.5) rather than 500; the fetch's own time limit is not such an
+// error but a recorded `timeout` failure of the agent.
+func requestEnded(err error) bool {
+	return errors.Is(err, crawler.ErrRefreshCanceled) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
+}
