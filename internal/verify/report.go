@@ -1,0 +1,164 @@
+// Package verify checks what an A2A agent card claims: its JWS signatures
+// (over every canonical form real signers produce, with keys from a pinned
+// trust store or a same-origin jku), its transport declarations (by
+// side-effect-free live probes) and its security schemes.
+//
+// Everything a stranger controls — the card, its jku, its endpoints, its
+// OpenID Connect URL — is reached through the safehttp client only.
+//
+// The JSON form of Report is a documented, stable API (the `registry verify
+// --json` output and, later, the catalog's stored report): field names and
+// the string codes below are never renamed; new ones may be added.
+package verify
+
+import (
+	"time"
+)
+
+// Status is the verdict on a card's signatures.
+type Status string
+
+const (
+	// StatusVerified: at least one signature verifies with an acceptable
+	// key (v1.0 §8.4: one valid signature suffices).
+	StatusVerified Status = "verified"
+	// StatusInvalid: no signature verifies and at least one is
+	// definitely wrong: it does not match, is malformed, uses a refused
+	// algorithm or critical header, or names a revoked or expired key.
+	StatusInvalid Status = "invalid"
+	// StatusUnsigned: the card has no signatures.
+	StatusUnsigned Status = "unsigned"
+	// StatusKeyUnavailable: the signatures could not be checked because
+	// no acceptable key was found (unknown kid, jku not trusted, JWKS
+	// unreachable).
+	StatusKeyUnavailable Status = "key_unavailable"
+)
+
+// Result is the outcome of one signature.
+type Result string
+
+const (
+	ResultVerified             Result = "verified"
+	ResultBadSignature         Result = "bad_signature"
+	ResultUnknownKey           Result = "unknown_key"
+	ResultUntrustedKeySource   Result = "untrusted_key_source"
+	ResultUnsupportedAlgorithm Result = "unsupported_algorithm"
+	ResultMalformed            Result = "malformed"
+	// ResultUnsupportedCritical: a `crit` header names an extension this
+	// verifier does not implement (RFC 7515 §4.1.11: MUST reject).
+	ResultUnsupportedCritical Result = "unsupported_critical"
+	// ResultKeyRevoked and ResultKeyExpired: the pinned key is revoked or
+	// past its expiry; v1.0 §8.4.3: such keys MUST NOT be accepted.
+	ResultKeyRevoked Result = "key_revoked"
+	ResultKeyExpired Result = "key_expired"
+	// ResultKeyFetchFailed: the jku was acceptable but its JWKS could not
+	// be fetched or read (refused address, timeout, too large, not JSON).
+	ResultKeyFetchFailed Result = "key_fetch_failed"
+)
+
+// definite reports whether a result proves the signature wrong, as opposed
+// to leaving it unchecked.
+func (r Result) definite() bool {
+	switch r {
+	case ResultBadSignature, ResultMalformed, ResultUnsupportedAlgorithm,
+		ResultUnsupportedCritical, ResultKeyRevoked, ResultKeyExpired:
+		return true
+	}
+	return false
+}
+
+// KeySource tells where a verification key came from.
+type KeySource string
+
+const (
+	// KeySourceJKU: the JWKS at the signature's jku, on the card's origin.
+	KeySourceJKU KeySource = "jku"
+	// KeySourceTrustedJKU: the JWKS at a jku on an operator-trusted origin.
+	KeySourceTrustedJKU KeySource = "trusted_jku"
+	// KeySourcePinned: the trust store of pinned keys.
+	KeySourcePinned KeySource = "pinned"
+	// KeySourceCLI: keys trusted for one `registry verify` run.
+	KeySourceCLI KeySource = "cli"
+)
+
+// Report is everything verify found about one card.
+type Report struct {
+	// CardURL is where the card came from; empty for a local file.
+	CardURL string `json:"card_url,omitempty"`
+	// Origin is the origin key sources are judged against: the card
+	// URL's, or for a local file the origins its interfaces declare.
+	Origins    []string        `json:"origins"`
+	CheckedAt  time.Time       `json:"checked_at"`
+	Signatures SignatureReport `json:"signatures"`
+	Transports []Probe         `json:"transports,omitempty"`
+	Security   []Finding       `json:"security_findings"`
+}
+
+// SignatureReport is the verdict on the card's signatures and one entry
+// per signature, in card order.
+type SignatureReport struct {
+	Status Status `json:"status"`
+	// Signer is the key of the first verified signature.
+	Signer  *Signer           `json:"signer,omitempty"`
+	Entries []SignatureResult `json:"entries"`
+	// Rotation is true when valid signatures by several keys are
+	// present: a signer rolling keys over, not an attack.
+	Rotation bool `json:"rotation,omitempty"`
+}
+
+// SignatureResult is the outcome of one `signatures[]` entry.
+type SignatureResult struct {
+	Index  int    `json:"index"`
+	Result Result `json:"result"`
+	// Alg, KID, Typ and JKU are as written in the protected header (kid
+	// may come from the unprotected header).
+	Alg string `json:"alg,omitempty"`
+	KID string `json:"kid,omitempty"`
+	Typ string `json:"typ,omitempty"`
+	JKU string `json:"jku,omitempty"`
+	// Signer is the key that was used, when one was selected.
+	Signer *Signer `json:"signer,omitempty"`
+	// Form is the canonical form whose payload verified.
+	Form Form `json:"form,omitempty"`
+	// UnsignedFields are JSON paths of non-empty card fields the verified
+	// form leaves out of the payload: the signature says nothing about
+	// them (e.g. v0.3 `url` on a card signed by the JS SDK).
+	UnsignedFields []string `json:"unsigned_fields,omitempty"`
+	// Problem says what was wrong, for people.
+	Problem string `json:"problem,omitempty"`
+	// Notes are observations that do not change the result (typ not
+	// JOSE, jku in the unprotected header ignored, …).
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Signer identifies a verification key.
+type Signer struct {
+	KID string `json:"kid"`
+	// Thumbprint is the RFC 7638 SHA-256 JWK thumbprint, base64url.
+	Thumbprint string    `json:"thumbprint"`
+	Source     KeySource `json:"source"`
+	// JKU is the JWKS URL the key came from (jku sources).
+	JKU string `json:"jku,omitempty"`
+	// KeyType and Curve describe the key ("EC"/"P-256", "RSA", "OKP"/"Ed25519").
+	KeyType string `json:"key_type"`
+	Curve   string `json:"curve,omitempty"`
+	Bits    int    `json:"bits,omitempty"`
+}
+
+// Severity ranks a finding.
+type Severity string
+
+const (
+	SeverityError   Severity = "error"
+	SeverityWarning Severity = "warning"
+	SeverityInfo    Severity = "info"
+)
+
+// Finding is one security-audit result with a stable Code and a JSON Path
+// into the card.
+type Finding struct {
+	Code     string   `json:"code"`
+	Severity Severity `json:"severity"`
+	Path     string   `json:"path"`
+	Message  string   `json:"message"`
+}
