@@ -3,6 +3,7 @@
 // loopback servers it starts itself and to the database it is given.
 //
 //	registry-bench catalog [-n 100000] [-db sqlite:PATH|postgres://...]
+//	registry-bench crawl [-n 10000] [-hosts 8] [-concurrency 32] [-db ...]
 package main
 
 import (
@@ -20,6 +21,8 @@ func main() {
 	switch os.Args[1] {
 	case "catalog":
 		err = runCatalog(os.Args[2:])
+	case "crawl":
+		err = runCrawl(os.Args[2:])
 	case "-h", "-help", "--help", "help":
 		usage()
 		return
@@ -40,6 +43,8 @@ func usage() {
 benchmarks:
   catalog   ingest a synthetic catalog, then measure search and get-by-id
             latency through the JSON API (run with -h for flags)
+  crawl     crawl a synthetic fleet of agents on loopback into a catalog:
+            first crawl, revalidation (304) and a bare-client ceiling
 `)
 }
 
