@@ -62,6 +62,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv en
 		return runCrawl(ctx, rest, stdout, stderr, getenv)
 	case "verify":
 		return runVerify(ctx, rest, stdout, stderr, getenv)
+	case "keys":
+		return runKeys(ctx, rest, stdout, stderr, getenv)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, versionString())
 		return exitOK
@@ -84,6 +86,7 @@ Usage:
   registry import [flags] FILE...   add agent card files to the catalog
   registry crawl [flags] URL...     fetch and check agent cards, print a report
   registry verify [flags] CARD      check a card's signatures, schemes and transports
+  registry keys add|list|revoke     manage the trust store of pinned signing keys
   registry version                  print the version
   registry help                     show this text
 

@@ -17,6 +17,7 @@ import (
 	"github.com/a2aregistry/registry/internal/crawler"
 	"github.com/a2aregistry/registry/internal/importer"
 	"github.com/a2aregistry/registry/internal/safehttp"
+	"github.com/a2aregistry/registry/internal/verify"
 )
 
 // HTTP server limits. Slowloris-style clients are cut off by
@@ -86,6 +87,18 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, ready func(
 	})
 	defer client.CloseIdleConnections()
 
+	// Reports are kept current in the background: every new card version,
+	// every trusted-key change and every expiring key leads to a new one.
+	// Live probes stay off: they reach every declared endpoint of every
+	// catalogued agent, which an operator should choose to do.
+	verifier := verify.New(verify.Options{
+		Client:    client,
+		Keys:      verify.CatalogKeys{Store: store},
+		FetchOIDC: true,
+		Logger:    log,
+	})
+	runner := verify.NewRunner(verifier, store, verify.RunnerOptions{CardLimits: cardLimits(cfg), Logger: log})
+
 	fetcher := crawler.NewFetcher(client, cfg.MaxCardBytes)
 	registrar := crawler.NewRegistrar(fetcher, store, cardLimits(cfg), log)
 	cr := crawler.New(crawlerConfig(cfg), store, fetcher, log)
@@ -108,6 +121,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, ready func(
 		})
 		bg.Go(func() { pruneFetchLog(ctx, store, cfg.FetchLogRetention, log) })
 	}
+	bg.Go(func() { runner.Run(ctx) })
 	if cfg.Seeds != "" {
 		seeds := newSeedRegistrar(store, registrar, cfg.CrawlConcurrency, log)
 		// The first read fails start-up on a bad file; later bad edits are

@@ -169,7 +169,8 @@ func (a *API) getAgent(c echo.Context) error {
 	return c.JSON(http.StatusOK, d)
 }
 
-// agentDetail completes ag with its version summary and health report.
+// agentDetail completes ag with its version summary, health report and
+// verification report.
 func (a *API) agentDetail(c echo.Context, ag catalog.Agent) (AgentDetail, error) {
 	if ag.Card == nil {
 		return AgentDetail{}, fmt.Errorf("agent %s has no parsed card", ag.ID)
@@ -190,5 +191,18 @@ func (a *API) agentDetail(c echo.Context, ag catalog.Agent) (AgentDetail, error)
 	if err != nil {
 		return AgentDetail{}, fmt.Errorf("loading health of agent %s: %w", ag.ID, err)
 	}
-	return newAgentDetail(ag, versions, health), nil
+	ver, err := a.catalog.Verification(ctx, ag.ID)
+	if errors.Is(err, catalog.ErrNotFound) {
+		return AgentDetail{}, agentNotFound(ag.ID)
+	}
+	if err != nil {
+		return AgentDetail{}, fmt.Errorf("loading verification of agent %s: %w", ag.ID, err)
+	}
+	d := newAgentDetail(ag, versions, health)
+	// The report is of the current version only: a report on an older
+	// version says nothing about the bytes served now.
+	if ver != nil && ver.Version == ag.CurrentVersion {
+		d.Verification = ver.Report
+	}
+	return d, nil
 }

@@ -40,6 +40,10 @@ type Catalog interface {
 	// Changes lists the change feed after seq since, oldest first, at most
 	// limit entries.
 	Changes(ctx context.Context, since int64, limit int) ([]catalog.Change, error)
+	// Verification returns the verification report on the agent's current
+	// card version, nil when there is none yet, and catalog.ErrNotFound
+	// for an unknown id.
+	Verification(ctx context.Context, id string) (*catalog.Verification, error)
 }
 
 // Registrar fetches, checks and stores the card behind a URL.

@@ -23,6 +23,7 @@ import (
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/crawler"
 	"github.com/a2aregistry/registry/internal/safehttp"
+	"github.com/a2aregistry/registry/internal/verify"
 )
 
 // apiCase is one request against a freshly mounted API. Every response is
@@ -184,7 +185,12 @@ func TestSearch(t *testing.T) {
 				"tag": {"a", "b"}, "input_mode": {"image/*"}, "signature": {"verified"}, "health": {"up"},
 			}})},
 		{name: "every filter field accepted", wantStatus: http.StatusOK,
-			target: "/api/v1/agents?skill=s&tag=t&input_mode=m&output_mode=m&binding=GRPC&protocol_version=1.0&security_scheme=oauth2&provider=p&signature=unsigned&health=down"},
+			target: "/api/v1/agents?skill=s&tag=t&input_mode=m&output_mode=m&binding=GRPC&protocol_version=1.0&security_scheme=oauth2&provider=p&signature=unsigned&health=down&audit=no_security",
+			check: func(t *testing.T, _ *httptest.ResponseRecorder, c *fakeCatalog, _ *fakeRegistrar) {
+				if len(c.lastQuery.Filters) != len(catalog.FilterFields) {
+					t.Errorf("filters passed on: %v, want one per field %v", c.lastQuery.Filters, catalog.FilterFields)
+				}
+			}},
 		{name: "query of exactly the maximum length in characters", target: "/api/v1/agents?q=" + url.QueryEscape(long),
 			wantStatus: http.StatusOK},
 		{name: "empty q and cursor are absent", target: "/api/v1/agents?q=&cursor=", wantStatus: http.StatusOK,
@@ -303,7 +309,8 @@ func TestGetAgent(t *testing.T) {
 			}},
 		{name: "sparse card arrays are empty, not null", target: "/api/v1/agents/sparse", wantStatus: http.StatusOK,
 			check: func(t *testing.T, rec *httptest.ResponseRecorder, _ *fakeCatalog, _ *fakeRegistrar) {
-				// The health report's nulls are documented ("never checked").
+				// The health report's nulls are documented ("never checked"),
+				// and so is the null of a version not verified yet.
 				var fields map[string]json.RawMessage
 				if err := json.Unmarshal(rec.Body.Bytes(), &fields); err != nil {
 					t.Fatal(err)
@@ -311,13 +318,45 @@ func TestGetAgent(t *testing.T) {
 				if _, ok := fields["health_report"]; !ok {
 					t.Error("detail lacks health_report")
 				}
+				if v, ok := fields["verification"]; !ok || string(v) != "null" {
+					t.Errorf("verification = %s, want null", v)
+				}
 				delete(fields, "health_report")
+				delete(fields, "verification")
 				for name, v := range fields {
 					if strings.Contains(string(v), "null") {
 						t.Errorf("%s has null: %s", name, v)
 					}
 				}
 			}},
+		{name: "verification report of the current version", target: "/api/v1/agents/a1", wantStatus: http.StatusOK,
+			setup: func(c *fakeCatalog, _ *fakeRegistrar) {
+				c.verifications = map[string]*catalog.Verification{"a1": {Version: 2, Status: catalog.SignatureVerified, Report: sampleReport(t)}}
+			},
+			check: func(t *testing.T, rec *httptest.ResponseRecorder, _ *fakeCatalog, _ *fakeRegistrar) {
+				var d struct {
+					Verification *verify.Report `json:"verification"`
+				}
+				if err := json.Unmarshal(rec.Body.Bytes(), &d); err != nil {
+					t.Fatal(err)
+				}
+				if d.Verification == nil || d.Verification.Signatures.Status != verify.StatusVerified ||
+					len(d.Verification.Signatures.Entries) != 2 || d.Verification.Security[0].Code != verify.FindingAPIKeyInQuery {
+					t.Errorf("verification = %+v", d.Verification)
+				}
+			}},
+		{name: "report of an older version is not shown", target: "/api/v1/agents/a1", wantStatus: http.StatusOK,
+			setup: func(c *fakeCatalog, _ *fakeRegistrar) {
+				c.verifications = map[string]*catalog.Verification{"a1": {Version: 1, Status: catalog.SignatureVerified, Report: sampleReport(t)}}
+			},
+			check: func(t *testing.T, rec *httptest.ResponseRecorder, _ *fakeCatalog, _ *fakeRegistrar) {
+				if d := decodeJSON[AgentDetail](t, rec); string(d.Verification) != "null" {
+					t.Errorf("verification = %s, want null", d.Verification)
+				}
+			}},
+		{name: "verification read failure is internal", target: "/api/v1/agents/a1",
+			setup:      func(c *fakeCatalog, _ *fakeRegistrar) { c.verificationErr = errors.New("disk I/O error") },
+			wantStatus: http.StatusInternalServerError, wantCode: CodeInternal},
 		{name: "unknown agent", target: "/api/v1/agents/nope", wantStatus: http.StatusNotFound, wantCode: CodeNotFound,
 			check: func(t *testing.T, rec *httptest.ResponseRecorder, _ *fakeCatalog, _ *fakeRegistrar) {
 				if !strings.Contains(rec.Body.String(), "agent nope not found") {
@@ -726,4 +765,30 @@ func TestOptionsListsMethods(t *testing.T) {
 	if allow := rec.Header().Get("Allow"); !strings.Contains(allow, "GET") || !strings.Contains(allow, "POST") {
 		t.Errorf("Allow = %q", allow)
 	}
+}
+
+// sampleReport is a verify.Report with every part filled, as JSON: the
+// document must accept what the verifier really writes.
+func sampleReport(t *testing.T) json.RawMessage {
+	t.Helper()
+	signer := &verify.Signer{KID: "k1", Thumbprint: "tp", Source: verify.KeySourcePinned, KeyType: "EC", Curve: "P-256", Bits: 256}
+	rep := verify.Report{
+		CardURL:   "https://agent.example.com/.well-known/agent-card.json",
+		Origins:   []string{"https://agent.example.com"},
+		CheckedAt: t0,
+		Signatures: verify.SignatureReport{Status: verify.StatusVerified, Signer: signer, Rotation: false,
+			Entries: []verify.SignatureResult{
+				{Index: 0, Result: verify.ResultVerified, Alg: "ES256", KID: "k1", Typ: "JOSE", Signer: signer,
+					Form: verify.FormJSSDK, UnsignedFields: []string{"$.url"}, Notes: []string{"n"}},
+				{Index: 1, Result: verify.ResultUntrustedKeySource, Alg: "ES256", KID: "k2", JKU: "https://evil.example/jwks", Problem: "p"},
+			}},
+		Transports: []verify.Probe{{URL: "https://agent.example.com/a2a", Binding: "JSONRPC", ProtocolVersion: "1.0", Path: "$.supportedInterfaces[0]",
+			Status: verify.ProbeConfirmed, Reachable: true, BindingConfirmed: true, VersionConfirmed: true, TLS: true, TLSVersion: "TLS 1.3", LatencyMS: 12}},
+		Security: []verify.Finding{{Code: verify.FindingAPIKeyInQuery, Severity: verify.SeverityWarning, Path: "$.securitySchemes.k", Message: "m"}},
+	}
+	b, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

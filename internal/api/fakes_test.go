@@ -36,6 +36,10 @@ type fakeCatalog struct {
 	changes     []catalog.Change
 	changesErr  error
 	changesCall *changesCall
+	// verifications holds reports by agent id; verificationErr fails
+	// Verification.
+	verifications   map[string]*catalog.Verification
+	verificationErr error
 }
 
 type changesCall struct {
@@ -127,6 +131,21 @@ func (f *fakeCatalog) AgentHealth(_ context.Context, id string, now time.Time) (
 	}
 	next := t0
 	return catalog.HealthReport{State: a.Health, NextCheckAt: &next}, nil
+}
+
+func (f *fakeCatalog) Verification(_ context.Context, id string) (*catalog.Verification, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return nil, f.err
+	}
+	if f.verificationErr != nil {
+		return nil, f.verificationErr
+	}
+	if _, ok := f.agents[id]; !ok {
+		return nil, catalog.ErrNotFound
+	}
+	return f.verifications[id], nil
 }
 
 func (f *fakeCatalog) Changes(_ context.Context, since int64, limit int) ([]catalog.Change, error) {

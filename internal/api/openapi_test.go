@@ -25,6 +25,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/a2aregistry/registry/internal/catalog"
+	"github.com/a2aregistry/registry/internal/verify"
 )
 
 var spec struct {
@@ -290,6 +291,13 @@ func TestSchemasMatchTypes(t *testing.T) {
 		"Change":          reflect.TypeFor[catalog.Change](),
 		"ChangeList":      reflect.TypeFor[ChangeList](),
 		"RegisterRequest": reflect.TypeFor[RegisterRequest](),
+		// The stored verification report is verify.Report as JSON.
+		"VerificationReport": reflect.TypeFor[verify.Report](),
+		"SignatureReport":    reflect.TypeFor[verify.SignatureReport](),
+		"SignatureResult":    reflect.TypeFor[verify.SignatureResult](),
+		"Signer":             reflect.TypeFor[verify.Signer](),
+		"SecurityFinding":    reflect.TypeFor[verify.Finding](),
+		"TransportProbe":     reflect.TypeFor[verify.Probe](),
 	} {
 		s := doc.Components.Schemas[name].Value
 		var props []string

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/a2aregistry/registry/internal/card"
@@ -38,6 +39,10 @@ type AgentDetail struct {
 	// HealthReport tells when the card was last checked, how that went and
 	// when the next check is due; its state equals Health.
 	HealthReport catalog.HealthReport `json:"health_report"`
+	// Verification is the verifier's report on the current version
+	// (verify.Report as JSON); null until the version has been verified.
+	// Its signatures.status equals Signature then.
+	Verification json.RawMessage `json:"verification"`
 }
 
 // VersionsInfo summarizes an agent's stored card versions.

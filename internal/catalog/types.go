@@ -13,6 +13,9 @@ var (
 	ErrNotFound      = errors.New("catalog: not found")
 	ErrInvalidCursor = errors.New("catalog: invalid cursor")
 	ErrInvalidQuery  = errors.New("catalog: invalid query")
+	// ErrConflict: the write would duplicate something that must be
+	// unique (an active trusted key with the same thumbprint).
+	ErrConflict = errors.New("catalog: conflict")
 )
 
 // Health values. The crawler fills them; a freshly registered agent is unknown.
@@ -134,12 +137,16 @@ const (
 	FieldProvider        = "provider"
 	FieldSignature       = "signature"
 	FieldHealth          = "health"
+	// FieldAudit values are the security-audit finding codes of the
+	// current card's verification report (verify.Finding*).
+	FieldAudit = "audit"
 )
 
 // FilterFields lists every filter field in a stable order.
 var FilterFields = []string{
 	FieldSkill, FieldTag, FieldInputMode, FieldOutputMode, FieldBinding,
 	FieldProtocolVersion, FieldSecurityScheme, FieldProvider, FieldSignature, FieldHealth,
+	FieldAudit,
 }
 
 // Query is a search: optional text plus filters. Every value of every

@@ -189,6 +189,9 @@ func (s *Store) upsertRun(tx *gorm.DB, ins []UpsertInput, results []UpsertResult
 		rec.Summary, rec.RawSHA256, rec.Seq = string(summary), digests[i], seqs[j]
 		rec.UpdatedAt, rec.FetchedAt = now, in.ReceivedAt
 		rec.CurrentVersion++
+		// A verdict belongs to the bytes it was made on: a new version is
+		// unchecked until the verification runner reports on it.
+		rec.SignatureStatus = SignatureUnchecked
 		if isCreated[i] {
 			agentRows = append(agentRows, []any{rec.PK, rec.ID, rec.CardURL, rec.Name, rec.Description, rec.Provider,
 				rec.AgentVersion, rec.Shape, rec.ProtocolVersions, rec.Summary, rec.SignatureStatus, rec.Health,
@@ -196,9 +199,9 @@ func (s *Store) upsertRun(tx *gorm.DB, ins []UpsertInput, results []UpsertResult
 		} else {
 			changedPKs = append(changedPKs, rec.PK)
 			if err := tx.Exec(`UPDATE agents SET name = ?, description = ?, provider = ?, agent_version = ?, shape = ?,
-				protocol_versions = ?, summary = ?, raw_sha256 = ?, seq = ?, current_version = ?, updated_at = ?, fetched_at = ?
-				WHERE pk = ?`, rec.Name, rec.Description, rec.Provider, rec.AgentVersion, rec.Shape, rec.ProtocolVersions,
-				rec.Summary, rec.RawSHA256, rec.Seq, rec.CurrentVersion, rec.UpdatedAt, rec.FetchedAt, rec.PK).Error; err != nil {
+				protocol_versions = ?, summary = ?, raw_sha256 = ?, seq = ?, current_version = ?, updated_at = ?, fetched_at = ?,
+				signature_status = ? WHERE pk = ?`, rec.Name, rec.Description, rec.Provider, rec.AgentVersion, rec.Shape, rec.ProtocolVersions,
+				rec.Summary, rec.RawSHA256, rec.Seq, rec.CurrentVersion, rec.UpdatedAt, rec.FetchedAt, rec.SignatureStatus, rec.PK).Error; err != nil {
 				return nil, fmt.Errorf("storing card %s: %w", in.CardURL, err)
 			}
 		}

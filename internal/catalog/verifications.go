@@ -1,0 +1,254 @@
+package catalog
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// VerifyTarget is a card version due for verification.
+type VerifyTarget struct {
+	AgentID string
+	CardURL string
+	Version int
+	// Raw is the card exactly as received: signatures are checked over it.
+	Raw []byte
+}
+
+// VerificationInput is a verifier's report on one card version.
+type VerificationInput struct {
+	AgentID string
+	Version int
+	// Status is one of the Signature* values other than SignatureUnchecked.
+	Status string
+	// Report is the full report as JSON (verify.Report).
+	Report     json.RawMessage
+	VerifiedAt time.Time
+	// KeysExpireAt is when the earliest key the report relied on expires
+	// (a JWKS cache entry, a pinned key's not-after); zero when none.
+	KeysExpireAt time.Time
+	// RecheckAt is when the report is due again.
+	RecheckAt time.Time
+	// TrustGeneration is Store.TrustGeneration as read before verifying.
+	TrustGeneration int64
+	// KIDs are the kids the card's signatures name.
+	KIDs []string
+	// AuditCodes are the security-audit finding codes (the audit facet).
+	AuditCodes []string
+}
+
+// Verification is a stored report.
+type Verification struct {
+	Version      int
+	Status       string
+	Report       json.RawMessage
+	VerifiedAt   time.Time
+	KeysExpireAt time.Time // zero when none
+	RecheckAt    time.Time
+	// Stale is true when a trusted key the report may depend on changed
+	// since; a new report is on its way.
+	Stale bool
+}
+
+// DueVerifications lists up to limit agents whose current card version has
+// no report, or a report that is stale or past its recheck time as of now;
+// never-verified versions first. Agents whose card is gone are skipped.
+func (s *Store) DueVerifications(ctx context.Context, now time.Time, limit int) ([]VerifyTarget, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	rows, err := s.db.WithContext(ctx).Raw(`SELECT a.id, a.card_url, a.current_version, v.raw
+		FROM agents a
+		JOIN card_versions v ON v.agent_pk = a.pk AND v.number = a.current_version
+		LEFT JOIN verifications r ON r.agent_pk = a.pk AND r.version = a.current_version
+		WHERE a.health <> ? AND (r.agent_pk IS NULL OR r.stale = ? OR r.recheck_at <= ?)
+		ORDER BY CASE WHEN r.agent_pk IS NULL THEN 0 ELSE 1 END, a.pk
+		LIMIT ?`, HealthRemoved, true, now.UTC(), limit).Rows()
+	if err != nil {
+		return nil, fmt.Errorf("listing due verifications: %w", err)
+	}
+	defer rows.Close()
+	var out []VerifyTarget
+	for rows.Next() {
+		var t VerifyTarget
+		if err := rows.Scan(&t.AgentID, &t.CardURL, &t.Version, &t.Raw); err != nil {
+			return nil, fmt.Errorf("listing due verifications: %w", err)
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// RecordVerifications stores reports in one transaction. A report on the
+// current version also sets the agent's signature status and audit facet
+// (and its search index entry); one on an older version is kept for that
+// version only. Reports on unknown agents are skipped.
+func (s *Store) RecordVerifications(ctx context.Context, ins []VerificationInput) error {
+	for _, in := range ins {
+		switch in.Status {
+		case SignatureVerified, SignatureInvalid, SignatureUnsigned, SignatureKeyUnavailable:
+		default:
+			return fmt.Errorf("%w: verification status %q", ErrInvalidQuery, in.Status)
+		}
+		if !json.Valid(in.Report) {
+			return fmt.Errorf("%w: report of agent %s is not JSON", ErrInvalidQuery, in.AgentID)
+		}
+	}
+	var changed []int64
+	store := func(tx *gorm.DB) error {
+		changed = changed[:0]
+		// On PostgreSQL the share lock orders this transaction against
+		// key changes (which update the row); see migration 00003.
+		genQ := "SELECT generation FROM trust_store WHERE id = 1"
+		if s.dialect == dialectPostgres {
+			genQ += " FOR SHARE"
+		}
+		var gen int64
+		if err := tx.Raw(genQ).Row().Scan(&gen); err != nil {
+			return fmt.Errorf("reading trust generation: %w", err)
+		}
+		// The agent row lock serializes reports on one agent from several
+		// replicas, and with card upserts, so facet rows are never written
+		// twice.
+		agentQ := "SELECT pk, current_version, signature_status FROM agents WHERE id = ?"
+		if s.dialect == dialectPostgres {
+			agentQ += " FOR UPDATE"
+		}
+		now := time.Now().UTC()
+		for _, in := range ins {
+			var (
+				pk      int64
+				current int
+				status  string
+			)
+			err := tx.Raw(agentQ, in.AgentID).Row().Scan(&pk, &current, &status)
+			if err == sql.ErrNoRows {
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("looking up agent %s: %w", in.AgentID, err)
+			}
+			var keysExpire any
+			if !in.KeysExpireAt.IsZero() {
+				keysExpire = in.KeysExpireAt.UTC()
+			}
+			if err := tx.Exec("DELETE FROM verifications WHERE agent_pk = ? AND version = ?", pk, in.Version).Error; err != nil {
+				return fmt.Errorf("replacing report of agent %s: %w", in.AgentID, err)
+			}
+			if err := tx.Exec(`INSERT INTO verifications (agent_pk, version, status, report, verified_at, keys_expire_at,
+				recheck_at, trust_generation, stale) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				pk, in.Version, in.Status, cleanText(string(in.Report)), in.VerifiedAt.UTC(), keysExpire,
+				in.RecheckAt.UTC(), in.TrustGeneration, in.TrustGeneration != gen).Error; err != nil {
+				return fmt.Errorf("storing report of agent %s: %w", in.AgentID, err)
+			}
+			if in.Version != current {
+				continue
+			}
+			if err := tx.Exec("DELETE FROM verification_kids WHERE agent_pk = ?", pk).Error; err != nil {
+				return fmt.Errorf("storing kids of agent %s: %w", in.AgentID, err)
+			}
+			var kidRows [][]any
+			for _, kid := range dedupe(in.KIDs, func(s string) string { return s }) {
+				kidRows = append(kidRows, []any{kid, pk})
+			}
+			if err := insertRows(tx, "verification_kids", "kid, agent_pk", kidRows); err != nil {
+				return fmt.Errorf("storing kids of agent %s: %w", in.AgentID, err)
+			}
+			moved, err := s.setVerdictFacets(tx, pk, status, in, now)
+			if err != nil {
+				return err
+			}
+			if moved {
+				changed = append(changed, pk)
+			}
+		}
+		return nil
+	}
+	if err := s.db.WithContext(ctx).Transaction(store); err != nil {
+		return fmt.Errorf("recording verifications: %w", err)
+	}
+	if idx := s.loadedIndex(); idx != nil && len(changed) > 0 {
+		// As for health (RecordFetches): reload the changed agents' docs;
+		// their seq makes a concurrent newer write win.
+		where, args := inList("pk", changed)
+		if err := s.loadDocs(ctx, where, args, idx.set); err != nil {
+			s.log.Warn("refreshing search index after verification", "err", err)
+		}
+	}
+	return nil
+}
+
+// setVerdictFacets writes the signature status and audit facet of one
+// agent when they differ from what is stored, bumping its seq and
+// updated_at so that the index (and other replicas' Sync) pick it up.
+func (s *Store) setVerdictFacets(tx *gorm.DB, pk int64, status string, in VerificationInput, now time.Time) (bool, error) {
+	codes := dedupe(in.AuditCodes, func(s string) string { return cleanText(s) })
+	slices.Sort(codes)
+	var stored []string
+	if err := tx.Raw("SELECT value FROM agent_facets WHERE agent_pk = ? AND field = ? ORDER BY value",
+		pk, FieldAudit).Scan(&stored).Error; err != nil {
+		return false, fmt.Errorf("reading audit facet of agent %s: %w", in.AgentID, err)
+	}
+	if status == in.Status && slices.Equal(stored, codes) {
+		return false, nil
+	}
+	seqs, err := s.allocate(tx, "seq", 1)
+	if err != nil {
+		return false, err
+	}
+	if err := tx.Exec("UPDATE agents SET signature_status = ?, seq = ?, updated_at = ? WHERE pk = ?",
+		in.Status, seqs[0], now, pk).Error; err != nil {
+		return false, fmt.Errorf("updating signature status of agent %s: %w", in.AgentID, err)
+	}
+	if err := tx.Exec("DELETE FROM agent_facets WHERE agent_pk = ? AND field IN ?",
+		pk, []string{FieldSignature, FieldAudit}).Error; err != nil {
+		return false, fmt.Errorf("updating facets of agent %s: %w", in.AgentID, err)
+	}
+	rows := [][]any{{pk, FieldSignature, in.Status}}
+	for _, c := range codes {
+		rows = append(rows, []any{pk, FieldAudit, c})
+	}
+	if err := insertRows(tx, "agent_facets", "agent_pk, field, value", rows); err != nil {
+		return false, fmt.Errorf("updating facets of agent %s: %w", in.AgentID, err)
+	}
+	return true, nil
+}
+
+// Verification returns the report on the agent's current card version;
+// nil when it has none yet. An unknown agent is ErrNotFound.
+func (s *Store) Verification(ctx context.Context, agentID string) (*Verification, error) {
+	var (
+		current                         int
+		version                         sql.NullInt64
+		status, report                  sql.NullString
+		verifiedAt, keysExpire, recheck sql.NullTime
+		stale                           sql.NullBool
+	)
+	err := s.db.WithContext(ctx).Raw(`SELECT a.current_version, r.version, r.status, r.report, r.verified_at,
+		r.keys_expire_at, r.recheck_at, r.stale
+		FROM agents a LEFT JOIN verifications r ON r.agent_pk = a.pk AND r.version = a.current_version
+		WHERE a.id = ?`, agentID).Row().Scan(&current, &version, &status, &report, &verifiedAt, &keysExpire, &recheck, &stale)
+	if err != nil {
+		return nil, fmt.Errorf("verification of agent %s: %w", agentID, translateRow(err))
+	}
+	if !version.Valid {
+		return nil, nil
+	}
+	v := &Verification{
+		Version:    int(version.Int64),
+		Status:     status.String,
+		Report:     json.RawMessage(report.String),
+		VerifiedAt: verifiedAt.Time.UTC(),
+		RecheckAt:  recheck.Time.UTC(),
+		Stale:      stale.Bool,
+	}
+	if keysExpire.Valid {
+		v.KeysExpireAt = keysExpire.Time.UTC()
+	}
+	return v, nil
+}
