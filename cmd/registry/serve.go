@@ -95,6 +95,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, ready func(
 		Client:    client,
 		Keys:      verify.CatalogKeys{Store: store},
 		FetchOIDC: true,
+		Probe:     cfg.VerifyProbes,
 		Logger:    log,
 	})
 	runner := verify.NewRunner(verifier, store, verify.RunnerOptions{CardLimits: cardLimits(cfg), Logger: log})

@@ -76,6 +76,9 @@ type Config struct {
 	CrawlMaxInterval  time.Duration
 	CrawlDownAfter    int
 	FetchLogRetention time.Duration
+	// VerifyProbes makes the background verifier probe every declared
+	// interface live, not only check signatures and security schemes.
+	VerifyProbes bool
 }
 
 // Default returns the settings used when nothing is configured.
