@@ -13,6 +13,8 @@ package verify
 
 import (
 	"time"
+
+	"github.com/a2aregistry/registry/internal/card"
 )
 
 // Status is the verdict on a card's signatures.
@@ -145,20 +147,15 @@ type Signer struct {
 	Bits    int    `json:"bits,omitempty"`
 }
 
-// Severity ranks a finding.
-type Severity string
-
-const (
-	SeverityError   Severity = "error"
-	SeverityWarning Severity = "warning"
-	SeverityInfo    Severity = "info"
+// Severity and Finding are the card package's: a security-audit finding
+// reads like a lint finding (stable Code, JSON Path into the card).
+type (
+	Severity = card.Severity
+	Finding  = card.Finding
 )
 
-// Finding is one security-audit result with a stable Code and a JSON Path
-// into the card.
-type Finding struct {
-	Code     string   `json:"code"`
-	Severity Severity `json:"severity"`
-	Path     string   `json:"path"`
-	Message  string   `json:"message"`
-}
+const (
+	SeverityError   = card.SeverityError
+	SeverityWarning = card.SeverityWarning
+	SeverityInfo    = card.SeverityInfo
+)
