@@ -240,3 +240,26 @@ func TestServe(t *testing.T) {
 		t.Fatal("serve did not stop after cancel")
 	}
 }
+
+// serve must return, not hang on its background work, when it fails after
+// starting it (here: the listen address is taken).
+func TestServeFailsCleanly(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	cfg := config.Default()
+	cfg.Listen = ln.Addr().String()
+	cfg.DB = "sqlite:" + filepath.Join(t.TempDir(), "reg.db")
+	errc := make(chan error, 1)
+	go func() { errc <- serve(t.Context(), cfg, slog.New(slog.DiscardHandler), nil) }()
+	select {
+	case err := <-errc:
+		if err == nil || !strings.Contains(err.Error(), "listening on") {
+			t.Fatalf("serve = %v, want a listen error", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve hung after failing to listen")
+	}
+}

@@ -62,6 +62,15 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, ready func(
 		return err
 	}
 	defer closeStore(store, log)
+	// Background work (index, crawler, verifier, seeds) stops with ctx and
+	// is waited for before the store closes, so no write is cut off; the
+	// derived ctx also stops it when serve fails after starting it.
+	ctx, cancel := context.WithCancel(ctx)
+	var bg sync.WaitGroup
+	defer func() {
+		cancel()
+		bg.Wait()
+	}()
 
 	if cfg.ImportExamples {
 		if err := importExamples(ctx, store, cfg, log); err != nil {
@@ -72,12 +81,12 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, ready func(
 	// The search index is built in the background so the server answers
 	// at once; searches wait for it. RunSync picks up what other replicas
 	// sharing a PostgreSQL catalog write.
-	go func() {
+	bg.Go(func() {
 		if err := store.WarmIndex(ctx); err != nil && ctx.Err() == nil {
 			log.Error("building search index", "err", err)
 		}
-	}()
-	go store.RunSync(ctx, indexSyncInterval)
+	})
+	bg.Go(func() { store.RunSync(ctx, indexSyncInterval) })
 
 	client := safehttp.New(safehttp.Config{
 		AllowNetworks: cfg.AllowNetworks,
@@ -104,10 +113,6 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, ready func(
 	registrar := crawler.NewRegistrar(fetcher, store, cardLimits(cfg), log)
 	cr := crawler.New(crawlerConfig(cfg), store, fetcher, log)
 	deps := handlerDeps{log: log, store: store, registrar: registrar}
-	// Background work stops with ctx; serve waits for it before the store
-	// closes, so no write is cut off half-way.
-	var bg sync.WaitGroup
-	defer bg.Wait()
 	if cfg.Crawl {
 		if n, err := store.ReleaseLeases(ctx, leaseOwnerPrefix(), cr.Config().Owner); err != nil {
 			log.Warn("releasing leases of a previous run", "err", err)
