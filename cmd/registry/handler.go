@@ -8,13 +8,15 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/a2aregistry/registry/internal/api"
+	"github.com/a2aregistry/registry/internal/telemetry"
 )
 
 type handlerDeps struct {
 	log       *slog.Logger
 	store     api.Catalog
-	registrar api.Registrar // nil: read-only API
-	refresher api.Refresher // nil: no refresh endpoint (crawling off)
+	registrar api.Registrar      // nil: read-only API
+	refresher api.Refresher      // nil: no refresh endpoint (crawling off)
+	metrics   *telemetry.Metrics // nil: no /metrics
 }
 
 // newHandler mounts every route: /healthz and the JSON API.
@@ -30,6 +32,10 @@ func newHandler(d handlerDeps) http.Handler {
 		},
 	}))
 	e.Use(middleware.RequestID())
+	if d.metrics != nil {
+		// Outside the logger, which renders errors: the status is final here.
+		e.Use(d.metrics.Middleware())
+	}
 	e.Use(requestLogger(d.log))
 
 	// Liveness: the process serves HTTP. It does not touch the database so
@@ -37,6 +43,12 @@ func newHandler(d handlerDeps) http.Handler {
 	e.GET("/healthz", func(c echo.Context) error {
 		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 	})
+
+	if d.metrics != nil {
+		// Prometheus text format; served on the API's listener, which is
+		// loopback unless the operator opened it.
+		e.GET("/metrics", echo.WrapHandler(d.metrics.Handler()))
+	}
 
 	opts := api.Options{Catalog: d.store, Registrar: d.registrar, Logger: d.log}
 	if d.refresher != nil {

@@ -209,6 +209,9 @@ func TestServe(t *testing.T) {
 	if len(page.Items) == 0 {
 		t.Errorf("no example agents after first start: %s", body)
 	}
+	if code, body := get("/metrics"); code != http.StatusOK || !strings.Contains(string(body), "registry_agents ") {
+		t.Errorf("/metrics: %d %.200s", code, body)
+	}
 	if code, _ := get("/api/v1/openapi.json"); code != http.StatusOK {
 		t.Errorf("/api/v1/openapi.json: %d", code)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/a2aregistry/registry/internal/crawler"
 	"github.com/a2aregistry/registry/internal/importer"
 	"github.com/a2aregistry/registry/internal/safehttp"
+	"github.com/a2aregistry/registry/internal/telemetry"
 	"github.com/a2aregistry/registry/internal/verify"
 )
 
@@ -111,8 +112,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, ready func(
 
 	fetcher := crawler.NewFetcher(client, cfg.MaxCardBytes)
 	registrar := crawler.NewRegistrar(fetcher, store, cardLimits(cfg), log)
-	cr := crawler.New(crawlerConfig(cfg), store, fetcher, log)
-	deps := handlerDeps{log: log, store: store, registrar: registrar}
+	metrics := telemetry.New(store)
+	cr := crawler.New(crawlerConfig(cfg), metrics.ObserveCrawl(store), fetcher, log)
+	deps := handlerDeps{log: log, store: store, registrar: registrar, metrics: metrics}
 	if cfg.Crawl {
 		if n, err := store.ReleaseLeases(ctx, leaseOwnerPrefix(), cr.Config().Owner); err != nil {
 			log.Warn("releasing leases of a previous run", "err", err)
