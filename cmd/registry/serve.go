@@ -94,6 +94,8 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, ready func(
 		Timeout:       cfg.FetchTimeout,
 		MaxBodyBytes:  cfg.MaxCardBytes,
 		UserAgent:     "a2a-registry/" + versionString(),
+		// Crawl connections to one host are reused, not reopened.
+		MaxIdleConnsPerHost: cfg.CrawlPerHost,
 	})
 	defer client.CloseIdleConnections()
 

@@ -62,6 +62,10 @@ type Config struct {
 	// RootCAs verifies servers; nil means the system roots. Enterprise
 	// directories set their private CA here.
 	RootCAs *x509.CertPool
+	// MaxIdleConnsPerHost keeps that many connections to one host for
+	// reuse; set it to the crawler's per-host concurrency so connections
+	// are not closed and reopened. Zero means 4.
+	MaxIdleConnsPerHost int
 }
 
 // Defaults, see Config.
@@ -123,6 +127,9 @@ func (c Config) withDefaults() Config {
 	if c.MaxRedirects == 0 {
 		c.MaxRedirects = d.MaxRedirects
 	}
+	if c.MaxIdleConnsPerHost <= 0 {
+		c.MaxIdleConnsPerHost = 4
+	}
 	if c.UserAgent == "" {
 		c.UserAgent = d.UserAgent
 	}
@@ -155,8 +162,8 @@ func New(cfg Config) *Client {
 		ResponseHeaderTimeout:  cfg.ResponseHeaderTimeout,
 		ExpectContinueTimeout:  time.Second,
 		MaxResponseHeaderBytes: cfg.MaxResponseHeaderBytes,
-		MaxIdleConns:           100,
-		MaxIdleConnsPerHost:    4,
+		MaxIdleConns:           max(100, 4*cfg.MaxIdleConnsPerHost),
+		MaxIdleConnsPerHost:    cfg.MaxIdleConnsPerHost,
 		IdleConnTimeout:        90 * time.Second,
 	}
 	gt := &guardedTransport{base: base, maxBody: cfg.MaxBodyBytes, userAgent: cfg.UserAgent}
