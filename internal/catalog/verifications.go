@@ -58,30 +58,61 @@ type Verification struct {
 // DueVerifications lists up to limit agents whose current card version has
 // no report, or a report that is stale or past its recheck time as of now;
 // never-verified versions first. Agents whose card is gone are skipped.
+//
+// Each kind has its own indexed query: one query with an OR and a sort
+// over every agent took 260 ms per call at 100,000 agents. A version
+// without a report is one whose agent is still "unchecked" (a new version
+// resets the status; a report sets it).
 func (s *Store) DueVerifications(ctx context.Context, now time.Time, limit int) ([]VerifyTarget, error) {
 	if limit <= 0 {
 		return nil, nil
 	}
-	rows, err := s.db.WithContext(ctx).Raw(`SELECT a.id, a.card_url, a.current_version, v.raw
-		FROM agents a
-		JOIN card_versions v ON v.agent_pk = a.pk AND v.number = a.current_version
-		LEFT JOIN verifications r ON r.agent_pk = a.pk AND r.version = a.current_version
-		WHERE a.health <> ? AND (r.agent_pk IS NULL OR r.stale = ? OR r.recheck_at <= ?)
-		ORDER BY CASE WHEN r.agent_pk IS NULL THEN 0 ELSE 1 END, a.pk
-		LIMIT ?`, HealthRemoved, true, now.UTC(), limit).Rows()
-	if err != nil {
-		return nil, fmt.Errorf("listing due verifications: %w", err)
+	// Literal, so the planners use the partial index on stale reports.
+	stale := "r.stale = 1"
+	if s.dialect == dialectPostgres {
+		stale = "r.stale"
 	}
-	defer rows.Close()
+	const sel = `SELECT a.id, a.card_url, a.current_version, v.raw FROM agents a
+		JOIN card_versions v ON v.agent_pk = a.pk AND v.number = a.current_version `
+	queries := []struct {
+		q    string
+		args []any
+	}{
+		{sel + `WHERE a.signature_status = ? AND a.health <> ? ORDER BY a.signature_status, a.pk LIMIT ?`,
+			[]any{SignatureUnchecked, HealthRemoved}},
+		{sel + `JOIN verifications r ON r.agent_pk = a.pk AND r.version = a.current_version
+			WHERE ` + stale + ` AND a.health <> ? LIMIT ?`, []any{HealthRemoved}},
+		{sel + `JOIN verifications r ON r.agent_pk = a.pk AND r.version = a.current_version
+			WHERE r.recheck_at <= ? AND a.health <> ? ORDER BY r.recheck_at LIMIT ?`, []any{now.UTC(), HealthRemoved}},
+	}
 	var out []VerifyTarget
-	for rows.Next() {
-		var t VerifyTarget
-		if err := rows.Scan(&t.AgentID, &t.CardURL, &t.Version, &t.Raw); err != nil {
+	seen := make(map[string]bool)
+	for _, q := range queries {
+		if len(out) >= limit {
+			break
+		}
+		rows, err := s.db.WithContext(ctx).Raw(q.q, append(q.args, limit-len(out))...).Rows()
+		if err != nil {
 			return nil, fmt.Errorf("listing due verifications: %w", err)
 		}
-		out = append(out, t)
+		for rows.Next() {
+			var t VerifyTarget
+			if err := rows.Scan(&t.AgentID, &t.CardURL, &t.Version, &t.Raw); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("listing due verifications: %w", err)
+			}
+			if !seen[t.AgentID] {
+				seen[t.AgentID] = true
+				out = append(out, t)
+			}
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("listing due verifications: %w", err)
+		}
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // RecordVerifications stores reports in one transaction. A report on the

@@ -16,6 +16,9 @@ CREATE TABLE verifications (
     PRIMARY KEY (agent_pk, version)
 );
 CREATE INDEX verifications_recheck_at ON verifications (recheck_at);
+CREATE INDEX verifications_stale ON verifications (agent_pk) WHERE stale = 1;
+-- Versions waiting for their first report are the agents still unchecked.
+CREATE INDEX agents_signature_status ON agents (signature_status, pk);
 
 -- The kids the signatures of an agent's current card name, so a change of
 -- the trusted keys under a kid marks exactly those agents' reports stale.
@@ -50,6 +53,7 @@ CREATE TABLE trust_store (
 INSERT INTO trust_store (id, generation) VALUES (1, 0);
 
 -- +goose Down
+DROP INDEX agents_signature_status;
 DROP TABLE trust_store;
 DROP TABLE trusted_keys;
 DROP TABLE verification_kids;
