@@ -166,6 +166,9 @@ func TestServe(t *testing.T) {
 	cfg.Listen = "127.0.0.1:0"
 	cfg.DB = "sqlite:" + filepath.Join(t.TempDir(), "reg.db")
 	cfg.ShutdownTimeout = 5 * time.Second
+	// The example cards name hosts on the internet (OpenID discovery):
+	// tests reach loopback only.
+	cfg.VerifyFetch = false
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 
@@ -255,6 +258,7 @@ func TestServeFailsCleanly(t *testing.T) {
 	cfg := config.Default()
 	cfg.Listen = ln.Addr().String()
 	cfg.DB = "sqlite:" + filepath.Join(t.TempDir(), "reg.db")
+	cfg.VerifyFetch = false
 	errc := make(chan error, 1)
 	go func() { errc <- serve(t.Context(), cfg, slog.New(slog.DiscardHandler), nil) }()
 	select {

@@ -103,13 +103,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, ready func(
 	// every trusted-key change and every expiring key leads to a new one.
 	// Live probes stay off: they reach every declared endpoint of every
 	// catalogued agent, which an operator should choose to do.
-	verifier := verify.New(verify.Options{
-		Client:    client,
-		Keys:      verify.CatalogKeys{Store: store},
-		FetchOIDC: true,
-		Probe:     cfg.VerifyProbes,
-		Logger:    log,
-	})
+	vopts := verify.Options{Keys: verify.CatalogKeys{Store: store}, Logger: log}
+	if cfg.VerifyFetch {
+		vopts.Client, vopts.FetchOIDC, vopts.Probe = client, true, cfg.VerifyProbes
+	}
+	verifier := verify.New(vopts)
 	runner := verify.NewRunner(verifier, store, verify.RunnerOptions{CardLimits: cardLimits(cfg), Logger: log})
 
 	fetcher := crawler.NewFetcher(client, cfg.MaxCardBytes)

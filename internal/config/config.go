@@ -76,6 +76,10 @@ type Config struct {
 	CrawlMaxInterval  time.Duration
 	CrawlDownAfter    int
 	FetchLogRetention time.Duration
+	// VerifyFetch lets the background verifier fetch what cards name: JWKS
+	// from jku, OpenID discovery documents, and (with VerifyProbes) the
+	// declared interfaces. Off, signatures verify against pinned keys only.
+	VerifyFetch bool
 	// VerifyProbes makes the background verifier probe every declared
 	// interface live, not only check signatures and security schemes.
 	VerifyProbes bool
@@ -94,6 +98,7 @@ func Default() Config {
 		ShutdownTimeout: DefaultShutdownTimeout,
 
 		Crawl:             true,
+		VerifyFetch:       true,
 		CrawlConcurrency:  DefaultCrawlConcurrency,
 		CrawlPerHost:      DefaultCrawlPerHost,
 		CrawlMinInterval:  DefaultCrawlMinInterval,
@@ -145,6 +150,8 @@ func (c Config) validateCrawl() error {
 		return fmt.Errorf("%w: crawl-max-interval (%v) is shorter than crawl-min-interval (%v)", ErrInvalid, c.CrawlMaxInterval, c.CrawlMinInterval)
 	case c.CrawlDownAfter < 1:
 		return fmt.Errorf("%w: crawl-down-after must be at least 1, got %d", ErrInvalid, c.CrawlDownAfter)
+	case c.VerifyProbes && !c.VerifyFetch:
+		return fmt.Errorf("%w: verify-probes needs verify-fetch: probes reach the agents' endpoints", ErrInvalid)
 	case c.FetchLogRetention < 7*24*time.Hour:
 		return fmt.Errorf("%w: fetch-log-retention must be at least 168h (uptime covers 7 days), got %v", ErrInvalid, c.FetchLogRetention)
 	}

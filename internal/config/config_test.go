@@ -121,6 +121,7 @@ func TestLoadRejects(t *testing.T) {
 		{"zero per-host", nil, map[string]string{"REGISTRY_CRAWL_PER_HOST": "0"}, "crawl-per-host must be at least 1"},
 		{"max interval below min", []string{"--crawl-min-interval", "1h", "--crawl-max-interval", "30m"}, nil, "crawl-max-interval (30m0s) is shorter"},
 		{"down after zero", []string{"--crawl-down-after", "0"}, nil, "crawl-down-after must be at least 1"},
+		{"probes without fetch", []string{"--verify-probes", "--verify-fetch=false"}, nil, "verify-probes needs verify-fetch"},
 		{"retention under a week", []string{"--fetch-log-retention", "24h"}, nil, "fetch-log-retention must be at least 168h"},
 		{"bad log format", []string{"--log-format", "xml"}, nil, "log-format"},
 		{"bad log level env", nil, map[string]string{"REGISTRY_LOG_LEVEL": "loud"}, "REGISTRY_LOG_LEVEL"},

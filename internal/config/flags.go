@@ -77,6 +77,8 @@ func Settings() []Setting {
 			func(c *Config) flag.Value { return (*durationValue)(&c.CrawlMaxInterval) }},
 		{Crawling, "crawl-down-after", "REGISTRY_CRAWL_DOWN_AFTER", "consecutive failed checks after which an agent is down",
 			func(c *Config) flag.Value { return (*intValue)(&c.CrawlDownAfter) }},
+		{Crawling, "verify-fetch", "REGISTRY_VERIFY_FETCH", "when verifying cards, fetch the JWKS (jku) and OpenID discovery documents they name; off for air-gapped registries (pinned keys only)",
+			func(c *Config) flag.Value { return (*boolValue)(&c.VerifyFetch) }},
 		{Crawling, "verify-probes", "REGISTRY_VERIFY_PROBES", "when verifying cards, also probe each declared interface live (a harmless GetTask for a random id)",
 			func(c *Config) flag.Value { return (*boolValue)(&c.VerifyProbes) }},
 		{Crawling, "fetch-log-retention", "REGISTRY_FETCH_LOG_RETENTION", "how long each check's outcome is kept (uptime needs at least 7 days)",
