@@ -26,7 +26,6 @@ func crawlerConfig(cfg config.Config) crawler.Config {
 		PerHost:     cfg.CrawlPerHost,
 		MinInterval: cfg.CrawlMinInterval,
 		MaxInterval: cfg.CrawlMaxInterval,
-		BackoffMax:  cfg.CrawlMaxInterval,
 		DownAfter:   cfg.CrawlDownAfter,
 		Lease:       max(crawler.DefaultLease, 4*cfg.FetchTimeout),
 		Limits:      cardLimits(cfg),
