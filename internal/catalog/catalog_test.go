@@ -607,3 +607,23 @@ func TestWritesDuringIndexBuild(t *testing.T) {
 		t.Fatalf("index holds %d of 3100 agents", p.Total)
 	}
 }
+
+// A search that gives up while the index is being built must not spoil the
+// index for the searches after it.
+func TestIndexBuildOutlivesCancelledSearch(t *testing.T) {
+	dsn := catalogtest.SQLiteDSN(t)
+	seed(t, catalogtest.Open(t, dsn))
+	s := catalogtest.Open(t, dsn)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := s.Search(ctx, catalog.Query{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled search: err = %v", err)
+	}
+	p, err := s.Search(context.Background(), catalog.Query{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Total != 3 {
+		t.Fatalf("total = %d, want 3", p.Total)
+	}
+}

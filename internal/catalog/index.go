@@ -103,36 +103,66 @@ func (s *Store) loadedIndex() *memIndex {
 	return s.index
 }
 
-// searchIndex returns the index, building it from the database on first use.
+// searchIndex returns the index, building it from the database on first
+// use. The build runs detached from the caller: a search whose client gives
+// up stops waiting, not the build. A failed build is retried by the next
+// search.
 func (s *Store) searchIndex(ctx context.Context) (*memIndex, error) {
-	s.indexOnce.Do(func() {
-		start := time.Now()
-		s.syncMu.Lock()
-		s.building = true
+	s.syncMu.Lock()
+	if idx := s.index; idx != nil {
 		s.syncMu.Unlock()
-		idx, err := s.buildIndex(ctx)
-		s.syncMu.Lock()
-		defer s.syncMu.Unlock()
-		s.building = false
-		pending := s.pending
-		s.pending = nil
-		if err != nil {
-			s.indexErr = err
-			return
-		}
-		for _, d := range pending {
-			idx.set(d)
-		}
-		// Log before publishing: once published, writers change idx.
-		s.log.Info("search index built", "agents", len(idx.all), "terms", len(idx.terms),
-			"words", len(idx.text.terms), "duration", time.Since(start))
-		s.index = idx
-		s.syncedAt = start
-	})
-	if s.indexErr != nil {
-		return nil, fmt.Errorf("building search index: %w", s.indexErr)
+		return idx, nil
 	}
-	return s.index, nil
+	b := s.build
+	if b == nil {
+		b = &indexBuild{done: make(chan struct{})}
+		s.build = b
+		s.building = true
+		go s.runBuild(b)
+	}
+	s.syncMu.Unlock()
+	select {
+	case <-b.done:
+		if b.err != nil {
+			return nil, fmt.Errorf("building search index: %w", b.err)
+		}
+		return b.idx, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for the search index: %w", ctx.Err())
+	}
+}
+
+// indexBuild is one build of the search index under way.
+type indexBuild struct {
+	done chan struct{}
+	idx  *memIndex
+	err  error
+}
+
+func (s *Store) runBuild(b *indexBuild) {
+	defer close(b.done)
+	start := time.Now()
+	idx, err := s.buildIndex(context.Background())
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
+	s.building = false
+	pending := s.pending
+	s.pending = nil
+	if err != nil {
+		b.err = err
+		s.build = nil
+		s.log.Error("building search index", "err", err)
+		return
+	}
+	for _, d := range pending {
+		idx.set(d)
+	}
+	// Log before publishing: once published, writers change idx.
+	s.log.Info("search index built", "agents", len(idx.all), "terms", len(idx.terms),
+		"words", len(idx.text.terms), "duration", time.Since(start))
+	b.idx = idx
+	s.index = idx
+	s.syncedAt = start
 }
 
 // buildIndex reads every agent into a new index. Text analysis, the

@@ -57,13 +57,12 @@ type Store struct {
 	limits  card.Limits
 
 	// index is the in-memory filter and facet index (see index.go). It is
-	// loaded lazily on first search so that `registry migrate` and imports
+	// built on first search (or WarmIndex) so that `registry migrate` and imports
 	// do not pay for it.
-	indexOnce sync.Once
-	indexErr  error
-	// syncMu guards index, building, pending and syncedAt.
+	// syncMu guards index, build, building, pending and syncedAt.
 	syncMu sync.Mutex
 	index  *memIndex
+	build  *indexBuild
 	// While the index is being built, committed writes queue in pending
 	// and are applied before it is published: the build may have read the
 	// database before they committed.
