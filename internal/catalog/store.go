@@ -56,10 +56,9 @@ type Store struct {
 	log     *slog.Logger
 	limits  card.Limits
 
-	// index is the in-memory filter and facet index (see index.go). It is
-	// built on first search (or WarmIndex) so that `registry migrate` and imports
-	// do not pay for it.
-	// syncMu guards index, build, building, pending and syncedAt.
+	// index is the in-memory search index (see index.go), built on first
+	// search or WarmIndex so that `registry migrate` and imports do not pay
+	// for it. syncMu guards index, build, building, pending and syncedAt.
 	syncMu sync.Mutex
 	index  *memIndex
 	build  *indexBuild
