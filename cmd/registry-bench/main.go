@@ -10,12 +10,26 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime/pprof"
 )
 
 func main() {
 	if len(os.Args) < 2 {
 		usage()
 		os.Exit(2)
+	}
+	// REGISTRY_BENCH_CPUPROFILE=FILE writes a CPU profile of the whole run.
+	if path := os.Getenv("REGISTRY_BENCH_CPUPROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "registry-bench:", err)
+			os.Exit(1)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, "registry-bench:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	var err error
 	switch os.Args[1] {
@@ -32,6 +46,7 @@ func main() {
 		os.Exit(2)
 	}
 	if err != nil {
+		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "registry-bench:", err)
 		os.Exit(1)
 	}
