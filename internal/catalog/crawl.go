@@ -208,24 +208,11 @@ func (s *Store) RecordFetches(ctx context.Context, outs []FetchOutcome) ([]Upser
 			}
 		}
 		res := make([]UpsertResult, len(ins))
-		start := 0
-		seen := map[string]bool{}
-		for i := 0; i <= len(ins); i++ {
-			if i < len(ins) && !seen[ins[i].CardURL] {
-				seen[ins[i].CardURL] = true
-				continue
-			}
-			d, err := s.upsertRun(tx, ins[start:i], res[start:i])
-			if err != nil {
-				return err
-			}
-			docs = append(docs, d...)
-			if i < len(ins) {
-				clear(seen)
-				seen[ins[i].CardURL] = true
-				start = i
-			}
+		d, err := s.upsertAll(tx, ins, res)
+		if err != nil {
+			return err
 		}
+		docs = append(docs, d...)
 		for j, i := range at {
 			results[i] = res[j]
 		}

@@ -42,28 +42,9 @@ func (s *Store) UpsertBatch(ctx context.Context, ins []UpsertInput) ([]UpsertRes
 	results := make([]UpsertResult, len(ins))
 	var changed []indexedDoc
 	store := func(tx *gorm.DB) error {
-		changed = changed[:0]
-		// A card URL given twice in one batch is stored in order: the
-		// batch is cut into runs without repeats.
-		start := 0
-		seen := make(map[string]bool, len(ins))
-		for i := 0; i <= len(ins); i++ {
-			if i < len(ins) && !seen[ins[i].CardURL] {
-				seen[ins[i].CardURL] = true
-				continue
-			}
-			docs, err := s.upsertRun(tx, ins[start:i], results[start:i])
-			if err != nil {
-				return err
-			}
-			changed = append(changed, docs...)
-			if i < len(ins) {
-				clear(seen)
-				seen[ins[i].CardURL] = true
-				start = i
-			}
-		}
-		return nil
+		var err error
+		changed, err = s.upsertAll(tx, ins, results)
+		return err
 	}
 	err := s.db.WithContext(ctx).Transaction(store)
 	if errors.Is(err, gorm.ErrDuplicatedKey) {
@@ -94,6 +75,33 @@ func validateInput(in *UpsertInput) error {
 	}
 	in.ReceivedAt = in.ReceivedAt.UTC()
 	return nil
+}
+
+// upsertAll stores inputs inside tx, filling results, and returns the
+// index documents to publish after commit. A card URL given twice is stored
+// in order: the inputs are cut into runs without repeats, each stored by
+// upsertRun.
+func (s *Store) upsertAll(tx *gorm.DB, ins []UpsertInput, results []UpsertResult) ([]indexedDoc, error) {
+	var docs []indexedDoc
+	start := 0
+	seen := make(map[string]bool, len(ins))
+	for i := 0; i <= len(ins); i++ {
+		if i < len(ins) && !seen[ins[i].CardURL] {
+			seen[ins[i].CardURL] = true
+			continue
+		}
+		d, err := s.upsertRun(tx, ins[start:i], results[start:i])
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, d...)
+		if i < len(ins) {
+			clear(seen)
+			seen[ins[i].CardURL] = true
+			start = i
+		}
+	}
+	return docs, nil
 }
 
 // upsertRun stores inputs with distinct card URLs inside tx, filling
