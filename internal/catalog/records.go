@@ -41,10 +41,8 @@ type cardVersionRecord struct {
 
 func (cardVersionRecord) TableName() string { return "card_versions" }
 
+// facetRecord is one (field, value) row of agent_facets, without its agent.
 type facetRecord struct {
-	AgentPK int64  `gorm:"column:agent_pk;primaryKey"`
-	Field   string `gorm:"primaryKey"`
-	Value   string `gorm:"primaryKey"`
+	Field string
+	Value string
 }
-
-func (facetRecord) TableName() string { return "agent_facets" }
