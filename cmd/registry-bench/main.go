@@ -4,6 +4,7 @@
 //
 //	registry-bench catalog [-n 100000] [-db sqlite:PATH|postgres://...]
 //	registry-bench crawl [-n 10000] [-hosts 8] [-concurrency 32] [-db ...]
+//	registry-bench mixed [-n 100000] [-duration 60s] [-db ...] [-registry BIN]
 package main
 
 import (
@@ -37,6 +38,8 @@ func main() {
 		err = runCatalog(os.Args[2:])
 	case "crawl":
 		err = runCrawl(os.Args[2:])
+	case "mixed":
+		err = runMixed(os.Args[2:])
 	case "-h", "-help", "--help", "help":
 		usage()
 		return
@@ -60,6 +63,9 @@ benchmarks:
             latency through the JSON API (run with -h for flags)
   crawl     crawl a synthetic fleet of agents on loopback into a catalog:
             first crawl, revalidation (304) and a bare-client ceiling
+  mixed     run the real registry serve over a catalog whose loopback fleet
+            keeps changing: search latency idle and while the crawler
+            writes, versions stored per second, time to the first search
 `)
 }
 

@@ -1,0 +1,589 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/a2aregistry/registry/internal/card"
+	"github.com/a2aregistry/registry/internal/catalog"
+	"github.com/a2aregistry/registry/internal/crawler"
+	"github.com/a2aregistry/registry/internal/synth"
+)
+
+type mixedFlags struct {
+	n, hosts, concurrency, perHost int
+	seed                           int64
+	db, pgSchema, registry, out    string
+	duration, interval             time.Duration
+	change                         float64
+	queries                        int
+}
+
+// runMixed measures what `registry serve` does for its users: the real
+// binary, its real background work (index build and sync, crawler,
+// verifier), over a catalog of n agents whose cards live on a loopback
+// fleet that changes them. It runs serve twice on the same catalog: once
+// without crawling (idle search latency) and once crawling every agent as
+// fast as the crawler can (search latency and versions stored per second
+// while the catalog changes), and reports how soon each start answered
+// its first search.
+func runMixed(args []string) error {
+	var f mixedFlags
+	fs := flag.NewFlagSet("mixed", flag.ContinueOnError)
+	fs.IntVar(&f.n, "n", 100_000, "agents in the catalog and the fleet")
+	fs.IntVar(&f.hosts, "hosts", 8, "loopback addresses serving the fleet")
+	fs.IntVar(&f.concurrency, "concurrency", 32, "serve --crawl-concurrency")
+	fs.IntVar(&f.perHost, "per-host", 8, "serve --crawl-per-host")
+	fs.Int64Var(&f.seed, "seed", 1, "generator seed")
+	fs.StringVar(&f.db, "db", "", "catalog DSN (default: a fresh SQLite file in a temp dir)")
+	fs.StringVar(&f.pgSchema, "pg-schema", "registry_bench_mixed", "PostgreSQL schema to (re)create for the run")
+	fs.StringVar(&f.registry, "registry", "", "registry binary to run (default: go build ./cmd/registry into a temp dir)")
+	fs.DurationVar(&f.duration, "duration", 60*time.Second, "how long to search while the crawler writes")
+	fs.DurationVar(&f.interval, "interval", time.Second, "serve --crawl-min-interval and --crawl-max-interval: every agent is due again this soon")
+	fs.Float64Var(&f.change, "change", 1, "share of fetches that return a changed card (0..1)")
+	fs.IntVar(&f.queries, "queries", 2000, "searches in the idle phase")
+	fs.StringVar(&f.out, "json", "", "also write the figures as JSON to this file")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if f.n < 1 || f.hosts < 1 || f.hosts > 250 || f.change < 0 || f.change > 1 {
+		return errors.New("need -n >= 1, 1 <= -hosts <= 250 and 0 <= -change <= 1")
+	}
+	ctx := context.Background()
+	tmp, err := os.MkdirTemp("", "registry-bench-mixed-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+
+	bin := f.registry
+	if bin == "" {
+		bin = filepath.Join(tmp, "registry")
+		fmt.Println("building the registry binary")
+		cmd := exec.Command("go", "build", "-o", bin, "github.com/a2aregistry/registry/cmd/registry")
+		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("building registry: %w", err)
+		}
+	}
+
+	fl, err := startChangingFleet(f.seed, f.n, f.hosts, f.change)
+	if err != nil {
+		return err
+	}
+	defer fl.close()
+
+	dsn := f.db
+	if dsn == "" {
+		dsn = "sqlite:" + filepath.Join(tmp, "catalog.db")
+	} else if dsn, _, err = benchDSN(catalogFlags{db: f.db, pgSchema: f.pgSchema}); err != nil {
+		return err
+	}
+	gen := synth.New(f.seed)
+	loadStart := time.Now()
+	if err := loadFleetCatalog(ctx, dsn, gen, fl.urls); err != nil {
+		return err
+	}
+	fmt.Printf("catalog: %d agents loaded in %.1fs (%s); fleet: %d loopback hosts, %.0f%% of fetches change the card; %d CPUs\n",
+		f.n, time.Since(loadStart).Seconds(), backendOf(dsn), f.hosts, 100*f.change, runtime.NumCPU())
+	paths := mixedQueries(gen.Vocabulary())
+
+	rep := mixedReport{Agents: f.n, Backend: backendOf(dsn), CPUs: runtime.NumCPU(), Duration: f.duration.Seconds()}
+	common := []string{"--db", dsn, "--allow-networks", "127.0.0.0/8", "--verify-fetch=false",
+		"--import-examples=false", "--log-level", "warn"}
+
+	// Phase 1: serve without crawling.
+	srv, err := startServe(bin, tmp, "idle", append(common, "--crawl=false"))
+	if err != nil {
+		return err
+	}
+	rep.IdleStart, err = srv.waitFirstSearch(2 * time.Minute)
+	if err != nil {
+		srv.stop()
+		return err
+	}
+	printStart("idle start", rep.IdleStart)
+	idle, err := searchFor(srv.base, paths, f.queries, 0)
+	if err != nil {
+		srv.stop()
+		return fmt.Errorf("idle searches: %w", err)
+	}
+	rep.Idle = idle
+	rep.IdleMem, _ = srv.memory()
+	srv.stop()
+	fmt.Printf("idle search      p50 %6.2f ms  p99 %6.2f ms  max %7.2f ms  (%d searches)\n", idle.P50, idle.P99, idle.Max, idle.N)
+	fmt.Printf("idle memory      heap %4.0f MB  RSS %4.0f MB\n", rep.IdleMem.HeapMB, rep.IdleMem.RSSMB)
+
+	// Phase 2: serve crawling every agent every -interval.
+	iv := f.interval.String()
+	srv, err = startServe(bin, tmp, "crawl", append(common, "--crawl=true",
+		"--crawl-min-interval", iv, "--crawl-max-interval", iv,
+		"--crawl-concurrency", strconv.Itoa(f.concurrency), "--crawl-per-host", strconv.Itoa(f.perHost)))
+	if err != nil {
+		return err
+	}
+	defer srv.stop()
+	rep.CrawlStart, err = srv.waitFirstSearch(3 * time.Minute)
+	if err != nil {
+		return err
+	}
+	printStart("start while crawling", rep.CrawlStart)
+	// Let the crawler reach its pace before measuring.
+	time.Sleep(5 * time.Second)
+	v0, err := srv.counter("registry_card_versions_stored_total")
+	if err != nil {
+		return err
+	}
+	f0 := fl.served.Load()
+	start := time.Now()
+	busy, err := searchFor(srv.base, paths, 0, f.duration)
+	if err != nil {
+		return fmt.Errorf("searches while crawling: %w", err)
+	}
+	elapsed := time.Since(start).Seconds()
+	v1, err := srv.counter("registry_card_versions_stored_total")
+	if err != nil {
+		return err
+	}
+	rep.Crawl = busy
+	rep.VersionsPerSec = (v1 - v0) / elapsed
+	rep.FetchesPerSec = float64(fl.served.Load()-f0) / elapsed
+	rep.CrawlMem, _ = srv.memory()
+
+	ratio := busy.P99 / idle.P99
+	fmt.Printf("crawling search  p50 %6.2f ms  p99 %6.2f ms  max %7.2f ms  (%d searches in %.0fs)\n",
+		busy.P50, busy.P99, busy.Max, busy.N, elapsed)
+	fmt.Printf("crawling memory  heap %4.0f MB  RSS %4.0f MB\n", rep.CrawlMem.HeapMB, rep.CrawlMem.RSSMB)
+	fmt.Println()
+	fmt.Printf("search p99 crawling / idle  %6.2fx  (target <= 2x)     %s\n", ratio, verdict(ratio <= 2))
+	fmt.Printf("search p99 crawling         %6.2f ms (target < 30 ms)  %s\n", busy.P99, verdict(busy.P99 < 30))
+	fmt.Printf("versions stored             %6.0f/s  (target >= 1500) %s  (cards served %.0f/s)\n",
+		rep.VersionsPerSec, verdict(rep.VersionsPerSec >= 1500), rep.FetchesPerSec)
+	for _, s := range []struct {
+		name string
+		r    startResult
+	}{{"idle", rep.IdleStart}, {"crawling", rep.CrawlStart}} {
+		fmt.Printf("first search (%s start)  %6.2f s  (target <= 1 s, or clean 503s)  %s\n", s.name, s.r.FirstSearch,
+			verdict(s.r.Broken == 0 && (s.r.FirstSearch <= 1 || s.r.Unavailable > 0)))
+	}
+	if f.out != "" {
+		if err := writeJSON(f.out, rep); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type memoryResult struct {
+	HeapMB float64 `json:"heap_mb"`
+	RSSMB  float64 `json:"rss_mb"`
+}
+
+type startResult struct {
+	// FirstSearch is the time from process start to the first search
+	// answered 200, in seconds.
+	FirstSearch float64 `json:"first_search_s"`
+	// Unavailable counts clean 503 answers (with Retry-After) before it.
+	Unavailable int `json:"unavailable"`
+	// Broken counts hangs, cut connections and other statuses before it.
+	Broken int `json:"broken"`
+}
+
+type searchResult struct {
+	N   int     `json:"n"`
+	P50 float64 `json:"p50_ms"`
+	P99 float64 `json:"p99_ms"`
+	Max float64 `json:"max_ms"`
+}
+
+type mixedReport struct {
+	Backend        string       `json:"backend"`
+	Agents         int          `json:"agents"`
+	CPUs           int          `json:"cpus"`
+	Duration       float64      `json:"duration_s"`
+	IdleStart      startResult  `json:"idle_start"`
+	CrawlStart     startResult  `json:"crawl_start"`
+	Idle           searchResult `json:"idle"`
+	Crawl          searchResult `json:"crawling"`
+	IdleMem        memoryResult `json:"idle_memory"`
+	CrawlMem       memoryResult `json:"crawling_memory"`
+	VersionsPerSec float64      `json:"versions_stored_per_s"`
+	FetchesPerSec  float64      `json:"fetches_served_per_s"`
+}
+
+func printStart(name string, r startResult) {
+	fmt.Printf("%-16s first search after %.2fs (%d answers 503 before, %d hangs/cut/other)\n", name, r.FirstSearch, r.Unavailable, r.Broken)
+}
+
+func backendOf(dsn string) string {
+	if strings.HasPrefix(dsn, "postgres") {
+		return "postgres"
+	}
+	return "sqlite"
+}
+
+// mixedQueries interleaves every query class of the catalog benchmark.
+func mixedQueries(v synth.Vocab) []string {
+	var out []string
+	for _, cl := range queryClasses(v) {
+		out = append(out, cl.queries...)
+	}
+	rand.New(rand.NewPCG(3, 4)).Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	return out
+}
+
+// searchFor sends sequential searches: n of them, or for d when n is 0.
+func searchFor(base string, paths []string, n int, d time.Duration) (searchResult, error) {
+	c := &http.Client{Timeout: 30 * time.Second}
+	var lat []float64
+	deadline := time.Now().Add(d)
+	for i := 0; n > 0 && i < n || n == 0 && time.Now().Before(deadline); i++ {
+		t := time.Now()
+		resp, err := c.Get(base + paths[i%len(paths)])
+		if err != nil {
+			return searchResult{}, err
+		}
+		_, err = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return searchResult{}, err
+		}
+		if resp.StatusCode != http.StatusOK {
+			return searchResult{}, fmt.Errorf("GET %s: status %d", paths[i%len(paths)], resp.StatusCode)
+		}
+		lat = append(lat, float64(time.Since(t).Microseconds())/1000)
+	}
+	return searchResult{N: len(lat), P50: pct(lat, 50), P99: pct(lat, 99), Max: pct(lat, 100)}, nil
+}
+
+// loadFleetCatalog stores revision 0 of every fleet card under its fleet
+// URL, registered by URL so the crawler checks it.
+func loadFleetCatalog(ctx context.Context, dsn string, gen *synth.Generator, urls []string) error {
+	store, err := catalog.Open(ctx, catalog.Config{DSN: dsn, Logger: discardLogger()})
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	if err := store.Migrate(ctx); err != nil {
+		return err
+	}
+	if n, err := store.Count(ctx); err != nil || n > 0 {
+		return fmt.Errorf("catalog must be empty (holds %d agents): %v", n, err)
+	}
+	type parsed struct {
+		i int
+		c *card.Card
+	}
+	jobs := make(chan int, 1024)
+	out := make(chan parsed, 1024)
+	errc := make(chan error, runtime.NumCPU())
+	var wg sync.WaitGroup
+	for range runtime.NumCPU() {
+		wg.Go(func() {
+			for i := range jobs {
+				c, err := card.Parse(gen.Card(i), card.DefaultLimits())
+				if err != nil {
+					errc <- fmt.Errorf("card %d: %w", i, err)
+					continue
+				}
+				out <- parsed{i, c}
+			}
+		})
+	}
+	go func() {
+		for i := range urls {
+			jobs <- i
+		}
+		close(jobs)
+		wg.Wait()
+		close(out)
+	}()
+	// Every agent is due at once: the crawler runs flat out.
+	now := time.Now()
+	var batch []catalog.UpsertInput
+	for p := range out {
+		batch = append(batch, catalog.UpsertInput{CardURL: urls[p.i], Card: p.c, Source: catalog.SourceURL, ReceivedAt: now})
+		if len(batch) == 500 {
+			if _, err := store.UpsertBatch(ctx, batch); err != nil {
+				return err
+			}
+			batch = batch[:0]
+		}
+	}
+	if len(batch) > 0 {
+		if _, err := store.UpsertBatch(ctx, batch); err != nil {
+			return err
+		}
+	}
+	select {
+	case err := <-errc:
+		return err
+	default:
+		return nil
+	}
+}
+
+// changingFleet serves the synthetic cards like startFleet, but each fetch
+// that is not conditional-matched may return a new revision of the card:
+// its description gains a revision number, as a card edited by its owner.
+type changingFleet struct {
+	fleet
+	served atomic.Int64
+}
+
+func startChangingFleet(seed int64, n, hosts int, change float64) (*changingFleet, error) {
+	gen := synth.New(seed)
+	cards := make([][]byte, n)
+	var wg sync.WaitGroup
+	for w := range runtime.NumCPU() {
+		wg.Go(func() {
+			for i := w; i < n; i += runtime.NumCPU() {
+				cards[i] = gen.Card(i)
+			}
+		})
+	}
+	wg.Wait()
+	revs := make([]atomic.Int64, n)
+	cf := &changingFleet{}
+	var rmu sync.Mutex
+	rnd := rand.New(rand.NewPCG(uint64(seed), 11))
+	changed := func() bool {
+		rmu.Lock()
+		defer rmu.Unlock()
+		return rnd.Float64() < change
+	}
+	render := func(i int, rev int64) []byte {
+		if rev == 0 {
+			return cards[i]
+		}
+		return bytes.Replace(cards[i], []byte(`"description":"`), fmt.Appendf(nil, `"description":"(revision %d) `, rev), 1)
+	}
+	etag := func(b []byte) string {
+		h := fnv.New64a()
+		h.Write(b)
+		return fmt.Sprintf(`"%016x"`, h.Sum64())
+	}
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rest, ok := strings.CutPrefix(r.URL.Path, "/agents/")
+		idx, path, _ := strings.Cut(rest, "/")
+		i, err := strconv.Atoi(idx)
+		if !ok || err != nil || i < 0 || i >= n || "/"+path != crawler.WellKnownCardPath {
+			http.NotFound(w, r)
+			return
+		}
+		cf.served.Add(1)
+		rev := revs[i].Load()
+		if changed() {
+			rev = revs[i].Add(1)
+		}
+		body := render(i, rev)
+		tag := etag(body)
+		w.Header().Set("ETag", tag)
+		w.Header().Set("Cache-Control", "max-age=0")
+		if r.Header.Get("If-None-Match") == tag {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		w.Write(body)
+	})
+	bases := make([]string, hosts)
+	for h := range hosts {
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.%d:0", 2+h))
+		if err != nil {
+			cf.close()
+			return nil, fmt.Errorf("fleet host %d: %w", h, err)
+		}
+		srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+		go srv.Serve(ln)
+		cf.servers = append(cf.servers, srv)
+		bases[h] = "http://" + ln.Addr().String()
+	}
+	cf.urls = make([]string, n)
+	for i := range n {
+		cf.urls[i] = fmt.Sprintf("%s/agents/%d%s", bases[i%hosts], i, crawler.WellKnownCardPath)
+	}
+	return cf, nil
+}
+
+// serveProc is one `registry serve` child process.
+type serveProc struct {
+	cmd     *exec.Cmd
+	base    string
+	started time.Time
+	logPath string
+	done    chan struct{}
+}
+
+func startServe(bin, dir, name string, args []string) (*serveProc, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	logPath := filepath.Join(dir, "serve-"+name+".log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, append([]string{"serve", "--listen", addr}, args...)...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	p := &serveProc{cmd: cmd, base: "http://" + addr, logPath: logPath, done: make(chan struct{})}
+	p.started = time.Now()
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, fmt.Errorf("starting registry serve: %w", err)
+	}
+	go func() {
+		cmd.Wait()
+		logf.Close()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// waitFirstSearch polls a search until it is answered 200, counting what
+// came back before: a clean 503 is what a load balancer can act on; a
+// hang (no answer within 2 s), a cut connection or any other status is not.
+func (p *serveProc) waitFirstSearch(limit time.Duration) (startResult, error) {
+	c := &http.Client{Timeout: 2 * time.Second}
+	var r startResult
+	for {
+		select {
+		case <-p.done:
+			return r, fmt.Errorf("registry serve exited early; log:\n%s", p.logTail())
+		default:
+		}
+		if time.Since(p.started) > limit {
+			return r, fmt.Errorf("no search answered within %v; log:\n%s", limit, p.logTail())
+		}
+		resp, err := c.Get(p.base + "/api/v1/agents?q=data")
+		if err != nil {
+			var op *net.OpError
+			if errors.As(err, &op) && op.Op == "dial" {
+				// Not listening yet: the process is still starting.
+				time.Sleep(20 * time.Millisecond)
+				continue
+			}
+			r.Broken++
+			continue
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		switch {
+		case resp.StatusCode == http.StatusOK:
+			r.FirstSearch = time.Since(p.started).Seconds()
+			return r, nil
+		case resp.StatusCode == http.StatusServiceUnavailable && resp.Header.Get("Retry-After") != "":
+			r.Unavailable++
+		default:
+			r.Broken++
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// counter reads one counter's value from /metrics.
+func (p *serveProc) counter(name string) (float64, error) {
+	m, err := p.metrics()
+	if err != nil {
+		return 0, err
+	}
+	v, ok := m[name]
+	if !ok {
+		return 0, fmt.Errorf("/metrics has no %s", name)
+	}
+	return v, nil
+}
+
+func (p *serveProc) memory() (memoryResult, error) {
+	m, err := p.metrics()
+	if err != nil {
+		return memoryResult{}, err
+	}
+	return memoryResult{HeapMB: m["go_memstats_heap_alloc_bytes"] / (1 << 20), RSSMB: m["process_resident_memory_bytes"] / (1 << 20)}, nil
+}
+
+// metrics sums each unlabelled-or-labelled series of /metrics by name.
+func (p *serveProc) metrics() (map[string]float64, error) {
+	resp, err := http.Get(p.base + "/metrics")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	out := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		name, rest, ok := strings.Cut(line, " ")
+		if !ok {
+			continue
+		}
+		if i := strings.IndexByte(name, '{'); i >= 0 {
+			name = name[:i]
+		}
+		v, err := strconv.ParseFloat(strings.Fields(rest)[0], 64)
+		if err != nil {
+			continue
+		}
+		out[name] += v
+	}
+	return out, sc.Err()
+}
+
+func (p *serveProc) stop() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+func (p *serveProc) logTail() string {
+	b, _ := os.ReadFile(p.logPath)
+	if len(b) > 4000 {
+		b = b[len(b)-4000:]
+	}
+	return string(b)
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
+}
