@@ -30,6 +30,7 @@ type crawlFlags struct {
 	n, hosts, concurrency, perHost, batch, flush int
 	seed                                         int64
 	db                                           string
+	noIndex                                      bool
 }
 
 // runCrawl measures the crawler against a synthetic fleet: n distinct
@@ -46,6 +47,7 @@ func runCrawl(args []string) error {
 	fs.IntVar(&f.flush, "flush", 200, "outcomes per RecordFetches transaction")
 	fs.Int64Var(&f.seed, "seed", 1, "generator seed")
 	fs.StringVar(&f.db, "db", "", "catalog DSN (default: a fresh SQLite file in a temp dir)")
+	fs.BoolVar(&f.noIndex, "no-index", false, "crawl without the search index built (serve always has it)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -93,6 +95,13 @@ func runCrawl(args []string) error {
 	if err := seedPlaceholders(ctx, store, fl.urls); err != nil {
 		return err
 	}
+	// serve builds the search index at start and keeps it current on every
+	// write: the crawl pays for that too, so it is measured with it live.
+	if !f.noIndex {
+		if err := store.WarmIndex(ctx); err != nil {
+			return err
+		}
+	}
 
 	cs := &countingStore{Store: store}
 	var offset atomic.Int64
@@ -132,6 +141,8 @@ func runCrawl(args []string) error {
 		fmt.Printf("%s: %d checks in %v = %.0f cards/s (200: %d, 304: %d, failed: %d, new versions: %d, transactions: %d)\n",
 			name, want, elapsed.Round(time.Millisecond), rate, after.ok200-before.ok200, after.notModified-before.notModified,
 			after.failed-before.failed, after.newVersions-before.newVersions, after.txs-before.txs)
+		fmt.Printf("  store: %.0f µs of RecordFetches wall time per card (%.0f%% of the pass)\n",
+			float64(after.storeNanos-before.storeNanos)/1e3/float64(want), 100*float64(after.storeNanos-before.storeNanos)/float64(elapsed.Nanoseconds()))
 		if after.failed != before.failed {
 			return rate, fmt.Errorf("%s: %d checks failed (first: %s)", name, after.failed-before.failed, cs.firstFailure())
 		}
@@ -149,9 +160,13 @@ func runCrawl(args []string) error {
 	}
 	rss := peakRSS()
 	fmt.Println()
-	fmt.Printf("first crawl      %7.0f cards/s  (target >= 1000)  %s\n", first, verdict(first >= 1000))
-	fmt.Printf("  vs ceiling     %7.0f%%         (target >= 50%%)   %s\n", 100*first/ceiling, verdict(first >= ceiling/2))
-	fmt.Printf("  vs no-store    %7.0f%%         (the catalog's share of the cost)\n", 100*first/fetchOnly)
+	index := "search index live"
+	if f.noIndex {
+		index = "no search index"
+	}
+	fmt.Printf("first crawl      %7.0f cards/s  (target >= 2500 with the index live)  %s  [%s]\n", first, verdict(first >= 2500), index)
+	fmt.Printf("  vs fetch+parse %7.0f%%         (the crawler's own rate without storing; the rest is the catalog's cost)\n", 100*first/fetchOnly)
+	fmt.Printf("  vs bare client %7.0f%%         (no reachable ceiling: fetch+parse alone is %.0f%% of it)\n", 100*first/ceiling, 100*fetchOnly/ceiling)
 	fmt.Printf("revalidation     %7.0f cards/s  (target >= 3000)  %s\n", reval, verdict(reval >= 3000))
 	fmt.Printf("peak RSS         %7.0f MB       (target < 300)    %s  (fleet server included: same process)\n",
 		float64(rss)/(1<<20), verdict(rss < 300<<20))
@@ -296,15 +311,15 @@ func seedPlaceholders(ctx context.Context, store *catalog.Store, urls []string) 
 // countingStore counts what the crawler records.
 type countingStore struct {
 	*catalog.Store
-	recorded, ok200, notModified, failed, newVersions, txs atomic.Int64
-	failMu                                                 sync.Mutex
-	failure                                                string
+	recorded, ok200, notModified, failed, newVersions, txs, storeNanos atomic.Int64
+	failMu                                                             sync.Mutex
+	failure                                                            string
 }
 
-type counts struct{ recorded, ok200, notModified, failed, newVersions, txs int64 }
+type counts struct{ recorded, ok200, notModified, failed, newVersions, txs, storeNanos int64 }
 
 func (s *countingStore) snapshot() counts {
-	return counts{s.recorded.Load(), s.ok200.Load(), s.notModified.Load(), s.failed.Load(), s.newVersions.Load(), s.txs.Load()}
+	return counts{s.recorded.Load(), s.ok200.Load(), s.notModified.Load(), s.failed.Load(), s.newVersions.Load(), s.txs.Load(), s.storeNanos.Load()}
 }
 
 func (s *countingStore) firstFailure() string {
@@ -314,7 +329,9 @@ func (s *countingStore) firstFailure() string {
 }
 
 func (s *countingStore) RecordFetches(ctx context.Context, outs []catalog.FetchOutcome) ([]catalog.UpsertResult, error) {
+	start := time.Now()
 	res, err := s.Store.RecordFetches(ctx, outs)
+	s.storeNanos.Add(int64(time.Since(start)))
 	if err != nil {
 		return res, err
 	}
