@@ -26,3 +26,27 @@ func TestCatalogBenchmarkSmoke(t *testing.T) {
 		t.Fatalf("incomplete report: %+v", r)
 	}
 }
+
+// The mixed benchmark runs the real binary: check on a tiny catalog that
+// both phases searched, the crawler stored versions and both starts
+// answered a search.
+func TestMixedBenchmarkSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the registry binary; skipped with -short")
+	}
+	out := filepath.Join(t.TempDir(), "mixed.json")
+	if err := runMixed([]string{"-n", "200", "-hosts", "2", "-duration", "3s", "-queries", "20", "-json", out}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r mixedReport
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Idle.N != 20 || r.Crawl.N == 0 || r.VersionsPerSec <= 0 || r.IdleStart.FirstSearch <= 0 || r.CrawlStart.FirstSearch <= 0 {
+		t.Fatalf("incomplete report: %+v", r)
+	}
+}
