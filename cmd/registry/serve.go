@@ -113,6 +113,7 @@ func (a *app) serveHTTP(ctx context.Context, ready func(net.Addr)) error {
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
 		srv.Close()
+		<-errc // Serve returns at once after Close
 		return fmt.Errorf("shutting down http server: %w", err)
 	}
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
