@@ -9,7 +9,6 @@ import (
 
 	"github.com/a2aregistry/registry/internal/config"
 	"github.com/a2aregistry/registry/internal/crawler"
-	"github.com/a2aregistry/registry/internal/safehttp"
 )
 
 // runCrawl fetches and parses each URL as the crawler would, without a
@@ -29,12 +28,7 @@ func runCrawl(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		fs.Usage()
 		return exitUsage
 	}
-	client := safehttp.New(safehttp.Config{
-		AllowNetworks: cfg.AllowNetworks,
-		Timeout:       cfg.FetchTimeout,
-		MaxBodyBytes:  cfg.MaxCardBytes,
-		UserAgent:     "a2a-registry/" + versionString(),
-	})
+	client := newOutboundClient(cfg, 0)
 	defer client.CloseIdleConnections()
 	fetcher := crawler.NewFetcher(client, cfg.MaxCardBytes)
 	pol := crawler.Policy{MinInterval: cfg.CrawlMinInterval, MaxInterval: cfg.CrawlMaxInterval, DownAfter: cfg.CrawlDownAfter}

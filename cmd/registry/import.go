@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 
+	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/config"
 	"github.com/a2aregistry/registry/internal/importer"
 )
@@ -26,20 +28,14 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer, get
 		fs.Usage()
 		return exitUsage
 	}
-	log := newLogger(cfg, stderr)
-	store, err := openStore(ctx, cfg, log)
-	if err != nil {
-		log.Error("import failed", "err", err)
-		return exitFail
-	}
-	defer closeStore(store, log)
-
-	im := &importer.Importer{Store: store, Limits: cardLimits(cfg)}
-	if failed := importFiles(ctx, im, fs.Args(), stdout); failed > 0 {
-		fmt.Fprintf(stderr, "registry import: %d of %d files failed\n", failed, fs.NArg())
-		return exitFail
-	}
-	return exitOK
+	return withStore(ctx, "import", cfg, stderr, func(store *catalog.Store, _ *slog.Logger) int {
+		im := &importer.Importer{Store: store, Limits: cardLimits(cfg)}
+		if failed := importFiles(ctx, im, fs.Args(), stdout); failed > 0 {
+			fmt.Fprintf(stderr, "registry import: %d of %d files failed\n", failed, fs.NArg())
+			return exitFail
+		}
+		return exitOK
+	})
 }
 
 // importFiles imports each path, reports it on out and returns how many failed.

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -87,24 +88,19 @@ func runKeysAdd(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 		fmt.Fprintf(stderr, "registry keys add: %s: %v\n", fs.Arg(0), err)
 		return exitUsage
 	}
-	log := newLogger(cfg, stderr)
-	store, err := openStore(ctx, cfg, log)
-	if err != nil {
-		log.Error("keys add failed", "err", err)
-		return exitFail
-	}
-	defer closeStore(store, log)
-	added, err := store.AddTrustedKey(ctx, k)
-	if errors.Is(err, catalog.ErrConflict) {
-		fmt.Fprintf(stderr, "registry keys add: this key (thumbprint %s) is pinned already; revoke it first to change it\n", k.Thumbprint)
-		return exitFail
-	}
-	if err != nil {
-		log.Error("keys add failed", "err", err)
-		return exitFail
-	}
-	fmt.Fprintf(stdout, "added %s (kid %s, thumbprint %s) for %s\n", added.ID, added.KID, added.Thumbprint, strings.Join(added.Origins, ", "))
-	return exitOK
+	return withStore(ctx, "keys add", cfg, stderr, func(store *catalog.Store, log *slog.Logger) int {
+		added, err := store.AddTrustedKey(ctx, k)
+		if errors.Is(err, catalog.ErrConflict) {
+			fmt.Fprintf(stderr, "registry keys add: this key (thumbprint %s) is pinned already; revoke it first to change it\n", k.Thumbprint)
+			return exitFail
+		}
+		if err != nil {
+			log.Error("keys add failed", "err", err)
+			return exitFail
+		}
+		fmt.Fprintf(stdout, "added %s (kid %s, thumbprint %s) for %s\n", added.ID, added.KID, added.Thumbprint, strings.Join(added.Origins, ", "))
+		return exitOK
+	})
 }
 
 func runKeysList(ctx context.Context, args []string, stdout, stderr io.Writer, getenv env) int {
@@ -118,18 +114,17 @@ func runKeysList(ctx context.Context, args []string, stdout, stderr io.Writer, g
 		fs.Usage()
 		return exitUsage
 	}
-	log := newLogger(cfg, stderr)
-	store, err := openStore(ctx, cfg, log)
-	if err != nil {
-		log.Error("keys list failed", "err", err)
-		return exitFail
-	}
-	defer closeStore(store, log)
-	keys, err := store.TrustedKeys(ctx)
-	if err != nil {
-		log.Error("keys list failed", "err", err)
-		return exitFail
-	}
+	return withStore(ctx, "keys list", cfg, stderr, func(store *catalog.Store, log *slog.Logger) int {
+		keys, err := store.TrustedKeys(ctx)
+		if err != nil {
+			log.Error("keys list failed", "err", err)
+			return exitFail
+		}
+		return writeKeys(stdout, keys, asJSON)
+	})
+}
+
+func writeKeys(stdout io.Writer, keys []catalog.TrustedKey, asJSON bool) int {
 	if asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -160,24 +155,19 @@ func runKeysRevoke(ctx context.Context, args []string, stdout, stderr io.Writer,
 		fs.Usage()
 		return exitUsage
 	}
-	log := newLogger(cfg, stderr)
-	store, err := openStore(ctx, cfg, log)
-	if err != nil {
-		log.Error("keys revoke failed", "err", err)
-		return exitFail
-	}
-	defer closeStore(store, log)
-	k, err := store.RevokeTrustedKey(ctx, fs.Arg(0), time.Now())
-	if errors.Is(err, catalog.ErrNotFound) {
-		fmt.Fprintf(stderr, "registry keys revoke: no trusted key %s\n", fs.Arg(0))
-		return exitFail
-	}
-	if err != nil {
-		log.Error("keys revoke failed", "err", err)
-		return exitFail
-	}
-	fmt.Fprintf(stdout, "revoked %s (kid %s) at %s\n", k.ID, k.KID, k.RevokedAt.Format(time.RFC3339))
-	return exitOK
+	return withStore(ctx, "keys revoke", cfg, stderr, func(store *catalog.Store, log *slog.Logger) int {
+		k, err := store.RevokeTrustedKey(ctx, fs.Arg(0), time.Now())
+		if errors.Is(err, catalog.ErrNotFound) {
+			fmt.Fprintf(stderr, "registry keys revoke: no trusted key %s\n", fs.Arg(0))
+			return exitFail
+		}
+		if err != nil {
+			log.Error("keys revoke failed", "err", err)
+			return exitFail
+		}
+		fmt.Fprintf(stdout, "revoked %s (kid %s) at %s\n", k.ID, k.KID, k.RevokedAt.Format(time.RFC3339))
+		return exitOK
+	})
 }
 
 func timeOrDash(t *time.Time) string {

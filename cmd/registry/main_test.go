@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -263,8 +265,9 @@ func TestServeFailsCleanly(t *testing.T) {
 	go func() { errc <- serve(t.Context(), cfg, slog.New(slog.DiscardHandler), nil) }()
 	select {
 	case err := <-errc:
-		if err == nil || !strings.Contains(err.Error(), "listening on") {
-			t.Fatalf("serve = %v, want a listen error", err)
+		var opErr *net.OpError
+		if !errors.As(err, &opErr) || opErr.Op != "listen" || !errors.Is(err, syscall.EADDRINUSE) {
+			t.Fatalf("serve = %v, want the listen error EADDRINUSE", err)
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("serve hung after failing to listen")

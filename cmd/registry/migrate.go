@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"io"
+	"log/slog"
 
+	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/config"
 )
 
@@ -16,13 +18,8 @@ func runMigrate(ctx context.Context, args []string, stderr io.Writer, getenv env
 		fs.Usage()
 		return exitUsage
 	}
-	log := newLogger(cfg, stderr)
-	store, err := openStore(ctx, cfg, log)
-	if err != nil {
-		log.Error("migrate failed", "err", err)
-		return exitFail
-	}
-	defer closeStore(store, log)
-	log.Info("catalog schema up to date", "db", store.Dialect())
-	return exitOK
+	return withStore(ctx, "migrate", cfg, stderr, func(store *catalog.Store, log *slog.Logger) int {
+		log.Info("catalog schema up to date", "db", store.Dialect())
+		return exitOK
+	})
 }

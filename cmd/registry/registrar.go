@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"sync"
-	"time"
 
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/config"
@@ -38,26 +37,6 @@ func leaseOwnerPrefix() string {
 		host = "registry"
 	}
 	return host + "/"
-}
-
-// pruneFetchLog drops check outcomes older than retention, hourly.
-func pruneFetchLog(ctx context.Context, store *catalog.Store, retention time.Duration, log *slog.Logger) {
-	t := time.NewTicker(time.Hour)
-	defer t.Stop()
-	for {
-		n, err := store.PruneFetchLog(ctx, time.Now().Add(-retention))
-		switch {
-		case err != nil && ctx.Err() == nil:
-			log.Warn("pruning fetch log", "err", err)
-		case n > 0:
-			log.Info("pruned fetch log", "rows", n)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
 }
 
 // seedRegistrar registers the agents of a seed list that the catalog does

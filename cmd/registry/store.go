@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"log/slog"
 
 	"github.com/a2aregistry/registry/internal/card"
@@ -37,4 +38,18 @@ func closeStore(store *catalog.Store, log *slog.Logger) {
 	if err := store.Close(); err != nil {
 		log.Error("closing catalog", "err", err)
 	}
+}
+
+// withStore is the set-up of the subcommands that work on the catalog: a
+// logger on stderr, the store opened and migrated, closed after fn. It
+// returns fn's exit code, or exitFail when the store cannot be opened.
+func withStore(ctx context.Context, name string, cfg config.Config, stderr io.Writer, fn func(store *catalog.Store, log *slog.Logger) int) int {
+	log := newLogger(cfg, stderr)
+	store, err := openStore(ctx, cfg, log)
+	if err != nil {
+		log.Error(name+" failed", "err", err)
+		return exitFail
+	}
+	defer closeStore(store, log)
+	return fn(store, log)
 }

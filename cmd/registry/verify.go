@@ -64,12 +64,7 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer, get
 		fs.Usage()
 		return verifyError
 	}
-	client := safehttp.New(safehttp.Config{
-		AllowNetworks: cfg.AllowNetworks,
-		Timeout:       cfg.FetchTimeout,
-		MaxBodyBytes:  cfg.MaxCardBytes,
-		UserAgent:     "a2a-registry/" + versionString(),
-	})
+	client := newOutboundClient(cfg, 0)
 	defer client.CloseIdleConnections()
 
 	var keys verify.StaticKeys

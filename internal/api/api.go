@@ -17,6 +17,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/a2aregistry/registry/internal/auth"
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/crawler"
 )
@@ -69,9 +70,10 @@ type Options struct {
 	// Refresher serves POST /agents/{id}/refresh; when nil the route does
 	// not exist (404), as in a registry that does not crawl.
 	Refresher Refresher
-	// WriteMiddleware runs before state-changing handlers only, for the
-	// authorization the reads do not need (the editor role).
-	WriteMiddleware []echo.MiddlewareFunc
+	// Authorizer guards each route by the role it needs (see routes).
+	// Nil means no sign-in: every route is open, for development on
+	// loopback.
+	Authorizer auth.Authorizer
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 }
@@ -81,7 +83,7 @@ type API struct {
 	catalog   Catalog
 	registrar Registrar
 	refresher Refresher
-	writeMW   []echo.MiddlewareFunc
+	authz     auth.Authorizer
 	log       *slog.Logger
 	// now is the clock of health reports; tests replace it.
 	now func() time.Time
@@ -97,7 +99,7 @@ func New(opts Options) *API {
 		catalog:   opts.Catalog,
 		registrar: opts.Registrar,
 		refresher: opts.Refresher,
-		writeMW:   opts.WriteMiddleware,
+		authz:     opts.Authorizer,
 		log:       log,
 		now:       time.Now,
 	}
@@ -115,7 +117,7 @@ func (a *API) Mount(e *echo.Echo, mw ...echo.MiddlewareFunc) {
 	g := e.Group(BasePath)
 	known := echo.New()
 	for _, r := range a.routes() {
-		g.Add(r.method, r.path, r.handler, append(slices.Clip(mw), r.mw...)...)
+		g.Add(r.method, r.path, r.handler, a.routeMiddleware(mw, r)...)
 		known.Add(r.method, BasePath+r.path, echo.NotFoundHandler)
 	}
 	// Our own catch-all, so that a catch-all route elsewhere (the
@@ -134,29 +136,38 @@ func (a *API) Mount(e *echo.Echo, mw ...echo.MiddlewareFunc) {
 	g.RouteNotFound("/*", unmatched)
 }
 
+// route is one API endpoint and the role its caller needs.
 type route struct {
 	method, path string
+	role         auth.Role
 	handler      echo.HandlerFunc
-	mw           []echo.MiddlewareFunc
 }
 
 func (a *API) routes() []route {
 	rs := []route{
-		{method: http.MethodGet, path: "/openapi.json", handler: serveOpenAPI},
-		{method: http.MethodGet, path: "/agents", handler: a.searchAgents},
-		{method: http.MethodGet, path: "/agents/:id", handler: a.getAgent},
-		{method: http.MethodGet, path: "/agents/:id/card", handler: a.getRawCard},
-		{method: http.MethodGet, path: "/agents/:id/versions", handler: a.listVersions},
-		{method: http.MethodGet, path: "/agents/:id/versions/:n", handler: a.getVersion},
-		{method: http.MethodGet, path: "/changes", handler: a.listChanges},
+		{method: http.MethodGet, path: "/openapi.json", role: auth.Viewer, handler: serveOpenAPI},
+		{method: http.MethodGet, path: "/agents", role: auth.Viewer, handler: a.searchAgents},
+		{method: http.MethodGet, path: "/agents/:id", role: auth.Viewer, handler: a.getAgent},
+		{method: http.MethodGet, path: "/agents/:id/card", role: auth.Viewer, handler: a.getRawCard},
+		{method: http.MethodGet, path: "/agents/:id/versions", role: auth.Viewer, handler: a.listVersions},
+		{method: http.MethodGet, path: "/agents/:id/versions/:n", role: auth.Viewer, handler: a.getVersion},
+		{method: http.MethodGet, path: "/changes", role: auth.Viewer, handler: a.listChanges},
 	}
 	if a.registrar != nil {
-		rs = append(rs, route{method: http.MethodPost, path: "/agents", handler: a.registerAgent, mw: a.writeMW})
+		rs = append(rs, route{method: http.MethodPost, path: "/agents", role: auth.Editor, handler: a.registerAgent})
 	}
 	if a.refresher != nil {
-		rs = append(rs, route{method: http.MethodPost, path: "/agents/:id/refresh", handler: a.refreshAgent, mw: a.writeMW})
+		rs = append(rs, route{method: http.MethodPost, path: "/agents/:id/refresh", role: auth.Editor, handler: a.refreshAgent})
 	}
 	return rs
+}
+
+// routeMiddleware is mw, then the role check of r when sign-in is on.
+func (a *API) routeMiddleware(mw []echo.MiddlewareFunc, r route) []echo.MiddlewareFunc {
+	if a.authz == nil {
+		return mw
+	}
+	return append(slices.Clip(mw), a.authz.RequireRole(r.role))
 }
 
 // noSniff stops browsers from guessing a type for any API response

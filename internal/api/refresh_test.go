@@ -10,8 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labstack/echo/v4"
-
+	"github.com/a2aregistry/registry/internal/auth"
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/crawler"
 )
@@ -136,15 +135,12 @@ func TestRefresh(t *testing.T) {
 }
 
 func TestRefreshRouting(t *testing.T) {
-	forbid := func(echo.HandlerFunc) echo.HandlerFunc {
-		return func(echo.Context) error { return echo.NewHTTPError(http.StatusForbidden, "editor role required") }
-	}
-	guarded := newTestEnv(t, func(o *Options) { o.WriteMiddleware = []echo.MiddlewareFunc{forbid} })
+	guarded := newTestEnv(t, func(o *Options) { o.Authorizer = callerWith(auth.Viewer) })
 	if rec := guarded.do(t, http.MethodPost, "/api/v1/agents/a1/refresh", "", nil); rec.Code != http.StatusForbidden {
 		t.Errorf("guarded refresh = %d, want 403", rec.Code)
 	}
 	if guarded.ref.id != "" {
-		t.Error("refresher ran despite the write middleware")
+		t.Error("refresher ran for a viewer")
 	}
 
 	env := newTestEnv(t, nil)

@@ -70,8 +70,10 @@ func TestRefresh(t *testing.T) {
 		name    string
 		handler func(calls *atomic.Int32) http.HandlerFunc
 		path    string // stored card URL path; default the well-known one
-		allow   []netip.Prefix
-		steps   []step
+		// neverPath is a path the crawler must not request.
+		neverPath string
+		allow     []netip.Prefix
+		steps     []step
 	}{
 		{
 			name: "304 keeps validators",
@@ -231,10 +233,11 @@ func TestRefresh(t *testing.T) {
 		{
 			name: "v0.2-only site stored under agent.json",
 			path: LegacyCardPath,
+			// Stored under agent.json: agent-card.json is not tried first.
+			neverPath: WellKnownCardPath,
 			handler: func(calls *atomic.Int32) http.HandlerFunc {
 				return func(w http.ResponseWriter, r *http.Request) {
 					if r.URL.Path != LegacyCardPath {
-						calls.Add(100)
 						http.NotFound(w, r)
 						return
 					}
@@ -284,8 +287,14 @@ func TestRefresh(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var calls atomic.Int32
-			srv := httptest.NewServer(tt.handler(&calls))
+			var calls, forbidden atomic.Int32
+			h := tt.handler(&calls)
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if tt.neverPath != "" && r.URL.Path == tt.neverPath {
+					forbidden.Add(1)
+				}
+				h(w, r)
+			}))
 			defer srv.Close()
 			allow := loopback
 			if tt.allow != nil {
@@ -331,8 +340,8 @@ func TestRefresh(t *testing.T) {
 					t.Errorf("%s: card %s lacks %s", ctx, o.Card.Raw, want.cardContains)
 				}
 			}
-			if tt.name == "v0.2-only site stored under agent.json" && calls.Load() != 0 {
-				t.Errorf("agent-card.json was requested for an agent stored under agent.json")
+			if n := forbidden.Load(); n != 0 {
+				t.Errorf("%s requested %d times", tt.neverPath, n)
 			}
 		})
 	}

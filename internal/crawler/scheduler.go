@@ -142,6 +142,9 @@ type Crawler struct {
 	log     *slog.Logger
 	now     func() time.Time
 	running atomic.Bool
+	// check is one scheduled check: Refresh, replaced in tests of the
+	// scheduling alone.
+	check func(context.Context, catalog.CrawlTarget) catalog.FetchOutcome
 
 	mu   sync.Mutex
 	busy map[string]int // running checks per host
@@ -155,7 +158,7 @@ func New(cfg Config, store CrawlStore, f *Fetcher, log *slog.Logger) *Crawler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Crawler{
+	c := &Crawler{
 		cfg: cfg,
 		policy: Policy{
 			MinInterval: cfg.MinInterval, MaxInterval: cfg.MaxInterval, DefaultInterval: cfg.DefaultInterval,
@@ -169,6 +172,8 @@ func New(cfg Config, store CrawlStore, f *Fetcher, log *slog.Logger) *Crawler {
 		busy:    make(map[string]int),
 		wake:    make(chan struct{}, 1),
 	}
+	c.check = c.Refresh
+	return c
 }
 
 // Config returns the effective configuration, defaults filled in.
@@ -337,7 +342,7 @@ func (c *Crawler) release(host string) {
 
 func (c *Crawler) worker(ctx context.Context, work <-chan dispatched, outs chan<- catalog.FetchOutcome) {
 	for d := range work {
-		o := c.Refresh(ctx, d.t)
+		o := c.check(ctx, d.t)
 		c.release(d.host)
 		if o.Class != "" && ctx.Err() != nil {
 			// Probably cut short by shutdown rather than the agent's

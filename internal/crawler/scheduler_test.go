@@ -7,10 +7,10 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/a2aregistry/registry/internal/catalog"
@@ -120,29 +120,16 @@ func serveOn(t *testing.T, ip string, h http.Handler) *httptest.Server {
 	return srv
 }
 
-// checkNoLeak waits for the goroutine count to come back to base.
-func checkNoLeak(t *testing.T, base int) {
-	t.Helper()
-	deadline := time.Now().Add(3 * time.Second)
-	for {
-		n := runtime.NumGoroutine()
-		if n <= base {
-			return
-		}
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			t.Fatalf("%d goroutines after Run, %d before:\n%s", n, base, buf[:runtime.Stack(buf, true)])
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 type concurrencyMeter struct {
 	mu      sync.Mutex
 	cur     map[string]int
 	maxHost map[string]int
 	total   int
 	maxAll  int
+}
+
+func newConcurrencyMeter() *concurrencyMeter {
+	return &concurrencyMeter{cur: map[string]int{}, maxHost: map[string]int{}}
 }
 
 func (m *concurrencyMeter) enter(host string) {
@@ -161,201 +148,227 @@ func (m *concurrencyMeter) leave(host string) {
 	m.total--
 }
 
-func TestRunLimits(t *testing.T) {
-	meter := &concurrencyMeter{cur: map[string]int{}, maxHost: map[string]int{}}
-	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		host, _, _ := net.SplitHostPort(r.Host)
-		meter.enter(host)
-		defer meter.leave(host)
-		time.Sleep(20 * time.Millisecond)
-		w.Header().Set("Cache-Control", "max-age=3600")
-		w.Write([]byte(testCard))
-	})
-	store := &memStore{}
-	// The first host has most agents and comes first in claim order: if a
-	// saturated host blocked the queue, the others would wait behind it.
-	perHostAgents := map[string]int{"127.0.0.2": 24, "127.0.0.3": 4, "127.0.0.4": 4, "127.0.0.5": 4}
-	total := 0
-	for _, ip := range []string{"127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5"} {
-		srv := serveOn(t, ip, handler)
-		for i := range perHostAgents[ip] {
-			store.add(catalog.CrawlTarget{AgentID: fmt.Sprintf("%s-%d", ip, i), CardURL: fmt.Sprintf("%s/agents/%d/card.json", srv.URL, i)})
-			total++
-		}
-	}
-	done := make(chan struct{})
-	store.onRecorded = func(n int) {
-		if n == total {
-			close(done)
-		}
-	}
-	base := runtime.NumGoroutine()
-	c := testCrawler(t, store, loopback, Config{Concurrency: 5, PerHost: 2, BatchSize: 16, PollInterval: 10 * time.Millisecond, FlushSize: 4})
-	ctx, cancel := context.WithCancel(t.Context())
-	runErr := make(chan error, 1)
-	go func() { runErr <- c.Run(ctx) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatalf("only %d of %d outcomes recorded", len(store.outcomes()), total)
-	}
-	cancel()
-	if err := <-runErr; err != nil {
-		t.Fatalf("Run: %v", err)
-	}
-	c.fetcher.client.CloseIdleConnections()
-	checkNoLeak(t, base)
+// The tests below exercise the scheduling alone: checks are fakes that
+// take time on the fake clock of a synctest bubble, so waits and
+// deadlines are exact and a goroutine left running fails the test.
 
-	seen := map[string]int{}
-	for _, o := range store.outcomes() {
-		seen[o.AgentID]++
-		if o.Class != "" || o.Card == nil || o.Health != catalog.HealthUp || o.NextCheckAt.Sub(o.At) != time.Hour {
-			t.Errorf("outcome %+v", o)
+// schedCrawler is a Crawler whose scheduled checks are check.
+func schedCrawler(store CrawlStore, cfg Config, check func(context.Context, catalog.CrawlTarget) catalog.FetchOutcome) *Crawler {
+	c := New(cfg, store, nil, nil)
+	c.check = check
+	return c
+}
+
+// checkTaking is a check that takes d and succeeds, due again in an hour
+// (as a card served with max-age=3600). Cancelled, it fails the way a
+// cut-off fetch does. A nil meter is not used.
+func checkTaking(d time.Duration, meter *concurrencyMeter) func(context.Context, catalog.CrawlTarget) catalog.FetchOutcome {
+	return func(ctx context.Context, t catalog.CrawlTarget) catalog.FetchOutcome {
+		host := hostKey(t.CardURL)
+		if meter != nil {
+			meter.enter(host)
+			defer meter.leave(host)
 		}
-	}
-	if len(seen) != total {
-		t.Errorf("%d distinct agents checked, want %d", len(seen), total)
-	}
-	for id, n := range seen {
-		if n != 1 {
-			t.Errorf("agent %s checked %d times before its next check was due", id, n)
+		o := catalog.FetchOutcome{AgentID: t.AgentID, URL: t.CardURL}
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+			o.At, o.Class = time.Now(), ClassTimeout
+			return o
 		}
-	}
-	for host, n := range meter.maxHost {
-		if n > 2 {
-			t.Errorf("host %s saw %d concurrent requests, cap 2", host, n)
-		}
-	}
-	if meter.maxAll > 5 {
-		t.Errorf("%d concurrent requests, cap 5", meter.maxAll)
-	}
-	if meter.maxAll <= 2 {
-		t.Errorf("at most %d concurrent requests: hosts did not run side by side", meter.maxAll)
+		o.At = time.Now()
+		o.NextCheckAt, o.Health = o.At.Add(time.Hour), catalog.HealthUp
+		return o
 	}
 }
 
-// TestRunShutdown cancels Run while every worker is stuck in a fetch and
-// the dispatcher is blocked handing the next target over.
-func TestRunShutdown(t *testing.T) {
-	var started atomic.Int32
-	inFlight := make(chan struct{}, 16)
-	srv := serveOn(t, "127.0.0.1", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		started.Add(1)
-		inFlight <- struct{}{}
-		<-r.Context().Done()
-	}))
-	store := &memStore{}
-	for i := range 10 {
-		store.add(catalog.CrawlTarget{AgentID: fmt.Sprint(i), CardURL: fmt.Sprintf("%s/%d.json", srv.URL, i)})
-	}
-	base := runtime.NumGoroutine()
-	c := testCrawler(t, store, loopback, Config{Concurrency: 2, PerHost: 10, BatchSize: 10})
-	ctx, cancel := context.WithCancel(t.Context())
-	runErr := make(chan error, 1)
-	go func() { runErr <- c.Run(ctx) }()
-	<-inFlight
-	<-inFlight
-	time.Sleep(50 * time.Millisecond) // let the dispatcher block on the hand-off
-	cancel()
-	select {
-	case err := <-runErr:
-		if err != nil {
+func TestRunLimits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		meter := newConcurrencyMeter()
+		store := &memStore{}
+		// The first host has most agents and comes first in claim order: if
+		// a saturated host blocked the queue, the others would wait behind
+		// it.
+		hosts := []struct {
+			name   string
+			agents int
+		}{{"a.example", 24}, {"b.example", 4}, {"c.example", 4}, {"d.example", 4}}
+		total := 0
+		for _, h := range hosts {
+			for i := range h.agents {
+				store.add(catalog.CrawlTarget{AgentID: fmt.Sprintf("%s-%d", h.name, i), CardURL: fmt.Sprintf("https://%s:%d/agents/%d/card.json", h.name, 8000+i, i)})
+				total++
+			}
+		}
+		done := make(chan struct{})
+		store.onRecorded = func(n int) {
+			if n == total {
+				close(done)
+			}
+		}
+		const checkTime = 20 * time.Millisecond
+		c := schedCrawler(store, Config{Concurrency: 5, PerHost: 2, BatchSize: 16, PollInterval: 10 * time.Millisecond, FlushSize: 4},
+			checkTaking(checkTime, meter))
+		ctx, cancel := context.WithCancel(t.Context())
+		runErr := make(chan error, 1)
+		start := time.Now()
+		go func() { runErr <- c.Run(ctx) }()
+		<-done
+		elapsed := time.Since(start)
+		cancel()
+		if err := <-runErr; err != nil {
 			t.Fatalf("Run: %v", err)
 		}
-	case <-time.After(2 * time.Second):
-		t.Fatal("Run did not return after cancel")
-	}
-	if got := store.outcomes(); len(got) != 0 {
-		t.Errorf("recorded %+v: checks cut short by shutdown must be left to their lease", got)
-	}
-	if n := started.Load(); n != 2 {
-		t.Errorf("%d fetches started with concurrency 2", n)
-	}
-	c.fetcher.client.CloseIdleConnections()
-	checkNoLeak(t, base)
+
+		seen := map[string]int{}
+		for _, o := range store.outcomes() {
+			seen[o.AgentID]++
+		}
+		if len(seen) != total {
+			t.Errorf("%d distinct agents checked, want %d", len(seen), total)
+		}
+		for id, n := range seen {
+			if n != 1 {
+				t.Errorf("agent %s checked %d times before its next check was due", id, n)
+			}
+		}
+		// Ports differ, hosts do not: the cap is per host name.
+		for _, h := range hosts {
+			if n := meter.maxHost[h.name]; n != 2 {
+				t.Errorf("host %s saw at most %d concurrent checks, want the cap, 2", h.name, n)
+			}
+		}
+		if meter.maxAll != 5 {
+			t.Errorf("at most %d concurrent checks, want the concurrency, 5", meter.maxAll)
+		}
+		// The busiest host alone needs 24/2 rounds; the others fit beside
+		// it, plus at most one flush interval for the last batch.
+		if limit := 12*checkTime + DefaultFlushInterval; elapsed > limit {
+			t.Errorf("all checks took %v, want at most %v: hosts did not run side by side", elapsed, limit)
+		}
+	})
+}
+
+// TestRunShutdown cancels Run while every worker is stuck in a check and
+// the dispatcher is blocked handing the next target over.
+func TestRunShutdown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var started atomic.Int32
+		stuck := func(ctx context.Context, t catalog.CrawlTarget) catalog.FetchOutcome {
+			started.Add(1)
+			<-ctx.Done()
+			return catalog.FetchOutcome{AgentID: t.AgentID, URL: t.CardURL, At: time.Now(), Class: ClassTimeout}
+		}
+		store := &memStore{}
+		for i := range 10 {
+			store.add(catalog.CrawlTarget{AgentID: fmt.Sprint(i), CardURL: fmt.Sprintf("https://a.example/%d.json", i)})
+		}
+		c := schedCrawler(store, Config{Concurrency: 2, PerHost: 10, BatchSize: 10}, stuck)
+		ctx, cancel := context.WithCancel(t.Context())
+		runErr := make(chan error, 1)
+		go func() { runErr <- c.Run(ctx) }()
+		// Both workers in a check, the dispatcher blocked on the hand-off.
+		synctest.Wait()
+		if n := started.Load(); n != 2 {
+			t.Errorf("%d checks started with concurrency 2", n)
+		}
+		cancel()
+		if err := <-runErr; err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		if got := store.outcomes(); len(got) != 0 {
+			t.Errorf("recorded %+v: checks cut short by shutdown must be left to their lease", got)
+		}
+	})
 }
 
 // TestRunFlushesOnShutdown: completed outcomes still waiting for a batch
 // are written at shutdown, with a context that is not the cancelled one.
 func TestRunFlushesOnShutdown(t *testing.T) {
-	var served atomic.Int32
-	srv := serveOn(t, "127.0.0.1", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		served.Add(1)
-		w.Write([]byte(testCard))
-	}))
-	store := &memStore{}
-	for i := range 7 {
-		store.add(catalog.CrawlTarget{AgentID: fmt.Sprint(i), CardURL: fmt.Sprintf("%s/%d.json", srv.URL, i)})
-	}
-	c := testCrawler(t, store, loopback, Config{Concurrency: 3, PerHost: 3, FlushSize: 100, FlushInterval: time.Hour})
-	ctx, cancel := context.WithCancel(t.Context())
-	runErr := make(chan error, 1)
-	go func() { runErr <- c.Run(ctx) }()
-	deadline := time.Now().Add(5 * time.Second)
-	for served.Load() < 7 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	time.Sleep(50 * time.Millisecond) // outcomes reach the writer
-	if n := len(store.outcomes()); n != 0 {
-		t.Fatalf("%d outcomes written before the batch was full or due", n)
-	}
-	cancel()
-	if err := <-runErr; err != nil {
-		t.Fatal(err)
-	}
-	if n := len(store.outcomes()); n != 7 {
-		t.Errorf("%d outcomes flushed at shutdown, want 7", n)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		store := &memStore{}
+		for i := range 7 {
+			store.add(catalog.CrawlTarget{AgentID: fmt.Sprint(i), CardURL: fmt.Sprintf("https://a.example/%d.json", i)})
+		}
+		var checked atomic.Int32
+		check := checkTaking(0, nil)
+		c := schedCrawler(store, Config{Concurrency: 3, PerHost: 3, FlushSize: 100, FlushInterval: time.Hour},
+			func(ctx context.Context, t catalog.CrawlTarget) catalog.FetchOutcome {
+				defer checked.Add(1)
+				return check(ctx, t)
+			})
+		ctx, cancel := context.WithCancel(t.Context())
+		runErr := make(chan error, 1)
+		go func() { runErr <- c.Run(ctx) }()
+		synctest.Wait() // every check done, every outcome with the writer
+		if n := checked.Load(); n != 7 {
+			t.Fatalf("%d checks, want 7", n)
+		}
+		if n := len(store.outcomes()); n != 0 {
+			t.Fatalf("%d outcomes written before the batch was full or due", n)
+		}
+		cancel()
+		if err := <-runErr; err != nil {
+			t.Fatal(err)
+		}
+		if n := len(store.outcomes()); n != 7 {
+			t.Errorf("%d outcomes flushed at shutdown, want 7", n)
+		}
+	})
 }
 
 func TestRunStoreFailures(t *testing.T) {
-	srv := serveOn(t, "127.0.0.1", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Write([]byte(testCard))
-	}))
-	store := &memStore{claimErr: errors.New("database is locked")}
-	store.add(catalog.CrawlTarget{AgentID: "a", CardURL: srv.URL + "/a.json"})
-	c := testCrawler(t, store, loopback, Config{PollInterval: 20 * time.Millisecond, FlushInterval: 10 * time.Millisecond})
-	ctx, cancel := context.WithCancel(t.Context())
-	runErr := make(chan error, 1)
-	go func() { runErr <- c.Run(ctx) }()
-	time.Sleep(100 * time.Millisecond)
-	store.mu.Lock()
-	claims := store.claims
-	store.claimErr = nil
-	store.mu.Unlock()
-	if claims < 2 || claims > 8 {
-		t.Errorf("%d claims in 100 ms with a 20 ms poll interval after errors", claims)
-	}
-	deadline := time.Now().Add(3 * time.Second)
-	for len(store.outcomes()) == 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	cancel()
-	if err := <-runErr; err != nil {
-		t.Fatal(err)
-	}
-	if n := len(store.outcomes()); n != 1 {
-		t.Errorf("%d outcomes after the store recovered, want 1", n)
-	}
-	// Run again after the first returned is allowed.
-	if err := c.Run(ctx); err != nil {
-		t.Errorf("second Run: %v", err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		store := &memStore{claimErr: errors.New("database is locked")}
+		store.add(catalog.CrawlTarget{AgentID: "a", CardURL: "https://a.example/a.json"})
+		recorded := make(chan struct{})
+		store.onRecorded = func(int) { close(recorded) }
+		const poll = 20 * time.Millisecond
+		c := schedCrawler(store, Config{PollInterval: poll, FlushInterval: 10 * time.Millisecond}, checkTaking(0, nil))
+		ctx, cancel := context.WithCancel(t.Context())
+		runErr := make(chan error, 1)
+		go func() { runErr <- c.Run(ctx) }()
+		// A failed claim is retried after the poll interval, not at once
+		// and not never: claims at 0, 20, 40, 60 and 80 ms.
+		time.Sleep(5*poll - time.Millisecond)
+		synctest.Wait()
+		store.mu.Lock()
+		claims := store.claims
+		store.claimErr = nil
+		store.mu.Unlock()
+		if claims != 5 {
+			t.Errorf("%d claims in 99 ms with a 20 ms poll interval after errors, want 5", claims)
+		}
+		<-recorded
+		cancel()
+		if err := <-runErr; err != nil {
+			t.Fatal(err)
+		}
+		if n := len(store.outcomes()); n != 1 {
+			t.Errorf("%d outcomes after the store recovered, want 1", n)
+		}
+		// Run again after the first returned is allowed.
+		if err := c.Run(ctx); err != nil {
+			t.Errorf("second Run: %v", err)
+		}
+	})
 }
 
 func TestRunTwice(t *testing.T) {
-	c := testCrawler(t, &memStore{}, loopback, Config{PollInterval: time.Hour})
-	ctx, cancel := context.WithCancel(t.Context())
-	runErr := make(chan error, 1)
-	go func() { runErr <- c.Run(ctx) }()
-	time.Sleep(20 * time.Millisecond)
-	if err := c.Run(ctx); !errors.Is(err, ErrRunning) {
-		t.Errorf("second concurrent Run: %v, want ErrRunning", err)
-	}
-	cancel()
-	if err := <-runErr; err != nil {
-		t.Fatal(err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		c := schedCrawler(&memStore{}, Config{PollInterval: time.Hour}, checkTaking(0, nil))
+		ctx, cancel := context.WithCancel(t.Context())
+		runErr := make(chan error, 1)
+		go func() { runErr <- c.Run(ctx) }()
+		synctest.Wait()
+		if err := c.Run(ctx); !errors.Is(err, ErrRunning) {
+			t.Errorf("second concurrent Run: %v, want ErrRunning", err)
+		}
+		cancel()
+		if err := <-runErr; err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 func TestRefreshNow(t *testing.T) {

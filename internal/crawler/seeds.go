@@ -3,15 +3,12 @@ package crawler
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"strings"
-	"time"
 )
 
 // MaxSeedFileBytes caps a seed file; a million URLs fit comfortably.
@@ -21,12 +18,22 @@ const MaxSeedFileBytes = 64 << 20
 // origin; the joined line errors follow it.
 var ErrInvalidSeeds = errors.New("invalid seed file")
 
+// SeedLineError is one bad line of a seed file.
+type SeedLineError struct {
+	Path string
+	Line int   // 1-based
+	Err  error // wraps ErrInvalidURL
+}
+
+func (e *SeedLineError) Error() string { return fmt.Sprintf("%s:%d: %v", e.Path, e.Line, e.Err) }
+func (e *SeedLineError) Unwrap() error { return e.Err }
+
 // LoadSeeds reads a seed file: one card URL or origin per line; blank lines
 // and lines starting with '#' are ignored, as is anything after " #" (a
 // fragment cannot matter: ResolveCardURLs drops it). Entries naming the
 // same card URLs are kept once, first occurrence first. Every bad line is
-// reported, as "PATH:LINE: reason", in one error wrapping ErrInvalidSeeds
-// and ErrInvalidURL.
+// reported, as a *SeedLineError ("PATH:LINE: reason"), in one error
+// wrapping ErrInvalidSeeds.
 func LoadSeeds(path string) ([]string, error) {
 	data, err := readSeedFile(path)
 	if err != nil {
@@ -73,7 +80,7 @@ func parseSeeds(path string, data []byte) ([]string, error) {
 		}
 		urls, err := ResolveCardURLs(line)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s:%d: %w", path, n, err))
+			errs = append(errs, &SeedLineError{Path: path, Line: n, Err: err})
 			continue
 		}
 		if key := urls[0]; !seen[key] {
@@ -90,70 +97,58 @@ func parseSeeds(path string, data []byte) ([]string, error) {
 	return seeds, nil
 }
 
-// WatchSeeds loads the seed file, hands its entries to apply, then polls
-// the file every interval (size and modification time, then a content
-// hash, so no file-notification dependency is needed and an editor's
-// save-by-rename is seen) and calls apply again with the full list whenever
-// the content changed. apply always gets the complete list; registering an
-// already known agent is harmless, so callers need not diff.
-//
-// A failure of the first load is returned at once, so a bad file stops
-// start-up. Later failures (a file being edited, deleted or invalid) are
-// logged and the last good list stays in force. WatchSeeds returns nil when
-// ctx ends.
-func WatchSeeds(ctx context.Context, path string, interval time.Duration, log *slog.Logger, apply func([]string)) error {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	if interval <= 0 {
-		interval = 10 * time.Second
-	}
+// SeedFile is a seed file watched for changes. Changed polls it: size and
+// modification time first, then a content hash, so no file-notification
+// dependency is needed and an editor's save-by-rename is seen. The caller
+// polls (the registry does so periodically); a SeedFile is not safe for
+// concurrent use.
+type SeedFile struct {
+	path string
+	st   os.FileInfo // nil: compare content on the next poll
+	hash [sha256.Size]byte
+}
+
+// OpenSeedFile reads and parses the seed file at path. Its error should
+// stop start-up: a bad file at start is a mistake to fix, not to log.
+func OpenSeedFile(path string) (*SeedFile, []string, error) {
 	data, err := readSeedFile(path)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	seeds, err := parseSeeds(path, data)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	st, _ := os.Stat(path)
-	lastHash := sha256.Sum256(data)
-	apply(seeds)
+	return &SeedFile{path: path, st: st, hash: sha256.Sum256(data)}, seeds, nil
+}
 
-	ticker := time.NewTicker(interval)
-	defer ticker.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-ticker.C:
-		}
-		cur, err := os.Stat(path)
-		if err != nil {
-			log.WarnContext(ctx, "seed file unreadable; keeping the last list", "path", path, "error", err)
-			st = nil
-			continue
-		}
-		if st != nil && cur.Size() == st.Size() && cur.ModTime().Equal(st.ModTime()) {
-			continue
-		}
-		st = cur
-		data, err := readSeedFile(path)
-		if err != nil {
-			log.WarnContext(ctx, "seed file unreadable; keeping the last list", "path", path, "error", err)
-			continue
-		}
-		h := sha256.Sum256(data)
-		if h == lastHash {
-			continue
-		}
-		seeds, err := parseSeeds(path, data)
-		if err != nil {
-			log.WarnContext(ctx, "seed file invalid; keeping the last list", "path", path, "error", err)
-			continue
-		}
-		lastHash = h
-		log.InfoContext(ctx, "seed file changed", "path", path, "seeds", len(seeds))
-		apply(seeds)
+// Changed returns the complete list when the file's content changed since
+// the last good read; registering an already known agent is harmless, so
+// callers need not diff. A file being edited, deleted or invalid is an
+// error and the last good list stays in force: the next call tries again.
+func (f *SeedFile) Changed() (seeds []string, changed bool, err error) {
+	cur, err := os.Stat(f.path)
+	if err != nil {
+		f.st = nil
+		return nil, false, fmt.Errorf("seed file unreadable, keeping the last list: %w", err)
 	}
+	if f.st != nil && cur.Size() == f.st.Size() && cur.ModTime().Equal(f.st.ModTime()) {
+		return nil, false, nil
+	}
+	f.st = cur
+	data, err := readSeedFile(f.path)
+	if err != nil {
+		return nil, false, fmt.Errorf("seed file unreadable, keeping the last list: %w", err)
+	}
+	h := sha256.Sum256(data)
+	if h == f.hash {
+		return nil, false, nil
+	}
+	seeds, err = parseSeeds(f.path, data)
+	if err != nil {
+		return nil, false, fmt.Errorf("seed file invalid, keeping the last list: %w", err)
+	}
+	f.hash = h
+	return seeds, true, nil
 }

@@ -1,23 +1,19 @@
 package crawler
 
 import (
-	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
-	"sync"
 	"testing"
-	"time"
 )
 
 func TestLoadSeeds(t *testing.T) {
 	tests := []struct {
-		name    string
-		content string
-		want    []string
-		errHas  []string // substrings of the error; nil: no error
+		name     string
+		content  string
+		want     []string
+		badLines []int // lines reported as bad; nil: no error
 	}{
 		{
 			name: "comments, blanks, dedupe",
@@ -27,9 +23,9 @@ func TestLoadSeeds(t *testing.T) {
 		},
 		{name: "empty file", content: "# nothing yet\n", want: nil},
 		{
-			name:    "every bad line is reported with its number",
-			content: "https://ok.example\nftp://bad.example\n\nhttps://user:pw@x.example/\n",
-			errHas:  []string{"seeds.txt:2: invalid card URL", "seeds.txt:4: invalid card URL: user info"},
+			name:     "every bad line is reported with its number",
+			content:  "https://ok.example\nftp://bad.example\n\nhttps://user:pw@x.example/\n",
+			badLines: []int{2, 4},
 		},
 	}
 	for _, tt := range tests {
@@ -39,14 +35,12 @@ func TestLoadSeeds(t *testing.T) {
 				t.Fatal(err)
 			}
 			got, err := LoadSeeds(path)
-			if tt.errHas != nil {
+			if lines := seedErrorLines(t, err, path); !slices.Equal(lines, tt.badLines) {
+				t.Errorf("bad lines %v, want %v (err %v)", lines, tt.badLines, err)
+			}
+			if tt.badLines != nil {
 				if !errors.Is(err, ErrInvalidSeeds) || !errors.Is(err, ErrInvalidURL) {
-					t.Fatalf("err = %v, want ErrInvalidSeeds and ErrInvalidURL", err)
-				}
-				for _, s := range tt.errHas {
-					if !strings.Contains(err.Error(), s) {
-						t.Errorf("error %q lacks %q", err, s)
-					}
+					t.Errorf("err = %v, want ErrInvalidSeeds and ErrInvalidURL", err)
 				}
 				return
 			}
@@ -63,7 +57,32 @@ func TestLoadSeeds(t *testing.T) {
 	}
 }
 
-func TestWatchSeeds(t *testing.T) {
+// seedErrorLines lists the line numbers of every *SeedLineError in err's
+// tree, checking each names path and wraps ErrInvalidURL.
+func seedErrorLines(t *testing.T, err error, path string) []int {
+	t.Helper()
+	var lines []int
+	var walk func(error)
+	walk = func(err error) {
+		switch e := err.(type) {
+		case *SeedLineError:
+			if e.Path != path || !errors.Is(e, ErrInvalidURL) {
+				t.Errorf("line error %+v: want path %s and ErrInvalidURL", e, path)
+			}
+			lines = append(lines, e.Line)
+		case interface{ Unwrap() []error }:
+			for _, e := range e.Unwrap() {
+				walk(e)
+			}
+		case interface{ Unwrap() error }:
+			walk(e.Unwrap())
+		}
+	}
+	walk(err)
+	return lines
+}
+
+func TestSeedFileChanged(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "seeds.txt")
 	write := func(s string) {
@@ -79,53 +98,54 @@ func TestWatchSeeds(t *testing.T) {
 		}
 	}
 	write("https://a.example\n")
-
-	var mu sync.Mutex
-	var calls [][]string
-	got := func() [][]string {
-		mu.Lock()
-		defer mu.Unlock()
-		return slices.Clone(calls)
-	}
-	waitFor := func(n int) {
-		t.Helper()
-		deadline := time.Now().Add(3 * time.Second)
-		for len(got()) < n {
-			if time.Now().After(deadline) {
-				t.Fatalf("apply called %d times, want %d: %q", len(got()), n, got())
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() {
-		done <- WatchSeeds(ctx, path, 10*time.Millisecond, nil, func(s []string) {
-			mu.Lock()
-			calls = append(calls, s)
-			mu.Unlock()
-		})
-	}()
-	waitFor(1)
-	write("https://a.example\nhttps://b.example\n")
-	waitFor(2)
-	write("https://a.example\nnot a url\n") // invalid: ignored, last list stays
-	time.Sleep(60 * time.Millisecond)
-	write("# same list, different bytes\nhttps://a.example\nhttps://b.example\n")
-	waitFor(3)
-	time.Sleep(60 * time.Millisecond)
-	cancel()
-	if err := <-done; err != nil {
+	f, first, err := OpenSeedFile(path)
+	if err != nil {
 		t.Fatal(err)
 	}
-	want := [][]string{{"https://a.example"}, {"https://a.example", "https://b.example"}, {"https://a.example", "https://b.example"}}
-	if c := got(); !slices.EqualFunc(c, want, slices.Equal) {
-		t.Errorf("apply calls %q, want %q", c, want)
+	if want := []string{"https://a.example"}; !slices.Equal(first, want) {
+		t.Fatalf("first list %q, want %q", first, want)
+	}
+
+	ab := []string{"https://a.example", "https://b.example"}
+	steps := []struct {
+		desc        string
+		write       string // "": leave the file alone; "-": delete it
+		want        []string
+		wantChanged bool
+		wantErr     error
+	}{
+		{desc: "untouched", wantChanged: false},
+		{desc: "an entry added", write: "https://a.example\nhttps://b.example\n", want: ab, wantChanged: true},
+		{desc: "invalid: last list stays", write: "https://a.example\nnot a url\n", wantErr: ErrInvalidSeeds},
+		{desc: "still invalid", wantChanged: false},
+		{desc: "deleted", write: "-", wantErr: os.ErrNotExist},
+		{desc: "same list, different bytes", write: "# same list, different bytes\nhttps://a.example\nhttps://b.example\n", want: ab, wantChanged: true},
+		{desc: "same bytes rewritten", write: "# same list, different bytes\nhttps://a.example\nhttps://b.example\n", wantChanged: false},
+	}
+	for _, st := range steps {
+		switch st.write {
+		case "":
+		case "-":
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+		default:
+			write(st.write)
+		}
+		got, changed, err := f.Changed()
+		if !errors.Is(err, st.wantErr) || (st.wantErr == nil && err != nil) {
+			t.Errorf("%s: err %v, want %v", st.desc, err, st.wantErr)
+		}
+		if changed != st.wantChanged || !slices.Equal(got, st.want) {
+			t.Errorf("%s: Changed() = %q, %v; want %q, %v", st.desc, got, changed, st.want, st.wantChanged)
+		}
 	}
 
 	bad := filepath.Join(dir, "bad.txt")
-	os.WriteFile(bad, []byte("gopher://x\n"), 0o600)
-	if err := WatchSeeds(t.Context(), bad, time.Millisecond, nil, func([]string) { t.Error("apply called for a bad file") }); !errors.Is(err, ErrInvalidSeeds) {
+	if err := os.WriteFile(bad, []byte("gopher://x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := OpenSeedFile(bad); !errors.Is(err, ErrInvalidSeeds) {
 		t.Errorf("bad initial file: %v", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/a2aregistry/registry/internal/background"
 	"github.com/a2aregistry/registry/internal/card"
 	"github.com/a2aregistry/registry/internal/catalog"
 )
@@ -92,23 +93,18 @@ func NewRunner(v *Verifier, store RunnerStore, opts RunnerOptions) *Runner {
 	return &Runner{v: v, store: store, opts: opts, log: opts.Logger}
 }
 
-// Run makes a pass at once and then every Interval until ctx ends.
+// Run makes a pass at once and then Interval after each pass, until ctx
+// ends; it returns when no pass is running.
 func (r *Runner) Run(ctx context.Context) {
-	t := time.NewTimer(0)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		if n, err := r.RunOnce(ctx); err != nil && ctx.Err() == nil {
-			r.log.Error("verification pass failed", "err", err, "verified", n)
-		} else if n > 0 {
-			r.log.Info("verified cards", "count", n)
-		}
-		t.Reset(r.opts.Interval)
+	background.Every(ctx, r.log, "verification pass", r.opts.Interval, r.pass)
+}
+
+func (r *Runner) pass(ctx context.Context) error {
+	n, err := r.RunOnce(ctx)
+	if n > 0 {
+		r.log.Info("verified cards", "count", n)
 	}
+	return err
 }
 
 // RunOnce verifies and stores what is due now, batch after batch, and

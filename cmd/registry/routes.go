@@ -11,6 +11,15 @@ import (
 	"github.com/a2aregistry/registry/internal/telemetry"
 )
 
+// handler is the registry's HTTP handler over the app's parts.
+func (a *app) handler() http.Handler {
+	d := handlerDeps{log: a.log, store: a.store, registrar: a.registrar, metrics: a.metrics}
+	if a.crawler != nil {
+		d.refresher = a.crawler
+	}
+	return newHandler(d)
+}
+
 type handlerDeps struct {
 	log       *slog.Logger
 	store     api.Catalog
@@ -37,6 +46,8 @@ func newHandler(d handlerDeps) http.Handler {
 		e.Use(d.metrics.Middleware())
 	}
 	e.Use(requestLogger(d.log))
+	// Request guards that apply to every route (Host and Origin checks,
+	// throttles) go here, after the logger so refusals are logged.
 
 	// Liveness: the process serves HTTP. It does not touch the database so
 	// a slow database does not get healthy replicas restarted.

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/a2aregistry/registry/internal/catalog"
+	"github.com/a2aregistry/registry/internal/config"
+	"github.com/a2aregistry/registry/internal/crawler"
+	"github.com/a2aregistry/registry/internal/safehttp"
+	"github.com/a2aregistry/registry/internal/telemetry"
+	"github.com/a2aregistry/registry/internal/verify"
+)
+
+// app holds the parts of a serving registry, built once from the
+// configuration. Building starts nothing: startBackground starts the
+// background work and serve the HTTP server; close releases what newApp
+// opened, after both have stopped.
+type app struct {
+	cfg       config.Config
+	log       *slog.Logger
+	store     *catalog.Store
+	client    *safehttp.Client // every outbound request: crawl, register, verify
+	registrar *crawler.Registrar
+	crawler   *crawler.Crawler // nil when crawling is off
+	runner    *verify.Runner
+	metrics   *telemetry.Metrics
+}
+
+// newApp opens the catalog (migrating it) and wires the parts over it.
+func newApp(ctx context.Context, cfg config.Config, log *slog.Logger) (*app, error) {
+	store, err := openStore(ctx, cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	a := &app{
+		cfg:     cfg,
+		log:     log,
+		store:   store,
+		client:  newOutboundClient(cfg, cfg.CrawlPerHost),
+		metrics: telemetry.New(store),
+	}
+
+	// Reports are kept current in the background: every new card version,
+	// every trusted-key change and every expiring key leads to a new one.
+	// Live probes stay off: they reach every declared endpoint of every
+	// catalogued agent, which an operator should choose to do.
+	vopts := verify.Options{Keys: verify.CatalogKeys{Store: store}, Logger: log}
+	if cfg.VerifyFetch {
+		vopts.Client, vopts.FetchOIDC, vopts.Probe = a.client, true, cfg.VerifyProbes
+	}
+	a.runner = verify.NewRunner(verify.New(vopts), store, verify.RunnerOptions{CardLimits: cardLimits(cfg), Logger: log})
+
+	fetcher := crawler.NewFetcher(a.client, cfg.MaxCardBytes)
+	a.registrar = crawler.NewRegistrar(fetcher, store, cardLimits(cfg), log)
+	if cfg.Crawl {
+		a.crawler = crawler.New(crawlerConfig(cfg), a.metrics.ObserveCrawl(store), fetcher, log)
+	}
+	return a, nil
+}
+
+// close releases the client's connections and the store. The background
+// work and the HTTP server must have stopped.
+func (a *app) close() {
+	a.client.CloseIdleConnections()
+	closeStore(a.store, a.log)
+}

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/a2aregistry/registry/internal/background"
+	"github.com/a2aregistry/registry/internal/crawler"
+)
+
+// Intervals of the periodic background work.
+const (
+	// indexSyncInterval bounds how stale one replica's search results are
+	// after another replica's write.
+	indexSyncInterval = 5 * time.Second
+	// seedPollInterval is how often the seed file is checked for changes.
+	seedPollInterval = 10 * time.Second
+	// fetchLogPruneInterval is how often old check outcomes are dropped.
+	fetchLogPruneInterval = time.Hour
+)
+
+// startBackground starts the work that runs beside the HTTP server: the
+// search index build and its sync with other replicas, the crawler and the
+// fetch-log pruning (when crawling), the verification runner and the seed
+// file. The returned group owns it all; Stop it before a.close so no write
+// is cut off. A seed file that cannot be read fails start-up, before
+// anything starts.
+func (a *app) startBackground(ctx context.Context) (*background.Group, error) {
+	var seeds *crawler.SeedFile
+	var firstSeeds []string
+	if a.cfg.Seeds != "" {
+		var err error
+		if seeds, firstSeeds, err = crawler.OpenSeedFile(a.cfg.Seeds); err != nil {
+			return nil, fmt.Errorf("reading seeds: %w", err)
+		}
+	}
+
+	bg := background.NewGroup(ctx, a.log)
+	// The search index is built in the background so the server answers
+	// at once; searches wait for it. Sync picks up what other replicas
+	// sharing a PostgreSQL catalog write.
+	bg.Go("search index build", a.store.WarmIndex)
+	bg.Every("search index sync", indexSyncInterval, a.store.Sync)
+	if a.crawler != nil {
+		a.releaseLeases(ctx)
+		bg.Go("crawler", a.crawler.Run)
+		bg.Every("fetch log prune", fetchLogPruneInterval, a.pruneFetchLog)
+	}
+	bg.Go("verification", func(ctx context.Context) error {
+		a.runner.Run(ctx)
+		return nil
+	})
+	if seeds != nil {
+		bg.Go("seeds", func(ctx context.Context) error {
+			a.watchSeeds(ctx, seeds, firstSeeds)
+			return nil
+		})
+	}
+	return bg, nil
+}
+
+// releaseLeases takes back the leases a killed predecessor on this host
+// left, so its agents are checked at once instead of after lease expiry.
+func (a *app) releaseLeases(ctx context.Context) {
+	n, err := a.store.ReleaseLeases(ctx, leaseOwnerPrefix(), a.crawler.Config().Owner)
+	switch {
+	case err != nil:
+		a.log.Warn("releasing leases of a previous run", "err", err)
+	case n > 0:
+		a.log.Info("took back leases of a previous run on this host", "agents", n)
+	}
+}
+
+// pruneFetchLog drops check outcomes older than the retention.
+func (a *app) pruneFetchLog(ctx context.Context) error {
+	n, err := a.store.PruneFetchLog(ctx, time.Now().Add(-a.cfg.FetchLogRetention))
+	if err != nil {
+		return fmt.Errorf("pruning fetch log: %w", err)
+	}
+	if n > 0 {
+		a.log.Info("pruned fetch log", "rows", n)
+	}
+	return nil
+}
+
+// watchSeeds registers the seeds read at start, then those of every later
+// change of the file until ctx ends. A bad edit is logged and the last
+// good list stays in force.
+func (a *app) watchSeeds(ctx context.Context, f *crawler.SeedFile, first []string) {
+	reg := newSeedRegistrar(a.store, a.registrar, a.cfg.CrawlConcurrency, a.log)
+	reg.apply(ctx, first)
+	background.Every(ctx, a.log, "seed file", seedPollInterval, func(ctx context.Context) error {
+		seeds, changed, err := f.Changed()
+		if changed {
+			a.log.Info("seed file changed", "path", a.cfg.Seeds, "seeds", len(seeds))
+			reg.apply(ctx, seeds)
+		}
+		return err
+	})
+}

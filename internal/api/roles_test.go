@@ -1,0 +1,118 @@
+package api
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/a2aregistry/registry/internal/auth"
+)
+
+// authorizerFunc adapts a function to auth.Authorizer.
+type authorizerFunc func(auth.Role) echo.MiddlewareFunc
+
+func (f authorizerFunc) RequireRole(r auth.Role) echo.MiddlewareFunc { return f(r) }
+
+// callerWith authorizes a caller holding have: a route needing more
+// answers 403.
+func callerWith(have auth.Role) auth.Authorizer {
+	return authorizerFunc(func(need auth.Role) echo.MiddlewareFunc {
+		return func(next echo.HandlerFunc) echo.HandlerFunc {
+			return func(c echo.Context) error {
+				if !have.Includes(need) {
+					return echo.NewHTTPError(http.StatusForbidden, need.String()+" role required")
+				}
+				return next(c)
+			}
+		}
+	})
+}
+
+// TestRouteRoles holds the route table to its rule: reads need viewer,
+// anything that changes state needs at least editor.
+func TestRouteRoles(t *testing.T) {
+	a := New(Options{Catalog: newFakeCatalog(), Registrar: &fakeRegistrar{}, Refresher: &fakeRefresher{}})
+	writes := 0
+	for _, r := range a.routes() {
+		switch r.method {
+		case http.MethodGet, http.MethodHead:
+			if r.role != auth.Viewer {
+				t.Errorf("%s %s needs %v, want viewer: reads are for every signed-in caller", r.method, r.path, r.role)
+			}
+		default:
+			writes++
+			if !r.role.Includes(auth.Editor) {
+				t.Errorf("%s %s needs %v, want at least editor", r.method, r.path, r.role)
+			}
+		}
+	}
+	if writes == 0 {
+		t.Error("no write route in the table: registrar and refresher were given")
+	}
+}
+
+// TestMountChecksEachRoutesRole: every route, reached over HTTP, asks the
+// Authorizer for its own role before its handler runs.
+func TestMountChecksEachRoutesRole(t *testing.T) {
+	var asked []auth.Role
+	deny := authorizerFunc(func(need auth.Role) echo.MiddlewareFunc {
+		return func(echo.HandlerFunc) echo.HandlerFunc {
+			return func(echo.Context) error {
+				asked = append(asked, need)
+				return echo.ErrForbidden
+			}
+		}
+	})
+	env := newTestEnv(t, func(o *Options) { o.Authorizer = deny })
+	a := New(Options{Catalog: env.cat, Registrar: env.reg, Refresher: env.ref})
+	for _, r := range a.routes() {
+		asked = nil
+		target := BasePath + strings.NewReplacer(":id", "a1", ":n", "1").Replace(r.path)
+		// Not env.do: the document lists 403 only where sign-in is
+		// expected to matter today.
+		rec := httptest.NewRecorder()
+		env.e.ServeHTTP(rec, httptest.NewRequest(r.method, target, nil))
+		if rec.Code != http.StatusForbidden || len(asked) != 1 || asked[0] != r.role {
+			t.Errorf("%s %s: status %d, roles asked %v; want 403 after asking for %v", r.method, r.path, rec.Code, asked, r.role)
+		}
+	}
+	if env.reg.input != "" || env.ref.id != "" {
+		t.Error("a write handler ran although the Authorizer refused")
+	}
+}
+
+func TestViewerCannotWrite(t *testing.T) {
+	tests := []struct {
+		caller     auth.Role
+		method     string
+		target     string
+		body       string
+		wantStatus int
+	}{
+		{auth.Viewer, http.MethodGet, "/api/v1/agents/a1", "", http.StatusOK},
+		{auth.Viewer, http.MethodPost, "/api/v1/agents", `{"url":"https://agent.example"}`, http.StatusForbidden},
+		{auth.Tester, http.MethodPost, "/api/v1/agents/a1/refresh", "", http.StatusForbidden},
+		{auth.Editor, http.MethodPost, "/api/v1/agents/a1/refresh", "", http.StatusOK},
+		{auth.Admin, http.MethodGet, "/api/v1/changes", "", http.StatusOK},
+	}
+	for _, tt := range tests {
+		t.Run(tt.caller.String()+" "+tt.method+" "+tt.target, func(t *testing.T) {
+			env := newTestEnv(t, func(o *Options) { o.Authorizer = callerWith(tt.caller) })
+			rec := env.do(t, tt.method, tt.target, tt.body, map[string]string{"Content-Type": "application/json"})
+			if rec.Code != tt.wantStatus {
+				t.Fatalf("status = %d, want %d: %s", rec.Code, tt.wantStatus, rec.Body)
+			}
+			if tt.wantStatus == http.StatusForbidden {
+				if e := decodeError(t, rec); e.Code != CodeForbidden {
+					t.Errorf("error code %q, want %q", e.Code, CodeForbidden)
+				}
+				if env.reg.input != "" || env.ref.id != "" {
+					t.Error("a write handler ran for a caller without the role")
+				}
+			}
+		})
+	}
+}
