@@ -46,6 +46,11 @@ func Parse(raw []byte, lim Limits) (*Card, error) {
 	if p.err != nil {
 		return nil, p.err
 	}
+	// After the walk, so that a limit violation, which bounds our work,
+	// is what an oversized non-card reports.
+	if perr := notACard(top); perr != nil {
+		return nil, perr
+	}
 	c.Raw = raw
 	c.Findings = p.findings
 	if c.Findings == nil {
@@ -67,6 +72,7 @@ func Parse(raw []byte, lim Limits) (*Card, error) {
 // violation is kept in err and ends the parse.
 type parser struct {
 	lim      Limits
+	shape    Shape
 	findings []Finding
 	err      *ParseError
 }
