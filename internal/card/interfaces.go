@@ -379,8 +379,11 @@ func NormalizeProtocolVersion(v string) (string, bool) {
 	return strconv.Itoa(major) + "." + strconv.Itoa(minor), true
 }
 
-// protocolVersions lists the distinct versions of the interfaces and the
-// card-level declarations, newest first; non-numeric versions sort last.
+// protocolVersions lists the distinct versions of the interfaces, newest
+// first; non-numeric versions sort last. A card-level declaration no
+// interface carries (a mixed card's leftover protocolVersion next to an
+// ignored url) is not a version a client can speak to the agent, so the
+// card-level versions count only when the card has no interface at all.
 // A card that declares none anywhere is VersionUnknown, so that
 // `protocol_version=unknown` finds it.
 func protocolVersions(ifaces []Interface, declared []string) []string {
@@ -393,8 +396,10 @@ func protocolVersions(ifaces []Interface, declared []string) []string {
 	for _, i := range ifaces {
 		add(i.ProtocolVersion)
 	}
-	for _, v := range declared {
-		add(v)
+	if len(ifaces) == 0 {
+		for _, v := range declared {
+			add(v)
+		}
 	}
 	if len(out) == 0 {
 		out = append(out, VersionUnknown)

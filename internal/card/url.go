@@ -14,7 +14,7 @@ import (
 // ErrInvalidURL is wrapped by every error of CanonicalCardURL and
 // CanonicalOrigin: the input is not an absolute http(s) URL we can name an
 // agent or a key scope by.
-var ErrInvalidURL = errors.New("invalid card URL")
+var ErrInvalidURL = errors.New("invalid URL")
 
 // hostProfile maps a host name the way a browser's URL parser does (UTS #46
 // non-transitional processing, then Punycode, RFC 5891 §5) but without
