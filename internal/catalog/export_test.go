@@ -20,10 +20,16 @@ func (s *Store) MigrateUpTo(ctx context.Context, version int64) error {
 	if err != nil {
 		return err
 	}
-	p, err := goose.NewProvider(gd, s.sqlDB, fsys, goose.WithGoMigrations(rekeyMigration(s.dialect)))
+	p, err := goose.NewProvider(gd, s.sqlDB, fsys, goose.WithGoMigrations(rekeyMigration(s.dialect, s.limits)))
 	if err != nil {
 		return err
 	}
 	_, err = p.UpTo(ctx, version)
 	return err
+}
+
+// ExecForTest runs one statement ("?" placeholders) on the catalog's
+// database, for tests that fake rows an older release wrote.
+func (s *Store) ExecForTest(ctx context.Context, q string, args ...any) error {
+	return s.db.WithContext(ctx).Exec(q, args...).Error
 }

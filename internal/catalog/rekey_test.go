@@ -85,6 +85,15 @@ func testMigrationRekey(t *testing.T, dsn string) {
 		Origins: []string{"https://Bücher.example:443", "https://xn--bcher-kva.example"}}); err != nil {
 		t.Fatal(err)
 	}
+	// Hub B as an older parser indexed it: a guessed protocol version, an
+	// invented binding, its skill dropped.
+	if err := s.ExecForTest(ctx, `UPDATE agent_facets SET value = '0.2' WHERE field = 'protocol_version' AND agent_pk =
+		(SELECT pk FROM agents WHERE name = 'Hub B')`); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ExecForTest(ctx, "DELETE FROM skills WHERE agent_pk = (SELECT pk FROM agents WHERE name = 'Hub B')"); err != nil {
+		t.Fatal(err)
+	}
 	feed, err := s.Changes(ctx, 0, 1000)
 	if err != nil {
 		t.Fatal(err)
@@ -196,6 +205,25 @@ func testMigrationRekey(t *testing.T, dsn string) {
 		"https://xn--bcher-kva.example/.well-known/agent-card.json"}
 	if !slices.Equal(dueURLs, wantDue) {
 		t.Errorf("crawled agents %q, want %q (the import-only one stays paused)", dueURLs, wantDue)
+	}
+	// The indexed view is re-derived with this release's parser.
+	for _, q := range []struct {
+		filters map[string][]string
+		text    string
+		want    bool
+	}{
+		{map[string][]string{"protocol_version": {"0.3"}}, "Hub B", true},
+		{map[string][]string{"protocol_version": {"0.2"}}, "", false},
+		{nil, "S", true},
+	} {
+		page, err := s.Search(ctx, catalog.Query{Text: q.text, Filters: q.filters, Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := slices.ContainsFunc(page.Items, func(it catalog.Summary) bool { return it.Name == "Hub B" })
+		if got != q.want {
+			t.Errorf("search %q %v finds Hub B: %v, want %v", q.text, q.filters, got, q.want)
+		}
 	}
 	// Search finds each agent once.
 	for _, name := range []string{"Books", "Hub A"} {
