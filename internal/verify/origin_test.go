@@ -1,6 +1,11 @@
 package verify
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/a2aregistry/registry/internal/card"
+	"github.com/a2aregistry/registry/internal/safehttp"
+)
 
 // TestOriginSpellings: the card origin, a jku and a trust-store scope
 // compare equal whatever spelling of one host each uses.
@@ -24,5 +29,15 @@ func TestOriginSpellings(t *testing.T) {
 				t.Errorf("appliesTo = %v, want %v (card origin %q)", got, tt.want, origin(tt.cardURL))
 			}
 		})
+	}
+}
+
+// TestProbeUnknownVersion: an interface whose version the card never
+// declared is not probed in a guessed wire format.
+func TestProbeUnknownVersion(t *testing.T) {
+	v := New(Options{Client: safehttp.New(safehttp.Config{})})
+	p := v.ProbeInterface(t.Context(), card.Interface{URL: "http://127.0.0.1:1/a2a", Binding: card.BindingJSONRPC, ProtocolVersion: card.VersionUnknown})
+	if p.Status != ProbeSkipped {
+		t.Errorf("status %s (%s), want %s", p.Status, p.Problem, ProbeSkipped)
 	}
 }
