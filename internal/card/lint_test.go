@@ -7,6 +7,7 @@ import (
 	goparser "go/parser"
 	"go/token"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -567,5 +568,37 @@ func TestLintCodesCovered(t *testing.T) {
 		if !avoided[code] {
 			t.Errorf("no lint case shows a card that must not trigger %s", code)
 		}
+	}
+}
+
+func TestFindingsCiteTheSpec(t *testing.T) {
+	tests := []struct {
+		base, path, cite string
+		edit             func(m obj)
+	}{
+		{baseV03, "$.skills[0].tags", "v0.3 §5.5.4 AgentSkill", func(m obj) { delete(skill(m, 0), "tags") }},
+		{baseV10, "$.skills[0].tags", "v1.0 AgentSkill", func(m obj) { delete(skill(m, 0), "tags") }},
+		{baseV03, "$.description", "v0.3 §5.5 AgentCard", func(m obj) { delete(m, "description") }},
+		{baseV03, "$.preferredTransport", "v0.3 §5.6.1", func(m obj) { delete(m, "preferredTransport") }},
+		{baseV10, "$.supportedInterfaces[0].protocolBinding", "v1.0 AgentInterface", func(m obj) {
+			delete(m["supportedInterfaces"].([]any)[0].(obj), "protocolBinding")
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path+" "+tt.cite, func(t *testing.T) {
+			c, err := Parse(edit(t, tt.base, tt.edit), Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range c.Findings {
+				if f.Path == tt.path {
+					if !strings.Contains(f.Message, tt.cite) {
+						t.Errorf("%s: %q does not cite %s", f.Code, f.Message, tt.cite)
+					}
+					return
+				}
+			}
+			t.Errorf("no finding at %s: %+v", tt.path, c.Findings)
+		})
 	}
 }

@@ -88,11 +88,11 @@ func (p *parser) card(top map[string]any) *Card {
 	var present bool
 	c.DefaultInputModes, present = p.modes(top, "defaultInputModes", "$")
 	if !present {
-		p.add(LintMissingField, SeverityWarning, "$.defaultInputModes", "$.defaultInputModes is required; skills without their own inputModes declare none")
+		p.add(LintMissingField, SeverityWarning, "$.defaultInputModes", "$.defaultInputModes is required (%s); skills without their own inputModes declare none", p.cite("$"))
 	}
 	c.DefaultOutputModes, present = p.modes(top, "defaultOutputModes", "$")
 	if !present {
-		p.add(LintMissingField, SeverityWarning, "$.defaultOutputModes", "$.defaultOutputModes is required; skills without their own outputModes declare none")
+		p.add(LintMissingField, SeverityWarning, "$.defaultOutputModes", "$.defaultOutputModes is required (%s); skills without their own outputModes declare none", p.cite("$"))
 	}
 	c.Skills = p.skills(top, c, declared)
 	c.Signatures = p.signatures(top)
@@ -133,7 +133,7 @@ func (p *parser) capabilities(top map[string]any) Capabilities {
 	o, ok := p.object(top, "capabilities", "$")
 	if !ok {
 		if _, present := field(top, "capabilities"); !present {
-			p.add(LintMissingField, SeverityWarning, "$.capabilities", "$.capabilities is required (use {} when the agent supports no optional feature)")
+			p.add(LintMissingField, SeverityWarning, "$.capabilities", "$.capabilities is required (%s; use {} when the agent supports no optional feature)", p.cite("$"))
 		}
 		return caps
 	}
@@ -178,7 +178,7 @@ func (p *parser) skills(top map[string]any, c *Card, declared map[string]bool) [
 	list, ok := p.array(top, "skills", "$", p.lim.MaxSkills, "skills")
 	if !ok {
 		if _, present := field(top, "skills"); !present {
-			p.add(LintMissingField, SeverityError, "$.skills", "$.skills is required: without skills the agent cannot be found by what it does")
+			p.add(LintMissingField, SeverityError, "$.skills", "$.skills is required (%s): without skills the agent cannot be found by what it does", p.cite("$"))
 		}
 		return out
 	}
@@ -202,7 +202,7 @@ func (p *parser) skills(top map[string]any, c *Card, declared map[string]bool) [
 		tags, present := p.strList(o, "tags", base, p.lim.MaxTagsPerSkill, "tags")
 		if !present {
 			if _, there := field(o, "tags"); !there {
-				p.add(LintMissingField, SeverityWarning, base+".tags", "%s.tags is required", base)
+				p.add(LintMissingField, SeverityWarning, base+".tags", "%s.tags is required (%s)", base, p.cite(base))
 			}
 		}
 		s.Tags = nonNil(tags)

@@ -119,7 +119,7 @@ func (p *parser) apiKey(s *SecurityScheme, o map[string]any, path, locKey string
 	loc, _ := p.str(o, locKey, path)
 	s.In = strings.ToLower(strings.TrimSpace(loc))
 	if strings.TrimSpace(s.ParamName) == "" {
-		p.add(LintInvalidScheme, SeverityError, path+".name", "%s.name is required: clients cannot know where to put the key", path)
+		p.add(LintInvalidScheme, SeverityError, path+".name", "%s.name is required (%s): clients cannot know where to put the key", path, p.cite(path))
 	}
 	switch s.In {
 	case "header", "query", "cookie":
@@ -135,14 +135,14 @@ func (p *parser) httpAuth(s *SecurityScheme, o map[string]any, path string) {
 	s.Scheme = strings.ToLower(strings.TrimSpace(scheme))
 	s.BearerFormat = p.optStr(o, "bearerFormat", path)
 	if s.Scheme == "" {
-		p.add(LintInvalidScheme, SeverityError, path+".scheme", "%s.scheme is required (e.g. bearer, basic)", path)
+		p.add(LintInvalidScheme, SeverityError, path+".scheme", "%s.scheme is required (%s; e.g. bearer, basic)", path, p.cite(path))
 	}
 }
 
 func (p *parser) oidc(s *SecurityScheme, o map[string]any, path string) {
 	u, _ := p.str(o, "openIdConnectUrl", path)
 	if strings.TrimSpace(u) == "" {
-		p.add(LintInvalidScheme, SeverityError, path+".openIdConnectUrl", "%s.openIdConnectUrl is required", path)
+		p.add(LintInvalidScheme, SeverityError, path+".openIdConnectUrl", "%s.openIdConnectUrl is required (%s)", path, p.cite(path))
 		return
 	}
 	if p.checkURL(u, path+".openIdConnectUrl", SeverityError, "OpenID Connect Discovery 1.0 §4 requires TLS for the configuration document") {
@@ -156,7 +156,7 @@ func (p *parser) oauth2(s *SecurityScheme, o map[string]any, path string) {
 	}
 	flows, ok := p.object(o, "flows", path)
 	if !ok {
-		p.add(LintInvalidScheme, SeverityError, path+".flows", "%s.flows is required for an oauth2 scheme", path)
+		p.add(LintInvalidScheme, SeverityError, path+".flows", "%s.flows is required for an oauth2 scheme (%s)", path, p.cite(path))
 		return
 	}
 	for name := range flows {
@@ -247,7 +247,7 @@ func (p *parser) requirements(o map[string]any, base string, declared map[string
 				continue // wrong type, reported
 			}
 			if len(ro) > 0 {
-				p.add(LintMissingField, SeverityError, path+".schemes", "%s.schemes is required", path)
+				p.add(LintMissingField, SeverityError, path+".schemes", "%s.schemes is required (v1.0 SecurityRequirement)", path)
 				continue
 			}
 			schemes = map[string]any{} // {} allows anonymous access
