@@ -220,9 +220,11 @@ func (p *parser) skills(top map[string]any, c *Card, declared map[string]bool) [
 		s.SecurityRequirements = p.requirements(o, base, declared)
 
 		if s.ID == "" {
-			// Reported as missing; kept, so that its name, tags and modes
+			// Reported; kept when named, so that its name, tags and modes
 			// stay searchable. It cannot be referenced by id.
-			out = append(out, s)
+			if s.Name != "" {
+				out = append(out, s)
+			}
 			continue
 		}
 		if first, dup := seen[s.ID]; dup {
