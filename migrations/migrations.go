@@ -2,6 +2,11 @@
 // directory per database. Files are applied in order by goose at start-up and
 // by `registry migrate`; a released file is never edited, only followed by a
 // new one.
+//
+// Migration 00004 (one identity per agent: card URLs rewritten to their
+// canonical form, rows that then share one merged) is Go, not SQL, since
+// neither database can canonicalize a URL; it lives with the catalog
+// (internal/catalog/rekey.go) and is numbered among these files.
 package migrations
 
 import "embed"

@@ -93,7 +93,7 @@ func TestRegisterEveryVersion(t *testing.T) {
 			}{
 				{"q=tides", "Harbor Tides"},
 				{"skill=tide-table", "Harbor Tides"},
-				{"tag=maritime&protocol_version=0.2", "Harbor Tides"},
+				{"tag=maritime&protocol_version=unknown", "Harbor Tides"}, // v0.2.2 had no version field
 				{"q=reconciles+statements", "Ledger Lens"},
 				{"skill=Reconcile+statement", "Ledger Lens"},
 				{"tag=accounting", "Ledger Lens"},

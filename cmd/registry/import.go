@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -18,8 +19,16 @@ import (
 //
 // Each file is parsed whole before a single upsert, so a failed file leaves
 // the catalog as it was. The exit code is non-zero if any file failed.
+//
+// A card is filed under its content hash, unless --url says where it is
+// served: then under that canonical card URL, the agent registering or
+// crawling the URL updates (one file only, since a URL names one agent).
 func runImport(ctx context.Context, args []string, stdout, stderr io.Writer, getenv env) int {
-	cfg, fs, code, ok := loadConfig("import", "[flags] FILE...", config.Logging|config.Storage|config.Cards, args, stderr, getenv)
+	var servedAt string
+	urlFlag := func(fs *flag.FlagSet) {
+		fs.StringVar(&servedAt, "url", "", "the card URL the (single) FILE is served at; the card is filed under that agent")
+	}
+	cfg, fs, code, ok := loadConfig("import", "[flags] FILE... | --url URL FILE", config.Logging|config.Storage|config.Cards, args, stderr, getenv, urlFlag)
 	if !ok {
 		return code
 	}
@@ -28,9 +37,18 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer, get
 		fs.Usage()
 		return exitUsage
 	}
+	if servedAt != "" && fs.NArg() != 1 {
+		fmt.Fprintln(stderr, "registry import: --url names one agent: give exactly one file")
+		fs.Usage()
+		return exitUsage
+	}
+	if _, err := importer.CardURL(nil, servedAt); err != nil {
+		fmt.Fprintf(stderr, "registry import: %v\n", err)
+		return exitUsage
+	}
 	return withStore(ctx, "import", cfg, stderr, func(store *catalog.Store, _ *slog.Logger) int {
 		im := &importer.Importer{Store: store, Limits: cardLimits(cfg)}
-		if failed := importFiles(ctx, im, fs.Args(), stdout); failed > 0 {
+		if failed := importFiles(ctx, im, fs.Args(), servedAt, stdout); failed > 0 {
 			fmt.Fprintf(stderr, "registry import: %d of %d files failed\n", failed, fs.NArg())
 			return exitFail
 		}
@@ -38,15 +56,16 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer, get
 	})
 }
 
-// importFiles imports each path, reports it on out and returns how many failed.
-func importFiles(ctx context.Context, im *importer.Importer, paths []string, out io.Writer) (failed int) {
+// importFiles imports each path (at servedAt, when not "": see
+// importer.FileAt), reports it on out and returns how many failed.
+func importFiles(ctx context.Context, im *importer.Importer, paths []string, servedAt string, out io.Writer) (failed int) {
 	for _, path := range paths {
 		if ctx.Err() != nil {
 			fmt.Fprintf(out, "%s: error: %v\n", path, context.Cause(ctx))
 			failed++
 			continue
 		}
-		res, err := im.File(ctx, path)
+		res, err := im.FileAt(ctx, path, servedAt)
 		if err != nil {
 			fmt.Fprintf(out, "%s: error: %v\n", path, err)
 			failed++

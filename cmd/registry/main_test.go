@@ -119,7 +119,7 @@ func testImportCommand(t *testing.T, db string) {
 		t.Errorf("exit code %d, want %d; stderr %q", code, exitFail, stderr)
 	}
 	wantLines := []string{
-		regexp.QuoteMeta(good) + `: created https://invoices\.example\.com/\.well-known/agent-card\.json \("Invoice Agent"\)`,
+		regexp.QuoteMeta(good) + `: created urn:a2a-registry:import:[0-9a-f]{64} \("Invoice Agent"\)`,
 		regexp.QuoteMeta(bad) + `: error: .*invalid agent card.*`,
 		regexp.QuoteMeta(big) + `: error: .*too large.*`,
 		`.*missing\.json: error: .*no such file.*`,
@@ -137,15 +137,27 @@ func testImportCommand(t *testing.T, db string) {
 		t.Errorf("stderr %q lacks the failure count", stderr)
 	}
 
-	// Same bytes again: unchanged; edited card: updated; all succeed → exit 0.
+	// Same bytes again: unchanged; all succeed → exit 0.
 	code, stdout, _ = runCmd(t, env, "import", good)
-	if code != exitOK || !strings.Contains(stdout, ": unchanged ") {
+	if code != exitOK || !strings.Contains(stdout, ": unchanged urn:a2a-registry:import:") {
 		t.Errorf("re-import: code %d, stdout %q", code, stdout)
 	}
+	// --url files the card under the agent served there, in canonical form;
+	// an edited card at the same URL is a new version of that agent.
+	const cardURL = "https://invoices.example.com/agents/invoice/.well-known/agent-card.json"
+	code, stdout, _ = runCmd(t, env, "import", "--url", "HTTPS://Invoices.Example.com:443/agents//invoice/.well-known/agent-card.json", good)
+	if code != exitOK || !strings.Contains(stdout, ": created "+cardURL) {
+		t.Errorf("import --url: code %d, stdout %q", code, stdout)
+	}
 	edited := write("edited.json", strings.Replace(testCard, `"1.0.0"`, `"1.1.0"`, 1))
-	code, stdout, _ = runCmd(t, env, "import", edited)
-	if code != exitOK || !strings.Contains(stdout, ": updated https://invoices.example.com/.well-known/agent-card.json") {
+	code, stdout, _ = runCmd(t, env, "import", "--url", cardURL, edited)
+	if code != exitOK || !strings.Contains(stdout, ": updated "+cardURL) {
 		t.Errorf("edited import: code %d, stdout %q", code, stdout)
+	}
+	for _, args := range [][]string{{"import", "--url", cardURL, good, edited}, {"import", "--url", "invoices.example.com/card.json", good}} {
+		if code, _, stderr := runCmd(t, env, args...); code != exitUsage {
+			t.Errorf("%q: code %d, want usage error; stderr %q", args, code, stderr)
+		}
 	}
 }
 

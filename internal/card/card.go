@@ -31,6 +31,12 @@ const (
 	BindingHTTPJSON = "HTTP+JSON"
 )
 
+// VersionUnknown is the protocol version of an interface (and of a card)
+// that declares none: neither the interface, nor the card's
+// protocolVersion, nor its protocolVersions. It is recorded as such, never
+// guessed, so that a protocol_version search finds such cards.
+const VersionUnknown = "unknown"
+
 // Security scheme types, named as in OpenAPI 3 and the v0.3 card. v1.0's
 // proto-style keys (apiKeySecurityScheme, …) are mapped onto these.
 const (
@@ -105,8 +111,13 @@ type Extension struct {
 // Interface is one endpoint: a URL speaking one binding of one protocol version.
 type Interface struct {
 	URL string `json:"url"`
-	// Binding is JSONRPC, GRPC, HTTP+JSON or an extension value.
-	Binding         string `json:"binding"`
+	// Binding is JSONRPC, GRPC, HTTP+JSON or an extension value,
+	// normalized for matching (see NormalizeBinding).
+	Binding string `json:"binding"`
+	// DeclaredBinding is the binding as the card wrote it ("REST",
+	// "jsonrpc") when that differs from Binding; empty otherwise.
+	DeclaredBinding string `json:"declared_binding,omitempty"`
+	// ProtocolVersion is major.minor, or VersionUnknown.
 	ProtocolVersion string `json:"protocol_version"`
 	Tenant          string `json:"tenant,omitempty"`
 	// Path is the JSON path of the declaration this interface came from.

@@ -31,6 +31,12 @@ const (
 	CodeDuplicateKey = "duplicate_key"
 	// CodeLimitExceeded: a list or string is longer than its Limits entry.
 	CodeLimitExceeded = "limit_exceeded"
+	// CodeNotACard: a JSON object without what makes an A2A agent card: a
+	// name and at least one of skills, an endpoint (supportedInterfaces,
+	// url, additionalInterfaces), capabilities, default modes or a protocol
+	// version. /.well-known/agent.json is another format on many sites;
+	// indexing such files would list non-agents.
+	CodeNotACard = "not_a_card"
 )
 
 // ParseError is a fatal problem with a card's bytes. Path is a JSON path

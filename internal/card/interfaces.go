@@ -24,18 +24,23 @@ type ifaceDecl struct {
 // preferredTransport, then additionalInterfaces), deduplicated by (url,
 // binding, version). It also returns the version the v0.3 view declares
 // ("" when the card has none).
-func (p *parser) interfaces(top map[string]any, shape Shape) ([]Interface, string) {
+func (p *parser) interfaces(top map[string]any, shape Shape) ([]Interface, []string) {
 	var decls []ifaceDecl
 	endpointFields := false
+	declared := p.cardVersions(top)
 	if shape == ShapeV10 || shape == ShapeMixed {
 		endpointFields = true
-		decls = append(decls, p.supportedInterfaces(top)...)
+		decls = append(decls, p.supportedInterfaces(top, declared)...)
+	} else if len(declared) > 0 {
+		if major, _, ok := versionNums(declared[0]); ok && major >= 1 {
+			// v1.0 clients read only supportedInterfaces (v1.0 AgentCard);
+			// a card declaring 1.0 without it offers them no endpoint.
+			p.add(LintMissingSupportedInterfaces, SeverityWarning, "$",
+				"the card declares protocol %s but has no supportedInterfaces, the only endpoint list v1.0 clients read (v1.0 AgentCard.supportedInterfaces)", declared[0])
+		}
 	}
-	declared := ""
 	if shape != ShapeV10 {
-		var v03 []ifaceDecl
-		var present bool
-		v03, declared, present = p.v03Interfaces(top, shape)
+		v03, present := p.v03Interfaces(top, shape, declared)
 		endpointFields = endpointFields || present
 		decls = append(decls, v03...)
 	}
@@ -71,7 +76,42 @@ func (p *parser) interfaces(top map[string]any, shape Shape) ([]Interface, strin
 	return out, declared
 }
 
-func (p *parser) supportedInterfaces(top map[string]any) []ifaceDecl {
+// cardVersions reads the card-level version declarations: v0.3's
+// `protocolVersion` and the v1.0 release candidates' `protocolVersions`
+// array (which the v1.0.1 migration notes still tell clients to read), in
+// that order, normalized, without repeats.
+func (p *parser) cardVersions(top map[string]any) []string {
+	var out []string
+	add := func(v, path string) {
+		if strings.TrimSpace(v) == "" {
+			p.add(LintInvalidProtocolVersion, SeverityWarning, path, "%s is blank; it declares no version", path)
+			return
+		}
+		if n := p.protocolVersion(v, path); !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	if pv, ok := p.str(top, "protocolVersion", "$"); ok {
+		add(pv, "$.protocolVersion")
+	}
+	list, _ := p.array(top, "protocolVersions", "$", p.lim.MaxInterfaces, "protocol versions")
+	for i, v := range list {
+		path := pathIndex("$.protocolVersions", i)
+		s, ok := v.(string)
+		if !ok {
+			p.wrongType(path, "a string", v)
+			continue
+		}
+		add(s, path)
+	}
+	return out
+}
+
+// supportedInterfaces reads the v1.0 endpoint list. An interface's version
+// is its own protocolVersion, else each version the card declares (see
+// cardVersions), else VersionUnknown: a guess would send a client the wrong
+// wire format.
+func (p *parser) supportedInterfaces(top map[string]any, declared []string) []ifaceDecl {
 	list, _ := p.array(top, "supportedInterfaces", "$", p.lim.MaxInterfaces, "interfaces")
 	var out []ifaceDecl
 	for i, v := range list {
@@ -82,80 +122,106 @@ func (p *parser) supportedInterfaces(top map[string]any) []ifaceDecl {
 			continue
 		}
 		rawURL := p.reqStr(o, "url", base, SeverityError)
-		binding := p.reqStr(o, "protocolBinding", base, SeverityError)
-		if binding != "" {
-			binding = p.binding(binding, base+".protocolBinding")
+		written := p.reqStr(o, "protocolBinding", base, SeverityError)
+		binding := ""
+		if written != "" {
+			binding = p.binding(written, base+".protocolBinding")
 		}
-		version := "1.0"
-		if pv, ok := p.str(o, "protocolVersion", base); !ok || strings.TrimSpace(pv) == "" {
+		versions := declared
+		if pv, ok := p.str(o, "protocolVersion", base); ok && strings.TrimSpace(pv) != "" {
+			versions = []string{p.protocolVersion(pv, base+".protocolVersion")}
+		} else if len(declared) > 0 {
 			p.add(LintMissingProtocolVersion, SeverityWarning, base+".protocolVersion",
-				"%s.protocolVersion is required; assuming 1.0", base)
+				"%s.protocolVersion is required (v1.0 AgentInterface); read as the card-level %s", base, strings.Join(declared, ", "))
 		} else {
-			version = p.protocolVersion(pv, base+".protocolVersion")
+			versions = []string{VersionUnknown}
+			p.add(LintMissingProtocolVersion, SeverityWarning, base+".protocolVersion",
+				"%s.protocolVersion is required (v1.0 AgentInterface) and the card declares no version either; recorded as %s", base, VersionUnknown)
 		}
 		if rawURL == "" || binding == "" || !p.endpointURL(rawURL, binding, base+".url") {
 			continue
 		}
-		out = append(out, ifaceDecl{list: "supported", Interface: Interface{
-			URL: rawURL, Binding: binding, ProtocolVersion: version,
-			Tenant: p.optStr(o, "tenant", base), Path: base,
-		}})
+		tenant := p.optStr(o, "tenant", base)
+		for _, v := range versions {
+			out = append(out, ifaceDecl{list: "supported", Interface: Interface{
+				URL: rawURL, Binding: binding, DeclaredBinding: declaredBinding(written, binding), ProtocolVersion: v,
+				Tenant: tenant, Path: base,
+			}})
+		}
 	}
 	return out
 }
 
-// v03Interfaces reads url, preferredTransport and additionalInterfaces
-// (v0.2.5–v0.3; a v0.2 card has only url). present tells whether any
-// endpoint field exists.
-func (p *parser) v03Interfaces(top map[string]any, shape Shape) (out []ifaceDecl, version string, present bool) {
-	version = "0.2"
-	if shape != ShapeV02 {
-		version = "0.3" // the v0.3 schema default of protocolVersion is "0.3.0"
-		if pv, ok := p.str(top, "protocolVersion", "$"); ok {
-			if strings.TrimSpace(pv) == "" {
-				p.add(LintInvalidProtocolVersion, SeverityWarning, "$.protocolVersion", "$.protocolVersion is blank; assuming 0.3")
-			} else {
-				version = p.protocolVersion(pv, "$.protocolVersion")
-			}
-		}
+// declaredBinding is the binding as written when it differs from its
+// normalized form, for display.
+func declaredBinding(written, binding string) string {
+	if w := strings.TrimSpace(written); w != binding {
+		return w
 	}
+	return ""
+}
+
+// v03Interfaces reads url, preferredTransport and additionalInterfaces
+// (v0.2.5–v0.3; a v0.2 card has only url). Their version is the card's
+// declared one (see cardVersions), else VersionUnknown: v0.2.2 and earlier
+// had no version field, and a guess would be a wrong answer to a
+// protocol_version search. present tells whether any endpoint field
+// exists.
+func (p *parser) v03Interfaces(top map[string]any, shape Shape, declared []string) (out []ifaceDecl, present bool) {
+	versions := declared
+	if len(versions) == 0 {
+		versions = []string{VersionUnknown}
+	}
+	// preferredTransport arrived with v0.3 (§5.6.1 makes it required);
+	// v0.2.x cards had only a JSON-RPC url.
+	requiresPT := len(declared) > 0 && !isV02(declared[0])
 
 	mainURL, hasURL := p.str(top, "url", "$")
 	_, urlPresent := field(top, "url")
 	mainURL = strings.TrimSpace(mainURL)
-	preferred := BindingJSONRPC
+	preferred, writtenPT := BindingJSONRPC, ""
 	pt, hasPT := p.str(top, "preferredTransport", "$")
 	if hasPT && strings.TrimSpace(pt) != "" {
+		writtenPT = pt
 		preferred = p.binding(pt, "$.preferredTransport")
 	}
 	switch {
+	case mainURL != "" && shape == ShapeMixed && !hasPT:
+		// A mixed card's v1.0 view is supportedInterfaces; a url left
+		// next to it without preferredTransport declares no transport,
+		// and inventing JSONRPC there would contradict the card.
+		p.add(LintIgnoredURL, SeverityInfo, "$.url",
+			"$.url %q has no preferredTransport next to supportedInterfaces; it declares no interface and is ignored", mainURL)
+		mainURL = ""
 	case mainURL != "":
 		present = true
-		if !hasPT && shape != ShapeV02 {
+		if !hasPT && requiresPT {
 			p.add(LintMissingPreferredTransport, SeverityWarning, "$.preferredTransport",
-				"$.preferredTransport must be present (spec §5.6.4); assuming JSONRPC")
+				"$.preferredTransport must be present in a protocol %s card (v0.3 §5.6.1, §5.6.4); read as JSONRPC, the schema default", declared[0])
 		}
 		if p.endpointURL(mainURL, preferred, "$.url") {
-			out = append(out, ifaceDecl{list: "main", Interface: Interface{
-				URL: mainURL, Binding: preferred, ProtocolVersion: version, Path: "$.url",
-			}})
+			for _, v := range versions {
+				out = append(out, ifaceDecl{list: "main", Interface: Interface{
+					URL: mainURL, Binding: preferred, DeclaredBinding: declaredBinding(writtenPT, preferred), ProtocolVersion: v, Path: "$.url",
+				}})
+			}
 		}
 	case urlPresent:
 		if hasURL {
-			p.add(LintMissingField, SeverityError, "$.url", "$.url is required but empty")
+			p.add(LintMissingField, SeverityError, "$.url", "$.url is required but empty (v0.3 §5.5)")
 		}
 	case shape != ShapeMixed:
 		_, hasAdditional := field(top, "additionalInterfaces")
 		if !hasAdditional {
-			p.add(LintMissingField, SeverityError, "$.url", "$.url is required (the card has no supportedInterfaces either)")
+			p.add(LintMissingField, SeverityError, "$.url", "$.url is required (v0.3 §5.5); the card has no supportedInterfaces either")
 		} else {
-			p.add(LintMissingField, SeverityError, "$.url", "$.url is required; v0.3 clients connect to it first")
+			p.add(LintMissingField, SeverityError, "$.url", "$.url is required; v0.3 clients connect to it first (v0.3 §5.6.3)")
 		}
 	}
 
 	list, ok := p.array(top, "additionalInterfaces", "$", p.lim.MaxInterfaces, "interfaces")
 	if !ok {
-		return out, version, present
+		return out, present
 	}
 	present = true
 	pairListed := false
@@ -167,28 +233,34 @@ func (p *parser) v03Interfaces(top map[string]any, shape Shape) (out []ifaceDecl
 			continue
 		}
 		rawURL := strings.TrimSpace(p.reqStr(o, "url", base, SeverityError))
-		binding := p.reqStr(o, "transport", base, SeverityError)
-		if binding != "" {
-			binding = p.binding(binding, base+".transport")
-		}
-		if rawURL == "" || binding == "" {
+		written := p.reqStr(o, "transport", base, SeverityError)
+		if written == "" || rawURL == "" {
 			continue
 		}
+		binding := p.binding(written, base+".transport")
 		if rawURL == mainURL && binding == preferred {
 			pairListed = true
 		}
 		if !p.endpointURL(rawURL, binding, base+".url") {
 			continue
 		}
-		out = append(out, ifaceDecl{list: "additional", Interface: Interface{
-			URL: rawURL, Binding: binding, ProtocolVersion: version, Path: base,
-		}})
+		for _, v := range versions {
+			out = append(out, ifaceDecl{list: "additional", Interface: Interface{
+				URL: rawURL, Binding: binding, DeclaredBinding: declaredBinding(written, binding), ProtocolVersion: v, Path: base,
+			}})
+		}
 	}
 	if len(list) > 0 && mainURL != "" && !pairListed {
 		p.add(LintInterfaceIncomplete, SeverityWarning, "$.additionalInterfaces",
-			"$.additionalInterfaces should include the main endpoint (%s, %s) for completeness (spec §5.6.2)", mainURL, preferred)
+			"$.additionalInterfaces should include the main endpoint (%s, %s) for completeness (v0.3 §5.6.2)", mainURL, preferred)
 	}
-	return out, version, present
+	return out, present
+}
+
+// isV02 tells a normalized 0.2.x version.
+func isV02(v string) bool {
+	major, minor, ok := versionNums(v)
+	return ok && major == 0 && minor <= 2
 }
 
 // binding canonicalizes a transport name. Case variants of the core
@@ -201,12 +273,34 @@ func (p *parser) binding(v, path string) string {
 			return b
 		}
 		if strings.EqualFold(t, b) {
-			p.add(LintNoncanonicalBinding, SeverityWarning, path, "%s %q should be written %q", path, v, b)
+			p.add(LintNoncanonicalBinding, SeverityWarning, path, "%s %q should be written %q (v0.3 §5.5.5 TransportProtocol)", path, v, b)
 			return b
 		}
 	}
+	if n := NormalizeBinding(t); n != t {
+		p.add(LintUnknownBinding, SeverityWarning, path,
+			"%s %q is not a core transport name (JSONRPC, GRPC, HTTP+JSON; v0.3 §5.5.5); read as %s, whose informal name it is, but strict clients will not match it", path, v, n)
+		return n
+	}
 	p.add(LintUnknownBinding, SeverityWarning, path,
-		"%s %q is not a core transport (JSONRPC, GRPC, HTTP+JSON); clients may not speak it", path, v)
+		"%s %q is not a core transport (JSONRPC, GRPC, HTTP+JSON; v0.3 §5.5.5); clients may not speak it", path, v)
+	return t
+}
+
+// NormalizeBinding maps a transport name onto the spec's spelling for
+// matching: case variants of the core bindings and REST, the informal name
+// of HTTP+JSON (v0.3 §3.5.3 "HTTP+JSON/REST"). Extension bindings come back
+// trimmed, as written.
+func NormalizeBinding(b string) string {
+	t := strings.TrimSpace(b)
+	for _, known := range []string{BindingJSONRPC, BindingGRPC, BindingHTTPJSON} {
+		if strings.EqualFold(t, known) {
+			return known
+		}
+	}
+	if strings.EqualFold(t, "REST") {
+		return BindingHTTPJSON
+	}
 	return t
 }
 
@@ -220,19 +314,21 @@ func (p *parser) endpointURL(raw, binding, path string) bool {
 			}
 		}
 	}
-	return p.checkURL(raw, path, SeverityError)
+	return p.checkURL(raw, path, SeverityError, "the spec requires HTTPS for interfaces in production (v0.3 §5.5.5 AgentInterface.url)")
 }
 
-// checkURL reports raw unless it is an absolute http(s) URL, and warns about
-// plain http.
-func (p *parser) checkURL(raw, path string, sev Severity) bool {
+// checkURL reports raw unless it is an absolute http(s) URL. httpsRule,
+// when not empty, is the rule a plain http URL breaks; links the spec sets
+// no rule for (icon, documentation, provider) pass "" and get no
+// insecure_url finding.
+func (p *parser) checkURL(raw, path string, sev Severity, httpsRule string) bool {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
 		p.add(LintInvalidURL, sev, path, "%s %q is not an absolute http(s) URL", path, raw)
 		return false
 	}
-	if u.Scheme == "http" {
-		p.add(LintInsecureURL, SeverityWarning, path, "%s %q is plain http; the spec requires HTTPS in production", path, raw)
+	if u.Scheme == "http" && httpsRule != "" {
+		p.add(LintInsecureURL, SeverityWarning, path, "%s %q is plain http; %s", path, raw, httpsRule)
 	}
 	return true
 }
@@ -245,7 +341,7 @@ func (p *parser) optURL(o map[string]any, key, base string) string {
 	if !ok || strings.TrimSpace(s) == "" {
 		return ""
 	}
-	if !p.checkURL(s, pathKey(base, key), SeverityWarning) {
+	if !p.checkURL(s, pathKey(base, key), SeverityWarning, "") {
 		return ""
 	}
 	return s
@@ -283,9 +379,14 @@ func NormalizeProtocolVersion(v string) (string, bool) {
 	return strconv.Itoa(major) + "." + strconv.Itoa(minor), true
 }
 
-// protocolVersions lists the distinct versions of the interfaces and the
-// declared v0.3 version, newest first; non-numeric versions sort last.
-func protocolVersions(ifaces []Interface, declared string) []string {
+// protocolVersions lists the distinct versions of the interfaces, newest
+// first; non-numeric versions sort last. A card-level declaration no
+// interface carries (a mixed card's leftover protocolVersion next to an
+// ignored url) is not a version a client can speak to the agent, so the
+// card-level versions count only when the card has no interface at all.
+// A card that declares none anywhere is VersionUnknown, so that
+// `protocol_version=unknown` finds it.
+func protocolVersions(ifaces []Interface, declared []string) []string {
 	out := []string{}
 	add := func(v string) {
 		if v != "" && !slices.Contains(out, v) {
@@ -295,7 +396,14 @@ func protocolVersions(ifaces []Interface, declared string) []string {
 	for _, i := range ifaces {
 		add(i.ProtocolVersion)
 	}
-	add(declared)
+	if len(ifaces) == 0 {
+		for _, v := range declared {
+			add(v)
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, VersionUnknown)
+	}
 	slices.SortFunc(out, func(a, b string) int {
 		am, an, aok := versionNums(a)
 		bm, bn, bok := versionNums(b)

@@ -3,6 +3,11 @@ package card
 import (
 	"encoding/json"
 	"fmt"
+	"go/ast"
+	goparser "go/parser"
+	"go/token"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -76,20 +81,25 @@ func TestLintBasesAreClean(t *testing.T) {
 	}
 }
 
-func TestLint(t *testing.T) {
-	type want struct {
-		code string
-		sev  Severity
-		path string
-	}
-	tests := []struct {
-		name  string
-		base  string
-		edit  func(m obj)
-		want  []want
-		avoid []string // codes that must not appear
-		check func(t *testing.T, c *Card)
-	}{
+type want struct {
+	code string
+	sev  Severity
+	path string
+}
+
+type lintCase struct {
+	name  string
+	base  string
+	edit  func(m obj)
+	want  []want
+	avoid []string // codes that must not appear
+	check func(t *testing.T, c *Card)
+}
+
+// lintCases is the lint table: every code of lint.go is wanted by one case
+// and avoided by another (TestLintCodesCovered).
+func lintCases() []lintCase {
+	return []lintCase{
 		{name: "missing name", base: baseV03, edit: func(m obj) { delete(m, "name") },
 			want: []want{{LintMissingField, SeverityError, "$.name"}}},
 		{name: "blank name", base: baseV03, edit: func(m obj) { m["name"] = "  " },
@@ -140,9 +150,18 @@ func TestLint(t *testing.T) {
 				{LintWrongType, SeverityError, "$.skills[1].tags"}},
 			check: func(t *testing.T, c *Card) {
 				if len(c.Skills) != 1 || c.Skills[0].ID != "two" {
-					t.Errorf("skills = %+v, want only the one with an id", c.Skills)
+					t.Errorf("skills = %+v, want only the one with an id: the other has no name either", c.Skills)
 				}
 			}},
+		{name: "skill without id stays searchable by name", base: baseV03, edit: func(m obj) { delete(skill(m, 0), "id") },
+			want: []want{{LintMissingField, SeverityError, "$.skills[0].id"}}, avoid: []string{LintDuplicateSkillID},
+			check: func(t *testing.T, c *Card) {
+				if len(c.Skills) != 2 || c.Skills[0].Name != "One" || c.Skills[0].ID != "" {
+					t.Errorf("skills = %+v, want One kept without id", c.Skills)
+				}
+			}},
+		{name: "two skills without id are not duplicates", base: baseV03, edit: func(m obj) { delete(skill(m, 0), "id"); delete(skill(m, 1), "id") },
+			avoid: []string{LintDuplicateSkillID}},
 		{name: "duplicate skill id", base: baseV03, edit: func(m obj) { skill(m, 1)["id"] = "one" },
 			want: []want{{LintDuplicateSkillID, SeverityError, "$.skills[1].id"}},
 			check: func(t *testing.T, c *Card) {
@@ -164,8 +183,18 @@ func TestLint(t *testing.T) {
 					t.Errorf("IconURL = %q kept", c.IconURL)
 				}
 			}},
-		{name: "insecure url", base: baseV03, edit: func(m obj) { m["documentationUrl"] = "http://docs.example.com" },
-			want: []want{{LintInsecureURL, SeverityWarning, "$.documentationUrl"}}, avoid: []string{LintInvalidURL}},
+		{name: "plain http links break no rule", base: baseV03,
+			edit: func(m obj) {
+				m["documentationUrl"] = "http://docs.example.com"
+				m["iconUrl"] = "http://docs.example.com/i.png"
+				m["provider"] = obj{"organization": "X", "url": "http://x.example.com"}
+			},
+			avoid: []string{LintInsecureURL, LintInvalidURL}},
+		{name: "insecure token url", base: baseV03,
+			edit: func(m obj) {
+				m["securitySchemes"].(obj)["oauth"].(obj)["flows"].(obj)["clientCredentials"].(obj)["tokenUrl"] = "http://auth.example.com/token"
+			},
+			want: []want{{LintInsecureURL, SeverityWarning, "$.securitySchemes.oauth.flows.clientCredentials.tokenUrl"}}},
 		{name: "insecure interface", base: baseV10, edit: func(m obj) { m["supportedInterfaces"].([]any)[0].(obj)["url"] = "http://agent.example.com/a2a" },
 			want: []want{{LintInsecureURL, SeverityWarning, "$.supportedInterfaces[0].url"}}},
 		{name: "unknown binding", base: baseV10, edit: func(m obj) { m["supportedInterfaces"].([]any)[0].(obj)["protocolBinding"] = "WEBSOCKET" },
@@ -217,8 +246,38 @@ func TestLint(t *testing.T) {
 		{name: "missing protocol version", base: baseV10, edit: func(m obj) { delete(m["supportedInterfaces"].([]any)[0].(obj), "protocolVersion") },
 			want: []want{{LintMissingProtocolVersion, SeverityWarning, "$.supportedInterfaces[0].protocolVersion"}},
 			check: func(t *testing.T, c *Card) {
-				if c.Interfaces[0].ProtocolVersion != "1.0" {
-					t.Errorf("version = %q, want 1.0 assumed", c.Interfaces[0].ProtocolVersion)
+				if c.Interfaces[0].ProtocolVersion != VersionUnknown || fmt.Sprint(c.ProtocolVersions) != "[unknown]" {
+					t.Errorf("version = %q, card %q; want unknown, never a guess", c.Interfaces[0].ProtocolVersion, c.ProtocolVersions)
+				}
+			}},
+		{name: "interface version from the card's protocolVersion", base: baseV10,
+			edit: func(m obj) {
+				delete(m["supportedInterfaces"].([]any)[0].(obj), "protocolVersion")
+				m["protocolVersion"] = "0.3.0"
+			},
+			want: []want{{LintMissingProtocolVersion, SeverityWarning, "$.supportedInterfaces[0].protocolVersion"}},
+			check: func(t *testing.T, c *Card) {
+				if c.Interfaces[0].ProtocolVersion != "0.3" || fmt.Sprint(c.ProtocolVersions) != "[0.3]" {
+					t.Errorf("version = %q, card %q; want 0.3", c.Interfaces[0].ProtocolVersion, c.ProtocolVersions)
+				}
+			}},
+		{name: "interface versions from protocolVersions", base: baseV10,
+			edit: func(m obj) {
+				delete(m["supportedInterfaces"].([]any)[0].(obj), "protocolVersion")
+				m["protocolVersions"] = []any{"1.0", "0.3"}
+			},
+			want:  []want{{LintMissingProtocolVersion, SeverityWarning, "$.supportedInterfaces[0].protocolVersion"}},
+			avoid: []string{LintConflictingTransports, LintDuplicateInterface},
+			check: func(t *testing.T, c *Card) {
+				if len(c.Interfaces) != 2 || c.Interfaces[0].ProtocolVersion != "1.0" || c.Interfaces[1].ProtocolVersion != "0.3" {
+					t.Errorf("interfaces = %+v, want one per declared version", c.Interfaces)
+				}
+			}},
+		{name: "interface version is its own", base: baseV10, edit: func(m obj) { m["protocolVersions"] = []any{"0.3"} },
+			avoid: []string{LintMissingProtocolVersion},
+			check: func(t *testing.T, c *Card) {
+				if len(c.Interfaces) != 1 || c.Interfaces[0].ProtocolVersion != "1.0" {
+					t.Errorf("interfaces = %+v", c.Interfaces)
 				}
 			}},
 		{name: "invalid protocol version", base: baseV03, edit: func(m obj) { m["protocolVersion"] = "latest" },
@@ -226,8 +285,8 @@ func TestLint(t *testing.T) {
 		{name: "blank protocol version", base: baseV03, edit: func(m obj) { m["protocolVersion"] = " " },
 			want: []want{{LintInvalidProtocolVersion, SeverityWarning, "$.protocolVersion"}},
 			check: func(t *testing.T, c *Card) {
-				if c.Interfaces[0].ProtocolVersion != "0.3" {
-					t.Errorf("version = %q, want 0.3 assumed", c.Interfaces[0].ProtocolVersion)
+				if c.Interfaces[0].ProtocolVersion != VersionUnknown {
+					t.Errorf("version = %q, want unknown", c.Interfaces[0].ProtocolVersion)
 				}
 			}},
 		{name: "undeclared scheme card level", base: baseV03, edit: func(m obj) { m["security"] = []any{obj{"oauth": []any{}, "key": []any{}}} },
@@ -285,8 +344,135 @@ func TestLint(t *testing.T) {
 					t.Error("incomplete signature kept")
 				}
 			}},
+		{name: "missing preferred transport is not a 0.2.x rule", base: baseV03,
+			edit:  func(m obj) { delete(m, "preferredTransport"); m["protocolVersion"] = "0.2.6" },
+			avoid: []string{LintMissingPreferredTransport}},
+		{name: "card declaring 1.0 without supportedInterfaces", base: baseV03, edit: func(m obj) { m["protocolVersion"] = "1.0" },
+			want: []want{{LintMissingSupportedInterfaces, SeverityWarning, "$"}}},
+		{name: "v0.3 card needs no supportedInterfaces", base: baseV03, avoid: []string{LintMissingSupportedInterfaces}},
+		{name: "mixed card with leftover url", base: baseV10,
+			edit:  func(m obj) { m["url"] = "https://agent.example.com/a2a/legacy"; m["protocolVersion"] = "0.3.0" },
+			want:  []want{{LintIgnoredURL, SeverityInfo, "$.url"}},
+			avoid: []string{LintConflictingTransports, LintMissingPreferredTransport},
+			check: func(t *testing.T, c *Card) {
+				if len(c.Interfaces) != 1 || c.Interfaces[0].URL != "https://agent.example.com/a2a/v1" {
+					t.Errorf("interfaces = %+v, want none made of the leftover url", c.Interfaces)
+				}
+			}},
+		{name: "mixed card with declared url", base: baseV10,
+			edit: func(m obj) {
+				m["url"] = "https://agent.example.com/a2a/v1"
+				m["preferredTransport"] = "JSONRPC"
+				m["protocolVersion"] = "0.3.0"
+			},
+			avoid: []string{LintIgnoredURL, LintConflictingTransports},
+			check: func(t *testing.T, c *Card) {
+				if len(c.Interfaces) != 2 || c.Interfaces[1].ProtocolVersion != "0.3" {
+					t.Errorf("interfaces = %+v, want the v1.0 and the v0.3 one", c.Interfaces)
+				}
+			}},
+		{name: "REST next to HTTP+JSON at one URL", base: baseV03,
+			edit: func(m obj) {
+				m["additionalInterfaces"] = append(m["additionalInterfaces"].([]any), obj{"url": "https://agent.example.com/a2a/rest", "transport": "REST"})
+			},
+			want:  []want{{LintUnknownBinding, SeverityWarning, "$.additionalInterfaces[2].transport"}},
+			avoid: []string{LintConflictingTransports},
+			check: func(t *testing.T, c *Card) {
+				for _, in := range c.Interfaces {
+					if in.Binding == "REST" {
+						t.Errorf("REST kept as a binding of its own: %+v", c.Interfaces)
+					}
+				}
+			}},
+		{name: "REST alone is HTTP+JSON, kept verbatim for display", base: baseV10,
+			edit: func(m obj) { m["supportedInterfaces"].([]any)[0].(obj)["protocolBinding"] = "rest" },
+			want: []want{{LintUnknownBinding, SeverityWarning, "$.supportedInterfaces[0].protocolBinding"}},
+			check: func(t *testing.T, c *Card) {
+				if in := c.Interfaces[0]; in.Binding != BindingHTTPJSON || in.DeclaredBinding != "rest" {
+					t.Errorf("interface = %+v, want HTTP+JSON declared as rest", in)
+				}
+			}},
+		{name: "v0.1 authentication none is anonymous", base: baseV03,
+			edit: func(m obj) {
+				delete(m, "securitySchemes")
+				delete(m, "security")
+				delete(skill(m, 1), "security")
+				m["authentication"] = obj{"schemes": []any{"none"}}
+			},
+			want:  []want{{LintLegacyAuthentication, SeverityInfo, "$.authentication"}},
+			avoid: []string{LintIncompleteLegacyScheme, LintInvalidScheme},
+			check: func(t *testing.T, c *Card) {
+				if len(c.SecuritySchemes) != 0 || len(c.SecurityRequirements) != 0 {
+					t.Errorf("schemes %+v, requirements %+v; want anonymous", c.SecuritySchemes, c.SecurityRequirements)
+				}
+			}},
+		{name: "v0.1 none next to bearer adds the anonymous alternative", base: baseV03,
+			edit: func(m obj) {
+				delete(m, "securitySchemes")
+				delete(m, "security")
+				delete(skill(m, 1), "security")
+				m["authentication"] = obj{"schemes": []any{"Bearer", "none"}}
+			},
+			avoid: []string{LintIncompleteLegacyScheme},
+			check: func(t *testing.T, c *Card) {
+				if len(c.SecuritySchemes) != 1 || fmt.Sprint(c.SecurityRequirements) != "[[{bearer []}] []]" {
+					t.Errorf("schemes %+v, requirements %v", c.SecuritySchemes, c.SecurityRequirements)
+				}
+			}},
+		{name: "v0.1 apiKey and oauth say what they lack", base: baseV03,
+			edit: func(m obj) {
+				delete(m, "securitySchemes")
+				delete(m, "security")
+				delete(skill(m, 1), "security")
+				m["authentication"] = obj{"schemes": []any{"apiKey", "OAuth2"}}
+			},
+			want: []want{{LintIncompleteLegacyScheme, SeverityWarning, "$.authentication.schemes[0]"},
+				{LintIncompleteLegacyScheme, SeverityWarning, "$.authentication.schemes[1]"}}},
+		{name: "v1.0 requirement body under security", base: baseV10,
+			edit: func(m obj) {
+				delete(m, "securityRequirements")
+				m["security"] = []any{obj{"schemes": obj{"key": obj{"list": []any{}}}}}
+			},
+			want:  []want{{LintMisplacedSecurity, SeverityWarning, "$.security[0]"}},
+			avoid: []string{LintUndeclaredScheme, LintLegacySecurityKey},
+			check: func(t *testing.T, c *Card) {
+				if fmt.Sprint(c.SecurityRequirements) != "[[{key []}]]" {
+					t.Errorf("requirements = %v, want [[key]]", c.SecurityRequirements)
+				}
+			}},
+		{name: "scheme named schemes is not misplaced", base: baseV03,
+			edit: func(m obj) {
+				m["securitySchemes"].(obj)["schemes"] = obj{"type": "mutualTLS"}
+				m["security"] = []any{obj{"schemes": []any{}}}
+			},
+			avoid: []string{LintMisplacedSecurity}},
+		{name: "v0.3 security key in a v1.0 card", base: baseV10, edit: func(m obj) { m["security"] = []any{obj{"key": []any{}}} },
+			want: []want{{LintLegacySecurityKey, SeverityWarning, "$.security"}}},
+		{name: "v0.3 security key in a v0.3 card", base: baseV03, avoid: []string{LintLegacySecurityKey, LintMisplacedSecurity}},
+		{name: "supportsExtendedAgentCard", base: baseV10, edit: func(m obj) { m["supportsExtendedAgentCard"] = true },
+			want: []want{{LintHybridField, SeverityWarning, "$.supportsExtendedAgentCard"}},
+			check: func(t *testing.T, c *Card) {
+				if !c.Capabilities.ExtendedCard {
+					t.Error("extended card flag not read")
+				}
+			}},
+		{name: "standard extended card flags", base: baseV10,
+			edit: func(m obj) {
+				m["capabilities"] = obj{"extendedAgentCard": true}
+				m["supportsAuthenticatedExtendedCard"] = true
+			},
+			avoid: []string{LintHybridField}},
+		{name: "legacy authentication absent", base: baseV03, avoid: []string{LintLegacyAuthentication, LintIncompleteLegacyScheme}},
+		{name: "clean v1.0 card", base: baseV10,
+			avoid: []string{LintMissingField, LintWrongType, LintInvalidURL, LintInsecureURL, LintEmptySkills, LintDuplicateSkillID,
+				LintUnknownBinding, LintNoncanonicalBinding, LintMissingPreferredTransport, LintInterfaceIncomplete, LintNoInterfaces,
+				LintInvalidProtocolVersion, LintUndeclaredScheme, LintInvalidScheme, LintInvalidMode, LintMissingSupportedInterfaces,
+				LintIgnoredURL}},
 	}
-	for _, tt := range tests {
+}
+
+func TestLint(t *testing.T) {
+	for _, tt := range lintCases() {
 		t.Run(tt.name, func(t *testing.T) {
 			c, err := Parse(edit(t, tt.base, tt.edit), Limits{})
 			if err != nil {
@@ -333,5 +519,86 @@ func TestFindingsSorted(t *testing.T) {
 		if a.Path > b.Path || a.Path == b.Path && a.Code > b.Code {
 			t.Errorf("findings out of order: %v before %v", a, b)
 		}
+	}
+}
+
+// TestLintCodesCovered holds the lint table to its promise: each Lint*
+// constant of lint.go is wanted by one case and avoided by another.
+func TestLintCodesCovered(t *testing.T) {
+	f, err := goparser.ParseFile(token.NewFileSet(), "lint.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var codes []string
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.CONST {
+			continue
+		}
+		for _, spec := range g.Specs {
+			for _, v := range spec.(*ast.ValueSpec).Values {
+				lit, ok := v.(*ast.BasicLit)
+				if !ok {
+					continue
+				}
+				code, err := strconv.Unquote(lit.Value)
+				if err != nil {
+					t.Fatal(err)
+				}
+				codes = append(codes, code)
+			}
+		}
+	}
+	if len(codes) < 20 {
+		t.Fatalf("read only %d codes from lint.go", len(codes))
+	}
+	wanted, avoided := map[string]bool{}, map[string]bool{}
+	for _, c := range lintCases() {
+		for _, w := range c.want {
+			wanted[w.code] = true
+		}
+		for _, a := range c.avoid {
+			avoided[a] = true
+		}
+	}
+	for _, code := range codes {
+		if !wanted[code] {
+			t.Errorf("no lint case triggers %s", code)
+		}
+		if !avoided[code] {
+			t.Errorf("no lint case shows a card that must not trigger %s", code)
+		}
+	}
+}
+
+func TestFindingsCiteTheSpec(t *testing.T) {
+	tests := []struct {
+		base, path, cite string
+		edit             func(m obj)
+	}{
+		{baseV03, "$.skills[0].tags", "v0.3 §5.5.4 AgentSkill", func(m obj) { delete(skill(m, 0), "tags") }},
+		{baseV10, "$.skills[0].tags", "v1.0 AgentSkill", func(m obj) { delete(skill(m, 0), "tags") }},
+		{baseV03, "$.description", "v0.3 §5.5 AgentCard", func(m obj) { delete(m, "description") }},
+		{baseV03, "$.preferredTransport", "v0.3 §5.6.1", func(m obj) { delete(m, "preferredTransport") }},
+		{baseV10, "$.supportedInterfaces[0].protocolBinding", "v1.0 AgentInterface", func(m obj) {
+			delete(m["supportedInterfaces"].([]any)[0].(obj), "protocolBinding")
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path+" "+tt.cite, func(t *testing.T) {
+			c, err := Parse(edit(t, tt.base, tt.edit), Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range c.Findings {
+				if f.Path == tt.path {
+					if !strings.Contains(f.Message, tt.cite) {
+						t.Errorf("%s: %q does not cite %s", f.Code, f.Message, tt.cite)
+					}
+					return
+				}
+			}
+			t.Errorf("no finding at %s: %+v", tt.path, c.Findings)
+		})
 	}
 }

@@ -83,7 +83,7 @@ func TestNormalizeProtocolVersion(t *testing.T) {
 }
 
 func TestProtocolVersionsOrder(t *testing.T) {
-	got := protocolVersions([]Interface{{ProtocolVersion: "0.3"}, {ProtocolVersion: "weird"}, {ProtocolVersion: "1.0"}, {ProtocolVersion: "0.10"}, {ProtocolVersion: "0.3"}}, "0.2")
+	got := protocolVersions([]Interface{{ProtocolVersion: "0.3"}, {ProtocolVersion: "weird"}, {ProtocolVersion: "1.0"}, {ProtocolVersion: "0.10"}, {ProtocolVersion: "0.3"}, {ProtocolVersion: "0.2"}}, []string{"0.4"})
 	want := []string{"1.0", "0.10", "0.3", "0.2", "weird"}
 	if len(got) != len(want) {
 		t.Fatalf("got %q, want %q", got, want)
@@ -92,5 +92,14 @@ func TestProtocolVersionsOrder(t *testing.T) {
 		if got[i] != want[i] {
 			t.Fatalf("got %q, want %q", got, want)
 		}
+	}
+}
+
+func TestProtocolVersionsUnknown(t *testing.T) {
+	if got := protocolVersions(nil, nil); len(got) != 1 || got[0] != VersionUnknown {
+		t.Errorf("no declaration anywhere: got %q, want [%s]", got, VersionUnknown)
+	}
+	if got := protocolVersions(nil, []string{"0.3", "1.0"}); len(got) != 2 || got[0] != "1.0" || got[1] != "0.3" {
+		t.Errorf("no interface, card-level declarations: got %q, want [1.0 0.3]", got)
 	}
 }

@@ -25,8 +25,43 @@ func detectShape(top map[string]any) Shape {
 	return ShapeV02
 }
 
+// cardFields are the fields of which a card must have at least one, next
+// to its name, to be a card at all (see CodeNotACard).
+var cardFields = []string{"skills", "supportedInterfaces", "url", "additionalInterfaces", "capabilities",
+	"defaultInputModes", "defaultOutputModes", "protocolVersion", "protocolVersions"}
+
+// notACard refuses a JSON object that is not an agent card. A name and one
+// card field make a card. Without a name it takes two card fields: that
+// tells a broken card (kept, its missing name reported) from another
+// format that happens to use a word like "url" or "capabilities". A name
+// alone, with maybe a description and version, is what package manifests
+// and site descriptors carry too.
+func notACard(top map[string]any) *ParseError {
+	name, _ := top["name"].(string)
+	hasName := strings.TrimSpace(name) != ""
+	var found []string
+	for _, k := range cardFields {
+		if _, ok := field(top, k); ok {
+			found = append(found, k)
+		}
+	}
+	switch {
+	case len(found) == 0 && hasName:
+		return parseErr(CodeNotACard, "$",
+			"the JSON object has a name but none of %s: it is not an A2A agent card", strings.Join(cardFields, ", "))
+	case len(found) == 0:
+		return parseErr(CodeNotACard, "$",
+			"the JSON object has no name and none of %s: it is not an A2A agent card", strings.Join(cardFields, ", "))
+	case len(found) == 1 && !hasName:
+		return parseErr(CodeNotACard, "$",
+			"the JSON object has no name and of the agent card fields only %s: it is not an A2A agent card", found[0])
+	}
+	return nil
+}
+
 func (p *parser) card(top map[string]any) *Card {
 	c := &Card{Shape: detectShape(top)}
+	p.shape = c.Shape
 	c.Name = p.reqStr(top, "name", "$", SeverityError)
 	c.Description = p.reqStr(top, "description", "$", SeverityWarning)
 	c.Version = p.reqStr(top, "version", "$", SeverityWarning)
@@ -35,9 +70,9 @@ func (p *parser) card(top map[string]any) *Card {
 	c.Provider = p.provider(top)
 	c.Capabilities = p.capabilities(top)
 
-	var declaredVersion string
-	c.Interfaces, declaredVersion = p.interfaces(top, c.Shape)
-	c.ProtocolVersions = protocolVersions(c.Interfaces, declaredVersion)
+	var declaredVersions []string
+	c.Interfaces, declaredVersions = p.interfaces(top, c.Shape)
+	c.ProtocolVersions = protocolVersions(c.Interfaces, declaredVersions)
 
 	declared := map[string]bool{}
 	c.SecuritySchemes = p.schemes(top, declared)
@@ -53,11 +88,11 @@ func (p *parser) card(top map[string]any) *Card {
 	var present bool
 	c.DefaultInputModes, present = p.modes(top, "defaultInputModes", "$")
 	if !present {
-		p.add(LintMissingField, SeverityWarning, "$.defaultInputModes", "$.defaultInputModes is required; skills without their own inputModes declare none")
+		p.add(LintMissingField, SeverityWarning, "$.defaultInputModes", "$.defaultInputModes is required (%s); skills without their own inputModes declare none", p.cite("$"))
 	}
 	c.DefaultOutputModes, present = p.modes(top, "defaultOutputModes", "$")
 	if !present {
-		p.add(LintMissingField, SeverityWarning, "$.defaultOutputModes", "$.defaultOutputModes is required; skills without their own outputModes declare none")
+		p.add(LintMissingField, SeverityWarning, "$.defaultOutputModes", "$.defaultOutputModes is required (%s); skills without their own outputModes declare none", p.cite("$"))
 	}
 	c.Skills = p.skills(top, c, declared)
 	c.Signatures = p.signatures(top)
@@ -89,10 +124,16 @@ func (p *parser) capabilities(top map[string]any) Capabilities {
 	var caps Capabilities
 	// v0.3 kept this flag at the top level; v1.0 moved it into capabilities.
 	caps.ExtendedCard = p.boolean(top, "supportsAuthenticatedExtendedCard", "$")
+	if _, ok := field(top, "supportsExtendedAgentCard"); ok {
+		v := p.boolean(top, "supportsExtendedAgentCard", "$")
+		caps.ExtendedCard = caps.ExtendedCard || v
+		p.add(LintHybridField, SeverityWarning, "$.supportsExtendedAgentCard",
+			"$.supportsExtendedAgentCard is a field of no A2A version; read as the extended-card flag (v0.3 §5.5 supportsAuthenticatedExtendedCard, v1.0 capabilities.extendedAgentCard), which clients read instead")
+	}
 	o, ok := p.object(top, "capabilities", "$")
 	if !ok {
 		if _, present := field(top, "capabilities"); !present {
-			p.add(LintMissingField, SeverityWarning, "$.capabilities", "$.capabilities is required (use {} when the agent supports no optional feature)")
+			p.add(LintMissingField, SeverityWarning, "$.capabilities", "$.capabilities is required (%s; use {} when the agent supports no optional feature)", p.cite("$"))
 		}
 		return caps
 	}
@@ -137,7 +178,7 @@ func (p *parser) skills(top map[string]any, c *Card, declared map[string]bool) [
 	list, ok := p.array(top, "skills", "$", p.lim.MaxSkills, "skills")
 	if !ok {
 		if _, present := field(top, "skills"); !present {
-			p.add(LintMissingField, SeverityError, "$.skills", "$.skills is required: without skills the agent cannot be found by what it does")
+			p.add(LintMissingField, SeverityError, "$.skills", "$.skills is required (%s): without skills the agent cannot be found by what it does", p.cite("$"))
 		}
 		return out
 	}
@@ -161,7 +202,7 @@ func (p *parser) skills(top map[string]any, c *Card, declared map[string]bool) [
 		tags, present := p.strList(o, "tags", base, p.lim.MaxTagsPerSkill, "tags")
 		if !present {
 			if _, there := field(o, "tags"); !there {
-				p.add(LintMissingField, SeverityWarning, base+".tags", "%s.tags is required", base)
+				p.add(LintMissingField, SeverityWarning, base+".tags", "%s.tags is required (%s)", base, p.cite(base))
 			}
 		}
 		s.Tags = nonNil(tags)
@@ -179,7 +220,12 @@ func (p *parser) skills(top map[string]any, c *Card, declared map[string]bool) [
 		s.SecurityRequirements = p.requirements(o, base, declared)
 
 		if s.ID == "" {
-			continue // reported as missing; a skill without id cannot be stored or referenced
+			// Reported; kept when named, so that its name, tags and modes
+			// stay searchable. It cannot be referenced by id.
+			if s.Name != "" {
+				out = append(out, s)
+			}
+			continue
 		}
 		if first, dup := seen[s.ID]; dup {
 			p.add(LintDuplicateSkillID, SeverityError, base+".id",

@@ -46,6 +46,11 @@ func Parse(raw []byte, lim Limits) (*Card, error) {
 	if p.err != nil {
 		return nil, p.err
 	}
+	// After the walk, so that a limit violation, which bounds our work,
+	// is what an oversized non-card reports.
+	if perr := notACard(top); perr != nil {
+		return nil, perr
+	}
 	c.Raw = raw
 	c.Findings = p.findings
 	if c.Findings == nil {
@@ -67,6 +72,7 @@ func Parse(raw []byte, lim Limits) (*Card, error) {
 // violation is kept in err and ends the parse.
 type parser struct {
 	lim      Limits
+	shape    Shape
 	findings []Finding
 	err      *ParseError
 }
@@ -138,12 +144,12 @@ func (p *parser) reqStr(o map[string]any, key, base string, sev Severity) string
 	s, ok := p.str(o, key, base)
 	if !ok {
 		if _, present := field(o, key); !present {
-			p.add(LintMissingField, sev, pathKey(base, key), "%s is required", pathKey(base, key))
+			p.add(LintMissingField, sev, pathKey(base, key), "%s is required (%s)", pathKey(base, key), p.cite(base))
 		}
 		return ""
 	}
 	if strings.TrimSpace(s) == "" {
-		p.add(LintMissingField, sev, pathKey(base, key), "%s is required but empty", pathKey(base, key))
+		p.add(LintMissingField, sev, pathKey(base, key), "%s is required but empty (%s)", pathKey(base, key), p.cite(base))
 		return ""
 	}
 	return s
@@ -248,4 +254,35 @@ func isIdent(s string) bool {
 		return false
 	}
 	return true
+}
+
+// specObjects name, per JSON path prefix, the object of the spec that
+// defines the fields there: its v0.3 section (seed specification) and its
+// name, which v1.0 kept.
+var specObjects = []struct{ prefix, section, object string }{
+	{"$.skills", "§5.5.4", "AgentSkill"},
+	{"$.additionalInterfaces", "§5.5.5", "AgentInterface"},
+	{"$.supportedInterfaces", "", "AgentInterface"},
+	{"$.provider", "§5.5.1", "AgentProvider"},
+	{"$.capabilities.extensions", "§5.5.2.1", "AgentExtension"},
+	{"$.capabilities", "§5.5.2", "AgentCapabilities"},
+	{"$.securitySchemes", "§5.5.3", "SecurityScheme"},
+	{"$.signatures", "§5.5.6", "AgentCardSignature"},
+}
+
+// cite names the spec object defining the fields under path, in the
+// version the card is written for: "v0.3 §5.5.4 AgentSkill", "v1.0
+// AgentSkill".
+func (p *parser) cite(path string) string {
+	section, object := "§5.5", "AgentCard"
+	for _, o := range specObjects {
+		if strings.HasPrefix(path, o.prefix) {
+			section, object = o.section, o.object
+			break
+		}
+	}
+	if p.shape == ShapeV10 || p.shape == ShapeMixed || section == "" {
+		return "v1.0 " + object
+	}
+	return "v0.3 " + section + " " + object
 }

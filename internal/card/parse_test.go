@@ -50,8 +50,8 @@ func TestParseFixtures(t *testing.T) {
 		{
 			file:       "v02_url_only.json",
 			shape:      ShapeV02,
-			versions:   []string{"0.2"},
-			interfaces: []string{"https://fx.example.com/a2a JSONRPC 0.2 "},
+			versions:   []string{VersionUnknown},
+			interfaces: []string{"https://fx.example.com/a2a JSONRPC unknown "},
 			schemes:    []string{"bearer:http:bearer"},
 			reqs:       "[[bearer]]",
 			findings:   []string{},
@@ -59,8 +59,8 @@ func TestParseFixtures(t *testing.T) {
 		{
 			file:       "v01_authentication.json",
 			shape:      ShapeV02,
-			versions:   []string{"0.2"},
-			interfaces: []string{"https://weather.example.org/agent JSONRPC 0.2 "},
+			versions:   []string{VersionUnknown},
+			interfaces: []string{"https://weather.example.org/agent JSONRPC unknown "},
 			schemes:    []string{"basic:http:basic", "bearer:http:bearer"},
 			reqs:       "[[bearer] [basic]]",
 			findings:   []string{"legacy_authentication@$.authentication"},
@@ -246,7 +246,7 @@ func TestParseJSONShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, frag := range []string{`"interfaces":[]`, `"protocol_versions":["0.2"]`, `"security_schemes":[]`, `"security_requirements":[]`,
+	for _, frag := range []string{`"interfaces":[]`, `"protocol_versions":["unknown"]`, `"security_schemes":[]`, `"security_requirements":[]`,
 		`"default_input_modes":[]`, `"tags":[]`, `"input_modes":[]`, `"output_modes":[]`} {
 		if !strings.Contains(string(b), frag) {
 			t.Errorf("marshalled card lacks %s: %s", frag, b)
@@ -317,6 +317,11 @@ func TestParseErrors(t *testing.T) {
 		{"too many extensions", `{"capabilities":{"extensions":[{},{}]}}`, Limits{MaxExtensions: 1}, CodeLimitExceeded, "$.capabilities.extensions", ""},
 		{"too many examples", `{"skills":[{"id":"a","examples":["1","2"]}]}`, Limits{MaxExamplesPerSkill: 1}, CodeLimitExceeded, "$.skills[0].examples", ""},
 		{"too many requirements", `{"security":[{},{}]}`, Limits{MaxSchemes: 1}, CodeLimitExceeded, "$.security", ""},
+		{"empty object", `{}`, Limits{}, CodeNotACard, "$", "no name"},
+		{"package manifest", `{"name":"my-site","version":"1.0.0","description":"x","homepage":"https://a.example"}`, Limits{}, CodeNotACard, "$", "has a name but none of"},
+		{"nameless, skill-less, endpoint-less", `{"description":"an agent?","version":"1"}`, Limits{}, CodeNotACard, "$", "no name"},
+		{"another well-known format", `{"schema_version":"v1","name_for_human":"X","api":{"type":"openapi","url":"https://a.example/openapi.yaml"}}`, Limits{}, CodeNotACard, "$", "no name"},
+		{"nameless with one card word", `{"url":"https://a.example/feed","title":"Feed"}`, Limits{}, CodeNotACard, "$", "only url"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

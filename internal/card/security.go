@@ -119,7 +119,7 @@ func (p *parser) apiKey(s *SecurityScheme, o map[string]any, path, locKey string
 	loc, _ := p.str(o, locKey, path)
 	s.In = strings.ToLower(strings.TrimSpace(loc))
 	if strings.TrimSpace(s.ParamName) == "" {
-		p.add(LintInvalidScheme, SeverityError, path+".name", "%s.name is required: clients cannot know where to put the key", path)
+		p.add(LintInvalidScheme, SeverityError, path+".name", "%s.name is required (%s): clients cannot know where to put the key", path, p.cite(path))
 	}
 	switch s.In {
 	case "header", "query", "cookie":
@@ -135,28 +135,28 @@ func (p *parser) httpAuth(s *SecurityScheme, o map[string]any, path string) {
 	s.Scheme = strings.ToLower(strings.TrimSpace(scheme))
 	s.BearerFormat = p.optStr(o, "bearerFormat", path)
 	if s.Scheme == "" {
-		p.add(LintInvalidScheme, SeverityError, path+".scheme", "%s.scheme is required (e.g. bearer, basic)", path)
+		p.add(LintInvalidScheme, SeverityError, path+".scheme", "%s.scheme is required (%s; e.g. bearer, basic)", path, p.cite(path))
 	}
 }
 
 func (p *parser) oidc(s *SecurityScheme, o map[string]any, path string) {
 	u, _ := p.str(o, "openIdConnectUrl", path)
 	if strings.TrimSpace(u) == "" {
-		p.add(LintInvalidScheme, SeverityError, path+".openIdConnectUrl", "%s.openIdConnectUrl is required", path)
+		p.add(LintInvalidScheme, SeverityError, path+".openIdConnectUrl", "%s.openIdConnectUrl is required (%s)", path, p.cite(path))
 		return
 	}
-	if p.checkURL(u, path+".openIdConnectUrl", SeverityError) {
+	if p.checkURL(u, path+".openIdConnectUrl", SeverityError, "OpenID Connect Discovery 1.0 §4 requires TLS for the configuration document") {
 		s.OpenIDConnectURL = u
 	}
 }
 
 func (p *parser) oauth2(s *SecurityScheme, o map[string]any, path string) {
-	if u, ok := p.str(o, "oauth2MetadataUrl", path); ok && strings.TrimSpace(u) != "" && p.checkURL(u, path+".oauth2MetadataUrl", SeverityError) {
+	if u, ok := p.str(o, "oauth2MetadataUrl", path); ok && strings.TrimSpace(u) != "" && p.checkURL(u, path+".oauth2MetadataUrl", SeverityError, "RFC 8414 §3 requires TLS for authorization server metadata") {
 		s.OAuth2MetadataURL = u
 	}
 	flows, ok := p.object(o, "flows", path)
 	if !ok {
-		p.add(LintInvalidScheme, SeverityError, path+".flows", "%s.flows is required for an oauth2 scheme", path)
+		p.add(LintInvalidScheme, SeverityError, path+".flows", "%s.flows is required for an oauth2 scheme (%s)", path, p.cite(path))
 		return
 	}
 	for name := range flows {
@@ -181,7 +181,7 @@ func (p *parser) oauth2(s *SecurityScheme, o map[string]any, path string) {
 				}
 				continue
 			}
-			if !p.checkURL(u, fpath+"."+k, SeverityError) {
+			if !p.checkURL(u, fpath+"."+k, SeverityError, "RFC 6749 §3.1 and §3.2 require TLS for OAuth endpoints") {
 				continue
 			}
 			switch k {
@@ -247,7 +247,7 @@ func (p *parser) requirements(o map[string]any, base string, declared map[string
 				continue // wrong type, reported
 			}
 			if len(ro) > 0 {
-				p.add(LintMissingField, SeverityError, path+".schemes", "%s.schemes is required", path)
+				p.add(LintMissingField, SeverityError, path+".schemes", "%s.schemes is required (v1.0 SecurityRequirement)", path)
 				continue
 			}
 			schemes = map[string]any{} // {} allows anonymous access
@@ -257,6 +257,7 @@ func (p *parser) requirements(o map[string]any, base string, declared map[string
 		}
 	}
 	list, hasV0 := p.array(o, "security", base, p.lim.MaxSchemes, "security requirements")
+	legacyBodies := false
 	for i, v := range list {
 		path := pathIndex(pathKey(base, "security"), i)
 		ro, ok := v.(map[string]any)
@@ -264,9 +265,23 @@ func (p *parser) requirements(o map[string]any, base string, declared map[string
 			p.wrongType(path, "an object", v)
 			continue
 		}
+		if body, ok := misplacedV1Body(ro, declared); ok {
+			p.add(LintMisplacedSecurity, SeverityWarning, path,
+				"%s is a v1.0 requirement ({\"schemes\": …}) under the v0.3 key security; it belongs under securityRequirements (v1.0 AgentCard) and is read as such, while v0.3 clients read a scheme named \"schemes\"", path)
+			if r, ok := p.requirement(body, path+".schemes", declared); ok {
+				v0 = append(v0, r)
+			}
+			continue
+		}
+		legacyBodies = true
 		if r, ok := p.requirement(ro, path, declared); ok {
 			v0 = append(v0, r)
 		}
+	}
+	if legacyBodies && p.shape == ShapeV10 {
+		path := pathKey(base, "security")
+		p.add(LintLegacySecurityKey, SeverityWarning, path,
+			"%s is the v0.3 key (v0.3 §5.5); this v1.0 card's clients read only securityRequirements (v1.0 AgentCard), so they see no requirement here", path)
 	}
 	switch {
 	case hasV1:
@@ -275,6 +290,17 @@ func (p *parser) requirements(o map[string]any, base string, declared map[string
 		return nonNil(v0)
 	}
 	return nil
+}
+
+// misplacedV1Body recognizes a v1.0 requirement body `{"schemes": {…}}`
+// written under the v0.3 key: a single key "schemes" holding an object,
+// where the card declares no scheme of that name.
+func misplacedV1Body(ro map[string]any, declared map[string]bool) (map[string]any, bool) {
+	if len(ro) != 1 || declared["schemes"] {
+		return nil, false
+	}
+	body, ok := ro["schemes"].(map[string]any)
+	return body, ok
 }
 
 // requirement reads one {scheme: scopes} map. An empty map is kept: in
@@ -323,9 +349,11 @@ func (p *parser) requirement(m map[string]any, path string, declared map[string]
 
 // legacyAuthentication maps the v0.1 `authentication: {schemes: [...]}`
 // object onto security schemes; its names were HTTP auth-schemes ("Bearer",
-// "Basic") or loose words ("apiKey", "oauth2"). It returns one requirement
-// per scheme (any one suffices), which the caller uses only when the card
-// declares no security of its own.
+// "Basic"), loose words ("apiKey", "oauth2") or "none", which means
+// anonymous access: no scheme at all. It returns one requirement per scheme
+// (any one suffices; "none" next to others adds the anonymous alternative
+// {}), which the caller uses only when the card declares no security of
+// its own.
 func (p *parser) legacyAuthentication(top map[string]any, c *Card, declared map[string]bool) ([]Requirement, bool) {
 	o, ok := p.object(top, "authentication", "$")
 	if !ok {
@@ -335,19 +363,31 @@ func (p *parser) legacyAuthentication(top map[string]any, c *Card, declared map[
 	p.add(LintLegacyAuthentication, SeverityInfo, "$.authentication",
 		"$.authentication is the v0.1 form; declare securitySchemes and security instead")
 	var reqs []Requirement
+	anonymous := false
 	for i, n := range names {
 		name := strings.ToLower(strings.TrimSpace(n))
+		path := pathIndex("$.authentication.schemes", i)
+		if name == "none" || name == "anonymous" {
+			anonymous = true
+			continue
+		}
 		if name == "" || declared[name] {
 			continue
 		}
-		s := SecurityScheme{Name: name, Path: pathIndex("$.authentication.schemes", i)}
+		s := SecurityScheme{Name: name, Path: path}
 		switch name {
 		case "apikey", "api_key", "api-key":
 			s.Type = SchemeAPIKey
+			p.add(LintIncompleteLegacyScheme, SeverityWarning, path,
+				"%s %q names an API key but v0.1 authentication cannot say its name or location (header, query, cookie); callers must ask the provider", path, n)
 		case "oauth", "oauth2":
 			s.Type = SchemeOAuth2
+			p.add(LintIncompleteLegacyScheme, SeverityWarning, path,
+				"%s %q names OAuth but v0.1 authentication cannot give its flows or token URL; callers must ask the provider", path, n)
 		case "openidconnect", "oidc", "openid":
 			s.Type = SchemeOpenIDConnect
+			p.add(LintIncompleteLegacyScheme, SeverityWarning, path,
+				"%s %q names OpenID Connect but v0.1 authentication cannot give its discovery URL; callers must ask the provider", path, n)
 		case "mtls", "mutualtls":
 			s.Type = SchemeMutualTLS
 		default:
@@ -356,6 +396,9 @@ func (p *parser) legacyAuthentication(top map[string]any, c *Card, declared map[
 		declared[name] = true
 		c.SecuritySchemes = append(c.SecuritySchemes, s)
 		reqs = append(reqs, Requirement{{Scheme: name, Scopes: []string{}}})
+	}
+	if anonymous && len(reqs) > 0 {
+		reqs = append(reqs, Requirement{})
 	}
 	return reqs, len(reqs) > 0
 }

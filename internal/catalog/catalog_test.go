@@ -210,7 +210,7 @@ func TestSearchFilters(t *testing.T) {
 			{"binding", "", map[string][]string{"binding": {"grpc"}}, []string{invoice}},
 			{"binding http+json", "", map[string][]string{"binding": {"HTTP+JSON"}}, []string{transl}},
 			{"protocol version 1.0", "", map[string][]string{"protocol_version": {"1.0"}}, []string{transl}},
-			{"protocol version 0.2", "", map[string][]string{"protocol_version": {"0.2"}}, []string{weather}},
+			{"protocol version unknown", "", map[string][]string{"protocol_version": {"unknown"}}, []string{weather}},
 			{"security scheme", "", map[string][]string{"security_scheme": {"openIdConnect"}}, []string{transl}},
 			{"no security scheme", "", map[string][]string{"security_scheme": {"none"}}, []string{weather}},
 			{"provider", "", map[string][]string{"provider": {"acme finance"}}, []string{invoice}},
@@ -246,7 +246,7 @@ func TestSearchFacetsAndRanking(t *testing.T) {
 		}
 		want := map[string][]catalog.FacetCount{
 			"binding":          {{Value: "JSONRPC", Count: 3}, {Value: "GRPC", Count: 1}, {Value: "HTTP+JSON", Count: 1}},
-			"protocol_version": {{Value: "0.2", Count: 1}, {Value: "0.3", Count: 1}, {Value: "1.0", Count: 1}},
+			"protocol_version": {{Value: "0.3", Count: 1}, {Value: "1.0", Count: 1}, {Value: "unknown", Count: 1}},
 			"tag":              {{Value: "finance", Count: 1}, {Value: "translation", Count: 1}},
 		}
 		for field, w := range want {

@@ -184,6 +184,8 @@ func (s *Store) Migrate(ctx context.Context) error {
 		}
 		opts = append(opts, goose.WithSessionLocker(locker))
 	}
+	// 00004 is Go: see rekeyMigration.
+	opts = append(opts, goose.WithGoMigrations(rekeyMigration(s.dialect, s.limits)))
 	fsys, err := fs.Sub(migrations.FS, sub)
 	if err != nil {
 		return fmt.Errorf("migrating catalog: %w", err)

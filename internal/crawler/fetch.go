@@ -13,10 +13,10 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/a2aregistry/registry/internal/card"
 	"github.com/a2aregistry/registry/internal/safehttp"
 )
 
@@ -131,9 +131,10 @@ func NewFetcher(c *safehttp.Client, maxBytes int64) *Fetcher {
 }
 
 // ResolveCardURLs turns a card URL or a bare origin into the URLs to try,
-// in order. An origin ("https://host" or "https://host/") yields the
-// well-known path and then the legacy one; any other URL is used as is,
-// minus its fragment. Errors wrap ErrInvalidURL.
+// in order, in canonical form (card.CanonicalCardURL). An origin
+// ("https://host" or "https://host/") yields the well-known path and then
+// the legacy one; any other URL is its canonical self. Errors wrap
+// ErrInvalidURL.
 func ResolveCardURLs(input string) ([]string, error) {
 	input = strings.TrimSpace(input)
 	if input == "" {
@@ -164,25 +165,17 @@ func ResolveCardURLs(input string) ([]string, error) {
 	case u.Hostname() == "":
 		return nil, fmt.Errorf("%w: missing host", ErrInvalidURL)
 	}
-	if p := u.Port(); p != "" {
-		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
-			return nil, fmt.Errorf("%w: port %s out of range", ErrInvalidURL, p)
-		}
+	// One identity per card URL (card.CanonicalCardURL): the spellings of
+	// one URL (case, default port, IDN, dot segments, escapes…) name one
+	// agent, and are fetched as that one URL.
+	canon, err := card.CanonicalCardURL(input)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidURL, err)
 	}
-	u.Host = strings.ToLower(u.Host)
-	// A default port names the same agent as no port; dropping it keeps
-	// one catalog entry per agent (imports derive URLs the same way).
-	if p := u.Port(); (u.Scheme == "https" && p == "443") || (u.Scheme == "http" && p == "80") {
-		u.Host = strings.TrimSuffix(u.Host, ":"+p)
+	if origin, err := card.CanonicalOrigin(canon); err == nil && canon == origin+"/" {
+		return []string{origin + WellKnownCardPath, origin + LegacyCardPath}, nil
 	}
-	u.Fragment, u.RawFragment = "", ""
-	if (u.Path == "" || u.Path == "/") && u.RawQuery == "" && !u.ForceQuery {
-		card, legacy := *u, *u
-		card.Path, legacy.Path = WellKnownCardPath, LegacyCardPath
-		card.RawPath, legacy.RawPath = "", ""
-		return []string{card.String(), legacy.String()}, nil
-	}
-	return []string{u.String()}, nil
+	return []string{canon}, nil
 }
 
 // Fetch fetches the card named by input (see ResolveCardURLs), sending the

@@ -50,6 +50,18 @@ func TestResolveCardURLs(t *testing.T) {
 		{"http://agent.example.com:443/", []string{"http://agent.example.com:443/.well-known/agent-card.json", "http://agent.example.com:443/.well-known/agent.json"}},
 		{"https://[::1]:443", []string{"https://[::1]/.well-known/agent-card.json", "https://[::1]/.well-known/agent.json"}},
 		{"https://[::1]:9000", []string{"https://[::1]:9000/.well-known/agent-card.json", "https://[::1]:9000/.well-known/agent.json"}},
+		// One identity per URL: every spelling below is one agent's card URL.
+		{"https://hub.example/agents/a/card.json?", []string{"https://hub.example/agents/a/card.json"}},
+		{"https://hub.example//agents/a/card.json", []string{"https://hub.example/agents/a/card.json"}},
+		{"https://hub.example/agents/a/%63ard.json", []string{"https://hub.example/agents/a/card.json"}},
+		{"https://hub.example/agents/./a/card.json", []string{"https://hub.example/agents/a/card.json"}},
+		{"https://hub.example/agents/x/../a/card.json", []string{"https://hub.example/agents/a/card.json"}},
+		{"https://hub.example./agents/a/card.json", []string{"https://hub.example/agents/a/card.json"}},
+		{"https://bücher.example/card.json", []string{"https://xn--bcher-kva.example/card.json"}},
+		{"https://b%C3%BCcher.example/card.json", []string{"https://xn--bcher-kva.example/card.json"}},
+		{"http://[::ffff:10.0.0.5]:8080/card.json", []string{"http://10.0.0.5:8080/card.json"}},
+		{"https://agent.example.com/./", []string{"https://agent.example.com/.well-known/agent-card.json", "https://agent.example.com/.well-known/agent.json"}},
+		{"https://agent.example.com/?", []string{"https://agent.example.com/.well-known/agent-card.json", "https://agent.example.com/.well-known/agent.json"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {

@@ -32,9 +32,11 @@ func NewRegistrar(f *Fetcher, s Store, lim card.Limits, log *slog.Logger) *Regis
 }
 
 // Register fetches the card at input (a card URL or an origin), parses it
-// and upserts it under the URL that served it. That is the candidate URL,
-// not a redirect target, so the agent keeps its identity when the host
-// moves the file around.
+// and upserts it under the URL that served it. That is the candidate URL in
+// its canonical form (card.CanonicalCardURL, via ResolveCardURLs), not a
+// redirect target, so every spelling of one URL is one agent and the agent
+// keeps its identity when the host moves the file around. A JSON object
+// that is not a card is refused with card.CodeNotACard.
 //
 // Errors wrap, for errors.As / errors.Is: *FetchError (which wraps
 // ErrInvalidURL for bad input) when the card could not be fetched, and

@@ -21,6 +21,12 @@ func TestLoadSeeds(t *testing.T) {
 				"https://A.example:443/\n\thttps://b.example/.well-known/agent-card.json#frag\nhttps://c.example/card.json\r\n",
 			want: []string{"https://a.example", "https://b.example/.well-known/agent-card.json", "https://c.example/card.json"},
 		},
+		{
+			name: "one entry per canonical card URL",
+			content: "https://hub.example/agents/a/card.json\nhttps://hub.example//agents/./a/%63ard.json?\n" +
+				"https://hub.example/agents/b/card.json\nhttps://bücher.example/card.json\nhttps://b%C3%BCcher.example./card.json\n",
+			want: []string{"https://hub.example/agents/a/card.json", "https://hub.example/agents/b/card.json", "https://bücher.example/card.json"},
+		},
 		{name: "empty file", content: "# nothing yet\n", want: nil},
 		{
 			name:     "every bad line is reported with its number",

@@ -13,8 +13,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net"
-	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -35,10 +33,6 @@ const (
 	Updated   Outcome = "updated"
 	Unchanged Outcome = "unchanged"
 )
-
-// WellKnownPath is where A2A v0.3+ agents serve their card (A2A v0.3
-// §5.3, v1.0 §8.2).
-const WellKnownPath = "/.well-known/agent-card.json"
 
 // Store is the part of the catalog an import writes to.
 type Store interface {
@@ -64,8 +58,20 @@ type Result struct {
 	Outcome Outcome
 }
 
-// File reads the card at path (at most Limits.MaxBytes) and imports it.
+// File reads the card at path (at most Limits.MaxBytes) and imports it
+// under its content hash (see CardURL).
 func (im *Importer) File(ctx context.Context, path string) (Result, error) {
+	return im.FileAt(ctx, path, "")
+}
+
+// FileAt is File for a card the operator says is served at servedAt (a
+// card URL; "" when unknown): the card is filed under that agent, so that
+// registering or crawling the URL later updates the same catalog entry.
+func (im *Importer) FileAt(ctx context.Context, path, servedAt string) (Result, error) {
+	cardURL, err := CardURL(nil, servedAt)
+	if err != nil {
+		return Result{}, err
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return Result{}, err
@@ -75,7 +81,10 @@ func (im *Importer) File(ctx context.Context, path string) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("reading %s: %w", path, err)
 	}
-	return im.Card(ctx, raw)
+	if cardURL == "" {
+		return im.Card(ctx, raw)
+	}
+	return im.CardAt(ctx, raw, cardURL)
 }
 
 // FS imports every file of fsys matching pattern (see fs.Glob), in lexical
@@ -139,17 +148,29 @@ func (im *Importer) limits() card.Limits {
 	return lim
 }
 
-// Card parses raw and upserts it under the card URL CardURL derives.
+// Card parses raw and upserts it under its content hash (see CardURL).
 func (im *Importer) Card(ctx context.Context, raw []byte) (Result, error) {
+	return im.CardAt(ctx, raw, "")
+}
+
+// CardAt parses raw and upserts it under the canonical form of servedAt,
+// the card URL the operator says it is served at, or under its content
+// hash when servedAt is "". Errors: card.ErrInvalid (a *card.ParseError,
+// not_a_card among its codes) when raw is not a card, ErrInvalidURL for a
+// bad servedAt, else the store's.
+func (im *Importer) CardAt(ctx context.Context, raw []byte, servedAt string) (Result, error) {
 	c, err := card.Parse(raw, im.limits())
 	if err != nil {
 		return Result{}, fmt.Errorf("parsing card: %w", err)
+	}
+	cardURL, err := CardURL(raw, servedAt)
+	if err != nil {
+		return Result{}, err
 	}
 	now := time.Now
 	if im.Now != nil {
 		now = im.Now
 	}
-	cardURL := CardURL(c, raw)
 	res, err := im.Store.Upsert(ctx, catalog.UpsertInput{
 		CardURL: cardURL,
 		Card:    c,
@@ -172,45 +193,29 @@ func (im *Importer) Card(ctx context.Context, raw []byte) (Result, error) {
 	return out, nil
 }
 
-// CardURL names the agent an imported card belongs to. It is the
-// well-known card URL at the origin of the first HTTP(S) interface, so that
-// registering or crawling the agent later updates the same catalog entry.
-// A card with no such interface is named by the SHA-256 of its bytes, so
-// importing the same file again is idempotent.
-func CardURL(c *card.Card, raw []byte) string {
-	for _, iface := range c.Interfaces {
-		if origin, ok := httpOrigin(iface.URL); ok {
-			return origin + WellKnownPath
+// ErrInvalidURL is returned for a card URL given with an import that is not
+// an absolute http(s) URL; it wraps card.ErrInvalidURL.
+var ErrInvalidURL = errors.New("invalid --url")
+
+// CardURL names the agent an imported card belongs to: the canonical form
+// (card.CanonicalCardURL) of servedAt, the URL the card is served at, when
+// one is given; else a URN of the SHA-256 of raw, so importing the same
+// file again is idempotent. No field of any card version names the card's
+// own URL, and an interface URL is where the agent answers, not where its
+// card lives: a hub serves many cards for one origin, so deriving a card
+// URL from an interface merged distinct agents. With raw nil and servedAt
+// "", CardURL returns "".
+func CardURL(raw []byte, servedAt string) (string, error) {
+	if strings.TrimSpace(servedAt) != "" {
+		u, err := card.CanonicalCardURL(servedAt)
+		if err != nil {
+			return "", fmt.Errorf("%w: %w", ErrInvalidURL, err)
 		}
+		return u, nil
+	}
+	if raw == nil {
+		return "", nil
 	}
 	sum := sha256.Sum256(raw)
-	return "urn:a2a-registry:import:" + hex.EncodeToString(sum[:])
-}
-
-// httpOrigin returns the RFC 6454 origin of an http or https URL in its
-// canonical form: lower-case scheme and host, default port dropped,
-// userinfo, path and query removed.
-func httpOrigin(raw string) (string, bool) {
-	u, err := url.Parse(strings.TrimSpace(raw))
-	if err != nil {
-		return "", false
-	}
-	scheme := strings.ToLower(u.Scheme)
-	if scheme != "http" && scheme != "https" {
-		return "", false
-	}
-	host := strings.ToLower(u.Hostname())
-	if host == "" {
-		return "", false
-	}
-	port := u.Port()
-	if (scheme == "https" && port == "443") || (scheme == "http" && port == "80") {
-		port = ""
-	}
-	if port != "" {
-		host = net.JoinHostPort(host, port)
-	} else if strings.Contains(host, ":") {
-		host = "[" + host + "]"
-	}
-	return scheme + "://" + host, true
+	return "urn:a2a-registry:import:" + hex.EncodeToString(sum[:]), nil
 }

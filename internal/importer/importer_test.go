@@ -87,36 +87,30 @@ func urn(raw string) string {
 }
 
 func TestCardURL(t *testing.T) {
+	raw := []byte(v10Card)
 	tests := []struct {
-		name string
-		urls []string
-		want string
+		name, servedAt, want string
 	}{
-		{"https default port dropped, host lowered", []string{"https://Agents.Example.com:443/a2a"}, "https://agents.example.com/.well-known/agent-card.json"},
-		{"http keeps explicit port", []string{"http://10.0.0.5:9999/rpc?x=1"}, "http://10.0.0.5:9999/.well-known/agent-card.json"},
-		{"http default port dropped", []string{"http://a.example:80/"}, "http://a.example/.well-known/agent-card.json"},
-		{"userinfo removed", []string{"https://user:pw@a.example/x"}, "https://a.example/.well-known/agent-card.json"},
-		{"ipv6 literal", []string{"https://[2001:db8::1]/a2a"}, "https://[2001:db8::1]/.well-known/agent-card.json"},
-		{"ipv6 literal with port", []string{"https://[2001:db8::1]:8443/a2a"}, "https://[2001:db8::1]:8443/.well-known/agent-card.json"},
-		{"first usable interface wins", []string{"grpc.example.com:443", "ftp://x.example/", "https://b.example/rest", "https://c.example/"}, "https://b.example/.well-known/agent-card.json"},
-		{"no usable interface", []string{"grpc.example.com:443", "https:///nohost", "javascript:alert(1)"}, ""},
-		{"no interfaces", nil, ""},
+		{"no URL given: content hash", "", urn(v10Card)},
+		{"URL given: canonical, path kept", "https://Hub.Example.com:443/agents/a/.well-known/agent-card.json",
+			"https://hub.example.com/agents/a/.well-known/agent-card.json"},
+		{"another agent on the same host", "https://hub.example.com/agents/b/.well-known/agent-card.json",
+			"https://hub.example.com/agents/b/.well-known/agent-card.json"},
+		{"IDN host in ASCII", "https://bücher.example/card.json", "https://xn--bcher-kva.example/card.json"},
+		{"dot segments and escapes", "http://localhost:3000/x/../agents/%61/card.json?", "http://localhost:3000/agents/a/card.json"},
 	}
-	raw := []byte(`{"name":"x"}`)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := &card.Card{Raw: raw}
-			for _, u := range tt.urls {
-				c.Interfaces = append(c.Interfaces, card.Interface{URL: u})
-			}
-			want := tt.want
-			if want == "" {
-				want = urn(string(raw))
-			}
-			if got := CardURL(c, raw); got != want {
-				t.Errorf("CardURL = %q, want %q", got, want)
+			got, err := CardURL(raw, tt.servedAt)
+			if err != nil || got != tt.want {
+				t.Errorf("CardURL = %q, %v; want %q", got, err, tt.want)
 			}
 		})
+	}
+	for _, bad := range []string{"agents.example.com/card.json", "ftp://a.example/card.json", "https://u:p@a.example/"} {
+		if _, err := CardURL(raw, bad); !errors.Is(err, ErrInvalidURL) || !errors.Is(err, card.ErrInvalidURL) {
+			t.Errorf("CardURL(%q) error = %v, want ErrInvalidURL", bad, err)
+		}
 	}
 }
 
@@ -127,19 +121,22 @@ func TestCardOutcomes(t *testing.T) {
 	ctx := context.Background()
 
 	steps := []struct {
-		raw     string
-		want    Outcome
-		cardURL string
+		raw      string
+		servedAt string
+		want     Outcome
+		cardURL  string
 	}{
-		{v10Card, Created, "https://agents.example.com/.well-known/agent-card.json"},
-		{v10Card, Unchanged, "https://agents.example.com/.well-known/agent-card.json"},
-		{strings.Replace(v10Card, `"1.0.0"`, `"1.0.1"`, 1), Updated, "https://agents.example.com/.well-known/agent-card.json"},
-		{v03Card, Created, "http://weather.internal:9999/.well-known/agent-card.json"},
-		{noURLCard, Created, urn(noURLCard)},
-		{noURLCard, Unchanged, urn(noURLCard)},
+		{v10Card, "https://agents.example.com/a/card.json", Created, "https://agents.example.com/a/card.json"},
+		{v10Card, "HTTPS://agents.example.com:443/a//card.json", Unchanged, "https://agents.example.com/a/card.json"},
+		{strings.Replace(v10Card, `"1.0.0"`, `"1.0.1"`, 1), "https://agents.example.com/a/card.json", Updated, "https://agents.example.com/a/card.json"},
+		// The same host, another path: another agent.
+		{v10Card, "https://agents.example.com/b/card.json", Created, "https://agents.example.com/b/card.json"},
+		{v03Card, "", Created, urn(v03Card)},
+		{noURLCard, "", Created, urn(noURLCard)},
+		{noURLCard, "", Unchanged, urn(noURLCard)},
 	}
 	for i, st := range steps {
-		res, err := im.Card(ctx, []byte(st.raw))
+		res, err := im.CardAt(ctx, []byte(st.raw), st.servedAt)
 		if err != nil {
 			t.Fatalf("step %d: %v", i, err)
 		}
@@ -172,6 +169,7 @@ func TestCardFailuresStoreNothing(t *testing.T) {
 	}{
 		{"not json", `{"name":`, nil, card.ErrInvalid},
 		{"duplicate key", `{"name":"a","name":"b"}`, nil, card.ErrInvalid},
+		{"not a card", `{"name":"my-site","version":"1.0.0","description":"a package manifest"}`, nil, card.ErrInvalid},
 		{"store failure", v10Card, errors.New("disk full"), nil},
 	}
 	for _, tt := range tests {

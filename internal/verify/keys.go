@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 
+	"github.com/a2aregistry/registry/internal/card"
 	"github.com/a2aregistry/registry/internal/safehttp"
 )
 
@@ -68,8 +68,11 @@ func (k PinnedKey) appliesTo(origins []string) bool {
 		if o == "*" {
 			return true
 		}
+		// Keys pinned before origins were canonicalized may be stored
+		// in another spelling (an IDN host in Unicode).
+		co := origin(o)
 		for _, c := range origins {
-			if strings.EqualFold(o, c) {
+			if strings.EqualFold(o, c) || co != "" && co == origin(c) {
 				return true
 			}
 		}
@@ -248,24 +251,15 @@ func (v *Verifier) fetchJWKS(ctx context.Context, u string) ([]jose.JSONWebKey, 
 	return keys, nil
 }
 
-// origin returns scheme://host[:port] with the default port dropped and
-// the host lower-cased (RFC 6454 §4), or "" for a URL without both.
+// origin returns the canonical origin of an http(s) URL (card.CanonicalOrigin:
+// RFC 6454 §4 with IDN hosts in ASCII, default port and trailing dot
+// dropped), or "" for anything else. Every origin comparison of the
+// verifier (card origin, jku, trust store scope) goes through it, so that
+// two spellings of one host never disagree.
 func origin(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.Scheme == "" || u.Host == "" {
+	o, err := card.CanonicalOrigin(raw)
+	if err != nil {
 		return ""
 	}
-	scheme := strings.ToLower(u.Scheme)
-	host := strings.ToLower(u.Hostname())
-	port := u.Port()
-	if (scheme == "https" && port == "443") || (scheme == "http" && port == "80") {
-		port = ""
-	}
-	if strings.Contains(host, ":") {
-		host = "[" + host + "]"
-	}
-	if port != "" {
-		return scheme + "://" + host + ":" + port
-	}
-	return scheme + "://" + host
+	return o
 }

@@ -88,6 +88,12 @@ func (v *Verifier) ProbeInterface(ctx context.Context, in card.Interface) Probe 
 		p.Status, p.Problem = ProbeSkipped, "no network client configured"
 		return p
 	}
+	if in.ProtocolVersion == card.VersionUnknown {
+		// The wire format differs between 0.3 and 1.0; probing one would
+		// report a guess as the agent's fault or merit.
+		p.Status, p.Problem = ProbeSkipped, "the card declares no protocol version for this interface, so there is no wire format to probe"
+		return p
+	}
 	ctx, cancel := context.WithTimeout(ctx, v.opts.ProbeTimeout)
 	defer cancel()
 	v1 := isV1(in.ProtocolVersion)

@@ -1,0 +1,431 @@
+package catalog
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pressly/goose/v3"
+
+	"github.com/a2aregistry/registry/internal/card"
+)
+
+// rekeyVersion is migration 00004. It is Go, not SQL, because the key it
+// restores is card.CanonicalCardURL (IDNA, RFC 3986 normalization), which
+// neither SQLite nor PostgreSQL can compute.
+const rekeyVersion = 4
+
+// rekeyMigration is migration 00004: one identity per agent. Older
+// releases keyed agents by card URLs canonicalized three different ways
+// (an IDN host in Unicode by import, percent-encoded by registration;
+// dot segments, "//", empty queries and default ports kept), so one agent
+// could be several rows. It rewrites every card_url to its canonical form
+// and merges the rows that now share one: every card version is kept,
+// renumbered by the time it was received, and the row whose current card
+// was received last is the one that survives, with that card current.
+// Fetch history and verification reports move with the versions; each
+// merged-away agent gets a "removed" entry in the change feed, the
+// survivor an "updated" one. Trusted-key origin scopes are canonicalized
+// too (card.CanonicalOrigin).
+//
+// It then re-derives every agent's indexed view (skills, interfaces,
+// schemes, findings, facets, summary) from its stored current card with this
+// release's parser, which reads protocol versions, bindings, legacy
+// authentication and skills without ids as declared, and marks every
+// verification report stale so the runner redoes the security audit. A
+// stored card this parser refuses (a non-card an older release accepted)
+// keeps its old view.
+//
+// Down does nothing: a merge cannot be told apart afterwards, and the
+// canonical keys are valid under the older code.
+func rekeyMigration(d dialect, lim card.Limits) *goose.Migration {
+	up := func(ctx context.Context, tx *sql.Tx) error {
+		r := &rekeyTx{tx: tx, dialect: d}
+		if err := rekey(ctx, r, time.Now().UTC()); err != nil {
+			return err
+		}
+		if err := rederive(ctx, r, lim); err != nil {
+			return fmt.Errorf("migration 00004: re-deriving the indexed view: %w", err)
+		}
+		return nil
+	}
+	noop := func(context.Context, *sql.Tx) error { return nil }
+	return goose.NewGoMigration(rekeyVersion, &goose.GoFunc{RunTx: up}, &goose.GoFunc{RunTx: noop})
+}
+
+// rekeyTx runs the migration's statements, written with "?" placeholders,
+// on either database.
+type rekeyTx struct {
+	tx      *sql.Tx
+	dialect dialect
+}
+
+func (r *rekeyTx) bind(q string) string {
+	if r.dialect != dialectPostgres {
+		return q
+	}
+	var b strings.Builder
+	n := 0
+	for _, c := range q {
+		if c == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+func (r *rekeyTx) exec(ctx context.Context, q string, args ...any) error {
+	if _, err := r.tx.ExecContext(ctx, r.bind(q), args...); err != nil {
+		if len(q) > 80 {
+			q = q[:80] + "…"
+		}
+		return fmt.Errorf("running %q: %w", q, err)
+	}
+	return nil
+}
+
+func (r *rekeyTx) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	return r.tx.QueryContext(ctx, r.bind(q), args...)
+}
+
+// rekeyAgent is one agents row as the migration sees it.
+type rekeyAgent struct {
+	pk, current, seq int64
+	id, url, key     string
+	received         time.Time // when its current version was received
+	paused           bool
+}
+
+// rekeyVersionRow is one card_versions row of a merged agent.
+type rekeyVersionRow struct {
+	agentPK, number int64
+	received        time.Time
+}
+
+func rekey(ctx context.Context, r *rekeyTx, now time.Time) error {
+	agents, err := rekeyLoadAgents(ctx, r)
+	if err != nil {
+		return fmt.Errorf("migration 00004: reading agents: %w", err)
+	}
+	groups := map[string][]*rekeyAgent{}
+	var keys []string
+	for _, a := range agents {
+		if _, ok := groups[a.key]; !ok {
+			keys = append(keys, a.key)
+		}
+		groups[a.key] = append(groups[a.key], a)
+	}
+	slices.Sort(keys)
+	for _, key := range keys {
+		g := groups[key]
+		if len(g) == 1 {
+			if g[0].url != key {
+				if err := r.exec(ctx, "UPDATE agents SET card_url = ? WHERE pk = ?", key, g[0].pk); err != nil {
+					return fmt.Errorf("migration 00004: rekeying %s: %w", g[0].url, err)
+				}
+			}
+			continue
+		}
+		if err := rekeyMerge(ctx, r, key, g, now); err != nil {
+			return fmt.Errorf("migration 00004: merging %d agents into %s: %w", len(g), key, err)
+		}
+	}
+	if err := rekeyTrustedKeys(ctx, r); err != nil {
+		return fmt.Errorf("migration 00004: trusted key origins: %w", err)
+	}
+	return nil
+}
+
+func rekeyLoadAgents(ctx context.Context, r *rekeyTx) ([]*rekeyAgent, error) {
+	rows, err := r.query(ctx, `SELECT a.pk, a.id, a.card_url, a.current_version, a.seq, v.received_at, COALESCE(c.paused, ?)
+		FROM agents a JOIN card_versions v ON v.agent_pk = a.pk AND v.number = a.current_version
+		LEFT JOIN crawl_state c ON c.agent_pk = a.pk ORDER BY a.pk`, true)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*rekeyAgent
+	for rows.Next() {
+		a := &rekeyAgent{}
+		if err := rows.Scan(&a.pk, &a.id, &a.url, &a.current, &a.seq, &a.received, &a.paused); err != nil {
+			return nil, err
+		}
+		a.key = a.url
+		// URNs (imports named by content hash) have no other spelling.
+		if k, err := card.CanonicalCardURL(a.url); err == nil {
+			a.key = k
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// rekeyMerge folds the agents of g into the one whose current card is the
+// newest (received last; then the higher pk, the later registration).
+func rekeyMerge(ctx context.Context, r *rekeyTx, key string, g []*rekeyAgent, now time.Time) error {
+	slices.SortFunc(g, func(a, b *rekeyAgent) int {
+		if c := a.received.Compare(b.received); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.pk, b.pk)
+	})
+	winner, losers := g[len(g)-1], g[:len(g)-1]
+	pks := make([]any, len(g))
+	for i, a := range g {
+		pks[i] = a.pk
+	}
+	in := "(" + strings.TrimSuffix(strings.Repeat("?,", len(g)), ",") + ")"
+	rows, err := r.query(ctx, "SELECT agent_pk, number, received_at FROM card_versions WHERE agent_pk IN "+in, pks...)
+	if err != nil {
+		return err
+	}
+	var versions []rekeyVersionRow
+	for rows.Next() {
+		var v rekeyVersionRow
+		if err := rows.Scan(&v.agentPK, &v.number, &v.received); err != nil {
+			rows.Close()
+			return err
+		}
+		versions = append(versions, v)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	// Oldest first; the survivor's current card last whatever the clocks
+	// said, so it stays current.
+	isCurrent := func(v rekeyVersionRow) bool { return v.agentPK == winner.pk && v.number == winner.current }
+	slices.SortFunc(versions, func(a, b rekeyVersionRow) int {
+		if ca, cb := isCurrent(a), isCurrent(b); ca != cb {
+			if ca {
+				return 1
+			}
+			return -1
+		}
+		if c := a.received.Compare(b.received); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.agentPK, b.agentPK); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.number, b.number)
+	})
+	// Two passes through negative numbers, so no renumbered row collides
+	// with one not yet moved (the primary key is (agent_pk, number)).
+	for i, v := range versions {
+		n := -int64(i + 1)
+		if err := r.exec(ctx, "UPDATE card_versions SET agent_pk = ?, number = ? WHERE agent_pk = ? AND number = ?", winner.pk, n, v.agentPK, v.number); err != nil {
+			return err
+		}
+		if err := r.exec(ctx, "UPDATE verifications SET agent_pk = ?, version = ? WHERE agent_pk = ? AND version = ?", winner.pk, n, v.agentPK, v.number); err != nil {
+			return err
+		}
+	}
+	if err := r.exec(ctx, "UPDATE card_versions SET number = -number WHERE agent_pk = ? AND number < 0", winner.pk); err != nil {
+		return err
+	}
+	if err := r.exec(ctx, "UPDATE verifications SET version = -version WHERE agent_pk = ? AND version < 0", winner.pk); err != nil {
+		return err
+	}
+
+	paused := true
+	for _, a := range g {
+		paused = paused && a.paused
+	}
+	seq, err := rekeySeq(ctx, r)
+	if err != nil {
+		return err
+	}
+	for _, l := range losers {
+		if err := r.exec(ctx, "UPDATE fetch_log SET agent_pk = ? WHERE agent_pk = ?", winner.pk, l.pk); err != nil {
+			return err
+		}
+		if err := r.exec(ctx, "DELETE FROM agents WHERE pk = ?", l.pk); err != nil {
+			return err
+		}
+		if err := r.exec(ctx, "INSERT INTO changes (agent_pk, agent_id, card_url, kind, version, at) VALUES (?, ?, ?, ?, ?, ?)",
+			l.pk, l.id, l.url, ChangeRemoved, l.current, now); err != nil {
+			return err
+		}
+	}
+	current := int64(len(versions))
+	if err := r.exec(ctx, "UPDATE agents SET card_url = ?, current_version = ?, seq = ?, updated_at = ? WHERE pk = ?",
+		key, current, seq, now, winner.pk); err != nil {
+		return err
+	}
+	if err := r.exec(ctx, "UPDATE crawl_state SET paused = ? WHERE agent_pk = ?", paused, winner.pk); err != nil {
+		return err
+	}
+	return r.exec(ctx, "INSERT INTO changes (agent_pk, agent_id, card_url, kind, version, at) VALUES (?, ?, ?, ?, ?, ?)",
+		winner.pk, winner.id, key, ChangeUpdated, current, now)
+}
+
+// rekeySeq takes the next agents.seq, as allocate does.
+func rekeySeq(ctx context.Context, r *rekeyTx) (int64, error) {
+	q := "SELECT COALESCE(MAX(seq), 0) + 1 FROM agents"
+	if r.dialect == dialectPostgres {
+		q = "SELECT nextval('agent_seq')"
+	}
+	var n int64
+	if err := r.tx.QueryRowContext(ctx, q).Scan(&n); err != nil {
+		return 0, fmt.Errorf("allocating agents.seq: %w", err)
+	}
+	return n, nil
+}
+
+func rekeyTrustedKeys(ctx context.Context, r *rekeyTx) error {
+	rows, err := r.query(ctx, "SELECT id, origins FROM trusted_keys")
+	if err != nil {
+		return err
+	}
+	type row struct{ id, origins string }
+	var all []row
+	for rows.Next() {
+		var k row
+		if err := rows.Scan(&k.id, &k.origins); err != nil {
+			rows.Close()
+			return err
+		}
+		all = append(all, k)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, k := range all {
+		var origins []string
+		if err := json.Unmarshal([]byte(k.origins), &origins); err != nil {
+			return fmt.Errorf("trusted key %s: %w", k.id, err)
+		}
+		var canon []string
+		for _, o := range origins {
+			if c, err := card.CanonicalOrigin(o); err == nil {
+				o = c
+			}
+			if !slices.Contains(canon, o) {
+				canon = append(canon, o)
+			}
+		}
+		b, err := json.Marshal(canon)
+		if err != nil {
+			return err
+		}
+		if string(b) != k.origins {
+			if err := r.exec(ctx, "UPDATE trusted_keys SET origins = ? WHERE id = ?", string(b), k.id); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// rederive rebuilds the derived rows of every agent from its current raw
+// card, as upsertRun writes them, keeping the audit facets (which the
+// verification runner owns and redoes: every report is marked stale).
+func rederive(ctx context.Context, r *rekeyTx, lim card.Limits) error {
+	type stored struct {
+		pk                int64
+		signature, health string
+		raw               []byte
+	}
+	// Batches by pk: one batch of raw cards in memory at a time, and no
+	// statement run while a result set is open on the connection.
+	var after int64
+	for {
+		rows, err := r.query(ctx, `SELECT a.pk, a.signature_status, a.health, v.raw FROM agents a
+			JOIN card_versions v ON v.agent_pk = a.pk AND v.number = a.current_version
+			WHERE a.pk > ? ORDER BY a.pk LIMIT 500`, after)
+		if err != nil {
+			return err
+		}
+		var batch []stored
+		for rows.Next() {
+			var a stored
+			if err := rows.Scan(&a.pk, &a.signature, &a.health, &a.raw); err != nil {
+				rows.Close()
+				return err
+			}
+			batch = append(batch, a)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if len(batch) == 0 {
+			break
+		}
+		after = batch[len(batch)-1].pk
+		for _, a := range batch {
+			if err := rederiveOne(ctx, r, lim, a.pk, a.signature, a.health, a.raw); err != nil {
+				return err
+			}
+		}
+	}
+	return r.exec(ctx, "UPDATE verifications SET stale = ?", true)
+}
+
+func rederiveOne(ctx context.Context, r *rekeyTx, lim card.Limits, pk int64, signature, health string, raw []byte) error {
+	c, err := card.Parse(raw, lim)
+	if err != nil {
+		return nil // see rekeyMigration: such a card keeps its old view
+	}
+	var d derivedRows
+	if err := d.add(pk, c, facetsOf(c, signature, health)); err != nil {
+		return err
+	}
+	summary, err := json.Marshal(summaryOf(c))
+	if err != nil {
+		return err
+	}
+	if err := r.exec(ctx, `UPDATE agents SET name = ?, description = ?, provider = ?, agent_version = ?, shape = ?,
+		protocol_versions = ?, summary = ? WHERE pk = ?`, cleanText(c.Name), cleanText(c.Description), cleanText(providerOf(c)),
+		cleanText(c.Version), string(c.Shape), strings.Join(c.ProtocolVersions, ","), string(summary), pk); err != nil {
+		return err
+	}
+	for _, t := range derivedTables {
+		q := "DELETE FROM " + t + " WHERE agent_pk = ?"
+		if t == "agent_facets" {
+			q += " AND field <> '" + FieldAudit + "'"
+		}
+		if err := r.exec(ctx, q, pk); err != nil {
+			return err
+		}
+	}
+	for _, ins := range []struct {
+		table, cols string
+		rows        [][]any
+	}{
+		{"skills", "agent_pk, ordinal, skill_id, name, description, examples, tags, input_modes, output_modes, input_modes_inherited, output_modes_inherited", d.skills},
+		{"interfaces", "agent_pk, ordinal, url, binding, protocol_version, tenant", d.ifaces},
+		{"security_schemes", "agent_pk, name, type, details", d.schemes},
+		{"lint_findings", "agent_pk, ordinal, code, severity, path, message", d.findings},
+		{"agent_facets", "agent_pk, field, value", d.facets},
+	} {
+		for chunk := range slices.Chunk(ins.rows, 200) {
+			row := "(" + strings.TrimSuffix(strings.Repeat("?,", len(chunk[0])), ",") + ")"
+			var args []any
+			for _, rw := range chunk {
+				for _, v := range rw {
+					if str, ok := v.(string); ok {
+						v = cleanText(str)
+					}
+					args = append(args, v)
+				}
+			}
+			q := "INSERT INTO " + ins.table + " (" + ins.cols + ") VALUES " + strings.TrimSuffix(strings.Repeat(row+",", len(chunk)), ",")
+			if err := r.exec(ctx, q, args...); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
