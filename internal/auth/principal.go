@@ -104,7 +104,11 @@ func DevMode(ctx context.Context) bool {
 // request, as the Authenticator does. It is for tests of handlers that
 // read FromContext and CSRFToken.
 func WithPrincipal(ctx context.Context, p Principal, csrf string) context.Context {
-	return context.WithValue(ctx, ctxKey{}, &requestAuth{principal: p, csrf: csrf})
+	return withAuth(ctx, &requestAuth{principal: p, csrf: csrf})
+}
+
+func withAuth(ctx context.Context, ra *requestAuth) context.Context {
+	return context.WithValue(ctx, ctxKey{}, ra)
 }
 
 func authFromContext(ctx context.Context) (*requestAuth, bool) {
