@@ -37,7 +37,9 @@ func TestLoadSignIn(t *testing.T) {
 				return reflect.DeepEqual(c.OIDCRoles, []RoleClaim{{"admin", "cn=admins,ou=groups,dc=example"}, {"editor", "eng"}})
 			}},
 		{"roles from env", signIn, map[string]string{"REGISTRY_OIDC_ROLE": "viewer=all; tester=qa"},
-			func(c Config) bool { return reflect.DeepEqual(c.OIDCRoles, []RoleClaim{{"viewer", "all"}, {"tester", "qa"}}) }},
+			func(c Config) bool {
+				return reflect.DeepEqual(c.OIDCRoles, []RoleClaim{{"viewer", "all"}, {"tester", "qa"}})
+			}},
 		{"scopes replace the default", append([]string{"--oidc-scopes", "openid,email,groups"}, signIn...), nil,
 			func(c Config) bool { return reflect.DeepEqual(c.OIDCScopes, []string{"openid", "email", "groups"}) }},
 		{"none default role and viewer anonymous", append([]string{"--oidc-default-role", "none", "--anonymous-role", "viewer"}, signIn...), nil,
