@@ -118,6 +118,8 @@ const (
 	touchInterval = time.Minute
 	// providerTimeout bounds discovery and token requests.
 	providerTimeout = 10 * time.Second
+	// discoveryRetry is how long a failed discovery is not retried.
+	discoveryRetry = 30 * time.Second
 )
 
 // Authenticator identifies the caller of each request (session cookie,
@@ -140,6 +142,11 @@ type Authenticator struct {
 	oauth       *oauth2.Config
 	idVerifier  *oidc.IDTokenVerifier
 	apiVerifier *oidc.IDTokenVerifier
+	// lastErr is the last failed discovery, retried only after
+	// discoveryRetry so a provider outage does not make every request
+	// wait for a timeout of its own.
+	lastErr   error
+	lastErrAt time.Time
 }
 
 // New returns an Authenticator over cfg. It does not contact the provider.
@@ -421,12 +428,16 @@ func (a *Authenticator) provider(ctx context.Context) (*oauth2.Config, *oidc.IDT
 	if a.oauth != nil {
 		return a.oauth, a.idVerifier, a.apiVerifier, nil
 	}
+	if a.lastErr != nil && a.now().Sub(a.lastErrAt) < discoveryRetry {
+		return nil, nil, nil, a.lastErr
+	}
 	dctx, cancel := context.WithTimeout(oidc.ClientContext(context.WithoutCancel(ctx), a.client), providerTimeout)
 	defer cancel()
 	p, err := oidc.NewProvider(dctx, a.cfg.Issuer)
 	if err != nil {
 		a.log.Warn("discovering the OIDC provider", "issuer", a.cfg.Issuer, "err", err)
-		return nil, nil, nil, fmt.Errorf("%w: %w", ErrProviderUnavailable, err)
+		a.lastErr, a.lastErrAt = fmt.Errorf("%w: %w", ErrProviderUnavailable, err), a.now()
+		return nil, nil, nil, a.lastErr
 	}
 	a.oauth = &oauth2.Config{
 		ClientID:     a.cfg.ClientID,

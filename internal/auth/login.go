@@ -179,8 +179,15 @@ func (a *Authenticator) startSession(c echo.Context, p Principal) (string, error
 		CreatedAt: now, LastSeenAt: now, IdleExpiresAt: now.Add(min(a.cfg.SessionIdle, a.cfg.SessionMax)),
 		ExpiresAt: now.Add(a.cfg.SessionMax),
 	}
-	if err := a.cfg.Sessions.CreateSession(c.Request().Context(), s); err != nil {
+	ctx := c.Request().Context()
+	if err := a.cfg.Sessions.CreateSession(ctx, s); err != nil {
 		return "", fmt.Errorf("starting session: %w", err)
+	}
+	// A session this browser had before is replaced, not left to expire.
+	if old, err := c.Request().Cookie(a.cookieName(sessionCookie)); err == nil && old.Value != "" {
+		if err := a.cfg.Sessions.DeleteSession(ctx, hashToken(old.Value)); err != nil {
+			a.log.Warn("deleting the replaced session", "err", err)
+		}
 	}
 	a.setCookie(c, sessionCookie, token, a.cfg.SessionMax)
 	// A CSRF cookie of the signed-out browser is no longer used.

@@ -291,3 +291,24 @@ func mustURL(t *testing.T, raw string) *url.URL {
 	}
 	return u
 }
+
+// TestSecondLoginReplacesSession: two logins started in one browser (two
+// tabs) both finish; the second session replaces the first, whose row is
+// deleted rather than left behind.
+func TestSecondLoginReplacesSession(t *testing.T) {
+	s := newStore(t)
+	h := newHarness(t, s, nil)
+	b := h.browser(t)
+	first := h.startLogin(t, b, user("u", "eng"), "/")
+	second := h.startLogin(t, b, user("u", "eng"), "/")
+	get(t, b, first)
+	firstToken := h.sessionCookie(b)
+	get(t, b, second)
+	secondToken := h.sessionCookie(b)
+	if firstToken == "" || secondToken == firstToken {
+		t.Fatalf("session tokens %q then %q, want two different ones", firstToken, secondToken)
+	}
+	if sessionExists(t, s, firstToken) || !sessionExists(t, s, secondToken) {
+		t.Error("the first session's row survived, or the second's is missing")
+	}
+}
