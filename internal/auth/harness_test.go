@@ -152,6 +152,13 @@ func location(t *testing.T, resp *http.Response) string {
 // user, and returns the callback URL the provider sent the browser to.
 func (h *harness) startLogin(t *testing.T, b *http.Client, user mockoidc.User, next string) string {
 	t.Helper()
+	return h.startLoginVia(t, b, user, next, nil)
+}
+
+// startLoginVia is startLogin with the authorization request changed by
+// edit on its way to the provider (nil: unchanged).
+func (h *harness) startLoginVia(t *testing.T, b *http.Client, user mockoidc.User, next string, edit func(q url.Values)) string {
+	t.Helper()
 	authorize := location(t, get(t, b, h.srv.URL+"/auth/login?next="+url.QueryEscape(next)))
 	if !strings.HasPrefix(authorize, h.oidc.AuthorizationEndpoint()) {
 		t.Fatalf("login redirects to %s, want the provider", authorize)
@@ -160,6 +167,11 @@ func (h *harness) startLogin(t *testing.T, b *http.Client, user mockoidc.User, n
 	q := au.Query()
 	if q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" || q.Get("nonce") == "" || q.Get("state") == "" {
 		t.Fatalf("authorization request lacks PKCE, nonce or state: %s", authorize)
+	}
+	if edit != nil {
+		edit(q)
+		au.RawQuery = q.Encode()
+		authorize = au.String()
 	}
 	if user != nil {
 		h.oidc.QueueUser(user)

@@ -108,6 +108,10 @@ func TestCallbackRefuses(t *testing.T) {
 			mine := h.startLogin(t, b, user("u", "eng"), "/")
 			return setQuery(t, mine, "code", mustURL(t, other).Query().Get("code"))
 		}, http.StatusUnauthorized},
+		{"ID token with another nonce", func(t *testing.T, b *http.Client) string {
+			// Only the nonce catches this: state, code and PKCE are this login's.
+			return h.startLoginVia(t, b, user("u", "eng"), "/", func(q url.Values) { q.Set("nonce", "replayed-nonce") })
+		}, http.StatusUnauthorized},
 		{"provider error", func(t *testing.T, b *http.Client) string {
 			cb := h.startLogin(t, b, user("u", "eng"), "/")
 			return setQuery(t, setQuery(t, cb, "code", ""), "error", "access_denied")
