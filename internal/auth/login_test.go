@@ -84,6 +84,11 @@ func TestCallbackRefuses(t *testing.T) {
 		{"tampered state", func(t *testing.T, b *http.Client) string {
 			return setQuery(t, h.startLogin(t, b, user("u", "eng"), "/"), "state", strings.Repeat("A", 43))
 		}, http.StatusBadRequest},
+		{"tampered state, same cookie", func(t *testing.T, b *http.Client) string {
+			cb := h.startLogin(t, b, user("u", "eng"), "/")
+			state := mustURL(t, cb).Query().Get("state")
+			return setQuery(t, cb, "state", state[:16]+strings.Repeat("A", len(state)-16))
+		}, http.StatusBadRequest},
 		{"state of another browser", func(t *testing.T, b *http.Client) string {
 			return h.startLogin(t, h.browser(t), user("u", "eng"), "/")
 		}, http.StatusBadRequest},
