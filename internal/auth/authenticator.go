@@ -292,8 +292,9 @@ func (a *Authenticator) resolve(c echo.Context) *requestAuth {
 	if h := r.Header.Get(echo.HeaderAuthorization); h != "" {
 		p, err := a.bearer(r.Context(), h)
 		if err != nil {
-			// The token is not logged: it is a credential.
-			a.log.Info("bearer token refused", "err", err, "path", r.URL.Path)
+			// The token is not logged: it is a credential. The request
+			// log shows the refusal with its cause.
+			a.log.Debug("bearer token refused", "err", err, "path", r.URL.Path)
 			return &requestAuth{principal: Principal{}, err: fmt.Errorf("%w: %w", ErrUnauthenticated, err)}
 		}
 		return &requestAuth{principal: p}
