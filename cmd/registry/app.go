@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 
+	"github.com/a2aregistry/registry/internal/auth"
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/config"
 	"github.com/a2aregistry/registry/internal/crawler"
@@ -25,6 +27,7 @@ type app struct {
 	crawler   *crawler.Crawler // nil when crawling is off
 	runner    *verify.Runner
 	metrics   *telemetry.Metrics
+	auth      *auth.Authenticator
 }
 
 // newApp opens the catalog (migrating it) and wires the parts over it.
@@ -33,12 +36,18 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger) (*app, err
 	if err != nil {
 		return nil, err
 	}
+	authn, err := newAuthenticator(cfg, store, log)
+	if err != nil {
+		closeStore(store, log)
+		return nil, fmt.Errorf("configuring sign-in: %w", err)
+	}
 	a := &app{
 		cfg:     cfg,
 		log:     log,
 		store:   store,
 		client:  newOutboundClient(cfg, cfg.CrawlPerHost),
 		metrics: telemetry.New(store),
+		auth:    authn,
 	}
 
 	// Reports are kept current in the background: every new card version,

@@ -18,6 +18,9 @@ const (
 	seedPollInterval = 10 * time.Second
 	// fetchLogPruneInterval is how often old check outcomes are dropped.
 	fetchLogPruneInterval = time.Hour
+	// sessionPruneInterval is how often dead sign-in sessions are dropped;
+	// they are refused when used whether pruned or not.
+	sessionPruneInterval = 15 * time.Minute
 )
 
 // startBackground starts the work that runs beside the HTTP server: the
@@ -46,6 +49,9 @@ func (a *app) startBackground(ctx context.Context) (*background.Group, error) {
 		a.releaseLeases(ctx)
 		bg.Go("crawler", a.crawler.Run)
 		bg.Every("fetch log prune", fetchLogPruneInterval, a.pruneFetchLog)
+	}
+	if a.cfg.SignIn() {
+		bg.Every("session prune", sessionPruneInterval, a.pruneSessions)
 	}
 	bg.Go("verification", func(ctx context.Context) error {
 		a.runner.Run(ctx)
@@ -80,6 +86,19 @@ func (a *app) pruneFetchLog(ctx context.Context) error {
 	}
 	if n > 0 {
 		a.log.Info("pruned fetch log", "rows", n)
+	}
+	return nil
+}
+
+// pruneSessions drops the sign-in sessions past their idle or absolute
+// expiry.
+func (a *app) pruneSessions(ctx context.Context) error {
+	n, err := a.store.PruneSessions(ctx, time.Now())
+	if err != nil {
+		return fmt.Errorf("pruning sessions: %w", err)
+	}
+	if n > 0 {
+		a.log.Debug("pruned sessions", "rows", n)
 	}
 	return nil
 }

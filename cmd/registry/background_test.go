@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/config"
 )
 
@@ -83,6 +85,49 @@ func TestBackgroundStopsBeforeClose(t *testing.T) {
 		synctest.Wait()
 		for _, r := range rec.records()[closed:] {
 			t.Errorf("logged after the store closed: %s %s", r.Level, r.Message)
+		}
+	})
+}
+
+// TestBackgroundPrunesSessions: with sign-in configured, sessions past
+// their expiry are dropped by the background work, and live ones kept.
+func TestBackgroundPrunesSessions(t *testing.T) {
+	cfg := config.Default()
+	cfg.DB = "sqlite:" + filepath.Join(t.TempDir(), "reg.db")
+	cfg.Crawl, cfg.VerifyFetch = false, false
+	// Never contacted: the provider is discovered on the first sign-in.
+	cfg.OIDCIssuer, cfg.OIDCClientID, cfg.PublicURL = "https://id.example.com", "registry", "https://registry.example.com"
+
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		a, err := newApp(ctx, cfg, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.close()
+		now := time.Now()
+		for _, s := range []catalog.Session{
+			{IDHash: "dying", Subject: "a", Role: "viewer", CreatedAt: now, LastSeenAt: now,
+				IdleExpiresAt: now.Add(time.Minute), ExpiresAt: now.Add(time.Hour)},
+			{IDHash: "living", Subject: "b", Role: "viewer", CreatedAt: now, LastSeenAt: now,
+				IdleExpiresAt: now.Add(24 * time.Hour), ExpiresAt: now.Add(48 * time.Hour)},
+		} {
+			if err := a.store.CreateSession(ctx, s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		bg, err := a.startBackground(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(sessionPruneInterval + time.Minute)
+		synctest.Wait()
+		bg.Stop()
+		if _, err := a.store.Session(ctx, "dying"); !errors.Is(err, catalog.ErrNotFound) {
+			t.Errorf("expired session: %v, want pruned", err)
+		}
+		if _, err := a.store.Session(ctx, "living"); err != nil {
+			t.Errorf("live session: %v, want kept", err)
 		}
 	})
 }

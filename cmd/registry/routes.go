@@ -8,12 +8,13 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/a2aregistry/registry/internal/api"
+	"github.com/a2aregistry/registry/internal/auth"
 	"github.com/a2aregistry/registry/internal/telemetry"
 )
 
 // handler is the registry's HTTP handler over the app's parts.
 func (a *app) handler() http.Handler {
-	d := handlerDeps{log: a.log, store: a.store, registrar: a.registrar, metrics: a.metrics}
+	d := handlerDeps{log: a.log, store: a.store, registrar: a.registrar, metrics: a.metrics, auth: a.auth}
 	if a.crawler != nil {
 		d.refresher = a.crawler
 	}
@@ -23,9 +24,10 @@ func (a *app) handler() http.Handler {
 type handlerDeps struct {
 	log       *slog.Logger
 	store     api.Catalog
-	registrar api.Registrar      // nil: read-only API
-	refresher api.Refresher      // nil: no refresh endpoint (crawling off)
-	metrics   *telemetry.Metrics // nil: no /metrics
+	registrar api.Registrar       // nil: read-only API
+	refresher api.Refresher       // nil: no refresh endpoint (crawling off)
+	metrics   *telemetry.Metrics  // nil: no /metrics
+	auth      *auth.Authenticator // nil: no sign-in, every route open
 }
 
 // newHandler mounts every route: /healthz and the JSON API.
@@ -62,6 +64,11 @@ func newHandler(d handlerDeps) http.Handler {
 	}
 
 	opts := api.Options{Catalog: d.store, Registrar: d.registrar, Logger: d.log}
+	if d.auth != nil {
+		// Every request learns its caller; /auth/* signs in and out.
+		d.auth.Mount(e)
+		opts.Authorizer = d.auth
+	}
 	if d.refresher != nil {
 		opts.Refresher = d.refresher
 	}

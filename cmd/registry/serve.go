@@ -89,7 +89,7 @@ func (a *app) serveHTTP(ctx context.Context, ready func(net.Addr)) error {
 		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		BaseContext:    func(net.Listener) context.Context { return ctx },
 	}
-	if !config.IsLoopbackHost(listenHost(ln.Addr())) {
+	if !cfg.SignIn() && !config.IsLoopbackHost(listenHost(ln.Addr())) {
 		log.Warn("serving without sign-in on a non-loopback address: anyone who can reach it can register agents",
 			"addr", ln.Addr().String())
 	}

@@ -1,7 +1,9 @@
-// Package auth names the roles a caller may hold and the hook that
-// guards a route by role. Sign-in (OIDC) is not here yet: until it is, the
-// registry runs with no Authorizer and every route is open, which is only
-// safe on loopback (serve warns otherwise).
+// Package auth says who the caller of a request is and what they may do:
+// OIDC sign-in (authorization code flow with PKCE) into server-side
+// sessions, bearer tokens from the same provider for the API, the
+// anonymous role, and development mode (no provider: the local user is
+// admin). The caller is a Principal in the request context (FromContext);
+// routes declare the Role they need and an Authorizer guards them.
 package auth
 
 import (

@@ -11,6 +11,8 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -39,6 +41,10 @@ const (
 	DefaultCrawlMaxInterval  = 24 * time.Hour
 	DefaultCrawlDownAfter    = 3
 	DefaultFetchLogRetention = 30 * 24 * time.Hour
+
+	DefaultOIDCRolesClaim = "groups"
+	DefaultSessionIdle    = 8 * time.Hour
+	DefaultSessionMax     = 7 * 24 * time.Hour
 )
 
 // Config is every setting of the registry. Default returns a valid one.
@@ -65,6 +71,10 @@ type Config struct {
 	ImportExamples bool
 	// ShutdownTimeout bounds the graceful drain of in-flight requests.
 	ShutdownTimeout time.Duration
+	// PublicURL is the address users reach the registry at, when it is
+	// not the listen address (behind a proxy); its host is accepted in
+	// Host headers and its origin in Origin headers.
+	PublicURL string
 
 	// Crawl re-checks registered agents on their schedule.
 	Crawl bool
@@ -83,6 +93,93 @@ type Config struct {
 	// VerifyProbes makes the background verifier probe every declared
 	// interface live, not only check signatures and security schemes.
 	VerifyProbes bool
+
+	// Sign-in (see README "Sign-in"). With no OIDCIssuer the registry runs
+	// in development mode: the local user is admin, loopback only.
+	OIDCIssuer   string
+	OIDCClientID string
+	// OIDCClientSecret or OIDCClientSecretFile (not both) authenticate
+	// the registry to the provider; neither for a public client (PKCE).
+	OIDCClientSecret     Secret
+	OIDCClientSecretFile string
+	// OIDCScopes are requested at sign-in; "openid" is always among them.
+	OIDCScopes []string
+	// OIDCRolesClaim names the token claim (a string or a list of
+	// strings) whose values OIDCRoles map to roles.
+	OIDCRolesClaim string
+	OIDCRoles      []RoleClaim
+	// OIDCDefaultRole is the role of a signed-in user no mapping matches,
+	// RoleNone to refuse them.
+	OIDCDefaultRole string
+	// OIDCAPIAudience is the audience bearer tokens must name; the
+	// client id when empty.
+	OIDCAPIAudience string
+	// AnonymousRole is the role of callers who are not signed in,
+	// RoleNone by default.
+	AnonymousRole string
+	// SessionIdle ends a session unused this long; SessionMax ends any
+	// session this long after sign-in.
+	SessionIdle time.Duration
+	SessionMax  time.Duration
+}
+
+// RoleNone, as a default or anonymous role, grants nothing.
+const RoleNone = "none"
+
+// Roles are the role names, least to most (internal/auth's roles).
+var Roles = []string{"viewer", "tester", "editor", "admin"}
+
+// RoleClaim maps a value of the roles claim to a role.
+type RoleClaim struct {
+	Role  string
+	Value string
+}
+
+// Secret is a setting that must never be printed or logged: every way of
+// formatting it (fmt, slog, JSON) shows a placeholder. Reveal returns it.
+type Secret string
+
+const redacted = "[redacted]"
+
+// Reveal returns the secret itself.
+func (s Secret) Reveal() string { return string(s) }
+
+func (s Secret) String() string {
+	if s == "" {
+		return ""
+	}
+	return redacted
+}
+
+// GoString keeps %#v from printing the secret.
+func (s Secret) GoString() string { return `config.Secret("` + s.String() + `")` }
+
+// LogValue keeps slog from printing the secret.
+func (s Secret) LogValue() slog.Value { return slog.StringValue(s.String()) }
+
+// MarshalText keeps encoders (JSON, YAML) from printing the secret.
+func (s Secret) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// SignIn reports whether an OIDC provider is configured; without one the
+// registry runs in development mode.
+func (c Config) SignIn() bool { return c.OIDCIssuer != "" }
+
+// ClientSecret returns the OIDC client secret, read from
+// OIDCClientSecretFile when that is set (surrounding white space
+// trimmed: editors and `echo` add a newline).
+func (c Config) ClientSecret() (Secret, error) {
+	if c.OIDCClientSecretFile == "" {
+		return c.OIDCClientSecret, nil
+	}
+	b, err := os.ReadFile(c.OIDCClientSecretFile)
+	if err != nil {
+		return "", fmt.Errorf("reading oidc-client-secret-file: %w", err)
+	}
+	s := strings.TrimSpace(string(b))
+	if s == "" {
+		return "", fmt.Errorf("%w: oidc-client-secret-file %s is empty", ErrInvalid, c.OIDCClientSecretFile)
+	}
+	return Secret(s), nil
 }
 
 // Default returns the settings used when nothing is configured.
@@ -97,6 +194,13 @@ func Default() Config {
 		ImportExamples:  true,
 		ShutdownTimeout: DefaultShutdownTimeout,
 
+		OIDCScopes:      []string{"openid", "email", "profile"},
+		OIDCRolesClaim:  DefaultOIDCRolesClaim,
+		OIDCDefaultRole: "viewer",
+		AnonymousRole:   RoleNone,
+		SessionIdle:     DefaultSessionIdle,
+		SessionMax:      DefaultSessionMax,
+
 		Crawl:             true,
 		VerifyFetch:       true,
 		CrawlConcurrency:  DefaultCrawlConcurrency,
@@ -110,10 +214,16 @@ func Default() Config {
 
 // Validate reports the first setting that cannot work, wrapped in ErrInvalid.
 func (c Config) Validate() error {
-	if err := validateListen(c.Listen, c.InsecureAllowRemote); err != nil {
+	if err := validateListen(c.Listen, c.InsecureAllowRemote || c.SignIn()); err != nil {
 		return err
 	}
 	if err := ValidateDB(c.DB); err != nil {
+		return err
+	}
+	if err := validatePublicURL(c.PublicURL); err != nil {
+		return err
+	}
+	if err := c.validateSignIn(); err != nil {
 		return err
 	}
 	for _, p := range c.AllowNetworks {
@@ -154,6 +264,50 @@ func (c Config) validateCrawl() error {
 		return fmt.Errorf("%w: verify-probes needs verify-fetch: probes reach the agents' endpoints", ErrInvalid)
 	case c.FetchLogRetention < 7*24*time.Hour:
 		return fmt.Errorf("%w: fetch-log-retention must be at least 168h (uptime covers 7 days), got %v", ErrInvalid, c.FetchLogRetention)
+	}
+	return nil
+}
+
+func (c Config) validateSignIn() error {
+	for _, r := range []struct{ name, value string }{{"oidc-default-role", c.OIDCDefaultRole}, {"anonymous-role", c.AnonymousRole}} {
+		if r.value != RoleNone && !slices.Contains(Roles, r.value) {
+			return fmt.Errorf("%w: %s %q: want none, viewer, tester, editor or admin", ErrInvalid, r.name, r.value)
+		}
+	}
+	switch {
+	case c.SessionIdle <= 0 || c.SessionMax <= 0:
+		return fmt.Errorf("%w: session-idle and session-max must be positive, got %v and %v", ErrInvalid, c.SessionIdle, c.SessionMax)
+	case c.SessionIdle > c.SessionMax:
+		return fmt.Errorf("%w: session-idle (%v) is longer than session-max (%v)", ErrInvalid, c.SessionIdle, c.SessionMax)
+	case c.OIDCClientSecret != "" && c.OIDCClientSecretFile != "":
+		return fmt.Errorf("%w: give oidc-client-secret or oidc-client-secret-file, not both", ErrInvalid)
+	}
+	if !c.SignIn() {
+		if c.OIDCClientID != "" || c.OIDCClientSecret != "" || c.OIDCClientSecretFile != "" || len(c.OIDCRoles) > 0 || c.OIDCAPIAudience != "" {
+			// Half a configuration would silently run development mode,
+			// where everyone is admin.
+			return fmt.Errorf("%w: OIDC settings given without oidc-issuer", ErrInvalid)
+		}
+		return nil
+	}
+	u, err := url.Parse(c.OIDCIssuer)
+	if err != nil || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" ||
+		!(u.Scheme == "https" || u.Scheme == "http" && IsLoopbackHost(u.Hostname())) {
+		// OpenID Connect Discovery 1.0 §2: the issuer is an https URL
+		// without query or fragment; plain http only for a provider on
+		// this machine.
+		return fmt.Errorf("%w: oidc-issuer %q: want an https URL without query or fragment", ErrInvalid, c.OIDCIssuer)
+	}
+	switch {
+	case c.OIDCClientID == "":
+		return fmt.Errorf("%w: oidc-issuer needs oidc-client-id", ErrInvalid)
+	case c.PublicURL == "":
+		// The redirect URL registered at the provider is built from it.
+		return fmt.Errorf("%w: oidc-issuer needs public-url (the redirect URL is {public-url}/auth/callback)", ErrInvalid)
+	case c.OIDCRolesClaim == "":
+		return fmt.Errorf("%w: oidc-roles-claim is empty", ErrInvalid)
+	case !slices.Contains(c.OIDCScopes, "openid"):
+		return fmt.Errorf("%w: oidc-scopes must include openid", ErrInvalid)
 	}
 	return nil
 }
@@ -211,4 +365,15 @@ func ValidateDB(dsn string) error {
 		// A bare path is a SQLite file.
 		return nil
 	}
+}
+
+func validatePublicURL(raw string) error {
+	if raw == "" {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil {
+		return fmt.Errorf("%w: public-url %q: want an absolute http(s) URL such as https://registry.example.com", ErrInvalid, raw)
+	}
+	return nil
 }

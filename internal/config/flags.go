@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -50,6 +51,8 @@ func Settings() []Setting {
 		{Serving, "insecure-allow-remote", "REGISTRY_INSECURE_ALLOW_REMOTE",
 			"allow a non-loopback listen address without sign-in (anyone who can reach it can write)",
 			func(c *Config) flag.Value { return (*boolValue)(&c.InsecureAllowRemote) }},
+		{Serving, "public-url", "REGISTRY_PUBLIC_URL", "URL users reach the registry at when it is not the listen address (behind a proxy); its host is accepted in Host headers",
+			func(c *Config) flag.Value { return (*stringValue)(&c.PublicURL) }},
 		{Serving, "import-examples", "REGISTRY_IMPORT_EXAMPLES", "import the shipped example cards when the catalog is empty",
 			func(c *Config) flag.Value { return (*boolValue)(&c.ImportExamples) }},
 		{Serving, "shutdown-timeout", "REGISTRY_SHUTDOWN_TIMEOUT", "how long to drain in-flight requests on SIGINT/SIGTERM",
@@ -83,6 +86,30 @@ func Settings() []Setting {
 			func(c *Config) flag.Value { return (*boolValue)(&c.VerifyProbes) }},
 		{Crawling, "fetch-log-retention", "REGISTRY_FETCH_LOG_RETENTION", "how long each check's outcome is kept (uptime needs at least 7 days)",
 			func(c *Config) flag.Value { return (*durationValue)(&c.FetchLogRetention) }},
+		{Serving, "oidc-issuer", "REGISTRY_OIDC_ISSUER", "OpenID Connect provider (issuer URL) users sign in with; none: development mode, the local user is admin",
+			func(c *Config) flag.Value { return (*stringValue)(&c.OIDCIssuer) }},
+		{Serving, "oidc-client-id", "REGISTRY_OIDC_CLIENT_ID", "the registry's client id at the provider",
+			func(c *Config) flag.Value { return (*stringValue)(&c.OIDCClientID) }},
+		{Serving, "oidc-client-secret", "REGISTRY_OIDC_CLIENT_SECRET", "the registry's client secret at the provider (prefer oidc-client-secret-file)",
+			func(c *Config) flag.Value { return (*secretValue)(&c.OIDCClientSecret) }},
+		{Serving, "oidc-client-secret-file", "REGISTRY_OIDC_CLIENT_SECRET_FILE", "file holding the client secret",
+			func(c *Config) flag.Value { return (*stringValue)(&c.OIDCClientSecretFile) }},
+		{Serving, "oidc-scopes", "REGISTRY_OIDC_SCOPES", "comma-separated scopes requested at sign-in",
+			func(c *Config) flag.Value { return (*scopesValue)(&c.OIDCScopes) }},
+		{Serving, "oidc-roles-claim", "REGISTRY_OIDC_ROLES_CLAIM", "token claim whose values oidc-role maps to roles",
+			func(c *Config) flag.Value { return (*stringValue)(&c.OIDCRolesClaim) }},
+		{Serving, "oidc-role", "REGISTRY_OIDC_ROLE", "ROLE=CLAIM_VALUE: users whose roles claim holds CLAIM_VALUE get ROLE; repeatable (in the variable, separate with ;)",
+			func(c *Config) flag.Value { return (*roleClaimsValue)(&c.OIDCRoles) }},
+		{Serving, "oidc-default-role", "REGISTRY_OIDC_DEFAULT_ROLE", "role of a signed-in user no oidc-role matches, or none to refuse them",
+			func(c *Config) flag.Value { return (*stringValue)(&c.OIDCDefaultRole) }},
+		{Serving, "oidc-api-audience", "REGISTRY_OIDC_API_AUDIENCE", "audience API bearer tokens must name (default: the client id)",
+			func(c *Config) flag.Value { return (*stringValue)(&c.OIDCAPIAudience) }},
+		{Serving, "anonymous-role", "REGISTRY_ANONYMOUS_ROLE", "role of callers who have not signed in: none or viewer (or higher)",
+			func(c *Config) flag.Value { return (*stringValue)(&c.AnonymousRole) }},
+		{Serving, "session-idle", "REGISTRY_SESSION_IDLE", "a sign-in session unused this long ends",
+			func(c *Config) flag.Value { return (*durationValue)(&c.SessionIdle) }},
+		{Serving, "session-max", "REGISTRY_SESSION_MAX", "a sign-in session ends this long after sign-in, however much it is used",
+			func(c *Config) flag.Value { return (*durationValue)(&c.SessionMax) }},
 		{Logging, "log-level", "REGISTRY_LOG_LEVEL", "debug, info, warn or error",
 			func(c *Config) flag.Value { return (*levelValue)(&c.LogLevel) }},
 		{Logging, "log-format", "REGISTRY_LOG_FORMAT", "text or json",
@@ -214,6 +241,59 @@ func ParseSize(s string) (int64, error) {
 		return 0, fmt.Errorf("size %q: too large", s)
 	}
 	return n * mult, nil
+}
+
+// secretValue never prints the secret: flag's usage output shows a
+// flag's value when it differs from the zero value.
+type secretValue Secret
+
+func (v *secretValue) String() string     { return Secret(*v).String() }
+func (v *secretValue) Set(s string) error { *v = secretValue(s); return nil }
+
+type scopesValue []string
+
+func (v *scopesValue) String() string { return strings.Join(*v, ",") }
+
+// Set replaces the list: the default is a starting point, not a base.
+func (v *scopesValue) Set(s string) error {
+	var scopes []string
+	for sc := range strings.FieldsFuncSeq(s, func(r rune) bool { return r == ',' || r == ' ' }) {
+		scopes = append(scopes, sc)
+	}
+	*v = scopes
+	return nil
+}
+
+type roleClaimsValue []RoleClaim
+
+func (v *roleClaimsValue) String() string {
+	parts := make([]string, len(*v))
+	for i, rc := range *v {
+		parts[i] = rc.Role + "=" + rc.Value
+	}
+	return strings.Join(parts, ";")
+}
+
+// Set appends, so that a repeated --oidc-role adds mappings. Claim values
+// are often LDAP names full of commas, so several mappings in one value
+// are separated by semicolons.
+func (v *roleClaimsValue) Set(s string) error {
+	for entry := range strings.SplitSeq(s, ";") {
+		entry = strings.TrimSpace(entry)
+		if entry == "" {
+			continue
+		}
+		role, value, ok := strings.Cut(entry, "=")
+		role = strings.ToLower(strings.TrimSpace(role))
+		if !ok || value == "" {
+			return fmt.Errorf("%q: want ROLE=CLAIM_VALUE", entry)
+		}
+		if !slices.Contains(Roles, role) {
+			return fmt.Errorf("%q: unknown role %q, want viewer, tester, editor or admin", entry, role)
+		}
+		*v = append(*v, RoleClaim{Role: role, Value: value})
+	}
+	return nil
 }
 
 type prefixesValue []netip.Prefix

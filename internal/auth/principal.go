@@ -1,0 +1,128 @@
+package auth
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// Source tells how the caller of a request was identified.
+type Source int
+
+// The sources of a principal.
+const (
+	// SourceAnonymous: nobody signed in. The principal holds the
+	// anonymous role (none by default, so it may do nothing).
+	SourceAnonymous Source = iota
+	// SourceSession: a browser signed in through OIDC; the session cookie
+	// names a row in the catalog.
+	SourceSession
+	// SourceBearer: an API client sent a token from the OIDC provider.
+	SourceBearer
+	// SourceDev: development mode, no OIDC provider configured; the local
+	// user is admin.
+	SourceDev
+)
+
+// Principal is the caller of a request: who they are and what they may do.
+type Principal struct {
+	// Subject is the provider's stable id of the user ("sub"), empty for
+	// an anonymous caller.
+	Subject string
+	Email   string
+	// Name is what to call the user: the "name" claim, else
+	// "preferred_username", else the email.
+	Name string
+	// Role is what the caller may do; the zero Role may do nothing.
+	Role Role
+	// Groups are the values of the roles claim at sign-in.
+	Groups []string
+	Source Source
+}
+
+// SignedIn reports whether the caller is a user who signed in (session or
+// bearer token), as opposed to an anonymous caller or development mode.
+func (p Principal) SignedIn() bool {
+	return p.Source == SourceSession || p.Source == SourceBearer
+}
+
+// devPrincipal is the local user of development mode.
+var devPrincipal = Principal{Subject: "local", Name: "local user", Role: Admin, Source: SourceDev}
+
+// Form field and header that carry the CSRF token of a state-changing
+// browser request. Pages render the token (CSRFToken) into a hidden field
+// of every form, and htmx sends it in the header; never in a URL, which
+// ends up in logs and Referer headers.
+const (
+	CSRFField  = "csrf_token"
+	CSRFHeader = "X-CSRF-Token"
+)
+
+// requestAuth is what the Authenticator learned about a request.
+type requestAuth struct {
+	principal Principal
+	// csrf is the token state-changing requests of this caller must
+	// carry, empty when the caller is not a browser (bearer tokens).
+	csrf string
+	// origins are the origins besides the request's own that may send
+	// state-changing requests (the public URL's).
+	origins []string
+	// err is why the request's credentials were refused, nil when they
+	// were accepted or absent.
+	err error
+}
+
+type ctxKey struct{}
+
+// FromContext returns the caller of the request whose context ctx is.
+// Outside a request the Authenticator saw, it returns the zero Principal:
+// anonymous, no role.
+func FromContext(ctx context.Context) Principal {
+	if ra, ok := ctx.Value(ctxKey{}).(*requestAuth); ok {
+		return ra.principal
+	}
+	return Principal{}
+}
+
+// CSRFToken returns the token the caller's state-changing browser requests
+// must carry (form field CSRFField or header CSRFHeader), or "" outside a
+// request the Authenticator saw.
+func CSRFToken(ctx context.Context) string {
+	if ra, ok := ctx.Value(ctxKey{}).(*requestAuth); ok {
+		return ra.csrf
+	}
+	return ""
+}
+
+// DevMode reports whether the request was served in development mode (no
+// OIDC provider, the local user is admin), for the console's banner.
+func DevMode(ctx context.Context) bool {
+	return FromContext(ctx).Source == SourceDev
+}
+
+// WithPrincipal returns ctx carrying p and csrf as the caller of a
+// request, as the Authenticator does. It is for tests of handlers that
+// read FromContext and CSRFToken.
+func WithPrincipal(ctx context.Context, p Principal, csrf string) context.Context {
+	return withAuth(ctx, &requestAuth{principal: p, csrf: csrf})
+}
+
+func withAuth(ctx context.Context, ra *requestAuth) context.Context {
+	return context.WithValue(ctx, ctxKey{}, ra)
+}
+
+func authFromContext(ctx context.Context) (*requestAuth, bool) {
+	ra, ok := ctx.Value(ctxKey{}).(*requestAuth)
+	return ra, ok
+}
+
+// ParseRole reads a role name: viewer, tester, editor or admin. Case is
+// ignored.
+func ParseRole(s string) (Role, error) {
+	for r := Viewer; r <= Admin; r++ {
+		if strings.EqualFold(s, roleNames[r]) {
+			return r, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown role %q: want viewer, tester, editor or admin", s)
+}

@@ -1,0 +1,147 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// signIn is the least a configuration with a provider needs.
+var signIn = []string{"--oidc-issuer", "https://id.example.com/realms/x", "--oidc-client-id", "registry",
+	"--public-url", "https://registry.example.com"}
+
+func TestLoadSignIn(t *testing.T) {
+	tests := []struct {
+		name  string
+		args  []string
+		env   map[string]string
+		check func(Config) bool
+	}{
+		{"defaults: development mode", nil, nil, func(c Config) bool {
+			return !c.SignIn() && c.OIDCDefaultRole == "viewer" && c.AnonymousRole == RoleNone && c.OIDCRolesClaim == "groups"
+		}},
+		{"provider allows a remote listen address", append([]string{"--listen", "0.0.0.0:8080"}, signIn...), nil,
+			func(c Config) bool { return c.SignIn() && c.Listen == "0.0.0.0:8080" }},
+		{"http issuer on loopback", []string{"--oidc-issuer", "http://127.0.0.1:5556/dex", "--oidc-client-id", "r", "--public-url", "http://127.0.0.1:8080"}, nil,
+			func(c Config) bool { return c.SignIn() }},
+		{"repeated roles append, env separates with semicolons",
+			append([]string{"--oidc-role", "admin=cn=admins,ou=groups,dc=example", "--oidc-role", "Editor=eng"}, signIn...), nil,
+			func(c Config) bool {
+				return reflect.DeepEqual(c.OIDCRoles, []RoleClaim{{"admin", "cn=admins,ou=groups,dc=example"}, {"editor", "eng"}})
+			}},
+		{"roles from env", signIn, map[string]string{"REGISTRY_OIDC_ROLE": "viewer=all; tester=qa"},
+			func(c Config) bool {
+				return reflect.DeepEqual(c.OIDCRoles, []RoleClaim{{"viewer", "all"}, {"tester", "qa"}})
+			}},
+		{"scopes replace the default", append([]string{"--oidc-scopes", "openid,email,groups"}, signIn...), nil,
+			func(c Config) bool { return reflect.DeepEqual(c.OIDCScopes, []string{"openid", "email", "groups"}) }},
+		{"none default role and viewer anonymous", append([]string{"--oidc-default-role", "none", "--anonymous-role", "viewer"}, signIn...), nil,
+			func(c Config) bool { return c.OIDCDefaultRole == RoleNone && c.AnonymousRole == "viewer" }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, _, err := load(t, All, tt.args, tt.env)
+			if err != nil {
+				t.Fatalf("Load: %v", err)
+			}
+			if !tt.check(cfg) {
+				t.Errorf("unexpected config %+v", cfg)
+			}
+		})
+	}
+}
+
+func TestLoadRejectsSignIn(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+	}{
+		{"issuer without client id", []string{"--oidc-issuer", "https://id.example.com", "--public-url", "https://r.example.com"}, nil},
+		{"issuer without public url", []string{"--oidc-issuer", "https://id.example.com", "--oidc-client-id", "r"}, nil},
+		{"plain http issuer elsewhere", []string{"--oidc-issuer", "http://id.example.com", "--oidc-client-id", "r", "--public-url", "https://r.example.com"}, nil},
+		{"issuer with a query", []string{"--oidc-issuer", "https://id.example.com/?tenant=1", "--oidc-client-id", "r", "--public-url", "https://r.example.com"}, nil},
+		{"client id without issuer", []string{"--oidc-client-id", "r"}, nil},
+		{"secret without issuer", nil, map[string]string{"REGISTRY_OIDC_CLIENT_SECRET": "s3cret"}},
+		{"secret and secret file", append([]string{"--oidc-client-secret", "a", "--oidc-client-secret-file", "/x"}, signIn...), nil},
+		{"unknown default role", append([]string{"--oidc-default-role", "owner"}, signIn...), nil},
+		{"unknown anonymous role", []string{"--anonymous-role", "everyone"}, nil},
+		{"idle longer than max", []string{"--session-idle", "48h", "--session-max", "24h"}, nil},
+		{"zero idle", []string{"--session-idle", "0s"}, nil},
+		{"scopes without openid", append([]string{"--oidc-scopes", "email"}, signIn...), nil},
+		{"public url without scheme", []string{"--public-url", "registry.example.com"}, nil},
+		{"remote listen in development mode", []string{"--listen", "0.0.0.0:8080"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, _, err := load(t, All, tt.args, tt.env); !errors.Is(err, ErrInvalid) {
+				t.Errorf("Load = %v, want ErrInvalid", err)
+			}
+		})
+	}
+}
+
+// TestLoadRejectsRoleSyntax: a malformed mapping is a flag syntax error.
+func TestLoadRejectsRoleSyntax(t *testing.T) {
+	for _, v := range []string{"admin", "admin=", "owner=x"} {
+		if _, _, err := load(t, All, append([]string{"--oidc-role", v}, signIn...), nil); err == nil {
+			t.Errorf("--oidc-role %q accepted", v)
+		}
+	}
+}
+
+// TestSecretNeverPrinted formats a configuration every way a log line or
+// an error message might.
+func TestSecretNeverPrinted(t *testing.T) {
+	const secret = "hunter2-very-secret"
+	cfg, fs, err := load(t, All, signIn, map[string]string{"REGISTRY_OIDC_CLIENT_SECRET": secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.OIDCClientSecret.Reveal() != secret {
+		t.Fatalf("secret not loaded: Reveal = %q", cfg.OIDCClientSecret.Reveal())
+	}
+	var logged bytes.Buffer
+	slog.New(slog.NewJSONHandler(&logged, nil)).Info("config", "cfg", cfg, "secret", cfg.OIDCClientSecret)
+	slog.New(slog.NewTextHandler(&logged, nil)).Info("config", "secret", cfg.OIDCClientSecret)
+	js, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outputs := map[string]string{
+		"%v": fmt.Sprintf("%v", cfg), "%+v": fmt.Sprintf("%+v", cfg), "%#v": fmt.Sprintf("%#v", cfg),
+		"%s": fmt.Sprintf("%s", cfg.OIDCClientSecret), "slog": logged.String(), "json": string(js),
+		"flag": fs.Lookup("oidc-client-secret").Value.String(),
+	}
+	for how, out := range outputs {
+		if strings.Contains(out, secret) {
+			t.Errorf("%s prints the secret: %s", how, out)
+		}
+	}
+}
+
+func TestClientSecretFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "secret")
+	if err := os.WriteFile(path, []byte("from-file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _, err := load(t, All, append([]string{"--oidc-client-secret-file", path}, signIn...), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err := cfg.ClientSecret(); err != nil || s.Reveal() != "from-file" {
+		t.Errorf("ClientSecret = %q, %v; want from-file", s.Reveal(), err)
+	}
+	cfg.OIDCClientSecretFile = filepath.Join(dir, "missing")
+	if _, err := cfg.ClientSecret(); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("ClientSecret of a missing file = %v, want ErrNotExist", err)
+	}
+}
