@@ -395,7 +395,7 @@ func classify(u string, status int, err error) *FetchError {
 		fe.Class = ClassRedirect
 	case errors.Is(err, safehttp.ErrUnsupportedScheme):
 		fe.Class = ClassInvalidURL
-	case errors.Is(err, safehttp.ErrBodyTooLarge):
+	case errors.Is(err, safehttp.ErrBodyTooLarge), errors.Is(err, safehttp.ErrHeadersTooLarge):
 		fe.Class = ClassTooLarge
 	case errors.Is(err, context.Canceled):
 		fe.Class = ClassCanceled
