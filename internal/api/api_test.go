@@ -570,7 +570,7 @@ func TestRegister(t *testing.T) {
 				e := decodeJSON[ErrorResponse](t, rec).Error
 				if e.Class != crawler.ClassHTTP404 || e.HTTPStatus != http.StatusNotFound ||
 					e.URL != "https://agent.example/.well-known/agent.json" ||
-					!strings.Contains(e.Message, "https://agent.example/.well-known/agent.json: http_404") {
+					!strings.Contains(e.Message, "agent.example answered HTTP 404") {
 					t.Errorf("error = %+v", e)
 				}
 			}},
@@ -604,11 +604,30 @@ func TestRegister(t *testing.T) {
 					t.Errorf("message = %q", e.Message)
 				}
 			}},
+		{name: "redirect to file: blames the server, not the URL", method: http.MethodPost, target: "/api/v1/agents", header: jsonCT,
+			body: `{"url":"https://agent.example"}`,
+			setup: failing(&crawler.FetchError{Class: crawler.ClassRedirect, URL: "https://agent.example/.well-known/agent-card.json",
+				Err: fmt.Errorf("get: %w: %w", safehttp.ErrRedirectRefused, safehttp.ErrUnsupportedScheme)}),
+			wantStatus: http.StatusUnprocessableEntity, wantCode: CodeFetchFailed,
+			check: func(t *testing.T, rec *httptest.ResponseRecorder, _ *fakeCatalog, _ *fakeRegistrar) {
+				if e := decodeJSON[ErrorResponse](t, rec).Error; e.Class != crawler.ClassRedirect || e.Parameter != "" {
+					t.Errorf("error = %+v, want class redirect and no parameter blamed", e)
+				}
+			}},
+		{name: "body of the wrong type names no Go type", method: http.MethodPost, target: "/api/v1/agents", header: jsonCT,
+			body: `{"url":5}`, wantStatus: http.StatusBadRequest, wantCode: CodeInvalidBody,
+			check: func(t *testing.T, rec *httptest.ResponseRecorder, _ *fakeCatalog, _ *fakeRegistrar) {
+				if m := decodeJSON[ErrorResponse](t, rec).Error.Message; strings.Contains(m, "api.") || strings.Contains(m, "RegisterRequest") {
+					t.Errorf("message %q names a Go type", m)
+				}
+			}},
 		{name: "blocked without detail", method: http.MethodPost, target: "/api/v1/agents", header: jsonCT,
-			body: `{"url":"https://intranet.example"}`, setup: failing(fmt.Errorf("dial: %w", safehttp.ErrBlockedAddress)),
+			body: `{"url":"https://intranet.example"}`, setup: failing(&crawler.FetchError{Class: crawler.ClassBlockedAddress,
+				URL: "https://intranet.example/.well-known/agent-card.json", Err: fmt.Errorf("dial: %w", safehttp.ErrBlockedAddress)}),
 			wantStatus: http.StatusUnprocessableEntity, wantCode: CodeBlockedAddress},
 		{name: "unsupported scheme", method: http.MethodPost, target: "/api/v1/agents", header: jsonCT,
-			body: `{"url":"ftp://agent.example"}`, setup: failing(fmt.Errorf("get: %w", safehttp.ErrUnsupportedScheme)),
+			body: `{"url":"ftp://agent.example"}`, setup: failing(&crawler.FetchError{Class: crawler.ClassInvalidURL, URL: "ftp://agent.example",
+				Err: fmt.Errorf("%w: scheme must be http or https", crawler.ErrInvalidURL)}),
 			wantStatus: http.StatusUnprocessableEntity, wantCode: CodeInvalidURL},
 		{name: "registrar fault", method: http.MethodPost, target: "/api/v1/agents", header: jsonCT,
 			body: `{"url":"https://agent.example"}`, setup: failing(errors.New("UPDATE agents: database is locked")),

@@ -1,12 +1,15 @@
 package api
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/a2aregistry/registry/internal/crawler"
 )
 
 // Error codes. They are part of the API contract: openapi.json lists them
@@ -155,4 +158,32 @@ func httpErrorMessage(he *echo.HTTPError, req *http.Request) string {
 		return m
 	}
 	return http.StatusText(he.Code)
+}
+
+// problemError maps a crawler Problem onto an answer: the failure class
+// picks the code, the Problem's message (which never shows a resolved
+// address) is the message. input is the URL the user gave.
+func problemError(p crawler.Problem, input string) *apiError {
+	switch p.Class {
+	case crawler.ClassNotACard:
+		e := newError(http.StatusUnprocessableEntity, CodeInvalidCard, "%s", p.Message)
+		e.body.ParseCode = p.ParseCode
+		e.body.Path = p.Path
+		return e
+	case crawler.ClassInvalidURL:
+		e := newError(http.StatusUnprocessableEntity, CodeInvalidURL, "%s", p.Message)
+		e.body.Parameter = "url"
+		return e
+	case crawler.ClassBlockedAddress:
+		e := newError(http.StatusUnprocessableEntity, CodeBlockedAddress,
+			"%s; an operator can allow the range with --allow-networks (REGISTRY_ALLOW_NETWORKS)", p.Message)
+		e.body.Class = p.Class
+		e.body.URL = cmp.Or(p.URL, input)
+		return e
+	}
+	e := newError(http.StatusUnprocessableEntity, CodeFetchFailed, "%s", p.Message)
+	e.body.Class = p.Class
+	e.body.URL = cmp.Or(p.URL, input)
+	e.body.HTTPStatus = p.HTTPStatus
+	return e
 }

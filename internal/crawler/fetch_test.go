@@ -1,9 +1,9 @@
 package crawler
 
 import (
-	"fmt"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"net"

@@ -59,15 +59,15 @@ func (c *Crawler) fillOutcome(o *catalog.FetchOutcome, res *Result, err error) {
 		o.Latency = res.Latency
 	}
 	if err != nil {
-		var fe *FetchError
-		if errors.As(err, &fe) {
-			o.Class = fe.Class
-			o.Message = fe.Err.Error()
-			if fe.URL != "" {
-				o.URL = fe.URL
+		// The message is stored and shown to anyone reading the agent:
+		// the Problem's, never err.Error() (see Problem).
+		if p, ok := ProblemOf(err); ok {
+			o.Class, o.Message = p.Class, p.Message
+			if p.URL != "" {
+				o.URL = p.URL
 			}
 		} else {
-			o.Class, o.Message = ClassConnect, err.Error()
+			o.Class, o.Message = ClassConnect, "the check failed"
 		}
 		return
 	}
@@ -78,7 +78,8 @@ func (c *Crawler) fillOutcome(o *catalog.FetchOutcome, res *Result, err error) {
 	}
 	parsed, perr := card.Parse(res.Body, c.limits)
 	if perr != nil {
-		o.Class, o.Message = ClassNotACard, perr.Error()
+		p, _ := ProblemOf(perr)
+		o.Class, o.Message = p.Class, p.Message
 		// Validators name bytes we did not accept; keeping them would
 		// turn the next check into a 304 of a card we never stored.
 		o.ETag, o.LastModified = "", ""

@@ -49,16 +49,19 @@ func applyOutcome(t *catalog.CrawlTarget, o catalog.FetchOutcome) {
 }
 
 type step struct {
-	class        string
-	status       int
-	health       string
-	failures     int
-	notModified  bool
-	card         bool // a parsed card is expected
-	legacy       bool
-	etag, lm     string
-	nextIn       time.Duration // 0: not checked
-	messageHas   string
+	class       string
+	status      int
+	health      string
+	failures    int
+	notModified bool
+	card        bool // a parsed card is expected
+	legacy      bool
+	etag, lm    string
+	nextIn      time.Duration // 0: not checked
+	messageHas  string
+	// messageLacks must not be in the message: the message is shown to
+	// anyone reading the agent (issue 10 finding 4).
+	messageLacks string
 	removed      bool
 	cardContains string
 }
@@ -72,6 +75,8 @@ func TestRefresh(t *testing.T) {
 		path    string // stored card URL path; default the well-known one
 		allow   []netip.Prefix
 		steps   []step
+		// noCalls: the handler counts requests it must never get.
+		noCalls bool
 	}{
 		{
 			name: "304 keeps validators",
@@ -201,7 +206,7 @@ func TestRefresh(t *testing.T) {
 					http.Redirect(w, r, "http://127.0.0.2:"+strings.Split(r.Host, ":")[1]+WellKnownCardPath, http.StatusFound)
 				}
 			},
-			steps: []step{{class: ClassBlockedAddress, health: catalog.HealthStale, failures: 1, messageHas: "127.0.0.2"}},
+			steps: []step{{class: ClassBlockedAddress, health: catalog.HealthStale, failures: 1, messageHas: "loopback", messageLacks: "127.0.0.2"}},
 		},
 		{
 			name: "HTML instead of JSON",
@@ -229,8 +234,9 @@ func TestRefresh(t *testing.T) {
 			steps: []step{{class: ClassHTTP410, status: 410, health: catalog.HealthRemoved, failures: 1, removed: true}},
 		},
 		{
-			name: "v0.2-only site stored under agent.json",
-			path: LegacyCardPath,
+			name:    "v0.2-only site stored under agent.json",
+			path:    LegacyCardPath,
+			noCalls: true,
 			handler: func(calls *atomic.Int32) http.HandlerFunc {
 				return func(w http.ResponseWriter, r *http.Request) {
 					if r.URL.Path != LegacyCardPath {
@@ -312,7 +318,8 @@ func TestRefresh(t *testing.T) {
 					(o.Card != nil) != want.card || o.LegacyPath != want.legacy || o.Removed != want.removed {
 					t.Fatalf("%s\nwant %+v", ctx, want)
 				}
-				if (want.class == "") != (o.Message == "") || !strings.Contains(o.Message, want.messageHas) {
+				if (want.class == "") != (o.Message == "") || !strings.Contains(o.Message, want.messageHas) ||
+					(want.messageLacks != "" && strings.Contains(o.Message, want.messageLacks)) {
 					t.Errorf("%s: message %q", ctx, o.Message)
 				}
 				if want.class == "" && (want.etag != o.ETag || want.lm != o.LastModified) {
@@ -331,8 +338,8 @@ func TestRefresh(t *testing.T) {
 					t.Errorf("%s: card %s lacks %s", ctx, o.Card.Raw, want.cardContains)
 				}
 			}
-			if tt.name == "v0.2-only site stored under agent.json" && calls.Load() != 0 {
-				t.Errorf("agent-card.json was requested for an agent stored under agent.json")
+			if tt.noCalls && calls.Load() != 0 {
+				t.Errorf("the handler got %d requests it must not get", calls.Load())
 			}
 		})
 	}

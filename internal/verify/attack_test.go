@@ -177,6 +177,11 @@ func TestAttackCorpus(t *testing.T) {
 			if e := rep.Entries[0]; e.Result != tt.wantResult {
 				t.Errorf("result = %s (%s), want %s", e.Result, e.Problem, tt.wantResult)
 			}
+			// Reports are shown to anyone reading the agent: no socket
+			// or resolved addresses from transport errors.
+			if p := rep.Entries[0].Problem; strings.Contains(p, "dial tcp") || strings.Contains(p, "safehttp:") {
+				t.Errorf("problem %q shows transport internals", p)
+			}
 		})
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/go-jose/go-jose/v4"
+
+	"github.com/a2aregistry/registry/internal/safehttp"
 )
 
 // acceptedAlgs are the asymmetric JWS algorithms (RFC 7518 §3.1, RFC 8037)
@@ -348,7 +350,13 @@ func (v *Verifier) resolveKey(ctx context.Context, h header, origins []string) (
 	}
 	keys, err := v.fetchJWKS(ctx, h.jku)
 	if err != nil {
-		return jose.JSONWebKey{}, nil, ResultKeyFetchFailed, err.Error()
+		msg := err.Error()
+		if ue := (*url.Error)(nil); errors.As(err, &ue) {
+			// A transport error names the address jku resolved to; the
+			// report is shown to anyone reading the agent.
+			msg = fmt.Sprintf("fetching the JWKS at %s: %s", h.jku, safehttp.Describe(hostOf(h.jku), err))
+		}
+		return jose.JSONWebKey{}, nil, ResultKeyFetchFailed, msg
 	}
 	var match []jose.JSONWebKey
 	for _, k := range keys {
