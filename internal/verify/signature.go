@@ -351,7 +351,7 @@ func (v *Verifier) resolveKey(ctx context.Context, h header, origins []string) (
 	keys, err := v.fetchJWKS(ctx, h.jku)
 	if err != nil {
 		msg := err.Error()
-		if ue := (*url.Error)(nil); errors.As(err, &ue) {
+		if ue := (*url.Error)(nil); errors.As(err, &ue) || errors.Is(err, safehttp.ErrBodyTooLarge) {
 			// A transport error names the address jku resolved to; the
 			// report is shown to anyone reading the agent.
 			msg = fmt.Sprintf("fetching the JWKS at %s: %s", h.jku, safehttp.Describe(hostOf(h.jku), err))
