@@ -117,6 +117,12 @@ func (a *API) Mount(e *echo.Echo, mw ...echo.MiddlewareFunc) {
 	for _, r := range a.routes() {
 		g.Add(r.method, r.path, r.handler, append(slices.Clip(mw), r.mw...)...)
 		known.Add(r.method, BasePath+r.path, echo.NotFoundHandler)
+		if r.method == http.MethodGet {
+			// RFC 9110 §9.3.2: HEAD is GET without the content; net/http
+			// drops the body of a HEAD response.
+			g.Add(http.MethodHead, r.path, r.handler, append(slices.Clip(mw), r.mw...)...)
+			known.Add(http.MethodHead, BasePath+r.path, echo.NotFoundHandler)
+		}
 	}
 	// Our own catch-all, so that a catch-all route elsewhere (the
 	// console's, say) never answers an API path; it asks a router holding

@@ -811,3 +811,23 @@ func sampleReport(t *testing.T) json.RawMessage {
 	}
 	return b
 }
+
+// TestHeadOnGetRoutes: HEAD is answered wherever GET is (RFC 9110
+// §9.3.2), with GET's status and headers and no body.
+func TestHeadOnGetRoutes(t *testing.T) {
+	env := newTestEnv(t, nil)
+	for _, target := range []string{"/api/v1/openapi.json", "/api/v1/agents", "/api/v1/changes", "/api/v1/agents/missing"} {
+		get := httptest.NewRecorder()
+		env.e.ServeHTTP(get, httptest.NewRequest(http.MethodGet, target, nil))
+		head := httptest.NewRecorder()
+		env.e.ServeHTTP(head, httptest.NewRequest(http.MethodHead, target, nil))
+		if head.Code != get.Code || head.Body.Len() != 0 {
+			t.Errorf("HEAD %s = %d with %d body bytes, GET = %d", target, head.Code, head.Body.Len(), get.Code)
+		}
+	}
+	rec := httptest.NewRecorder()
+	env.e.ServeHTTP(rec, httptest.NewRequest(http.MethodHead, "/api/v1/agents", nil))
+	if rec.Code != http.StatusOK {
+		t.Errorf("HEAD /api/v1/agents = %d, want 200", rec.Code)
+	}
+}
