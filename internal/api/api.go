@@ -72,6 +72,11 @@ type Options struct {
 	// WriteMiddleware runs before state-changing handlers only, for the
 	// authorization the reads do not need (the editor role).
 	WriteMiddleware []echo.MiddlewareFunc
+	// TrustedOrigins may send state-changing requests from a browser
+	// besides the request's own origin (the public URL's origin when the
+	// registry sits behind a proxy); every other cross-site write is
+	// refused with 403 cross_site.
+	TrustedOrigins []string
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 }
@@ -87,19 +92,23 @@ type API struct {
 	now func() time.Time
 }
 
-// New returns an API over opts.Catalog, which must not be nil.
+// New returns an API over opts.Catalog, which must not be nil. A
+// malformed trusted origin is logged and left out.
 func New(opts Options) *API {
 	log := opts.Logger
 	if log == nil {
 		log = slog.Default()
 	}
+	crossSite := crossSiteGuard(opts.TrustedOrigins, log)
 	return &API{
 		catalog:   opts.Catalog,
 		registrar: opts.Registrar,
 		refresher: opts.Refresher,
-		writeMW:   opts.WriteMiddleware,
-		log:       log,
-		now:       time.Now,
+		// The cross-site check comes first: it needs no session and
+		// holds before sign-in exists.
+		writeMW: append([]echo.MiddlewareFunc{crossSite}, opts.WriteMiddleware...),
+		log:     log,
+		now:     time.Now,
 	}
 }
 

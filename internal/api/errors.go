@@ -22,6 +22,8 @@ const (
 	CodeInvalidBody          = "invalid_body"
 	CodeUnauthorized         = "unauthorized"
 	CodeForbidden            = "forbidden"
+	CodeCrossSite            = "cross_site"
+	CodeMisdirectedRequest   = "misdirected_request"
 	CodeNotFound             = "not_found"
 	CodeMethodNotAllowed     = "method_not_allowed"
 	CodePayloadTooLarge      = "payload_too_large"

@@ -50,6 +50,10 @@ func Settings() []Setting {
 		{Serving, "insecure-allow-remote", "REGISTRY_INSECURE_ALLOW_REMOTE",
 			"allow a non-loopback listen address without sign-in (anyone who can reach it can write)",
 			func(c *Config) flag.Value { return (*boolValue)(&c.InsecureAllowRemote) }},
+		{Serving, "public-url", "REGISTRY_PUBLIC_URL", "URL users reach the registry at when it is not the listen address (behind a proxy); its host is accepted in Host headers",
+			func(c *Config) flag.Value { return (*stringValue)(&c.PublicURL) }},
+		{Serving, "allowed-hosts", "REGISTRY_ALLOWED_HOSTS", "comma-separated further host names the server answers to; other Host headers are refused",
+			func(c *Config) flag.Value { return (*listValue)(&c.AllowedHosts) }},
 		{Serving, "import-examples", "REGISTRY_IMPORT_EXAMPLES", "import the shipped example cards when the catalog is empty",
 			func(c *Config) flag.Value { return (*boolValue)(&c.ImportExamples) }},
 		{Serving, "shutdown-timeout", "REGISTRY_SHUTDOWN_TIMEOUT", "how long to drain in-flight requests on SIGINT/SIGTERM",
@@ -214,6 +218,20 @@ func ParseSize(s string) (int64, error) {
 		return 0, fmt.Errorf("size %q: too large", s)
 	}
 	return n * mult, nil
+}
+
+type listValue []string
+
+func (v *listValue) String() string { return strings.Join(*v, ",") }
+
+// Set appends, so that a repeated flag adds entries.
+func (v *listValue) Set(s string) error {
+	for entry := range strings.SplitSeq(s, ",") {
+		if entry = strings.ToLower(strings.TrimSpace(entry)); entry != "" {
+			*v = append(*v, entry)
+		}
+	}
+	return nil
 }
 
 type prefixesValue []netip.Prefix

@@ -40,6 +40,7 @@ func testCrawler(t *testing.T, store CrawlStore, allow []netip.Prefix, cfg Confi
 // applyOutcome does to the target what the catalog does on RecordFetches.
 func applyOutcome(t *catalog.CrawlTarget, o catalog.FetchOutcome) {
 	t.ConsecutiveFailures, t.Health, t.NextCheckAt = o.ConsecutiveFailures, o.Health, o.NextCheckAt
+	t.LastCheckAt = o.At
 	if o.Class == "" {
 		t.LastSuccessAt = o.At
 		if o.ETag != "" || o.LastModified != "" || !o.NotModified {
