@@ -12,9 +12,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
-	"strconv"
 	"testing"
 	"time"
 
