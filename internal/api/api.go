@@ -90,6 +90,8 @@ type API struct {
 	log       *slog.Logger
 	// now is the clock of health reports; tests replace it.
 	now func() time.Time
+	// bodyTimeout bounds the arrival of a request body; tests shorten it.
+	bodyTimeout time.Duration
 }
 
 // New returns an API over opts.Catalog, which must not be nil. A
@@ -106,9 +108,10 @@ func New(opts Options) *API {
 		refresher: opts.Refresher,
 		// The cross-site check comes first: it needs no session and
 		// holds before sign-in exists.
-		writeMW: append([]echo.MiddlewareFunc{crossSite}, opts.WriteMiddleware...),
-		log:     log,
-		now:     time.Now,
+		writeMW:     append([]echo.MiddlewareFunc{crossSite}, opts.WriteMiddleware...),
+		log:         log,
+		now:         time.Now,
+		bodyTimeout: defaultBodyTimeout,
 	}
 }
 
@@ -118,7 +121,7 @@ func New(opts Options) *API {
 // are ErrorResponses while other paths keep the previous handler.
 func (a *API) Mount(e *echo.Echo, mw ...echo.MiddlewareFunc) {
 	e.HTTPErrorHandler = a.ErrorHandler(e.HTTPErrorHandler)
-	mw = append([]echo.MiddlewareFunc{noSniff}, mw...)
+	mw = append([]echo.MiddlewareFunc{noSniff, a.guardBody}, mw...)
 	// Middleware goes on each route, not on the group: echo gives a group
 	// with middleware a catch-all 404 route that turns every 405 into 404.
 	g := e.Group(BasePath)

@@ -66,6 +66,9 @@ func decodeRegisterRequest(c echo.Context) (RegisterRequest, error) {
 		}
 	}
 	var tooLarge *http.MaxBytesError
+	if e := bodyReadFailed(err); e != nil {
+		return in, e
+	}
 	switch {
 	case errors.As(err, &tooLarge):
 		return in, newError(http.StatusRequestEntityTooLarge, CodePayloadTooLarge, "request body exceeds %d bytes", maxRegisterBody)
