@@ -17,6 +17,8 @@ type handlerDeps struct {
 	registrar api.Registrar      // nil: read-only API
 	refresher api.Refresher      // nil: no refresh endpoint (crawling off)
 	metrics   *telemetry.Metrics // nil: no /metrics
+	hosts     []string           // accepted Host names; nil: any
+	origins   []string           // origins trusted for browser writes
 }
 
 // newHandler mounts every route: /healthz and the JSON API.
@@ -24,6 +26,7 @@ func newHandler(d handlerDeps) http.Handler {
 	e := echo.New()
 	e.HideBanner = true
 	e.HidePort = true
+	guardServer(e, d.hosts)
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
 		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
 			d.log.Error("panic in handler", "method", c.Request().Method, "path", c.Path(),
@@ -40,17 +43,20 @@ func newHandler(d handlerDeps) http.Handler {
 
 	// Liveness: the process serves HTTP. It does not touch the database so
 	// a slow database does not get healthy replicas restarted.
-	e.GET("/healthz", func(c echo.Context) error {
+	healthz := func(c echo.Context) error {
 		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
-	})
+	}
+	e.GET("/healthz", healthz)
+	e.HEAD("/healthz", healthz)
 
 	if d.metrics != nil {
 		// Prometheus text format; served on the API's listener, which is
 		// loopback unless the operator opened it.
 		e.GET("/metrics", echo.WrapHandler(d.metrics.Handler()))
+		e.HEAD("/metrics", echo.WrapHandler(d.metrics.Handler()))
 	}
 
-	opts := api.Options{Catalog: d.store, Registrar: d.registrar, Logger: d.log}
+	opts := api.Options{Catalog: d.store, Registrar: d.registrar, Logger: d.log, TrustedOrigins: d.origins}
 	if d.refresher != nil {
 		opts.Refresher = d.refresher
 	}

@@ -114,8 +114,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, ready func(
 	registrar := crawler.NewRegistrar(fetcher, store, cardLimits(cfg), log)
 	metrics := telemetry.New(store)
 	cr := crawler.New(crawlerConfig(cfg), metrics.ObserveCrawl(store), fetcher, log)
-	deps := handlerDeps{log: log, store: store, registrar: registrar, metrics: metrics}
+	deps := handlerDeps{log: log, store: store, registrar: registrar, metrics: metrics,
+		hosts: cfg.AcceptedHosts(), origins: cfg.TrustedOrigins()}
+	var checker *crawler.Crawler
 	if cfg.Crawl {
+		checker = cr
 		if n, err := store.ReleaseLeases(ctx, leaseOwnerPrefix(), cr.Config().Owner); err != nil {
 			log.Warn("releasing leases of a previous run", "err", err)
 		} else if n > 0 {
@@ -129,6 +132,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, ready func(
 		})
 		bg.Go(func() { pruneFetchLog(ctx, store, cfg.FetchLogRetention, log) })
 	}
+	wireChecks(registrar, checker, runner)
 	bg.Go(func() { runner.Run(ctx) })
 	if cfg.Seeds != "" {
 		seeds := newSeedRegistrar(store, registrar, cfg.CrawlConcurrency, log)
@@ -154,7 +158,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, ready func(
 	}
 	handler := newHandler(deps)
 
-	ln, err := net.Listen("tcp", cfg.Listen)
+	ln, err := listenTCP(cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", cfg.Listen, err)
 	}

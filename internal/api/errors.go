@@ -67,6 +67,7 @@ var statusCodes = map[int]string{
 	http.StatusForbidden:             CodeForbidden,
 	http.StatusNotFound:              CodeNotFound,
 	http.StatusMethodNotAllowed:      CodeMethodNotAllowed,
+	http.StatusMisdirectedRequest:    CodeMisdirectedRequest,
 	http.StatusRequestEntityTooLarge: CodePayloadTooLarge,
 	http.StatusUnsupportedMediaType:  CodeUnsupportedMediaType,
 	http.StatusTooManyRequests:       CodeTooManyRequests,

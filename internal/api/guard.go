@@ -28,7 +28,9 @@ func HostGuard(allowed []string) echo.MiddlewareFunc {
 			if _, err := netip.ParseAddr(host); err == nil || set[host] {
 				return next(c)
 			}
-			return newError(http.StatusMisdirectedRequest, CodeMisdirectedRequest,
+			// An echo error, not an apiError: the guard runs for every
+			// path, and the API's error handler maps 421 to its code.
+			return echo.NewHTTPError(http.StatusMisdirectedRequest,
 				"this registry does not answer to the host named in the request; an operator can add it with --allowed-hosts or --public-url")
 		}
 	}
