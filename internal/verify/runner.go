@@ -172,7 +172,7 @@ func (r *Runner) VerifyStored(ctx context.Context, t catalog.VerifyTarget) error
 // verifyTarget checks one stored card version and builds its catalog row.
 func (r *Runner) verifyTarget(ctx context.Context, t catalog.VerifyTarget, gen int64) catalog.VerificationInput {
 	var rep *Report
-	c, err := card.Parse(t.Raw, r.opts.CardLimits)
+	c, err := card.Parse(t.Raw, catalog.StoredCardLimits(r.opts.CardLimits, t.Raw))
 	if err == nil {
 		rep = r.v.Verify(ctx, c, t.CardURL)
 	} else {
