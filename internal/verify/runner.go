@@ -192,6 +192,7 @@ func (r *Runner) verifyTarget(ctx context.Context, t catalog.VerifyTarget, gen i
 		Status:          string(rep.Signatures.Status),
 		VerifiedAt:      rep.CheckedAt,
 		TrustGeneration: gen,
+		Trust:           string(rep.Signatures.Trust),
 	}
 	in.Report, err = json.Marshal(rep)
 	if err != nil {

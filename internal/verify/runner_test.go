@@ -144,6 +144,9 @@ func TestRunnerKeepsCatalogVerdictsCurrent(t *testing.T) {
 		wantStatus(t, s, tampered, catalog.SignatureInvalid, 1)
 		wantStatus(t, s, unsigned, catalog.SignatureUnsigned, 1)
 		runOnce(t, r, 0) // nothing due
+		if ids, _ := searchIDs(t, s, catalog.FieldSignatureTrust, string(TrustPinned)); !slices.Equal(ids, []string{signed}) {
+			t.Errorf("signature_trust=pinned found %v, want %v", ids, []string{signed})
+		}
 
 		ids, facets := searchIDs(t, s, catalog.FieldSignature, catalog.SignatureVerified)
 		if !slices.Equal(ids, []string{signed}) {

@@ -86,6 +86,9 @@ func (v *Verifier) VerifySignatures(ctx context.Context, raw []byte, origins []s
 			if !slices.Contains(verifiedKeys, e.Signer.Thumbprint) {
 				verifiedKeys = append(verifiedKeys, e.Signer.Thumbprint)
 			}
+			if t := trustOf(e.Signer.Source); rep.Trust == "" || trustRank(t) > trustRank(rep.Trust) {
+				rep.Trust = t
+			}
 			rep.Status = StatusVerified
 		case e.Result.definite() && rep.Status != StatusVerified:
 			rep.Status = StatusInvalid
@@ -96,6 +99,16 @@ func (v *Verifier) VerifySignatures(ctx context.Context, raw []byte, origins []s
 }
 
 func isArray(v any) bool { _, ok := v.([]any); return ok }
+
+func trustRank(t Trust) int {
+	switch t {
+	case TrustPinned:
+		return 2
+	case TrustTrustedOrigin:
+		return 1
+	}
+	return 0
+}
 
 // triedPayloads remembers the payload of each form once built, so forms
 // are built at most once per card, whatever the number of signatures.
