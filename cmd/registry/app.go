@@ -65,6 +65,7 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger) (*app, err
 	if cfg.Crawl {
 		a.crawler = crawler.New(crawlerConfig(cfg), a.metrics.ObserveCrawl(store), fetcher, log)
 	}
+	wireChecks(a.registrar, a.crawler, a.runner)
 	return a, nil
 }
 

@@ -14,7 +14,8 @@ import (
 
 // handler is the registry's HTTP handler over the app's parts.
 func (a *app) handler() http.Handler {
-	d := handlerDeps{log: a.log, store: a.store, registrar: a.registrar, metrics: a.metrics, auth: a.auth}
+	d := handlerDeps{log: a.log, store: a.store, registrar: a.registrar, metrics: a.metrics, auth: a.auth,
+		hosts: a.cfg.AcceptedHosts(), origins: a.cfg.TrustedOrigins()}
 	if a.crawler != nil {
 		d.refresher = a.crawler
 	}
@@ -28,6 +29,8 @@ type handlerDeps struct {
 	refresher api.Refresher       // nil: no refresh endpoint (crawling off)
 	metrics   *telemetry.Metrics  // nil: no /metrics
 	auth      *auth.Authenticator // nil: no sign-in, every route open
+	hosts     []string            // accepted Host names; nil: any
+	origins   []string            // origins trusted for browser writes
 }
 
 // newHandler mounts every route: /healthz and the JSON API.
@@ -35,6 +38,7 @@ func newHandler(d handlerDeps) http.Handler {
 	e := echo.New()
 	e.HideBanner = true
 	e.HidePort = true
+	guardServer(e, d.hosts)
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
 		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
 			d.log.Error("panic in handler", "method", c.Request().Method, "path", c.Path(),
@@ -48,22 +52,23 @@ func newHandler(d handlerDeps) http.Handler {
 		e.Use(d.metrics.Middleware())
 	}
 	e.Use(requestLogger(d.log))
-	// Request guards that apply to every route (Host and Origin checks,
-	// throttles) go here, after the logger so refusals are logged.
 
 	// Liveness: the process serves HTTP. It does not touch the database so
 	// a slow database does not get healthy replicas restarted.
-	e.GET("/healthz", func(c echo.Context) error {
+	healthz := func(c echo.Context) error {
 		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
-	})
+	}
+	e.GET("/healthz", healthz)
+	e.HEAD("/healthz", healthz)
 
 	if d.metrics != nil {
 		// Prometheus text format; served on the API's listener, which is
 		// loopback unless the operator opened it.
 		e.GET("/metrics", echo.WrapHandler(d.metrics.Handler()))
+		e.HEAD("/metrics", echo.WrapHandler(d.metrics.Handler()))
 	}
 
-	opts := api.Options{Catalog: d.store, Registrar: d.registrar, Logger: d.log}
+	opts := api.Options{Catalog: d.store, Registrar: d.registrar, Logger: d.log, TrustedOrigins: d.origins}
 	if d.auth != nil {
 		// Every request learns its caller; /auth/* signs in and out.
 		d.auth.Mount(e)

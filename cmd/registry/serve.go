@@ -74,7 +74,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, ready func(
 // the server down gracefully.
 func (a *app) serveHTTP(ctx context.Context, ready func(net.Addr)) error {
 	cfg, log := a.cfg, a.log
-	ln, err := net.Listen("tcp", cfg.Listen)
+	ln, err := listenTCP(cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", cfg.Listen, err)
 	}

@@ -74,6 +74,11 @@ type Options struct {
 	// Nil means no sign-in: every route is open, for development on
 	// loopback.
 	Authorizer auth.Authorizer
+	// TrustedOrigins may send state-changing requests from a browser
+	// besides the request's own origin (the public URL's origin when the
+	// registry sits behind a proxy); every other cross-site write is
+	// refused with 403 cross_site.
+	TrustedOrigins []string
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 }
@@ -84,24 +89,32 @@ type API struct {
 	registrar Registrar
 	refresher Refresher
 	authz     auth.Authorizer
+	// crossSite refuses browser writes from other sites; it goes on every
+	// state-changing route, before the role check (it needs no session).
+	crossSite echo.MiddlewareFunc
 	log       *slog.Logger
 	// now is the clock of health reports; tests replace it.
 	now func() time.Time
+	// bodyTimeout bounds the arrival of a request body; tests shorten it.
+	bodyTimeout time.Duration
 }
 
-// New returns an API over opts.Catalog, which must not be nil.
+// New returns an API over opts.Catalog, which must not be nil. A
+// malformed trusted origin is logged and left out.
 func New(opts Options) *API {
 	log := opts.Logger
 	if log == nil {
 		log = slog.Default()
 	}
 	return &API{
-		catalog:   opts.Catalog,
-		registrar: opts.Registrar,
-		refresher: opts.Refresher,
-		authz:     opts.Authorizer,
-		log:       log,
-		now:       time.Now,
+		catalog:     opts.Catalog,
+		registrar:   opts.Registrar,
+		refresher:   opts.Refresher,
+		authz:       opts.Authorizer,
+		crossSite:   crossSiteGuard(opts.TrustedOrigins, log),
+		log:         log,
+		now:         time.Now,
+		bodyTimeout: defaultBodyTimeout,
 	}
 }
 
@@ -111,7 +124,7 @@ func New(opts Options) *API {
 // are ErrorResponses while other paths keep the previous handler.
 func (a *API) Mount(e *echo.Echo, mw ...echo.MiddlewareFunc) {
 	e.HTTPErrorHandler = a.ErrorHandler(e.HTTPErrorHandler)
-	mw = append([]echo.MiddlewareFunc{noSniff}, mw...)
+	mw = append([]echo.MiddlewareFunc{noSniff, a.guardBody}, mw...)
 	// Middleware goes on each route, not on the group: echo gives a group
 	// with middleware a catch-all 404 route that turns every 405 into 404.
 	g := e.Group(BasePath)
@@ -119,6 +132,12 @@ func (a *API) Mount(e *echo.Echo, mw ...echo.MiddlewareFunc) {
 	for _, r := range a.routes() {
 		g.Add(r.method, r.path, r.handler, a.routeMiddleware(mw, r)...)
 		known.Add(r.method, BasePath+r.path, echo.NotFoundHandler)
+		if r.method == http.MethodGet {
+			// RFC 9110 §9.3.2: HEAD is GET without the content; net/http
+			// drops the body of a HEAD response.
+			g.Add(http.MethodHead, r.path, r.handler, a.routeMiddleware(mw, r)...)
+			known.Add(http.MethodHead, BasePath+r.path, echo.NotFoundHandler)
+		}
 	}
 	// Our own catch-all, so that a catch-all route elsewhere (the
 	// console's, say) never answers an API path; it asks a router holding
@@ -162,12 +181,17 @@ func (a *API) routes() []route {
 	return rs
 }
 
-// routeMiddleware is mw, then the role check of r when sign-in is on.
+// routeMiddleware is mw, then the cross-site check of a state-changing
+// route, then the role check of r when sign-in is on.
 func (a *API) routeMiddleware(mw []echo.MiddlewareFunc, r route) []echo.MiddlewareFunc {
-	if a.authz == nil {
-		return mw
+	mw = slices.Clip(mw)
+	if r.method != http.MethodGet && r.method != http.MethodHead {
+		mw = append(mw, a.crossSite)
 	}
-	return append(slices.Clip(mw), a.authz.RequireRole(r.role))
+	if a.authz != nil {
+		mw = append(mw, a.authz.RequireRole(r.role))
+	}
+	return mw
 }
 
 // noSniff stops browsers from guessing a type for any API response

@@ -186,7 +186,7 @@ func TestSearch(t *testing.T) {
 				"tag": {"a", "b"}, "input_mode": {"image/*"}, "signature": {"verified"}, "health": {"up"},
 			}})},
 		{name: "every filter field accepted", wantStatus: http.StatusOK,
-			target: "/api/v1/agents?skill=s&tag=t&input_mode=m&output_mode=m&binding=GRPC&protocol_version=1.0&security_scheme=oauth2&provider=p&signature=unsigned&health=down&audit=no_security",
+			target: "/api/v1/agents?skill=s&tag=t&input_mode=m&output_mode=m&binding=GRPC&protocol_version=1.0&security_scheme=oauth2&provider=p&signature=unsigned&health=down&audit=no_security&signature_trust=pinned",
 			check: func(t *testing.T, _ *httptest.ResponseRecorder, c *fakeCatalog, _ *fakeRegistrar) {
 				if len(c.lastQuery.Filters) != len(catalog.FilterFields) {
 					t.Errorf("filters passed on: %v, want one per field %v", c.lastQuery.Filters, catalog.FilterFields)
@@ -571,7 +571,7 @@ func TestRegister(t *testing.T) {
 				e := decodeJSON[ErrorResponse](t, rec).Error
 				if e.Class != crawler.ClassHTTP404 || e.HTTPStatus != http.StatusNotFound ||
 					e.URL != "https://agent.example/.well-known/agent.json" ||
-					!strings.Contains(e.Message, "https://agent.example/.well-known/agent.json: http_404") {
+					!strings.Contains(e.Message, "agent.example answered HTTP 404") {
 					t.Errorf("error = %+v", e)
 				}
 			}},
@@ -605,11 +605,30 @@ func TestRegister(t *testing.T) {
 					t.Errorf("message = %q", e.Message)
 				}
 			}},
+		{name: "redirect to file: blames the server, not the URL", method: http.MethodPost, target: "/api/v1/agents", header: jsonCT,
+			body: `{"url":"https://agent.example"}`,
+			setup: failing(&crawler.FetchError{Class: crawler.ClassRedirect, URL: "https://agent.example/.well-known/agent-card.json",
+				Err: fmt.Errorf("get: %w: %w", safehttp.ErrRedirectRefused, safehttp.ErrUnsupportedScheme)}),
+			wantStatus: http.StatusUnprocessableEntity, wantCode: CodeFetchFailed,
+			check: func(t *testing.T, rec *httptest.ResponseRecorder, _ *fakeCatalog, _ *fakeRegistrar) {
+				if e := decodeJSON[ErrorResponse](t, rec).Error; e.Class != crawler.ClassRedirect || e.Parameter != "" {
+					t.Errorf("error = %+v, want class redirect and no parameter blamed", e)
+				}
+			}},
+		{name: "body of the wrong type names no Go type", method: http.MethodPost, target: "/api/v1/agents", header: jsonCT,
+			body: `{"url":5}`, wantStatus: http.StatusBadRequest, wantCode: CodeInvalidBody,
+			check: func(t *testing.T, rec *httptest.ResponseRecorder, _ *fakeCatalog, _ *fakeRegistrar) {
+				if m := decodeJSON[ErrorResponse](t, rec).Error.Message; strings.Contains(m, "api.") || strings.Contains(m, "RegisterRequest") {
+					t.Errorf("message %q names a Go type", m)
+				}
+			}},
 		{name: "blocked without detail", method: http.MethodPost, target: "/api/v1/agents", header: jsonCT,
-			body: `{"url":"https://intranet.example"}`, setup: failing(fmt.Errorf("dial: %w", safehttp.ErrBlockedAddress)),
+			body: `{"url":"https://intranet.example"}`, setup: failing(&crawler.FetchError{Class: crawler.ClassBlockedAddress,
+				URL: "https://intranet.example/.well-known/agent-card.json", Err: fmt.Errorf("dial: %w", safehttp.ErrBlockedAddress)}),
 			wantStatus: http.StatusUnprocessableEntity, wantCode: CodeBlockedAddress},
 		{name: "unsupported scheme", method: http.MethodPost, target: "/api/v1/agents", header: jsonCT,
-			body: `{"url":"ftp://agent.example"}`, setup: failing(fmt.Errorf("get: %w", safehttp.ErrUnsupportedScheme)),
+			body: `{"url":"ftp://agent.example"}`, setup: failing(&crawler.FetchError{Class: crawler.ClassInvalidURL, URL: "ftp://agent.example",
+				Err: fmt.Errorf("%w: scheme must be http or https", crawler.ErrInvalidURL)}),
 			wantStatus: http.StatusUnprocessableEntity, wantCode: CodeInvalidURL},
 		{name: "registrar fault", method: http.MethodPost, target: "/api/v1/agents", header: jsonCT,
 			body: `{"url":"https://agent.example"}`, setup: failing(errors.New("UPDATE agents: database is locked")),
@@ -773,4 +792,28 @@ func sampleReport(t *testing.T) json.RawMessage {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestHeadOnGetRoutes: HEAD is answered wherever GET is (RFC 9110
+// §9.3.2), with GET's status and no body.
+func TestHeadOnGetRoutes(t *testing.T) {
+	env := newTestEnv(t, nil)
+	srv := httptest.NewServer(env.e)
+	defer srv.Close()
+	for _, target := range []string{"/api/v1/openapi.json", "/api/v1/agents", "/api/v1/changes", "/api/v1/agents/missing"} {
+		get, err := http.Get(srv.URL + target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		get.Body.Close()
+		head, err := http.Head(srv.URL + target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _ := io.Copy(io.Discard, head.Body)
+		head.Body.Close()
+		if head.StatusCode != get.StatusCode || n != 0 || head.StatusCode == http.StatusMethodNotAllowed {
+			t.Errorf("HEAD %s = %d with %d body bytes, GET = %d", target, head.StatusCode, n, get.StatusCode)
+		}
+	}
 }

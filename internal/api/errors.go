@@ -1,12 +1,15 @@
 package api
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/a2aregistry/registry/internal/crawler"
 )
 
 // Error codes. They are part of the API contract: openapi.json lists them
@@ -19,6 +22,8 @@ const (
 	CodeInvalidBody          = "invalid_body"
 	CodeUnauthorized         = "unauthorized"
 	CodeForbidden            = "forbidden"
+	CodeCrossSite            = "cross_site"
+	CodeMisdirectedRequest   = "misdirected_request"
 	CodeNotFound             = "not_found"
 	CodeMethodNotAllowed     = "method_not_allowed"
 	CodePayloadTooLarge      = "payload_too_large"
@@ -62,6 +67,7 @@ var statusCodes = map[int]string{
 	http.StatusForbidden:             CodeForbidden,
 	http.StatusNotFound:              CodeNotFound,
 	http.StatusMethodNotAllowed:      CodeMethodNotAllowed,
+	http.StatusMisdirectedRequest:    CodeMisdirectedRequest,
 	http.StatusRequestEntityTooLarge: CodePayloadTooLarge,
 	http.StatusUnsupportedMediaType:  CodeUnsupportedMediaType,
 	http.StatusTooManyRequests:       CodeTooManyRequests,
@@ -155,4 +161,32 @@ func httpErrorMessage(he *echo.HTTPError, req *http.Request) string {
 		return m
 	}
 	return http.StatusText(he.Code)
+}
+
+// problemError maps a crawler Problem onto an answer: the failure class
+// picks the code, the Problem's message (which never shows a resolved
+// address) is the message. input is the URL the user gave.
+func problemError(p crawler.Problem, input string) *apiError {
+	switch p.Class {
+	case crawler.ClassNotACard:
+		e := newError(http.StatusUnprocessableEntity, CodeInvalidCard, "%s", p.Message)
+		e.body.ParseCode = p.ParseCode
+		e.body.Path = p.Path
+		return e
+	case crawler.ClassInvalidURL:
+		e := newError(http.StatusUnprocessableEntity, CodeInvalidURL, "%s", p.Message)
+		e.body.Parameter = "url"
+		return e
+	case crawler.ClassBlockedAddress:
+		e := newError(http.StatusUnprocessableEntity, CodeBlockedAddress,
+			"%s; an operator can allow the range with --allow-networks (REGISTRY_ALLOW_NETWORKS)", p.Message)
+		e.body.Class = p.Class
+		e.body.URL = cmp.Or(p.URL, input)
+		return e
+	}
+	e := newError(http.StatusUnprocessableEntity, CodeFetchFailed, "%s", p.Message)
+	e.body.Class = p.Class
+	e.body.URL = cmp.Or(p.URL, input)
+	e.body.HTTPStatus = p.HTTPStatus
+	return e
 }

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"mime"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -21,11 +24,26 @@ func (a *API) refreshAgent(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := refreshBodyAllowed(c.Request()); err != nil {
+		return err
+	}
 	ctx := c.Request().Context()
 	res, err := a.refresher.RefreshNow(ctx, id)
+	var throttled *crawler.ThrottledError
 	switch {
 	case errors.Is(err, catalog.ErrNotFound):
 		return agentNotFound(id)
+	case errors.As(err, &throttled):
+		// RFC 6585 §4; Retry-After in whole seconds (RFC 9110 §10.2.3),
+		// rounded up so a client that obeys it is not refused again.
+		secs := int64((throttled.RetryAfter + time.Second - 1) / time.Second)
+		c.Response().Header().Set("Retry-After", strconv.FormatInt(max(secs, 1), 10))
+		if throttled.HostBusy {
+			return newError(http.StatusTooManyRequests, CodeTooManyRequests,
+				"the agent's host is being checked already; try again in %d seconds", secs)
+		}
+		return newError(http.StatusTooManyRequests, CodeTooManyRequests,
+			"agent %s was checked less than the minimum interval ago; try again in %d seconds", id, secs)
 	case requestEnded(err):
 		a.log.Warn("api: refresh cut short", "agent_id", id, "err", err)
 		return newError(http.StatusGatewayTimeout, CodeTimeout,
@@ -68,4 +86,20 @@ func (a *API) refreshAgent(c echo.Context) error {
 func requestEnded(err error) bool {
 	return errors.Is(err, crawler.ErrRefreshCanceled) ||
 		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
+}
+
+// refreshBodyAllowed keeps a plain HTML form from triggering a refresh: a
+// form post always carries a body type (application/x-www-form-urlencoded,
+// multipart/form-data or text/plain), so only no body or a JSON one is
+// accepted.
+func refreshBodyAllowed(req *http.Request) error {
+	ct := req.Header.Get(echo.HeaderContentType)
+	if ct == "" && req.ContentLength <= 0 && len(req.TransferEncoding) == 0 {
+		return nil
+	}
+	if mt, _, err := mime.ParseMediaType(ct); err == nil && mt == echo.MIMEApplicationJSON {
+		return nil
+	}
+	return newError(http.StatusUnsupportedMediaType, CodeUnsupportedMediaType,
+		"send no body, or Content-Type application/json")
 }

@@ -79,7 +79,26 @@ func TestRefresh(t *testing.T) {
 		wantCode   string
 		// wantBody is a substring of the answer.
 		wantBody string
+		header   map[string]string
+		body     string
+		// wantRetryAfter is the Retry-After header of a 429.
+		wantRetryAfter string
 	}{
+		{name: "called again inside the minimum interval", target: target,
+			err:        fmt.Errorf("refreshing agent a1: %w", &crawler.ThrottledError{RetryAfter: 4*time.Minute + 500*time.Millisecond}),
+			wantStatus: http.StatusTooManyRequests, wantCode: CodeTooManyRequests, wantRetryAfter: "241"},
+		{name: "host at the per-host cap", target: target,
+			err:        fmt.Errorf("refreshing agent a1: %w", &crawler.ThrottledError{RetryAfter: 5 * time.Second, HostBusy: true}),
+			wantStatus: http.StatusTooManyRequests, wantCode: CodeTooManyRequests, wantRetryAfter: "5"},
+		{name: "plain form post", target: target, body: "x=1",
+			header:     map[string]string{"Content-Type": "application/x-www-form-urlencoded"},
+			wantStatus: http.StatusUnsupportedMediaType, wantCode: CodeUnsupportedMediaType},
+		{name: "text/plain form post", target: target, body: "x",
+			header:     map[string]string{"Content-Type": "text/plain"},
+			wantStatus: http.StatusUnsupportedMediaType, wantCode: CodeUnsupportedMediaType},
+		{name: "JSON body", target: target, body: "{}",
+			header:     map[string]string{"Content-Type": "application/json"},
+			wantStatus: http.StatusOK, wantBody: `"health_report":{"state":"up"`},
 		{name: "healthy agent", target: target, wantStatus: http.StatusOK, wantBody: `"health_report":{"state":"up"`},
 		{name: "failing agent is not an API error: the detail is read after the check", target: target,
 			check: func(c *fakeCatalog) {
@@ -113,9 +132,12 @@ func TestRefresh(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			env := newTestEnv(t, nil)
 			env.ref.check, env.ref.err = tc.check, tc.err
-			rec := env.do(t, http.MethodPost, tc.target, "", nil)
+			rec := env.do(t, http.MethodPost, tc.target, tc.body, tc.header)
 			if rec.Code != tc.wantStatus {
 				t.Fatalf("status = %d, want %d; body %s", rec.Code, tc.wantStatus, rec.Body)
+			}
+			if got := rec.Header().Get("Retry-After"); got != tc.wantRetryAfter {
+				t.Errorf("Retry-After = %q, want %q", got, tc.wantRetryAfter)
 			}
 			if tc.wantCode != "" {
 				if e := decodeError(t, rec); e.Code != tc.wantCode {

@@ -11,9 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/a2aregistry/registry/internal/card"
 	"github.com/a2aregistry/registry/internal/crawler"
-	"github.com/a2aregistry/registry/internal/safehttp"
 )
 
 // maxRegisterBody bounds POST /agents: the body holds one URL.
@@ -30,7 +28,13 @@ func (a *API) registerAgent(c echo.Context) error {
 	}
 	a.log.Info("api: agent registered", "agent_id", res.Agent.ID, "card_url", res.Agent.CardURL,
 		"created", res.Created, "new_version", res.NewVersion)
-	d, err := a.agentDetail(c, res.Agent)
+	// Read back: the registrar may have verified the card since it was
+	// stored, and the answer should carry that verdict.
+	ag := res.Agent
+	if fresh, err := a.catalog.Agent(c.Request().Context(), ag.ID); err == nil {
+		ag = fresh
+	}
+	d, err := a.agentDetail(c, ag)
 	if err != nil {
 		return err
 	}
@@ -62,11 +66,14 @@ func decodeRegisterRequest(c echo.Context) (RegisterRequest, error) {
 		}
 	}
 	var tooLarge *http.MaxBytesError
+	if e := bodyReadFailed(err); e != nil {
+		return in, e
+	}
 	switch {
 	case errors.As(err, &tooLarge):
 		return in, newError(http.StatusRequestEntityTooLarge, CodePayloadTooLarge, "request body exceeds %d bytes", maxRegisterBody)
 	case err != nil:
-		return in, newError(http.StatusBadRequest, CodeInvalidBody, `body must be one JSON object {"url": "..."}: %v`, err)
+		return in, newError(http.StatusBadRequest, CodeInvalidBody, `body must be one JSON object {"url": "..."}%s`, jsonProblem(err))
 	}
 	in.URL = strings.TrimSpace(in.URL)
 	if in.URL == "" {
@@ -83,51 +90,50 @@ func decodeRegisterRequest(c echo.Context) (RegisterRequest, error) {
 	return in, nil
 }
 
-// registerFailure turns a registrar error into the 422 answer that tells the
-// user what is wrong with the agent, or passes it on as our own fault.
+// registerFailure answers a registrar error with 422 when the agent is at
+// fault (the crawler's Problem says what is wrong, in words safe to show),
+// or passes it on as our own fault.
 func registerFailure(input string, err error) error {
-	var (
-		perr    *card.ParseError
-		fe      *crawler.FetchError
-		blocked *safehttp.BlockedError
-	)
-	isFetch := errors.As(err, &fe)
-	switch {
-	case errors.As(err, &perr):
-		e := newError(http.StatusUnprocessableEntity, CodeInvalidCard, "the card is not a readable agent card: %s", perr.Message)
-		e.body.ParseCode = perr.Code
-		e.body.Path = perr.Path
-		return e
-	case errors.Is(err, safehttp.ErrBlockedAddress):
-		// The resolved address stays out of the message: it would let
-		// any editor map internal DNS through the registry.
-		msg := "refusing to fetch from a non-public address"
-		if errors.As(err, &blocked) {
-			msg = fmt.Sprintf("refusing to fetch from %s: it resolves to a %s address", blocked.Host, blocked.Reason)
-		}
-		e := newError(http.StatusUnprocessableEntity, CodeBlockedAddress,
-			"%s; an operator can allow the range with --allow-networks (REGISTRY_ALLOW_NETWORKS)", msg)
-		e.body.Class = crawler.ClassBlockedAddress
-		e.body.URL = input
-		if isFetch && fe.URL != "" {
-			e.body.URL = fe.URL
-		}
-		return e
-	case errors.Is(err, crawler.ErrInvalidURL), errors.Is(err, safehttp.ErrUnsupportedScheme),
-		isFetch && fe.Class == crawler.ClassInvalidURL:
-		msg := err.Error()
-		if isFetch && fe.Err != nil {
-			msg = fe.Err.Error()
-		}
-		e := newError(http.StatusUnprocessableEntity, CodeInvalidURL, "%s", msg)
-		e.body.Parameter = "url"
-		return e
-	case isFetch:
-		e := newError(http.StatusUnprocessableEntity, CodeFetchFailed, "fetching %s: %s: %v", fe.URL, fe.Class, fe.Err)
-		e.body.Class = fe.Class
-		e.body.URL = fe.URL
-		e.body.HTTPStatus = fe.Status
-		return e
+	p, ok := crawler.ProblemOf(err)
+	if !ok {
+		return fmt.Errorf("registering %q: %w", input, err)
 	}
-	return fmt.Errorf("registering %q: %w", input, err)
+	return problemError(p, input)
+}
+
+// jsonProblem says where a request body's JSON went wrong without
+// err.Error(), which names Go types (api.RegisterRequest) and, for a body
+// that stopped arriving, the client's and our socket addresses.
+func jsonProblem(err error) string {
+	var (
+		syntax *json.SyntaxError
+		typ    *json.UnmarshalTypeError
+	)
+	switch {
+	case errors.As(err, &syntax):
+		return fmt.Sprintf(": malformed JSON at byte %d", syntax.Offset)
+	case errors.As(err, &typ) && typ.Field != "":
+		return fmt.Sprintf(": field %q must be a %s", typ.Field, jsonKind(typ.Type.Kind().String()))
+	case errors.As(err, &typ):
+		return ": the body must be an object"
+	case errors.Is(err, io.EOF):
+		return ": the body is empty"
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return ": the body ends in the middle of the JSON"
+	}
+	return ""
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "string":
+		return "string"
+	case "bool":
+		return "boolean"
+	case "slice", "array":
+		return "array"
+	case "struct", "map":
+		return "object"
+	}
+	return "number"
 }

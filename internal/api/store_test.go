@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -187,7 +188,10 @@ func TestRefreshAgainstStore(t *testing.T) {
 		New(Options{
 			Catalog:   store,
 			Registrar: crawler.NewRegistrar(fetcher, store, card.DefaultLimits(), nil),
-			Refresher: crawler.New(crawler.Config{Rand: func() float64 { return 0 }}, store, fetcher, nil),
+			// Registering is a check too; a minimum interval of 1 ns lets
+			// the test check again at once (TestRefreshThrottledAgainstStore
+			// covers the real one).
+			Refresher: crawler.New(crawler.Config{Rand: func() float64 { return 0 }, MinInterval: time.Nanosecond}, store, fetcher, nil),
 			Logger:    slog.New(slog.DiscardHandler),
 		}).Mount(env.e)
 		do := func(method, target string, body string, want int) *httptest.ResponseRecorder {
@@ -230,7 +234,7 @@ func TestRefreshAgainstStore(t *testing.T) {
 		r := d.HealthReport
 		if r.LastError == nil || r.LastError.Class != crawler.ClassHTTP5xx || r.LastError.Status != http.StatusServiceUnavailable ||
 			r.ConsecutiveFailures != 1 || r.LastCheckAt == nil || !r.LastError.At.Equal(*r.LastCheckAt) ||
-			r.Uptime24h == nil || *r.Uptime24h != 0.5 {
+			r.Uptime24h == nil || *r.Uptime24h != 2.0/3 { // registering was the first check
 			t.Errorf("after a failed check: health_report %+v (last_error %+v)", r, r.LastError)
 		}
 		if after := changes(next.NextSince); len(after.Items) != 0 || after.NextSince != next.NextSince {
@@ -251,5 +255,52 @@ func TestRefreshAgainstStore(t *testing.T) {
 		}
 
 		do(http.MethodPost, "/api/v1/agents/no-such-agent/refresh", "", http.StatusNotFound)
+	})
+}
+
+// TestRefreshThrottledAgainstStore: registering is a check, so a refresh
+// right after it is inside --crawl-min-interval: 429 with Retry-After, and
+// the agent is not fetched again.
+func TestRefreshThrottledAgainstStore(t *testing.T) {
+	catalogtest.ForEach(t, func(t *testing.T, store *catalog.Store) {
+		raw, err := os.ReadFile("../card/testdata/v10_proto.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fetches atomic.Int32
+		agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			fetches.Add(1)
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(raw)
+		}))
+		t.Cleanup(agent.Close)
+		client := safehttp.New(safehttp.Config{AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}})
+		t.Cleanup(client.CloseIdleConnections)
+		fetcher := crawler.NewFetcher(client, 0)
+		env := testEnv{e: echo.New()}
+		New(Options{
+			Catalog:   store,
+			Registrar: crawler.NewRegistrar(fetcher, store, card.DefaultLimits(), nil),
+			Refresher: crawler.New(crawler.Config{MinInterval: 5 * time.Minute}, store, fetcher, nil),
+			Logger:    slog.New(slog.DiscardHandler),
+		}).Mount(env.e)
+		rec := env.do(t, http.MethodPost, "/api/v1/agents", `{"url":"`+agent.URL+`"}`, map[string]string{"Content-Type": "application/json"})
+		if rec.Code != http.StatusCreated {
+			t.Fatalf("register = %d: %s", rec.Code, rec.Body)
+		}
+		id := decodeJSON[AgentDetail](t, rec).ID
+		before := fetches.Load()
+		for range 20 {
+			rec = env.do(t, http.MethodPost, "/api/v1/agents/"+id+"/refresh", "", nil)
+			if rec.Code != http.StatusTooManyRequests {
+				t.Fatalf("refresh = %d, want 429: %s", rec.Code, rec.Body)
+			}
+		}
+		if n, err := strconv.Atoi(rec.Header().Get("Retry-After")); err != nil || n < 1 || n > 300 {
+			t.Errorf("Retry-After = %q, want 1..300 seconds", rec.Header().Get("Retry-After"))
+		}
+		if got := fetches.Load(); got != before {
+			t.Errorf("%d fetches after the refused refreshes, want none", got-before)
+		}
 	})
 }

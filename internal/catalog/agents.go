@@ -29,7 +29,7 @@ func (s *Store) agentWhere(ctx context.Context, cond string, arg string) (Agent,
 	}
 	// The normalized view is derived, so it is rebuilt from the stored
 	// bytes: a parser fix shows up without a data migration.
-	c, err := card.Parse(v.Raw, s.limits)
+	c, err := card.Parse(v.Raw, StoredCardLimits(s.limits, v.Raw))
 	if err != nil {
 		return Agent{}, fmt.Errorf("re-parsing stored card of agent %s: %w", rec.ID, err)
 	}
@@ -104,4 +104,14 @@ func (s *Store) pkOf(ctx context.Context, id string) (int64, error) {
 		return 0, fmt.Errorf("agent %s: %w", id, translateRow(err))
 	}
 	return pk, nil
+}
+
+// StoredCardLimits are the limits a stored card is read back under: lim,
+// with the byte cap raised to the card's own size. The cap guards what
+// comes in; a card accepted when --max-card-bytes was larger must still
+// read after the operator lowers it, or its agent would answer 500 on
+// every read while search still lists it.
+func StoredCardLimits(lim card.Limits, raw []byte) card.Limits {
+	lim.MaxBytes = max(lim.MaxBytes, len(raw))
+	return lim
 }

@@ -64,7 +64,7 @@ func (s *Store) CrawlTarget(ctx context.Context, agentID string) (CrawlTarget, e
 
 func (s *Store) crawlTargets(ctx context.Context, cond string, arg any) ([]CrawlTarget, error) {
 	rows, err := s.db.WithContext(ctx).Raw(`SELECT a.id, a.card_url, a.health, c.etag, c.last_modified,
-		c.consecutive_failures, c.next_check_at, c.last_success_at, c.served_url
+		c.consecutive_failures, c.next_check_at, c.last_success_at, c.served_url, c.last_check_at
 		FROM crawl_state c JOIN agents a ON a.pk = c.agent_pk WHERE `+cond, arg).Rows()
 	if err != nil {
 		return nil, fmt.Errorf("loading crawl targets: %w", err)
@@ -75,15 +75,19 @@ func (s *Store) crawlTargets(ctx context.Context, cond string, arg any) ([]Crawl
 		var (
 			t         CrawlTarget
 			lastOK    sql.NullTime
+			lastCheck sql.NullTime
 			servedURL string
 		)
 		if err := rows.Scan(&t.AgentID, &t.CardURL, &t.Health, &t.ETag, &t.LastModified,
-			&t.ConsecutiveFailures, &t.NextCheckAt, &lastOK, &servedURL); err != nil {
+			&t.ConsecutiveFailures, &t.NextCheckAt, &lastOK, &servedURL, &lastCheck); err != nil {
 			return nil, fmt.Errorf("loading crawl targets: %w", err)
 		}
 		t.NextCheckAt = t.NextCheckAt.UTC()
 		if lastOK.Valid {
 			t.LastSuccessAt = lastOK.Time.UTC()
+		}
+		if lastCheck.Valid {
+			t.LastCheckAt = lastCheck.Time.UTC()
 		}
 		out = append(out, t)
 	}

@@ -21,6 +21,9 @@ type CrawlTarget struct {
 	Health              string
 	NextCheckAt         time.Time
 	LastSuccessAt       time.Time // zero when never
+	// LastCheckAt is when the agent was last checked, successfully or
+	// not; zero when never. On-demand checks are throttled by it.
+	LastCheckAt time.Time
 }
 
 // FetchOutcome is the result of one check of an agent, as the crawler

@@ -207,6 +207,8 @@ func (s *Store) WarmIndex(ctx context.Context) error {
 // when empty) in pk order: three result sets (agents, skills, facets)
 // ordered by pk and merged, so memory stays flat whatever the catalog size.
 func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(indexedDoc)) error {
+	s.loadMu.Lock()
+	defer s.loadMu.Unlock()
 	agentsQ := "SELECT pk, seq, name, description, provider FROM agents"
 	skillsQ := "SELECT agent_pk, skill_id, name, description, tags, examples FROM skills"
 	facetsQ := "SELECT agent_pk, field, value FROM agent_facets"

@@ -60,6 +60,10 @@ type Store struct {
 	// search or WarmIndex so that `registry migrate` and imports do not pay
 	// for it. syncMu guards index, build, building, pending and syncedAt.
 	syncMu sync.Mutex
+	// loadMu lets one loadDocs run at a time: each holds three pooled
+	// connections at once (three result sets merged), so a few concurrent
+	// ones exhaust SQLite's pool of 8 and wait on each other for ever.
+	loadMu sync.Mutex
 	index  *memIndex
 	build  *indexBuild
 	// While the index is being built, committed writes queue in pending

@@ -140,13 +140,17 @@ const (
 	// FieldAudit values are the security-audit finding codes of the
 	// current card's verification report (verify.Finding*).
 	FieldAudit = "audit"
+	// FieldSignatureTrust says what vouches for the key of a verified
+	// signature (verify.Trust*): a pinned key, an operator-trusted jku
+	// origin, or only the card's own origin. Absent when not verified.
+	FieldSignatureTrust = "signature_trust"
 )
 
 // FilterFields lists every filter field in a stable order.
 var FilterFields = []string{
 	FieldSkill, FieldTag, FieldInputMode, FieldOutputMode, FieldBinding,
 	FieldProtocolVersion, FieldSecurityScheme, FieldProvider, FieldSignature, FieldHealth,
-	FieldAudit,
+	FieldAudit, FieldSignatureTrust,
 }
 
 // Query is a search: optional text plus filters. Every value of every

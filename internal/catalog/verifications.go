@@ -40,6 +40,9 @@ type VerificationInput struct {
 	KIDs []string
 	// AuditCodes are the security-audit finding codes (the audit facet).
 	AuditCodes []string
+	// Trust is the signature_trust facet value; empty when no signature
+	// verified.
+	Trust string
 }
 
 // Verification is a stored report.
@@ -220,12 +223,20 @@ func (s *Store) RecordVerifications(ctx context.Context, ins []VerificationInput
 func (s *Store) setVerdictFacets(tx *gorm.DB, pk int64, status string, in VerificationInput, now time.Time) (bool, error) {
 	codes := dedupe(in.AuditCodes, func(s string) string { return cleanText(s) })
 	slices.Sort(codes)
-	var stored []string
+	var stored, storedTrust []string
 	if err := tx.Raw("SELECT value FROM agent_facets WHERE agent_pk = ? AND field = ? ORDER BY value",
 		pk, FieldAudit).Scan(&stored).Error; err != nil {
 		return false, fmt.Errorf("reading audit facet of agent %s: %w", in.AgentID, err)
 	}
-	if status == in.Status && slices.Equal(stored, codes) {
+	if err := tx.Raw("SELECT value FROM agent_facets WHERE agent_pk = ? AND field = ?",
+		pk, FieldSignatureTrust).Scan(&storedTrust).Error; err != nil {
+		return false, fmt.Errorf("reading signature trust facet of agent %s: %w", in.AgentID, err)
+	}
+	var trust []string
+	if in.Trust != "" {
+		trust = []string{cleanText(in.Trust)}
+	}
+	if status == in.Status && slices.Equal(stored, codes) && slices.Equal(storedTrust, trust) {
 		return false, nil
 	}
 	seqs, err := s.allocate(tx, "seq", 1)
@@ -237,12 +248,15 @@ func (s *Store) setVerdictFacets(tx *gorm.DB, pk int64, status string, in Verifi
 		return false, fmt.Errorf("updating signature status of agent %s: %w", in.AgentID, err)
 	}
 	if err := tx.Exec("DELETE FROM agent_facets WHERE agent_pk = ? AND field IN ?",
-		pk, []string{FieldSignature, FieldAudit}).Error; err != nil {
+		pk, []string{FieldSignature, FieldAudit, FieldSignatureTrust}).Error; err != nil {
 		return false, fmt.Errorf("updating facets of agent %s: %w", in.AgentID, err)
 	}
 	rows := [][]any{{pk, FieldSignature, in.Status}}
 	for _, c := range codes {
 		rows = append(rows, []any{pk, FieldAudit, c})
+	}
+	for _, v := range trust {
+		rows = append(rows, []any{pk, FieldSignatureTrust, v})
 	}
 	if err := insertRows(tx, "agent_facets", "agent_pk, field, value", rows); err != nil {
 		return false, fmt.Errorf("updating facets of agent %s: %w", in.AgentID, err)

@@ -75,6 +75,9 @@ type Config struct {
 	// not the listen address (behind a proxy); its host is accepted in
 	// Host headers and its origin in Origin headers.
 	PublicURL string
+	// AllowedHosts are further host names the server answers to; every
+	// other Host header is refused (DNS rebinding, see AcceptedHosts).
+	AllowedHosts []string
 
 	// Crawl re-checks registered agents on their schedule.
 	Crawl bool
@@ -226,6 +229,11 @@ func (c Config) Validate() error {
 	if err := c.validateSignIn(); err != nil {
 		return err
 	}
+	for _, h := range c.AllowedHosts {
+		if h == "" || strings.ContainsAny(h, "/:@ ") && !isIPv6Literal(h) {
+			return fmt.Errorf("%w: allowed-hosts: %q is not a host name (no scheme, port or path)", ErrInvalid, h)
+		}
+	}
 	for _, p := range c.AllowNetworks {
 		if !p.IsValid() {
 			return fmt.Errorf("%w: allow-networks: invalid prefix %v", ErrInvalid, p)
@@ -376,4 +384,38 @@ func validatePublicURL(raw string) error {
 		return fmt.Errorf("%w: public-url %q: want an absolute http(s) URL such as https://registry.example.com", ErrInvalid, raw)
 	}
 	return nil
+}
+
+func isIPv6Literal(h string) bool {
+	a, err := netip.ParseAddr(strings.Trim(h, "[]"))
+	return err == nil && a.Is6()
+}
+
+// AcceptedHosts lists the host names the server answers to: loopback
+// names, the listen host, the public URL's host and AllowedHosts. Any
+// other Host header is refused, so a web page that rebinds its own DNS
+// name to the registry's address (DNS rebinding) cannot talk to it
+// through the operator's browser.
+func (c Config) AcceptedHosts() []string {
+	hosts := []string{"localhost", "127.0.0.1", "::1"}
+	if h, _, err := net.SplitHostPort(c.Listen); err == nil && h != "" {
+		hosts = append(hosts, h)
+	}
+	if u, err := url.Parse(c.PublicURL); err == nil && u.Hostname() != "" {
+		hosts = append(hosts, u.Hostname())
+	}
+	for _, h := range c.AllowedHosts {
+		hosts = append(hosts, strings.Trim(h, "[]"))
+	}
+	return hosts
+}
+
+// TrustedOrigins lists the origins, besides the request's own, that may
+// send state-changing requests from a browser: the public URL's.
+func (c Config) TrustedOrigins() []string {
+	u, err := url.Parse(c.PublicURL)
+	if err != nil || u.Host == "" {
+		return nil
+	}
+	return []string{u.Scheme + "://" + u.Host}
 }

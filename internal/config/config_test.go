@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -255,5 +256,37 @@ func TestREADMEDocumentsEverySetting(t *testing.T) {
 				t.Errorf("README.md does not document `%s`", name)
 			}
 		}
+	}
+}
+
+func TestAcceptedHosts(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		want    []string
+		wantErr bool
+	}{
+		{name: "defaults", want: []string{"localhost", "127.0.0.1", "::1", "127.0.0.1"}},
+		{name: "public URL and list", args: []string{"--public-url", "https://registry.example.com/", "--allowed-hosts", "Reg.Internal, [fd00::1]"},
+			want: []string{"localhost", "127.0.0.1", "::1", "127.0.0.1", "registry.example.com", "reg.internal", "fd00::1"}},
+		{name: "host with a port", args: []string{"--allowed-hosts", "reg.internal:8080"}, wantErr: true},
+		{name: "public URL without scheme", args: []string{"--public-url", "registry.example.com"}, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := Load(flag.NewFlagSet("t", flag.ContinueOnError), All, tt.args, func(string) string { return "" })
+			if tt.wantErr {
+				if !errors.Is(err, ErrInvalid) {
+					t.Fatalf("err = %v, want ErrInvalid", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cfg.AcceptedHosts(); !slices.Equal(got, tt.want) {
+				t.Errorf("AcceptedHosts = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }

@@ -53,6 +53,8 @@ func Settings() []Setting {
 			func(c *Config) flag.Value { return (*boolValue)(&c.InsecureAllowRemote) }},
 		{Serving, "public-url", "REGISTRY_PUBLIC_URL", "URL users reach the registry at when it is not the listen address (behind a proxy); its host is accepted in Host headers",
 			func(c *Config) flag.Value { return (*stringValue)(&c.PublicURL) }},
+		{Serving, "allowed-hosts", "REGISTRY_ALLOWED_HOSTS", "comma-separated further host names the server answers to; other Host headers are refused",
+			func(c *Config) flag.Value { return (*listValue)(&c.AllowedHosts) }},
 		{Serving, "import-examples", "REGISTRY_IMPORT_EXAMPLES", "import the shipped example cards when the catalog is empty",
 			func(c *Config) flag.Value { return (*boolValue)(&c.ImportExamples) }},
 		{Serving, "shutdown-timeout", "REGISTRY_SHUTDOWN_TIMEOUT", "how long to drain in-flight requests on SIGINT/SIGTERM",
@@ -292,6 +294,20 @@ func (v *roleClaimsValue) Set(s string) error {
 			return fmt.Errorf("%q: unknown role %q, want viewer, tester, editor or admin", entry, role)
 		}
 		*v = append(*v, RoleClaim{Role: role, Value: value})
+	}
+	return nil
+}
+
+type listValue []string
+
+func (v *listValue) String() string { return strings.Join(*v, ",") }
+
+// Set appends, so that a repeated flag adds entries.
+func (v *listValue) Set(s string) error {
+	for entry := range strings.SplitSeq(s, ",") {
+		if entry = strings.ToLower(strings.TrimSpace(entry)); entry != "" {
+			*v = append(*v, entry)
+		}
 	}
 	return nil
 }

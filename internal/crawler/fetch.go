@@ -3,16 +3,12 @@ package crawler
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
-	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 
@@ -39,11 +35,11 @@ var (
 // Failure classes of FetchError.Class. They are stored and shown to users,
 // so the strings are stable.
 const (
-	ClassDNS            = "dns"
-	ClassConnect        = "connect"
-	ClassTLS            = "tls"
-	ClassTimeout        = "timeout"
-	ClassCanceled       = "canceled"
+	ClassDNS            = safehttp.CauseDNS
+	ClassConnect        = safehttp.CauseConnect
+	ClassTLS            = safehttp.CauseTLS
+	ClassTimeout        = safehttp.CauseTimeout
+	ClassCanceled       = safehttp.CauseCanceled
 	ClassHTTP401        = "http_401"
 	ClassHTTP403        = "http_403"
 	ClassHTTP404        = "http_404"
@@ -51,11 +47,11 @@ const (
 	ClassHTTP429        = "http_429"
 	ClassHTTP4xx        = "http_4xx"
 	ClassHTTP5xx        = "http_5xx"
-	ClassTooLarge       = "too_large"
+	ClassTooLarge       = safehttp.CauseTooLarge
 	ClassNotJSON        = "not_json"
-	ClassBlockedAddress = "blocked_address"
-	ClassRedirect       = "redirect"
-	ClassInvalidURL     = "invalid_url"
+	ClassBlockedAddress = safehttp.CauseBlockedAddress
+	ClassRedirect       = safehttp.CauseRedirect
+	ClassInvalidURL     = safehttp.CauseInvalidURL
 )
 
 // FetchError is a failed card fetch with the class of the failure.
@@ -363,56 +359,8 @@ func looksLikeJSONObject(body []byte) error {
 	return nil
 }
 
-// classify maps a transport error to a failure class. The order matters:
-// a *net.DNSError may also be a timeout, and a TLS handshake timeout is a
-// timeout rather than a certificate problem.
+// classify maps a transport error to a failure class (safehttp.Cause,
+// whose strings the Class constants share).
 func classify(u string, status int, err error) *FetchError {
-	fe := &FetchError{URL: u, Status: status, Err: err}
-	var (
-		dnsErr      *net.DNSError
-		addrErr     *net.AddrError
-		certErr     *tls.CertificateVerificationError
-		unknownAuth x509.UnknownAuthorityError
-		hostErr     x509.HostnameError
-		invalidCert x509.CertificateInvalidError
-		recordErr   tls.RecordHeaderError
-		alertErr    tls.AlertError
-		echErr      *tls.ECHRejectionError
-		opErr       *net.OpError
-		netErr      net.Error
-	)
-	switch {
-	case errors.Is(err, safehttp.ErrBlockedAddress):
-		fe.Class = ClassBlockedAddress
-	case errors.Is(err, safehttp.ErrTooManyRedirects), errors.Is(err, safehttp.ErrRedirectRefused):
-		fe.Class = ClassRedirect
-	case errors.Is(err, safehttp.ErrUnsupportedScheme):
-		fe.Class = ClassInvalidURL
-	case errors.Is(err, safehttp.ErrBodyTooLarge):
-		fe.Class = ClassTooLarge
-	case errors.Is(err, context.Canceled):
-		fe.Class = ClassCanceled
-	case errors.As(err, &dnsErr), errors.As(err, &addrErr):
-		// *net.AddrError: the name resolved to no usable address ("no
-		// suitable address found"), e.g. a .onion name Go never resolves.
-		fe.Class = ClassDNS
-	case errors.Is(err, http.ErrSchemeMismatch):
-		// https:// to a server speaking plain HTTP.
-		fe.Class = ClassTLS
-	case errors.As(err, &certErr), errors.As(err, &unknownAuth), errors.As(err, &hostErr),
-		errors.As(err, &invalidCert), errors.As(err, &recordErr), errors.As(err, &alertErr),
-		errors.As(err, &echErr):
-		fe.Class = ClassTLS
-	case errors.As(err, &opErr) && opErr.Op == "remote error":
-		// crypto/tls reports a TLS alert from the peer this way.
-		fe.Class = ClassTLS
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded),
-		errors.As(err, &netErr) && netErr.Timeout():
-		fe.Class = ClassTimeout
-	default:
-		// Refused, reset, unreachable, or the peer broke the exchange
-		// before a complete response.
-		fe.Class = ClassConnect
-	}
-	return fe
+	return &FetchError{URL: u, Status: status, Err: err, Class: safehttp.Cause(err)}
 }

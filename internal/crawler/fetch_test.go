@@ -3,6 +3,7 @@ package crawler
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"net"
@@ -319,6 +320,24 @@ func TestFetch(t *testing.T) {
 					t.Errorf("result %+v", res)
 				}
 			},
+		},
+		{
+			name: "response headers over the cap",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				for i := range 20 {
+					w.Header().Set(fmt.Sprintf("X-Pad-%d", i), strings.Repeat("a", 4<<10))
+				}
+				card(w)
+			},
+			wantClass: ClassTooLarge, wantURL: WellKnownCardPath,
+		},
+		{
+			name: "redirect to file: is the server's fault",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Location", "file:///etc/passwd")
+				w.WriteHeader(http.StatusFound)
+			},
+			wantClass: ClassRedirect, wantURL: WellKnownCardPath,
 		},
 		{
 			name:      "304 nobody asked for",

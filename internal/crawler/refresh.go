@@ -59,15 +59,15 @@ func (c *Crawler) fillOutcome(o *catalog.FetchOutcome, res *Result, err error) {
 		o.Latency = res.Latency
 	}
 	if err != nil {
-		var fe *FetchError
-		if errors.As(err, &fe) {
-			o.Class = fe.Class
-			o.Message = fe.Err.Error()
-			if fe.URL != "" {
-				o.URL = fe.URL
+		// The message is stored and shown to anyone reading the agent:
+		// the Problem's, never err.Error() (see Problem).
+		if p, ok := ProblemOf(err); ok {
+			o.Class, o.Message = p.Class, p.Message
+			if p.URL != "" {
+				o.URL = p.URL
 			}
 		} else {
-			o.Class, o.Message = ClassConnect, err.Error()
+			o.Class, o.Message = ClassConnect, "the check failed"
 		}
 		return
 	}
@@ -78,7 +78,8 @@ func (c *Crawler) fillOutcome(o *catalog.FetchOutcome, res *Result, err error) {
 	}
 	parsed, perr := card.Parse(res.Body, c.limits)
 	if perr != nil {
-		o.Class, o.Message = ClassNotACard, perr.Error()
+		p, _ := ProblemOf(perr)
+		o.Class, o.Message = p.Class, p.Message
 		// Validators name bytes we did not accept; keeping them would
 		// turn the next check into a 304 of a card we never stored.
 		o.ETag, o.LastModified = "", ""
@@ -123,10 +124,39 @@ type RefreshResult struct {
 // check completed; nothing was recorded.
 var ErrRefreshCanceled = errors.New("crawler: refresh canceled")
 
+// ErrRefreshThrottled is wrapped by *ThrottledError.
+var ErrRefreshThrottled = errors.New("crawler: refresh throttled")
+
+// ThrottledError is RefreshNow refusing a check: the agent was checked
+// less than MinInterval ago, or its host already has PerHost checks in
+// flight. Nothing was fetched or recorded.
+type ThrottledError struct {
+	// RetryAfter is how long until a check would be accepted.
+	RetryAfter time.Duration
+	// HostBusy tells the per-host cap apart from the minimum interval.
+	HostBusy bool
+}
+
+func (e *ThrottledError) Error() string {
+	if e.HostBusy {
+		return fmt.Sprintf("%v: the agent's host has the most checks in flight it may have", ErrRefreshThrottled)
+	}
+	return fmt.Sprintf("%v: checked less than the minimum interval ago; retry in %v", ErrRefreshThrottled, e.RetryAfter)
+}
+
+func (e *ThrottledError) Unwrap() error { return ErrRefreshThrottled }
+
+// hostBusyRetry is the Retry-After of a refusal for a busy host: a fetch
+// rarely takes longer.
+const hostBusyRetry = 5 * time.Second
+
 // RefreshNow checks one agent at once, outside the schedule, and records
 // the outcome (POST /api/v1/agents/{id}/refresh). Errors: the store's
-// (catalog.ErrNotFound for an unknown id) and ErrRefreshCanceled. A failed
-// fetch is not an error: it is recorded and reported in the outcome.
+// (catalog.ErrNotFound for an unknown id), ErrRefreshCanceled, and
+// *ThrottledError when the agent was checked less than MinInterval ago or
+// its host is at the PerHost cap; on-demand checks obey the same limits as
+// scheduled ones, so callers cannot make the registry hammer an agent. A
+// failed fetch is not an error: it is recorded and reported in the outcome.
 //
 // It does not take the agent's lease: a scheduled check running at the
 // same moment records its own outcome too, which is harmless (two checks,
@@ -136,7 +166,17 @@ func (c *Crawler) RefreshNow(ctx context.Context, agentID string) (RefreshResult
 	if err != nil {
 		return RefreshResult{}, fmt.Errorf("refreshing agent %s: %w", agentID, err)
 	}
+	if !t.LastCheckAt.IsZero() {
+		if wait := t.LastCheckAt.Add(c.policy.MinInterval).Sub(c.now()); wait > 0 {
+			return RefreshResult{}, fmt.Errorf("refreshing agent %s: %w", agentID, &ThrottledError{RetryAfter: wait})
+		}
+	}
+	host := hostKey(t.CardURL)
+	if !c.tryReserve(host) {
+		return RefreshResult{}, fmt.Errorf("refreshing agent %s: %w", agentID, &ThrottledError{RetryAfter: hostBusyRetry, HostBusy: true})
+	}
 	o := c.Refresh(ctx, t)
+	c.release(host)
 	if o.Class == ClassCanceled || ctx.Err() != nil {
 		return RefreshResult{Outcome: o}, fmt.Errorf("refreshing agent %s: %w: %w", agentID, ErrRefreshCanceled, context.Cause(ctx))
 	}
@@ -147,6 +187,15 @@ func (c *Crawler) RefreshNow(ctx context.Context, agentID string) (RefreshResult
 	r := RefreshResult{Outcome: o}
 	if len(stored) > 0 {
 		r.Stored = stored[0]
+	}
+	if c.verifier != nil && r.Stored.NewVersion && o.Card != nil {
+		// The caller reads the agent back: it should see the new
+		// version's verdict, not "unchecked" until the background pass.
+		t := catalog.VerifyTarget{AgentID: agentID, CardURL: r.Stored.Agent.CardURL,
+			Version: r.Stored.Agent.CurrentVersion, Raw: o.Card.Raw}
+		if err := c.verifier.VerifyStored(ctx, t); err != nil {
+			c.log.WarnContext(ctx, "refresh: verifying the new version failed", "agent_id", agentID, "error", err)
+		}
 	}
 	c.logOutcome(ctx, o, "refresh")
 	return r, nil

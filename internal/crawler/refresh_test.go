@@ -40,6 +40,7 @@ func testCrawler(t *testing.T, store CrawlStore, allow []netip.Prefix, cfg Confi
 // applyOutcome does to the target what the catalog does on RecordFetches.
 func applyOutcome(t *catalog.CrawlTarget, o catalog.FetchOutcome) {
 	t.ConsecutiveFailures, t.Health, t.NextCheckAt = o.ConsecutiveFailures, o.Health, o.NextCheckAt
+	t.LastCheckAt = o.At
 	if o.Class == "" {
 		t.LastSuccessAt = o.At
 		if o.ETag != "" || o.LastModified != "" || !o.NotModified {
@@ -49,16 +50,19 @@ func applyOutcome(t *catalog.CrawlTarget, o catalog.FetchOutcome) {
 }
 
 type step struct {
-	class        string
-	status       int
-	health       string
-	failures     int
-	notModified  bool
-	card         bool // a parsed card is expected
-	legacy       bool
-	etag, lm     string
-	nextIn       time.Duration // 0: not checked
-	messageHas   string
+	class       string
+	status      int
+	health      string
+	failures    int
+	notModified bool
+	card        bool // a parsed card is expected
+	legacy      bool
+	etag, lm    string
+	nextIn      time.Duration // 0: not checked
+	messageHas  string
+	// messageLacks must not be in the message: the message is shown to
+	// anyone reading the agent (issue 10 finding 4).
+	messageLacks string
 	removed      bool
 	cardContains string
 }
@@ -203,7 +207,7 @@ func TestRefresh(t *testing.T) {
 					http.Redirect(w, r, "http://127.0.0.2:"+strings.Split(r.Host, ":")[1]+WellKnownCardPath, http.StatusFound)
 				}
 			},
-			steps: []step{{class: ClassBlockedAddress, health: catalog.HealthStale, failures: 1, messageHas: "127.0.0.2"}},
+			steps: []step{{class: ClassBlockedAddress, health: catalog.HealthStale, failures: 1, messageHas: "loopback", messageLacks: "127.0.0.2"}},
 		},
 		{
 			name: "HTML instead of JSON",
@@ -321,7 +325,8 @@ func TestRefresh(t *testing.T) {
 					(o.Card != nil) != want.card || o.LegacyPath != want.legacy || o.Removed != want.removed {
 					t.Fatalf("%s\nwant %+v", ctx, want)
 				}
-				if (want.class == "") != (o.Message == "") || !strings.Contains(o.Message, want.messageHas) {
+				if (want.class == "") != (o.Message == "") || !strings.Contains(o.Message, want.messageHas) ||
+					(want.messageLacks != "" && strings.Contains(o.Message, want.messageLacks)) {
 					t.Errorf("%s: message %q", ctx, o.Message)
 				}
 				if want.class == "" && (want.etag != o.ETag || want.lm != o.LastModified) {

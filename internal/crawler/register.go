@@ -14,21 +14,53 @@ type Store interface {
 	Upsert(ctx context.Context, in catalog.UpsertInput) (catalog.UpsertResult, error)
 }
 
+// checkRecorder is the part of the catalog that records a registration's
+// fetch as the agent's first check (*catalog.Store implements it).
+type checkRecorder interface {
+	CrawlTarget(ctx context.Context, agentID string) (catalog.CrawlTarget, error)
+	RecordFetches(ctx context.Context, outs []catalog.FetchOutcome) ([]catalog.UpsertResult, error)
+}
+
+// CardVerifier verifies a stored card version and stores the report
+// (*verify.Runner implements it), so that a registration answers with the
+// signature verdict instead of "unchecked" until the background pass.
+type CardVerifier interface {
+	VerifyStored(ctx context.Context, t catalog.VerifyTarget) error
+}
+
 // Registrar registers an agent from a URL a user submitted, now rather
 // than at the next crawl.
 type Registrar struct {
-	fetcher *Fetcher
-	store   Store
-	limits  card.Limits
-	log     *slog.Logger
+	fetcher  *Fetcher
+	store    Store
+	limits   card.Limits
+	log      *slog.Logger
+	policy   Policy
+	verifier CardVerifier
 }
 
-// NewRegistrar wires a Registrar. A nil log discards.
+// NewRegistrar wires a Registrar. A nil log discards. The refresh policy
+// is the default one until UsePolicy; nothing is verified until
+// UseVerifier.
 func NewRegistrar(f *Fetcher, s Store, lim card.Limits, log *slog.Logger) *Registrar {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Registrar{fetcher: f, store: s, limits: lim, log: log}
+	return &Registrar{fetcher: f, store: s, limits: lim, log: log, policy: Policy{}.withDefaults()}
+}
+
+// UsePolicy schedules the check after a registration with p, the
+// crawler's policy (Crawler.Policy).
+func (r *Registrar) UsePolicy(p Policy) *Registrar {
+	r.policy = p.withDefaults()
+	return r
+}
+
+// UseVerifier verifies every card version a registration stores before
+// Register returns.
+func (r *Registrar) UseVerifier(v CardVerifier) *Registrar {
+	r.verifier = v
+	return r
 }
 
 // Register fetches the card at input (a card URL or an origin), parses it
@@ -38,10 +70,17 @@ func NewRegistrar(f *Fetcher, s Store, lim card.Limits, log *slog.Logger) *Regis
 // keeps its identity when the host moves the file around. A JSON object
 // that is not a card is refused with card.CodeNotACard.
 //
+// The fetch counts as the agent's first check: when the store records
+// checks (*catalog.Store does), its validators (ETag, Last-Modified),
+// health and next check are stored as a scheduled check would store them,
+// so the crawler's next request is conditional and comes when the card's
+// cache headers say, not at once. With a verifier, a new version is
+// verified before Register returns.
+//
 // Errors wrap, for errors.As / errors.Is: *FetchError (which wraps
 // ErrInvalidURL for bad input) when the card could not be fetched, and
-// *card.ParseError (card.ErrInvalid) when the bytes are not a card. Any
-// other error is the store's.
+// *card.ParseError (card.ErrInvalid) when the bytes are not a card;
+// ProblemOf words both for users. Any other error is the store's.
 func (r *Registrar) Register(ctx context.Context, input string) (catalog.UpsertResult, error) {
 	res, err := r.fetcher.Fetch(ctx, input, Conditional{})
 	if err != nil {
@@ -58,13 +97,47 @@ func (r *Registrar) Register(ctx context.Context, input string) (catalog.UpsertR
 		Card:       c,
 		Source:     catalog.SourceURL,
 		ReceivedAt: res.ReceivedAt,
+		// Scheduled as the policy would after this check; recordCheck
+		// below refines it with the crawl state.
+		NextCheckAt: r.policy.NextCheck(res.ReceivedAt, cacheHeadersOf(res)),
 	})
 	if err != nil {
 		r.log.ErrorContext(ctx, "registering agent: storing card failed", "card_url", res.URL, "error", err)
 		return catalog.UpsertResult{}, fmt.Errorf("registering %s: storing card: %w", input, err)
 	}
+	if err := r.recordCheck(ctx, out.Agent.ID, res); err != nil {
+		// The card is stored; the crawler checks it again at once.
+		r.log.WarnContext(ctx, "registering agent: recording the check failed", "agent_id", out.Agent.ID, "error", err)
+	}
+	if r.verifier != nil && out.NewVersion {
+		t := catalog.VerifyTarget{AgentID: out.Agent.ID, CardURL: out.Agent.CardURL, Version: out.Agent.CurrentVersion, Raw: c.Raw}
+		if err := r.verifier.VerifyStored(ctx, t); err != nil {
+			// The background verifier picks the version up.
+			r.log.WarnContext(ctx, "registering agent: verifying failed", "agent_id", out.Agent.ID, "error", err)
+		}
+	}
 	r.log.InfoContext(ctx, "agent registered",
 		"agent_id", out.Agent.ID, "card_url", res.URL, "created", out.Created,
 		"new_version", out.NewVersion, "legacy_path", res.LegacyPath, "latency_ms", res.Latency.Milliseconds())
 	return out, nil
+}
+
+// recordCheck stores the registration's fetch as a successful check of
+// the agent: validators, health, fetch log and the next check per policy.
+func (r *Registrar) recordCheck(ctx context.Context, agentID string, res *Result) error {
+	rec, ok := r.store.(checkRecorder)
+	if !ok {
+		return nil
+	}
+	t, err := rec.CrawlTarget(ctx, agentID)
+	if err != nil {
+		return err
+	}
+	o := catalog.FetchOutcome{
+		AgentID: agentID, At: res.ReceivedAt, URL: res.URL, LegacyPath: res.LegacyPath,
+		Status: res.Status, Latency: res.Latency, ETag: res.ETag, LastModified: res.LastModified,
+	}
+	r.policy.Apply(o.At, t, cacheHeadersOf(res), &o)
+	_, err = rec.RecordFetches(ctx, []catalog.FetchOutcome{o})
+	return err
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/a2aregistry/registry/internal/card"
 	"github.com/a2aregistry/registry/internal/catalog"
@@ -121,5 +122,65 @@ func TestRegister(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// checkingStore records checks as well as upserts, as *catalog.Store does.
+type checkingStore struct {
+	fakeStore
+	outcomes []catalog.FetchOutcome
+}
+
+func (s *checkingStore) CrawlTarget(_ context.Context, id string) (catalog.CrawlTarget, error) {
+	return catalog.CrawlTarget{AgentID: id, Health: catalog.HealthUnknown}, nil
+}
+
+func (s *checkingStore) RecordFetches(_ context.Context, outs []catalog.FetchOutcome) ([]catalog.UpsertResult, error) {
+	s.outcomes = append(s.outcomes, outs...)
+	return make([]catalog.UpsertResult, len(outs)), nil
+}
+
+type recordingVerifier struct{ targets []catalog.VerifyTarget }
+
+func (v *recordingVerifier) VerifyStored(_ context.Context, t catalog.VerifyTarget) error {
+	v.targets = append(v.targets, t)
+	return nil
+}
+
+// TestRegisterIsTheFirstCheck: a registration stores the card's
+// validators and schedules the next check by its cache headers, so the
+// crawler's first request is conditional and not at once (issue 10
+// finding 12), and a new version is verified in the same step (13).
+func TestRegisterIsTheFirstCheck(t *testing.T) {
+	const lm = "Sun, 01 Mar 2026 10:00:00 GMT"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("ETag", `"v1"`)
+		w.Header().Set("Last-Modified", lm)
+		w.Header().Set("Cache-Control", "max-age=7200")
+		w.Write([]byte(testCard))
+	}))
+	defer srv.Close()
+	store := &checkingStore{}
+	ver := &recordingVerifier{}
+	r := NewRegistrar(newTestFetcher(0), store, card.Limits{}, nil).
+		UsePolicy(Policy{MinInterval: time.Minute, Rand: func() float64 { return 0 }}).
+		UseVerifier(ver)
+	res, err := r.Register(t.Context(), srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(store.calls) != 1 || store.calls[0].NextCheckAt.Sub(store.calls[0].ReceivedAt) < time.Hour {
+		t.Errorf("upsert %+v: want the first check scheduled by max-age, not now", store.calls)
+	}
+	if len(store.outcomes) != 1 {
+		t.Fatalf("%d checks recorded, want 1", len(store.outcomes))
+	}
+	o := store.outcomes[0]
+	if o.ETag != `"v1"` || o.LastModified != lm || o.Class != "" || o.Health != catalog.HealthUp ||
+		o.NextCheckAt.Sub(o.At) < time.Hour || o.AgentID != res.Agent.ID {
+		t.Errorf("recorded check %+v: want validators, health up, next check in about 2h", o)
+	}
+	if len(ver.targets) != 1 || ver.targets[0].AgentID != res.Agent.ID || len(ver.targets[0].Raw) == 0 {
+		t.Errorf("verified %+v, want the new version once", ver.targets)
 	}
 }

@@ -146,6 +146,9 @@ type Crawler struct {
 	// scheduling alone.
 	check func(context.Context, catalog.CrawlTarget) catalog.FetchOutcome
 
+	// verifier, when set, verifies versions RefreshNow stores.
+	verifier CardVerifier
+
 	mu   sync.Mutex
 	busy map[string]int // running checks per host
 	// wake tells the dispatcher a host slot was freed.
@@ -178,6 +181,13 @@ func New(cfg Config, store CrawlStore, f *Fetcher, log *slog.Logger) *Crawler {
 
 // Config returns the effective configuration, defaults filled in.
 func (c *Crawler) Config() Config { return c.cfg }
+
+// UseVerifier makes RefreshNow verify the new card versions it stores
+// before returning. Call it before Run.
+func (c *Crawler) UseVerifier(v CardVerifier) { c.verifier = v }
+
+// Policy returns the refresh policy the crawler schedules checks with.
+func (c *Crawler) Policy() Policy { return c.policy }
 
 // Run checks due agents until ctx is cancelled, then shuts down cleanly
 // and returns nil: it stops claiming, cancels the checks in flight (their
@@ -324,6 +334,17 @@ func (c *Crawler) reserve(pending []pendingTarget) int {
 		}
 	}
 	return -1
+}
+
+// tryReserve takes a slot of host if it has one free.
+func (c *Crawler) tryReserve(host string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.busy[host] >= c.cfg.PerHost {
+		return false
+	}
+	c.busy[host]++
+	return true
 }
 
 func (c *Crawler) release(host string) {

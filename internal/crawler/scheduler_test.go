@@ -377,6 +377,7 @@ func TestRefreshNow(t *testing.T) {
 	}))
 	store := &memStore{}
 	store.add(catalog.CrawlTarget{AgentID: "a", CardURL: srv.URL + "/a.json", NextCheckAt: t0.Add(time.Hour)})
+	store.add(catalog.CrawlTarget{AgentID: "b", CardURL: srv.URL + "/b.json", NextCheckAt: t0.Add(time.Hour)})
 	c := testCrawler(t, store, loopback, Config{})
 
 	res, err := c.RefreshNow(t.Context(), "a")
@@ -394,10 +395,65 @@ func TestRefreshNow(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if _, err := c.RefreshNow(ctx, "a"); !errors.Is(err, ErrRefreshCanceled) {
+	if _, err := c.RefreshNow(ctx, "b"); !errors.Is(err, ErrRefreshCanceled) {
 		t.Errorf("cancelled: %v", err)
 	}
 	if n := len(store.outcomes()); n != 1 {
 		t.Errorf("a cancelled refresh was recorded")
+	}
+}
+
+// TestRefreshNowThrottled: an attack run made 1,000 outbound requests in
+// 1.9 s through the refresh endpoint. On-demand checks obey the minimum
+// interval and the per-host cap, and a refused one fetches nothing.
+func TestRefreshNowThrottled(t *testing.T) {
+	var fetches atomic.Int32
+	srv := serveOn(t, "127.0.0.1", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fetches.Add(1)
+		w.Write([]byte(testCard))
+	}))
+	now := t0
+	tests := []struct {
+		name        string
+		lastCheck   time.Time
+		busySlots   int
+		wantRetry   time.Duration
+		wantBusy    bool
+		wantFetches int32
+	}{
+		{name: "never checked", wantFetches: 1},
+		{name: "checked long ago", lastCheck: now.Add(-6 * time.Minute), wantFetches: 1},
+		{name: "checked a minute ago", lastCheck: now.Add(-time.Minute), wantRetry: 4 * time.Minute},
+		{name: "checked just now", lastCheck: now, wantRetry: 5 * time.Minute},
+		{name: "host at its cap", busySlots: 2, wantRetry: hostBusyRetry, wantBusy: true},
+		{name: "host with a free slot", busySlots: 1, wantFetches: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fetches.Store(0)
+			store := &memStore{}
+			store.add(catalog.CrawlTarget{AgentID: "a", CardURL: srv.URL + "/a.json", LastCheckAt: tt.lastCheck})
+			c := testCrawler(t, store, loopback, Config{PerHost: 2, MinInterval: 5 * time.Minute,
+				Now: func() time.Time { return now }})
+			for range tt.busySlots {
+				c.tryReserve(hostKey(srv.URL))
+			}
+			_, err := c.RefreshNow(t.Context(), "a")
+			var te *ThrottledError
+			if tt.wantRetry == 0 {
+				if err != nil {
+					t.Fatalf("RefreshNow: %v", err)
+				}
+			} else if !errors.As(err, &te) || !errors.Is(err, ErrRefreshThrottled) ||
+				te.RetryAfter != tt.wantRetry || te.HostBusy != tt.wantBusy {
+				t.Fatalf("err = %v, want a ThrottledError retry %v busy %v", err, tt.wantRetry, tt.wantBusy)
+			}
+			if got := fetches.Load(); got != tt.wantFetches {
+				t.Errorf("%d fetches, want %d", got, tt.wantFetches)
+			}
+			if tt.wantRetry != 0 && len(store.outcomes()) != 0 {
+				t.Errorf("a refused refresh was recorded")
+			}
+		})
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"net/netip"
 	"runtime/debug"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -31,6 +32,9 @@ var (
 	ErrTooManyRedirects  = errors.New("safehttp: too many redirects")
 	ErrRedirectRefused   = errors.New("safehttp: redirect refused")
 	ErrUnsupportedScheme = errors.New("safehttp: only http and https URLs are allowed")
+	// ErrHeadersTooLarge: the response's status line and headers passed
+	// Config.MaxResponseHeaderBytes.
+	ErrHeadersTooLarge = errors.New("safehttp: response headers too large")
 )
 
 // Config tunes a Client. Zero fields take the value DefaultConfig gives
@@ -306,10 +310,24 @@ func (t *guardedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	}
 	resp, err := t.base.RoundTrip(req)
 	if err != nil {
+		if headersTooLarge(err) {
+			err = fmt.Errorf("%w: %w", ErrHeadersTooLarge, err)
+		}
 		return nil, err
 	}
 	if t.maxBody >= 0 && resp.Body != nil && resp.Body != http.NoBody {
 		resp.Body = newLimitedBody(resp.Body, resp.ContentLength, t.maxBody)
 	}
 	return resp, nil
+}
+
+// headersTooLarge recognises net/http's refusal of oversized response
+// headers. net/http has no exported error for it (transport.go builds it
+// with fmt.Errorf, and the HTTP/2 transport's errResponseHeaderListSize is
+// unexported), so its two fixed messages are matched here, in the one place
+// that sets the limit; TestResponseHeaderCap fails if they change.
+func headersTooLarge(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "server response headers exceeded") ||
+		strings.Contains(msg, "response header list larger than advertised limit")
 }

@@ -400,8 +400,12 @@ func TestResponseHeaderCap(t *testing.T) {
 	}))
 	defer srv.Close()
 	c := New(Config{AllowNetworks: loopbackOnly, MaxResponseHeaderBytes: 4 << 10})
-	if resp, err := c.Get(t.Context(), srv.URL); err == nil {
+	resp, err := c.Get(t.Context(), srv.URL)
+	if err == nil {
 		resp.Body.Close()
 		t.Fatal("8 KiB header accepted with a 4 KiB cap")
+	}
+	if !errors.Is(err, ErrHeadersTooLarge) {
+		t.Errorf("error %v does not wrap ErrHeadersTooLarge", err)
 	}
 }

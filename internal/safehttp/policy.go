@@ -69,6 +69,10 @@ var deniedRanges = func() []deniedRange {
 		{"::/128", "unspecified"},
 		{"::1/128", "loopback"},
 		{"::/96", "IPv4-compatible (deprecated, RFC 4291)"},
+		// IPv4-translated (SIIT, RFC 2765 §2.1): not the mapped form, so
+		// Unmap leaves it alone, and a translator routes it to the IPv4
+		// address it embeds.
+		{"::ffff:0:0:0/96", "IPv4-translated (RFC 2765)"},
 		{"64:ff9b:1::/48", "local-use NAT64 (RFC 8215)"},
 		{"100::/64", "discard-only (RFC 6666)"},
 		{"2001::/32", "Teredo (RFC 4380)"},
@@ -88,14 +92,22 @@ var deniedRanges = func() []deniedRange {
 	return out
 }()
 
-// metadataAddrs are cloud instance-metadata endpoints (AWS/GCP/Azure/OCI,
-// AWS IPv6, Alibaba). They hand out credentials, so opening a whole range
-// such as 169.254.0.0/16 or fc00::/7 must not open them by accident: only
-// an allowlist entry naming the single address does.
-var metadataAddrs = []netip.Addr{
-	netip.MustParseAddr("169.254.169.254"),
-	netip.MustParseAddr("fd00:ec2::254"),
-	netip.MustParseAddr("100.100.100.200"),
+// metadataAddrs are endpoints that hand out credentials or control a
+// cloud host: instance metadata (AWS/GCP/Azure/OCI at 169.254.169.254,
+// AWS IPv6, Alibaba), container credential endpoints (ECS task roles at
+// 169.254.170.2, EKS Pod Identity at 169.254.170.23 and fd00:ec2::23), and
+// Azure's WireServer (168.63.129.16, a public address every Azure VM
+// reaches on the host). Opening a whole range such as 169.254.0.0/16 or
+// fd00::/8 must not open them by accident: only an allowlist entry naming
+// the single address does.
+var metadataAddrs = map[netip.Addr]string{
+	netip.MustParseAddr("169.254.169.254"): "cloud metadata",
+	netip.MustParseAddr("fd00:ec2::254"):   "cloud metadata",
+	netip.MustParseAddr("100.100.100.200"): "cloud metadata",
+	netip.MustParseAddr("169.254.170.2"):   "container credentials",
+	netip.MustParseAddr("169.254.170.23"):  "container credentials",
+	netip.MustParseAddr("fd00:ec2::23"):    "container credentials",
+	netip.MustParseAddr("168.63.129.16"):   "cloud host endpoint",
 }
 
 var (
@@ -131,14 +143,16 @@ func (p policy) check(ip netip.Addr) string {
 	if !ip.IsValid() {
 		return "invalid"
 	}
-	if p.isMetadata(ip) {
+	if reason, ok := metadataAddrs[ip]; ok {
 		if p.allowsExactly(ip) {
 			return ""
 		}
-		return "cloud metadata"
+		return reason
 	}
-	if inner, kind, ok := embeddedIPv4(ip); ok && p.isMetadata(inner) && !p.allowsExactly(inner) {
-		return kind + " address embedding cloud metadata"
+	if inner, kind, ok := embeddedIPv4(ip); ok {
+		if reason, meta := metadataAddrs[inner]; meta && !p.allowsExactly(inner) {
+			return kind + " address embedding " + reason
+		}
 	}
 	if p.allows(ip) {
 		return ""
@@ -153,15 +167,6 @@ func (p policy) check(ip netip.Addr) string {
 		return ""
 	}
 	return classify(ip)
-}
-
-func (p policy) isMetadata(ip netip.Addr) bool {
-	for _, m := range metadataAddrs {
-		if ip == m {
-			return true
-		}
-	}
-	return false
 }
 
 func (p policy) allows(ip netip.Addr) bool {

@@ -82,6 +82,14 @@ func TestPolicyCheck(t *testing.T) {
 		{"CGNAT range keeps Alibaba metadata closed", "100.100.100.200", prefixes("100.64.0.0/10"), "cloud metadata"},
 		{"everything keeps metadata closed", "169.254.169.254", prefixes("0.0.0.0/0"), "cloud metadata"},
 		{"single address opens metadata", "169.254.169.254", prefixes("169.254.169.254/32"), ""},
+		{"link-local range keeps ECS credentials closed", "169.254.170.2", prefixes("169.254.0.0/16"), "container credentials"},
+		{"link-local range keeps EKS pod identity closed", "169.254.170.23", prefixes("169.254.0.0/16"), "container credentials"},
+		{"ULA range keeps EKS pod identity v6 closed", "fd00:ec2::23", prefixes("fd00::/8"), "container credentials"},
+		{"single address opens ECS credentials", "169.254.170.2", prefixes("169.254.170.2/32"), ""},
+		{"Azure WireServer is not public", "168.63.129.16", nil, "cloud host endpoint"},
+		{"NAT64 of ECS credentials", "64:ff9b::a9fe:aa02", prefixes("169.254.0.0/16"), "NAT64 address embedding container credentials"},
+		{"IPv4-translated loopback", "::ffff:0:7f00:1", nil, "IPv4-translated (RFC 2765)"},
+		{"IPv4-translated public", "::ffff:0:5db8:d70e", nil, "IPv4-translated (RFC 2765)"},
 		{"v4 allowlist does not open v6 loopback", "::1", prefixes("127.0.0.0/8"), "loopback"},
 	}
 	for _, tt := range tests {

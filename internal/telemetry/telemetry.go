@@ -98,11 +98,25 @@ func (m *Metrics) Middleware() echo.MiddlewareFunc {
 			if route == "" {
 				route = "unmatched"
 			}
-			m.requests.WithLabelValues(route, c.Request().Method, strconv.Itoa(c.Response().Status)).
+			m.requests.WithLabelValues(route, methodLabel(c.Request().Method), strconv.Itoa(c.Response().Status)).
 				Observe(time.Since(start).Seconds())
 			return nil
 		}
 	}
+}
+
+// methodLabel bounds the method label: a client may send any token as a
+// method (RFC 9110 §9.1 allows extension methods), and each distinct one
+// would otherwise become a series of its own that lives until the process
+// ends. The methods of RFC 9110 §9.3 and PATCH (RFC 5789) keep their name;
+// anything else is "other".
+func methodLabel(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:
+		return m
+	}
+	return "other"
 }
 
 // CrawlStore is the crawler's view of the catalog.

@@ -177,6 +177,11 @@ func TestAttackCorpus(t *testing.T) {
 			if e := rep.Entries[0]; e.Result != tt.wantResult {
 				t.Errorf("result = %s (%s), want %s", e.Result, e.Problem, tt.wantResult)
 			}
+			// Reports are shown to anyone reading the agent: no socket
+			// or resolved addresses from transport errors.
+			if p := rep.Entries[0].Problem; strings.Contains(p, "dial tcp") || strings.Contains(p, "safehttp:") {
+				t.Errorf("problem %q shows transport internals", p)
+			}
 		})
 	}
 }
@@ -263,5 +268,36 @@ func TestUnsignedAndRotation(t *testing.T) {
 	rep := v.VerifySignatures(t.Context(), both, nil)
 	if rep.Status != StatusVerified || len(rep.Entries) != 2 || rep.Entries[1].Result != ResultUnknownKey {
 		t.Errorf("rotation: %s %+v", rep.Status, rep.Entries)
+	}
+}
+
+// TestSignatureTrust: the report says what vouches for a verified key, so
+// a security team can tell "verified by a pinned key" from "verified by
+// a key the card's own origin published" (A2A #2096: jku is a hint).
+func TestSignatureTrust(t *testing.T) {
+	jwksOK := jwksJSON(t, testJWK("k1"))
+	same := jwksServer(t, func(w http.ResponseWriter, r *http.Request) { w.Write(jwksOK) })
+	client := safehttp.New(safehttp.Config{AllowNetworks: loopback})
+	withJKU := signJCS(t, baseCard, map[string]any{"kid": "k1", "jku": same.URL + "/jwks"})
+	pinned := StaticKeys{{KID: "k1", Key: testJWK("k1"), Origins: []string{same.URL}}}
+	tests := []struct {
+		name    string
+		opts    Options
+		origins []string
+		want    Trust
+	}{
+		{"same-origin jku only", Options{Client: client, AllowInsecureJKU: true}, []string{same.URL}, TrustOriginOnly},
+		{"operator-trusted jku origin", Options{Client: client, AllowInsecureJKU: true, TrustedJWKSOrigins: []string{same.URL}},
+			[]string{"https://agent.example.com"}, TrustTrustedOrigin},
+		{"pinned key wins over the jku", Options{Client: client, AllowInsecureJKU: true, Keys: pinned}, []string{same.URL}, TrustPinned},
+		{"nothing verifies", Options{}, []string{same.URL}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := New(tt.opts).VerifySignatures(t.Context(), withJKU, tt.origins)
+			if rep.Trust != tt.want {
+				t.Errorf("trust = %q (status %s), want %q", rep.Trust, rep.Status, tt.want)
+			}
+		})
 	}
 }

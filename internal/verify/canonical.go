@@ -28,6 +28,10 @@ const (
 	// FormJCS is the specification's form: RFC 8785 (JCS) over the card
 	// as received, minus `signatures`.
 	FormJCS Form = "jcs"
+	// FormSpecPresence is the v1.0 text's own form (§8.4.1): JCS after the
+	// proto field-presence rules, so required fields stay even when empty
+	// and unset optional ones are dropped (see presence).
+	FormSpecPresence Form = "spec_presence"
 	// FormJSSDK is @a2a-js/sdk ≥ 1.0.1 (src/signature.ts,
 	// canonicalizeAgentCard): the card is round-tripped through the v1.0
 	// proto schema (AgentCard.fromJSON/toJSON, which drops unknown fields
@@ -66,6 +70,8 @@ type formSpec struct {
 	// protocolVersion among them.
 	dropDefaults, keepVersion bool
 	python                    bool
+	// presence applies the proto field-presence rules (§8.4.1).
+	presence bool
 }
 
 type stripMode int
@@ -81,6 +87,7 @@ const (
 // same bytes, so a valid signature costs one verification.
 var forms = [...]formSpec{
 	{form: FormJCS},
+	{form: FormSpecPresence, presence: true},
 	{form: FormJSSDK, project: true, strip: stripEmpty},
 	{form: FormPythonSDK, project: true, strip: stripEmpty, python: true},
 	{form: FormStripped, strip: stripEmpty},
@@ -201,6 +208,9 @@ func (p *payloads) build(spec formSpec) ([]byte, []string, error) {
 			p.projected = project(p.card)
 		}
 		v, dropped = p.projected.card, p.projected.dropped
+	}
+	if spec.presence {
+		v = presence(p.card, msgCard)
 	}
 	if spec.dropDefaults {
 		m := maps(v)

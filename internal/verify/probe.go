@@ -7,13 +7,15 @@ import (
 	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"net/netip"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -47,6 +49,28 @@ const (
 	ProbeUnreachable ProbeStatus = "unreachable"
 	// ProbeSkipped: the binding is an extension value no probe knows.
 	ProbeSkipped ProbeStatus = "skipped"
+	// ProbeTLSMismatch: the declaration implies TLS (https://, or a bare
+	// gRPC host:port) and the server speaks plain text; not a wrong
+	// binding, and not tried in plain text outside the allowlisted
+	// networks.
+	ProbeTLSMismatch ProbeStatus = "tls_mismatch"
+)
+
+// Probe causes: why a probe did not confirm its declaration, for tests and
+// pages to switch on (Probe.Problem is for people). The transport causes
+// are safehttp's.
+const (
+	CauseBlockedAddress  = safehttp.CauseBlockedAddress
+	CauseDNS             = safehttp.CauseDNS
+	CauseConnect         = safehttp.CauseConnect
+	CauseTLS             = safehttp.CauseTLS
+	CauseTimeout         = safehttp.CauseTimeout
+	CauseTooLarge        = safehttp.CauseTooLarge
+	CauseInvalidURL      = safehttp.CauseInvalidURL
+	CauseTLSMismatch     = "tls_mismatch"
+	CauseWrongBinding    = "wrong_binding"
+	CauseVersionMismatch = "version_unconfirmed"
+	CauseNoProbe         = "no_probe"
 )
 
 // Probe is the live check of one declared interface.
@@ -68,6 +92,9 @@ type Probe struct {
 	// NotFound"); Problem what was wrong.
 	Evidence string `json:"evidence,omitempty"`
 	Problem  string `json:"problem,omitempty"`
+	// Cause is the machine-readable reason behind Problem (Cause*); empty
+	// when the probe confirmed the declaration.
+	Cause string `json:"cause,omitempty"`
 }
 
 // ProbeInterfaces probes every declared interface with a read of a
@@ -85,7 +112,7 @@ func (v *Verifier) ProbeInterfaces(ctx context.Context, c *card.Card) []Probe {
 func (v *Verifier) ProbeInterface(ctx context.Context, in card.Interface) Probe {
 	p := Probe{URL: in.URL, Binding: in.Binding, ProtocolVersion: in.ProtocolVersion, Path: in.Path}
 	if v.opts.Client == nil {
-		p.Status, p.Problem = ProbeSkipped, "no network client configured"
+		p.Status, p.Problem, p.Cause = ProbeSkipped, "no network client configured", CauseNoProbe
 		return p
 	}
 	if in.ProtocolVersion == card.VersionUnknown {
@@ -106,21 +133,52 @@ func (v *Verifier) ProbeInterface(ctx context.Context, in card.Interface) Probe 
 	case card.BindingGRPC:
 		v.probeGRPC(ctx, &p, v1, in.Tenant)
 	default:
-		p.Status, p.Problem = ProbeSkipped, fmt.Sprintf("binding %q has no probe", in.Binding)
+		p.Status, p.Problem, p.Cause = ProbeSkipped, fmt.Sprintf("binding %q has no probe", in.Binding), CauseNoProbe
 		return p
 	}
 	p.LatencyMS = time.Since(start).Milliseconds()
 	switch {
+	case p.Cause == CauseTLSMismatch:
+		p.Status = ProbeTLSMismatch
 	case !p.Reachable:
 		p.Status = ProbeUnreachable
+		if p.Cause == "" {
+			p.Cause = CauseConnect
+		}
 	case !p.BindingConfirmed:
 		p.Status = ProbeBindingMismatch
+		if p.Cause == "" {
+			p.Cause = CauseWrongBinding
+		}
 	case !p.VersionConfirmed:
 		p.Status = ProbeVersionMismatch
+		p.Cause = CauseVersionMismatch
 	default:
 		p.Status = ProbeConfirmed
 	}
 	return p
+}
+
+// hostOf is the host of a declared URL as written, for messages that must
+// not show what it resolves to.
+func hostOf(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.Host != "" {
+		return u.Host
+	}
+	if hostport, _, _ := strings.Cut(raw, "/"); hostport != "" && !strings.Contains(raw, "://") {
+		return hostport
+	}
+	return "the declared host"
+}
+
+// transportFailure records a failed exchange: its cause, and a message
+// that names the declared host, never the address it resolved to.
+func transportFailure(p *Probe, err error) {
+	p.Cause = safehttp.Cause(err)
+	if p.Cause == CauseTLS && safehttp.PlaintextPeer(err) {
+		p.Cause = CauseTLSMismatch
+	}
+	p.Problem = safehttp.Describe(hostOf(p.URL), err)
 }
 
 // isV1 tells a v1.x declaration from a v0.x one.
@@ -159,7 +217,11 @@ func (v *Verifier) send(p *Probe, req *http.Request) (*http.Response, []byte, bo
 	resp, err := v.probeClient().Do(req)
 	if err != nil {
 		p.Reachable = connected.Load()
-		p.Problem = err.Error()
+		transportFailure(p, err)
+		if p.Reachable && p.Cause == CauseConnect {
+			p.Cause = CauseWrongBinding
+			p.Problem = fmt.Sprintf("%s accepted the connection but did not answer in HTTP", hostOf(p.URL))
+		}
 		return nil, nil, false
 	}
 	defer resp.Body.Close()
@@ -170,7 +232,8 @@ func (v *Verifier) send(p *Probe, req *http.Request) (*http.Response, []byte, bo
 	}
 	body, err := safehttp.ReadBody(resp, maxProbeResponseBytes)
 	if err != nil {
-		p.Problem = fmt.Sprintf("HTTP %d, reading the body: %v", resp.StatusCode, err)
+		transportFailure(p, err)
+		p.Problem = fmt.Sprintf("HTTP %d, then: %s", resp.StatusCode, p.Problem)
 		return resp, nil, false
 	}
 	return resp, body, true
@@ -191,7 +254,7 @@ func (v *Verifier) probeJSONRPC(ctx context.Context, p *Probe, v1 bool) {
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": taskID, "method": method, "params": map[string]any{"id": taskID}})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.URL, bytes.NewReader(body))
 	if err != nil {
-		p.Problem = err.Error()
+		p.Problem, p.Cause = "the declared URL is not a valid URL", CauseInvalidURL
 		return
 	}
 	req.Header.Set("Content-Type", "application/json")
@@ -251,7 +314,7 @@ func (v *Verifier) probeREST(ctx context.Context, p *Probe, v1 bool, tenant stri
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+path+randomID(), nil)
 	if err != nil {
-		p.Problem = err.Error()
+		p.Problem, p.Cause = "the declared URL is not a valid URL", CauseInvalidURL
 		return
 	}
 	req.Header.Set("Accept", "application/json")
@@ -305,32 +368,11 @@ func (rawCodec) Unmarshal(data []byte, v any) error {
 func (rawCodec) Name() string { return "proto" }
 
 func (v *Verifier) probeGRPC(ctx context.Context, p *Probe, v1 bool, tenant string) {
-	target, useTLS, host, err := grpcTarget(p.URL)
+	target, useTLS, host, implicitTLS, err := grpcTarget(p.URL)
 	if err != nil {
-		p.Problem = err.Error()
+		p.Problem, p.Cause = err.Error(), CauseInvalidURL
 		return
 	}
-	var dialed atomic.Bool
-	dialer := func(ctx context.Context, addr string) (net.Conn, error) {
-		conn, err := v.opts.Client.DialContext(ctx, "tcp", addr)
-		if err == nil {
-			dialed.Store(true)
-		}
-		return conn, err
-	}
-	creds := insecure.NewCredentials()
-	if useTLS {
-		creds = credentials.NewTLS(&tls.Config{ServerName: host, RootCAs: v.opts.Client.Config().RootCAs, MinVersion: tls.VersionTLS12})
-	}
-	conn, err := grpc.NewClient("passthrough:///"+target,
-		grpc.WithContextDialer(dialer),
-		grpc.WithTransportCredentials(creds),
-		grpc.WithUserAgent(v.opts.Client.Config().UserAgent))
-	if err != nil {
-		p.Problem = err.Error()
-		return
-	}
-	defer conn.Close()
 	id := randomID()
 	var req []byte
 	method := "/a2a.v1.A2AService/GetTask"
@@ -346,10 +388,31 @@ func (v *Verifier) probeGRPC(ctx context.Context, p *Probe, v1 bool, tenant stri
 		req = protowire.AppendTag(req, 1, protowire.BytesType)
 		req = protowire.AppendString(req, "tasks/"+id)
 	}
-	var resp []byte
-	ctx = appendVersion(ctx, v1)
-	err = conn.Invoke(ctx, method, req, &resp, grpc.ForceCodec(rawCodec{}), grpc.WaitForReady(false))
-	p.Reachable = dialed.Load()
+	call := grpcCall{target: target, host: host, method: method, req: req, v1: v1}
+	res := v.invokeGRPC(ctx, call, useTLS)
+	if useTLS && res.handshakeErr != nil && v.speaksPlaintextHTTP2(ctx, target) {
+		// A bare host:port is read as TLS, but the a2a-go samples (and
+		// many private deployments) serve gRPC in plain text. That is a
+		// fact about TLS, not a false binding. Plain text is only tried
+		// where the operator opened the network: on the public Internet a
+		// plaintext agent is reported, not used.
+		if !implicitTLS || !v.onAllowedNetwork(res.remote) {
+			p.Reachable = true
+			p.Cause = CauseTLSMismatch
+			p.Evidence = "plaintext HTTP/2"
+			p.Problem = fmt.Sprintf("TLS handshake with %s failed: the server speaks plain text", hostOf(p.URL))
+			return
+		}
+		res = v.invokeGRPC(ctx, call, false)
+		useTLS = false
+		defer func() {
+			if p.Problem == "" {
+				p.Problem = "served without TLS: the declaration names no scheme and the server speaks plain text"
+			}
+		}()
+	}
+	err = res.err
+	p.Reachable = res.dialed
 	p.TLS = useTLS && p.Reachable
 	st, _ := status.FromError(err)
 	p.Evidence = "gRPC " + st.Code().String()
@@ -362,32 +425,173 @@ func (v *Verifier) probeGRPC(ctx context.Context, p *Probe, v1 bool, tenant stri
 	case st.Code() == codes.Unimplemented && strings.Contains(st.Message(), "unknown service"):
 		p.BindingConfirmed = true
 		p.Problem = fmt.Sprintf("the gRPC server does not offer %s", strings.Split(method, "/")[1])
-	case st.Code() == codes.Unavailable || st.Code() == codes.Internal || st.Code() == codes.Unknown || st.Code() == codes.DeadlineExceeded:
-		// Transport-level failures: an HTTP/1 server, a non-gRPC HTTP/2
-		// server, a TLS mismatch — or nothing at all.
-		p.Problem = truncate(st.Message(), 200)
-		if errors.Is(err, safehttp.ErrBlockedAddress) || strings.Contains(st.Message(), safehttp.ErrBlockedAddress.Error()) {
-			p.Reachable = false
-		}
+	case res.dialErr != nil:
+		// The dial itself failed (refused address, DNS, connect): the
+		// safe client's error, not gRPC's text, which embeds addresses.
+		p.Reachable = false
+		transportFailure(p, res.dialErr)
+	case res.handshakeErr != nil:
+		transportFailure(p, res.handshakeErr)
+	case st.Code() == codes.DeadlineExceeded:
+		p.Cause = CauseTimeout
+		p.Problem = fmt.Sprintf("%s did not answer within the time limit", hostOf(p.URL))
+	case st.Code() == codes.Unavailable || st.Code() == codes.Internal || st.Code() == codes.Unknown:
+		// Transport-level failures after the connection: an HTTP/1
+		// server, a non-gRPC HTTP/2 server.
+		p.Cause = CauseWrongBinding
+		p.Problem = fmt.Sprintf("%s did not answer as a gRPC server (gRPC %s)", hostOf(p.URL), st.Code())
 	default:
 		p.BindingConfirmed = true
 		p.Problem = fmt.Sprintf("gRPC %s: %s", st.Code(), truncate(st.Message(), 120))
 	}
 }
 
+type grpcCall struct {
+	target, host, method string
+	req                  []byte
+	v1                   bool
+}
+
+type grpcResult struct {
+	err          error
+	dialed       bool
+	dialErr      error
+	handshakeErr error
+	remote       net.Addr
+}
+
+// invokeGRPC makes one unary call over the safe client's dialer and
+// records what happened below gRPC's status (whose messages embed the
+// resolved address).
+func (v *Verifier) invokeGRPC(ctx context.Context, call grpcCall, useTLS bool) grpcResult {
+	var (
+		mu  sync.Mutex
+		res grpcResult
+	)
+	dialer := func(ctx context.Context, addr string) (net.Conn, error) {
+		conn, err := v.opts.Client.DialContext(ctx, "tcp", addr)
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			res.dialErr = err
+			return nil, err
+		}
+		res.dialed, res.remote, res.dialErr = true, conn.RemoteAddr(), nil
+		return conn, nil
+	}
+	var creds credentials.TransportCredentials = insecure.NewCredentials()
+	if useTLS {
+		creds = &handshakeRecorder{
+			TransportCredentials: credentials.NewTLS(&tls.Config{ServerName: call.host,
+				RootCAs: v.opts.Client.Config().RootCAs, MinVersion: tls.VersionTLS12}),
+			record: func(err error) {
+				mu.Lock()
+				res.handshakeErr = err
+				mu.Unlock()
+			},
+		}
+	}
+	conn, err := grpc.NewClient("passthrough:///"+call.target,
+		grpc.WithContextDialer(dialer),
+		grpc.WithTransportCredentials(creds),
+		grpc.WithUserAgent(v.opts.Client.Config().UserAgent))
+	if err != nil {
+		return grpcResult{err: err, dialErr: err}
+	}
+	defer conn.Close()
+	var resp []byte
+	err = conn.Invoke(appendVersion(ctx, call.v1), call.method, call.req, &resp,
+		grpc.ForceCodec(rawCodec{}), grpc.WaitForReady(false))
+	mu.Lock()
+	defer mu.Unlock()
+	res.err = err
+	return res
+}
+
+// handshakeRecorder keeps the TLS handshake's own error, which gRPC only
+// passes on as text.
+type handshakeRecorder struct {
+	credentials.TransportCredentials
+	record func(error)
+}
+
+func (h *handshakeRecorder) ClientHandshake(ctx context.Context, authority string, conn net.Conn) (net.Conn, credentials.AuthInfo, error) {
+	c, info, err := h.TransportCredentials.ClientHandshake(ctx, authority, conn)
+	if err != nil {
+		h.record(err)
+	}
+	return c, info, err
+}
+
+func (h *handshakeRecorder) Clone() credentials.TransportCredentials {
+	return &handshakeRecorder{TransportCredentials: h.TransportCredentials.Clone(), record: h.record}
+}
+
+// http2Preface is the client connection preface (RFC 9113 §3.4) followed
+// by an empty SETTINGS frame.
+var http2Preface = append([]byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), 0, 0, 0, 0x4, 0, 0, 0, 0, 0)
+
+// speaksPlaintextHTTP2 tells whether target answers an HTTP/2 preface in
+// plain text with a SETTINGS frame (RFC 9113 §3.4: the server's preface).
+// It sends no request, only the preface, so it is harmless on any host.
+func (v *Verifier) speaksPlaintextHTTP2(ctx context.Context, target string) bool {
+	conn, err := v.opts.Client.DialContext(ctx, "tcp", target)
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	deadline := time.Now().Add(2 * time.Second)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	_ = conn.SetDeadline(deadline)
+	if _, err := conn.Write(http2Preface); err != nil {
+		return false
+	}
+	var hdr [9]byte
+	if _, err := io.ReadFull(conn, hdr[:]); err != nil {
+		return false
+	}
+	return hdr[3] == 0x4 // frame type SETTINGS
+}
+
+// onAllowedNetwork tells whether addr lies in a range the operator opened
+// with --allow-networks.
+func (v *Verifier) onAllowedNetwork(addr net.Addr) bool {
+	if addr == nil {
+		return false
+	}
+	ap, err := netip.ParseAddrPort(addr.String())
+	if err != nil {
+		return false
+	}
+	return inNetworks(v.opts.Client.Config().AllowNetworks, ap.Addr())
+}
+
+func inNetworks(nets []netip.Prefix, ip netip.Addr) bool {
+	ip = ip.WithZone("").Unmap()
+	for _, n := range nets {
+		if n.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
 // grpcTarget turns a declared gRPC URL into host:port. http:// means
-// plaintext (h2c); https://, grpcs:// and bare host:port mean TLS.
-func grpcTarget(raw string) (target string, useTLS bool, host string, err error) {
-	useTLS = true
+// plaintext (h2c); https://, grpcs:// and bare host:port mean TLS, the
+// last only by default (implicitTLS).
+func grpcTarget(raw string) (target string, useTLS bool, host string, implicitTLS bool, err error) {
+	useTLS, implicitTLS = true, true
 	rest := raw
 	if scheme, r, ok := strings.Cut(raw, "://"); ok {
-		rest = r
+		rest, implicitTLS = r, false
 		switch strings.ToLower(scheme) {
 		case "http", "grpc":
 			useTLS = false
 		case "https", "grpcs":
 		default:
-			return "", false, "", fmt.Errorf("gRPC URL %q: unknown scheme %q", raw, scheme)
+			return "", false, "", false, fmt.Errorf("gRPC URL %q: unknown scheme %q", raw, scheme)
 		}
 	}
 	hostport, _, _ := strings.Cut(rest, "/")
@@ -399,9 +603,9 @@ func grpcTarget(raw string) (target string, useTLS bool, host string, err error)
 		}
 	}
 	if h == "" {
-		return "", false, "", fmt.Errorf("gRPC URL %q has no host", raw)
+		return "", false, "", false, fmt.Errorf("gRPC URL %q has no host", raw)
 	}
-	return net.JoinHostPort(h, port), useTLS, h, nil
+	return net.JoinHostPort(h, port), useTLS, h, implicitTLS, nil
 }
 
 func truncate(s string, n int) string {

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,30 +73,41 @@ func TestProbeRealPeers(t *testing.T) {
 		in                   card.Interface
 		want                 ProbeStatus
 		wantBinding, wantVer bool
+		wantCause            string
+		wantTLS              bool
 	}{
-		{"JSON-RPC v1.0", card.Interface{URL: base + "/jsonrpc", Binding: "JSONRPC", ProtocolVersion: "1.0"}, ProbeConfirmed, true, true},
-		{"JSON-RPC v0.3", card.Interface{URL: base + "/jsonrpc-v0", Binding: "JSONRPC", ProtocolVersion: "0.3"}, ProbeConfirmed, true, true},
-		{"HTTP+JSON v1.0", card.Interface{URL: base + "/rest", Binding: "HTTP+JSON", ProtocolVersion: "1.0"}, ProbeConfirmed, true, true},
-		{"HTTP+JSON v0.3", card.Interface{URL: base + "/rest-v0", Binding: "HTTP+JSON", ProtocolVersion: "0.3"}, ProbeConfirmed, true, true},
-		{"gRPC v1.0", card.Interface{URL: g1, Binding: "GRPC", ProtocolVersion: "1.0"}, ProbeConfirmed, true, true},
-		{"gRPC v0.3", card.Interface{URL: g0, Binding: "GRPC", ProtocolVersion: "0.3"}, ProbeConfirmed, true, true},
+		{"JSON-RPC v1.0", card.Interface{URL: base + "/jsonrpc", Binding: "JSONRPC", ProtocolVersion: "1.0"}, ProbeConfirmed, true, true, "", false},
+		{"JSON-RPC v0.3", card.Interface{URL: base + "/jsonrpc-v0", Binding: "JSONRPC", ProtocolVersion: "0.3"}, ProbeConfirmed, true, true, "", false},
+		{"HTTP+JSON v1.0", card.Interface{URL: base + "/rest", Binding: "HTTP+JSON", ProtocolVersion: "1.0"}, ProbeConfirmed, true, true, "", false},
+		{"HTTP+JSON v0.3", card.Interface{URL: base + "/rest-v0", Binding: "HTTP+JSON", ProtocolVersion: "0.3"}, ProbeConfirmed, true, true, "", false},
+		{"gRPC v1.0", card.Interface{URL: g1, Binding: "GRPC", ProtocolVersion: "1.0"}, ProbeConfirmed, true, true, "", false},
+		{"gRPC v0.3", card.Interface{URL: g0, Binding: "GRPC", ProtocolVersion: "0.3"}, ProbeConfirmed, true, true, "", false},
 
 		// Declarations that lie.
-		{"liar: says GRPC, speaks JSON-RPC", card.Interface{URL: base + "/jsonrpc", Binding: "GRPC", ProtocolVersion: "1.0"}, ProbeBindingMismatch, false, false},
-		{"says JSON-RPC, is a gRPC server", card.Interface{URL: g1, Binding: "JSONRPC", ProtocolVersion: "1.0"}, ProbeBindingMismatch, false, false},
-		{"says JSON-RPC v1.0, serves v0.3", card.Interface{URL: base + "/jsonrpc-v0", Binding: "JSONRPC", ProtocolVersion: "1.0"}, ProbeVersionMismatch, true, false},
-		{"says JSON-RPC v0.3, serves v1.0", card.Interface{URL: base + "/jsonrpc", Binding: "JSONRPC", ProtocolVersion: "0.3"}, ProbeVersionMismatch, true, false},
-		{"says gRPC v1.0, serves v0.3", card.Interface{URL: g0, Binding: "GRPC", ProtocolVersion: "1.0"}, ProbeVersionMismatch, true, false},
-		{"says HTTP+JSON, is JSON-RPC", card.Interface{URL: base + "/jsonrpc", Binding: "HTTP+JSON", ProtocolVersion: "1.0"}, ProbeBindingMismatch, false, false},
-		{"says HTTP+JSON v1.0, serves v0.3", card.Interface{URL: base + "/rest-v0", Binding: "HTTP+JSON", ProtocolVersion: "1.0"}, ProbeBindingMismatch, false, false},
-		{"nothing there", card.Interface{URL: "http://127.0.0.1:1/a2a", Binding: "JSONRPC", ProtocolVersion: "1.0"}, ProbeUnreachable, false, false},
+		{"liar: says GRPC, speaks JSON-RPC", card.Interface{URL: base + "/jsonrpc", Binding: "GRPC", ProtocolVersion: "1.0"}, ProbeBindingMismatch, false, false, CauseWrongBinding, false},
+		{"says JSON-RPC, is a gRPC server", card.Interface{URL: g1, Binding: "JSONRPC", ProtocolVersion: "1.0"}, ProbeBindingMismatch, false, false, CauseWrongBinding, false},
+		{"says JSON-RPC v1.0, serves v0.3", card.Interface{URL: base + "/jsonrpc-v0", Binding: "JSONRPC", ProtocolVersion: "1.0"}, ProbeVersionMismatch, true, false, CauseVersionMismatch, false},
+		{"says JSON-RPC v0.3, serves v1.0", card.Interface{URL: base + "/jsonrpc", Binding: "JSONRPC", ProtocolVersion: "0.3"}, ProbeVersionMismatch, true, false, CauseVersionMismatch, false},
+		{"says gRPC v1.0, serves v0.3", card.Interface{URL: g0, Binding: "GRPC", ProtocolVersion: "1.0"}, ProbeVersionMismatch, true, false, CauseVersionMismatch, false},
+		{"says HTTP+JSON, is JSON-RPC", card.Interface{URL: base + "/jsonrpc", Binding: "HTTP+JSON", ProtocolVersion: "1.0"}, ProbeBindingMismatch, false, false, CauseWrongBinding, false},
+		{"says HTTP+JSON v1.0, serves v0.3", card.Interface{URL: base + "/rest-v0", Binding: "HTTP+JSON", ProtocolVersion: "1.0"}, ProbeBindingMismatch, false, false, CauseWrongBinding, false},
+		{"nothing there", card.Interface{URL: "http://127.0.0.1:1/a2a", Binding: "JSONRPC", ProtocolVersion: "1.0"}, ProbeUnreachable, false, false, CauseConnect, false},
+		// a2a-go's samples serve gRPC in plain text on a bare host:port;
+		// on an allowlisted network the probe falls back to plain text
+		// and reports the missing TLS as a fact, not a false binding.
+		{"bare host:port gRPC in plain text", card.Interface{URL: strings.TrimPrefix(g1, "http://"), Binding: "GRPC", ProtocolVersion: "1.0"}, ProbeConfirmed, true, true, "", false},
+		// An explicit https:// is a promise of TLS: no fallback.
+		{"https:// gRPC in plain text", card.Interface{URL: "https://" + strings.TrimPrefix(g1, "http://"), Binding: "GRPC", ProtocolVersion: "1.0"}, ProbeTLSMismatch, false, false, CauseTLSMismatch, false},
+		{"https:// JSON-RPC in plain text", card.Interface{URL: "https://" + strings.TrimPrefix(base, "http://") + "/jsonrpc", Binding: "JSONRPC", ProtocolVersion: "1.0"}, ProbeTLSMismatch, false, false, CauseTLSMismatch, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := v.ProbeInterface(t.Context(), tt.in)
-			if p.Status != tt.want || p.BindingConfirmed != tt.wantBinding || p.VersionConfirmed != tt.wantVer {
-				t.Errorf("got %s binding=%v version=%v (evidence %q, problem %q); want %s binding=%v version=%v",
-					p.Status, p.BindingConfirmed, p.VersionConfirmed, p.Evidence, p.Problem, tt.want, tt.wantBinding, tt.wantVer)
+			if p.Status != tt.want || p.BindingConfirmed != tt.wantBinding || p.VersionConfirmed != tt.wantVer ||
+				p.Cause != tt.wantCause || p.TLS != tt.wantTLS {
+				t.Errorf("got %s binding=%v version=%v cause=%q tls=%v (evidence %q, problem %q); want %s binding=%v version=%v cause=%q tls=%v",
+					p.Status, p.BindingConfirmed, p.VersionConfirmed, p.Cause, p.TLS, p.Evidence, p.Problem,
+					tt.want, tt.wantBinding, tt.wantVer, tt.wantCause, tt.wantTLS)
 			}
 		})
 	}
@@ -111,8 +123,16 @@ func TestProbeRefusesPrivateAddresses(t *testing.T) {
 		{URL: base + "/jsonrpc", Binding: "JSONRPC", ProtocolVersion: "1.0"},
 		{URL: g1, Binding: "GRPC", ProtocolVersion: "1.0"},
 	} {
-		if p := v.ProbeInterface(t.Context(), in); p.Status != ProbeUnreachable || p.Reachable {
-			t.Errorf("%s %s: %s reachable=%v (%s)", in.Binding, in.URL, p.Status, p.Reachable, p.Problem)
+		p := v.ProbeInterface(t.Context(), in)
+		if p.Status != ProbeUnreachable || p.Reachable || p.Cause != CauseBlockedAddress {
+			t.Errorf("%s %s: %s reachable=%v cause=%q (%s), want unreachable, cause blocked_address",
+				in.Binding, in.URL, p.Status, p.Reachable, p.Cause, p.Problem)
+		}
+		// The problem is shown to anyone reading the agent: the declared
+		// host, never the address it resolved to (here the same text, so
+		// the check is on the address class wording and no dial address).
+		if !strings.Contains(p.Problem, "loopback") || strings.Contains(p.Problem, "dial") {
+			t.Errorf("%s: problem %q", in.Binding, p.Problem)
 		}
 	}
 }

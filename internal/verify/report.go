@@ -83,6 +83,37 @@ const (
 	KeySourceCLI KeySource = "cli"
 )
 
+// Trust says what vouches for the key of a verified signature. A jku is
+// the signer's own word (A2A issue #2096 treats it as a hint): a
+// same-origin https jku proves only that whoever controls the card's
+// origin published the key, which an attacker who took the origin also
+// does. A security team filters on TrustPinned for "verified by a key the
+// operator pinned".
+type Trust string
+
+const (
+	// TrustPinned: a key the operator pinned (or passed to `registry
+	// verify`) verified a signature.
+	TrustPinned Trust = "pinned"
+	// TrustTrustedOrigin: a key from a jku on an origin the operator
+	// trusts (--trust-jku-origin), not pinned.
+	TrustTrustedOrigin Trust = "trusted_origin"
+	// TrustOriginOnly: the only thing vouching for the key is the card's
+	// own origin (a same-origin https jku).
+	TrustOriginOnly Trust = "origin_only"
+)
+
+// trustOf ranks a key source.
+func trustOf(src KeySource) Trust {
+	switch src {
+	case KeySourcePinned, KeySourceCLI:
+		return TrustPinned
+	case KeySourceTrustedJKU:
+		return TrustTrustedOrigin
+	}
+	return TrustOriginOnly
+}
+
 // Report is everything verify found about one card.
 type Report struct {
 	// CardURL is where the card came from; empty for a local file.
@@ -106,6 +137,9 @@ type SignatureReport struct {
 	// Rotation is true when valid signatures by several keys are
 	// present: a signer rolling keys over, not an attack.
 	Rotation bool `json:"rotation,omitempty"`
+	// Trust is the strongest vouching among the verified signatures;
+	// empty when none verified.
+	Trust Trust `json:"trust,omitempty"`
 }
 
 // SignatureResult is the outcome of one `signatures[]` entry.

@@ -150,10 +150,25 @@ func (r *Runner) RunOnce(ctx context.Context) (int, error) {
 	return total, nil
 }
 
+// VerifyStored verifies one stored card version now and stores the
+// report, as a pass would: registering answers with the verdict instead of
+// "unchecked" until the next pass (crawler.CardVerifier).
+func (r *Runner) VerifyStored(ctx context.Context, t catalog.VerifyTarget) error {
+	gen, err := r.store.TrustGeneration(ctx)
+	if err != nil {
+		return err
+	}
+	in := r.verifyTarget(ctx, t, gen)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return r.store.RecordVerifications(ctx, []catalog.VerificationInput{in})
+}
+
 // verifyTarget checks one stored card version and builds its catalog row.
 func (r *Runner) verifyTarget(ctx context.Context, t catalog.VerifyTarget, gen int64) catalog.VerificationInput {
 	var rep *Report
-	c, err := card.Parse(t.Raw, r.opts.CardLimits)
+	c, err := card.Parse(t.Raw, catalog.StoredCardLimits(r.opts.CardLimits, t.Raw))
 	if err == nil {
 		rep = r.v.Verify(ctx, c, t.CardURL)
 	} else {
@@ -173,6 +188,7 @@ func (r *Runner) verifyTarget(ctx context.Context, t catalog.VerifyTarget, gen i
 		Status:          string(rep.Signatures.Status),
 		VerifiedAt:      rep.CheckedAt,
 		TrustGeneration: gen,
+		Trust:           string(rep.Signatures.Trust),
 	}
 	in.Report, err = json.Marshal(rep)
 	if err != nil {

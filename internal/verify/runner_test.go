@@ -144,6 +144,9 @@ func TestRunnerKeepsCatalogVerdictsCurrent(t *testing.T) {
 		wantStatus(t, s, tampered, catalog.SignatureInvalid, 1)
 		wantStatus(t, s, unsigned, catalog.SignatureUnsigned, 1)
 		runOnce(t, r, 0) // nothing due
+		if ids, _ := searchIDs(t, s, catalog.FieldSignatureTrust, string(TrustPinned)); !slices.Equal(ids, []string{signed}) {
+			t.Errorf("signature_trust=pinned found %v, want %v", ids, []string{signed})
+		}
 
 		ids, facets := searchIDs(t, s, catalog.FieldSignature, catalog.SignatureVerified)
 		if !slices.Equal(ids, []string{signed}) {
@@ -339,4 +342,22 @@ func (f lookupFunc) TrustedKeysByKID(_ context.Context, kid string) ([]catalog.T
 
 func testJWKPrivate(kid string) jose.JSONWebKey {
 	return jose.JSONWebKey{Key: testKey, KeyID: kid, Algorithm: "ES256", Use: "sig"}
+}
+
+// TestVerifyStoredAnswersAtOnce: a registration verifies its new version in
+// the same step, so the agent never reads "unchecked" after it (issue 10
+// finding 13); the background pass then has nothing left to do.
+func TestVerifyStoredAnswersAtOnce(t *testing.T) {
+	catalogtest.ForEach(t, func(t *testing.T, s *catalog.Store) {
+		const url = "https://unsigned.example.com/.well-known/agent-card.json"
+		res := storeCard(t, s, url, []byte(apiKeyCard))
+		r := NewRunner(New(Options{Keys: CatalogKeys{Store: s}}), s, RunnerOptions{})
+		err := r.VerifyStored(t.Context(), catalog.VerifyTarget{AgentID: res.Agent.ID, CardURL: url,
+			Version: res.Agent.CurrentVersion, Raw: []byte(apiKeyCard)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantStatus(t, s, res.Agent.ID, catalog.SignatureUnsigned, 1)
+		runOnce(t, r, 0)
+	})
 }

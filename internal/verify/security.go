@@ -142,7 +142,9 @@ func (v *Verifier) checkOIDC(ctx context.Context, raw string) (string, string) {
 	defer cancel()
 	resp, err := v.opts.Client.Get(ctx, raw)
 	if err != nil {
-		return FindingOIDCUnreachable, fmt.Sprintf("fetching %s: %v", raw, err)
+		// Describe, not err: the finding is shown to anyone reading the
+		// agent, and err names the address the host resolved to.
+		return FindingOIDCUnreachable, fmt.Sprintf("fetching %s: %s", raw, safehttp.Describe(hostOf(raw), err))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -150,7 +152,7 @@ func (v *Verifier) checkOIDC(ctx context.Context, raw string) (string, string) {
 	}
 	body, err := safehttp.ReadBody(resp, v.opts.MaxJWKSBytes)
 	if err != nil {
-		return FindingOIDCUnreachable, fmt.Sprintf("reading %s: %v", raw, err)
+		return FindingOIDCUnreachable, fmt.Sprintf("reading %s: %s", raw, safehttp.Describe(hostOf(raw), err))
 	}
 	doc, err := decodeStrict(body)
 	m, ok := doc.(map[string]any)

@@ -80,3 +80,33 @@ func TestAuditSecurity(t *testing.T) {
 		})
 	}
 }
+
+// TestOIDCFindingHidesAddresses: the finding is shown to anyone reading the
+// agent, so a refused discovery URL is named by its host, never by the
+// address that host resolved to.
+func TestOIDCFindingHidesAddresses(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	_, port, _ := strings.Cut(strings.TrimPrefix(srv.URL, "http://"), ":")
+	v := New(Options{Client: safehttp.New(safehttp.Config{}), FetchOIDC: true})
+	raw := `{"name":"n","description":"d","version":"1",` +
+		`"supportedInterfaces":[{"url":"https://a.example.com","protocolBinding":"JSONRPC","protocolVersion":"1.0"}],` +
+		`"securitySchemes":{"o":{"openIdConnectSecurityScheme":{"openIdConnectUrl":"http://localhost:` + port + `/.well-known/openid-configuration"}}},"skills":[]}`
+	c, err := card.Parse([]byte(raw), card.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, f := range v.AuditSecurity(t.Context(), c) {
+		if f.Code != FindingOIDCUnreachable {
+			continue
+		}
+		found = true
+		if strings.Contains(f.Message, "127.0.0.1") || strings.Contains(f.Message, "::1") || !strings.Contains(f.Message, "loopback") {
+			t.Errorf("finding message %q: want the address class, not the address", f.Message)
+		}
+	}
+	if !found {
+		t.Fatalf("no %s finding", FindingOIDCUnreachable)
+	}
+}

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/go-jose/go-jose/v4"
+
+	"github.com/a2aregistry/registry/internal/safehttp"
 )
 
 // acceptedAlgs are the asymmetric JWS algorithms (RFC 7518 §3.1, RFC 8037)
@@ -84,6 +86,9 @@ func (v *Verifier) VerifySignatures(ctx context.Context, raw []byte, origins []s
 			if !slices.Contains(verifiedKeys, e.Signer.Thumbprint) {
 				verifiedKeys = append(verifiedKeys, e.Signer.Thumbprint)
 			}
+			if t := trustOf(e.Signer.Source); rep.Trust == "" || trustRank(t) > trustRank(rep.Trust) {
+				rep.Trust = t
+			}
 			rep.Status = StatusVerified
 		case e.Result.definite() && rep.Status != StatusVerified:
 			rep.Status = StatusInvalid
@@ -94,6 +99,16 @@ func (v *Verifier) VerifySignatures(ctx context.Context, raw []byte, origins []s
 }
 
 func isArray(v any) bool { _, ok := v.([]any); return ok }
+
+func trustRank(t Trust) int {
+	switch t {
+	case TrustPinned:
+		return 2
+	case TrustTrustedOrigin:
+		return 1
+	}
+	return 0
+}
 
 // triedPayloads remembers the payload of each form once built, so forms
 // are built at most once per card, whatever the number of signatures.
@@ -348,7 +363,13 @@ func (v *Verifier) resolveKey(ctx context.Context, h header, origins []string) (
 	}
 	keys, err := v.fetchJWKS(ctx, h.jku)
 	if err != nil {
-		return jose.JSONWebKey{}, nil, ResultKeyFetchFailed, err.Error()
+		msg := err.Error()
+		if ue := (*url.Error)(nil); errors.As(err, &ue) || errors.Is(err, safehttp.ErrBodyTooLarge) {
+			// A transport error names the address jku resolved to; the
+			// report is shown to anyone reading the agent.
+			msg = fmt.Sprintf("fetching the JWKS at %s: %s", h.jku, safehttp.Describe(hostOf(h.jku), err))
+		}
+		return jose.JSONWebKey{}, nil, ResultKeyFetchFailed, msg
 	}
 	var match []jose.JSONWebKey
 	for _, k := range keys {

@@ -1,0 +1,52 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/labstack/echo/v4"
+)
+
+// maxRequestBody bounds every request body the API accepts: the largest
+// is POST /agents's one URL.
+const maxRequestBody = maxRegisterBody
+
+// defaultBodyTimeout bounds how long a request body may take to arrive
+// once the headers are in. A client that declares a body and never sends
+// it would otherwise hold the request until the server's ReadTimeout.
+const defaultBodyTimeout = 10 * time.Second
+
+// guardBody answers a declared body over maxRequestBody with 413 before
+// reading any of it, so `Expect: 100-continue` gets 413 instead of
+// 100 Continue (net/http sends 100 only when the handler reads the body,
+// RFC 9110 §10.1.1), and gives the body a read deadline of its own.
+func (a *API) guardBody(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		if req.ContentLength > maxRequestBody {
+			// The connection is closed after the answer: the unread body
+			// would otherwise have to be drained first.
+			req.Close = true
+			c.Response().Header().Set(echo.HeaderConnection, "close")
+			return newError(http.StatusRequestEntityTooLarge, CodePayloadTooLarge,
+				"request body of %d bytes exceeds %d bytes", req.ContentLength, maxRequestBody)
+		}
+		if req.ContentLength != 0 && req.Body != nil && req.Body != http.NoBody {
+			// Errors only when the writer cannot set deadlines (tests'
+			// recorders); the server's ReadTimeout then still holds.
+			_ = http.NewResponseController(c.Response()).SetReadDeadline(time.Now().Add(a.bodyTimeout))
+		}
+		return next(c)
+	}
+}
+
+// bodyReadFailed tells a body that stopped arriving (deadline, client gone)
+// from a malformed one; its answer names neither socket address.
+func bodyReadFailed(err error) *apiError {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return newError(http.StatusRequestTimeout, CodeTimeout, "the request body did not arrive in time")
+	}
+	return nil
+}
