@@ -20,6 +20,7 @@ import (
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/catalog/catalogtest"
 	"github.com/a2aregistry/registry/internal/config"
+	"github.com/a2aregistry/registry/internal/crawler"
 	"github.com/a2aregistry/registry/internal/safehttp"
 )
 
@@ -29,7 +30,8 @@ type countingRegistrar struct{ calls atomic.Int32 }
 
 func (r *countingRegistrar) Register(context.Context, string) (catalog.UpsertResult, error) {
 	r.calls.Add(1)
-	return catalog.UpsertResult{}, fmt.Errorf("registering: %w", safehttp.ErrBlockedAddress)
+	return catalog.UpsertResult{}, fmt.Errorf("registering: %w", &crawler.FetchError{
+		Class: crawler.ClassBlockedAddress, URL: "https://agent.example/", Err: safehttp.ErrBlockedAddress})
 }
 
 type signInServer struct {
