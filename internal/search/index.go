@@ -41,7 +41,7 @@ type Index struct {
 
 	// scratch buffers of setLocked, used under the write lock.
 	newTerms, oldTerms, curTerms []uint32
-	newWords           []textPosting
+	newWords                     []textPosting
 
 	countsPool sync.Pool
 }
