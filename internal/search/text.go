@@ -171,10 +171,29 @@ func (t *textIndex) termFor(w string) uint32 {
 	return id
 }
 
+// sortWords merges the unsorted words into sorted: a sort of the few new
+// words and a linear merge, so that adding words stays cheap however
+// large the vocabulary.
 func (t *textIndex) sortWords() {
-	t.sorted = append(t.sorted, t.unsorted...)
+	if len(t.unsorted) == 0 {
+		return
+	}
+	byWord := func(a, b uint32) int { return strings.Compare(t.terms[a].word, t.terms[b].word) }
+	slices.SortFunc(t.unsorted, byWord)
+	merged := make([]uint32, 0, len(t.sorted)+len(t.unsorted))
+	i, j := 0, 0
+	for i < len(t.sorted) && j < len(t.unsorted) {
+		if byWord(t.sorted[i], t.unsorted[j]) <= 0 {
+			merged = append(merged, t.sorted[i])
+			i++
+		} else {
+			merged = append(merged, t.unsorted[j])
+			j++
+		}
+	}
+	merged = append(append(merged, t.sorted[i:]...), t.unsorted[j:]...)
+	t.sorted = merged
 	t.unsorted = t.unsorted[:0]
-	slices.SortFunc(t.sorted, func(a, b uint32) int { return strings.Compare(t.terms[a].word, t.terms[b].word) })
 }
 
 func postingOrder(e textPosting, id uint32) int { return cmp.Compare(e.id, id) }
