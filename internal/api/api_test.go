@@ -259,7 +259,9 @@ func TestSearch(t *testing.T) {
 			setup:      func(c *fakeCatalog, _ *fakeRegistrar) { c.searchErr = fmt.Errorf("%w: bad", catalog.ErrInvalidQuery) },
 			wantStatus: http.StatusBadRequest, wantCode: CodeInvalidQuery},
 		{name: "index still being built", target: "/api/v1/agents?q=x",
-			setup:      func(c *fakeCatalog, _ *fakeRegistrar) { c.searchErr = fmt.Errorf("searching: %w", catalog.ErrIndexNotReady) },
+			setup: func(c *fakeCatalog, _ *fakeRegistrar) {
+				c.searchErr = fmt.Errorf("searching: %w", catalog.ErrIndexNotReady)
+			},
 			wantStatus: http.StatusServiceUnavailable, wantCode: CodeUnavailable,
 			check: func(t *testing.T, rec *httptest.ResponseRecorder, _ *fakeCatalog, _ *fakeRegistrar) {
 				if got := rec.Header().Get("Retry-After"); got != indexRetryAfter {
