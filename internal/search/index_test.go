@@ -201,3 +201,52 @@ func FuzzIndex(f *testing.F) {
 		}
 	})
 }
+
+// Searches run beside updates (run with -race): every answer is one the
+// index could give at some point, here one whose total stays within the
+// catalog and whose facet counts never exceed it.
+func TestSearchDuringApply(t *testing.T) {
+	g := gen{rand.New(rand.NewPCG(9, 9))}
+	const n = 2000
+	docs := make([]Doc, n)
+	for i := range docs {
+		docs[i] = g.doc(uint32(i+1), 1)
+	}
+	x := build(g, docs)
+	done := make(chan struct{})
+	errs := make(chan error, 1)
+	go func() {
+		defer close(errs)
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			res, err := x.Search(Query{Text: "ex", Limit: 5, FacetLimit: 3})
+			if err != nil {
+				errs <- err
+				return
+			}
+			if res.Total > n {
+				errs <- errors.New("more matches than documents")
+				return
+			}
+		}
+	}()
+	ug := gen{rand.New(rand.NewPCG(10, 10))}
+	for round := range 3 {
+		batch := make([]Doc, n)
+		for i := range batch {
+			batch[i] = ug.doc(uint32(i+1), int64(round+2))
+		}
+		x.Apply(batch)
+		for i := uint32(1); i <= n; i += 7 {
+			x.Remove(i, int64(round+2))
+		}
+	}
+	close(done)
+	if err := <-errs; err != nil {
+		t.Fatal(err)
+	}
+}
