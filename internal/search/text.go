@@ -92,7 +92,7 @@ func Tokens(text string) []string {
 }
 
 // analysis is a document's text reduced to per-word term frequencies
-// (tfBits per column, sorted by word) and column lengths. It needs no
+// (tfBits per column) and column lengths. It needs no
 // lock, so it runs before the index is locked, in parallel for batches.
 type analysis struct {
 	words []wordTF
@@ -125,7 +125,6 @@ func analyze(text *Text) analysis {
 	for w, tf := range tfs {
 		a.words = append(a.words, wordTF{w, tf})
 	}
-	slices.SortFunc(a.words, func(x, y wordTF) int { return strings.Compare(x.word, y.word) })
 	return a
 }
 
