@@ -41,6 +41,6 @@ func (s *Store) DeleteAgent(ctx context.Context, id string) error {
 	}
 	// Applied even before the index is built: the tombstone keeps a build
 	// that read the agent before the delete from bringing it back.
-	s.index.Remove(uint32(pk), seq)
+	s.idx().Remove(uint32(pk), seq)
 	return nil
 }

@@ -50,6 +50,9 @@ func newSearchIndex() *search.Index {
 	return search.New(search.Options{FacetFields: FilterFields})
 }
 
+// idx returns the current search index.
+func (s *Store) idx() *search.Index { return s.index.Load() }
+
 // publish applies committed writes to the index once its build has
 // started; before, the build will read them from the database.
 func (s *Store) publish(docs []indexedDoc) {
@@ -60,7 +63,7 @@ func (s *Store) publish(docs []indexedDoc) {
 	for i, d := range docs {
 		sd[i] = d.searchDoc()
 	}
-	s.index.Apply(sd)
+	s.idx().Apply(sd)
 }
 
 // indexStarted tells whether the index is built or being built.
@@ -83,7 +86,7 @@ func (s *Store) refreshDocs(ctx context.Context, pks []int64) error {
 		if err := s.loadDocs(ctx, where, args, func(d search.Doc) { docs = append(docs, d) }); err != nil {
 			return err
 		}
-		s.index.Apply(docs)
+		s.idx().Apply(docs)
 	}
 	return nil
 }
@@ -100,7 +103,7 @@ type IndexState struct {
 
 // IndexState reports the search index's state.
 func (s *Store) IndexState() IndexState {
-	st := s.index.State()
+	st := s.idx().State()
 	return IndexState{Building: s.indexStarted() && !st.Ready, Ready: st.Ready, Agents: st.Docs, BuiltAt: st.BuiltAt}
 }
 
@@ -146,35 +149,37 @@ func (s *Store) WarmIndex(ctx context.Context) error {
 func (s *Store) runBuild(b *indexBuild) {
 	defer close(b.done)
 	start := time.Now()
-	err := s.buildIndex(s.ctx)
+	idx := s.idx()
+	err := s.buildIndex(s.ctx, idx)
 	s.syncMu.Lock()
 	defer s.syncMu.Unlock()
 	if err != nil {
 		b.err = err
-		// The next search or WarmIndex tries again. Docs already applied
-		// stay: the retry's newer-or-equal seqs replace or skip them.
+		// The next search or WarmIndex tries again, on an empty index: the
+		// partial one may hold agents deleted before the retry reads.
 		s.build = nil
+		s.index.Store(newSearchIndex())
 		if s.ctx.Err() == nil {
 			s.log.Error("building search index", "err", err)
 		}
 		return
 	}
-	s.index.MarkReady()
-	st := s.index.State()
+	idx.MarkReady()
+	st := idx.State()
 	s.log.Info("search index built", "agents", st.Docs, "duration", time.Since(start))
 	s.syncedAt = start
 }
 
 // buildIndex reads every agent into the index: the database read and the
 // index's (parallel) text analysis and insertion overlap.
-func (s *Store) buildIndex(ctx context.Context) error {
+func (s *Store) buildIndex(ctx context.Context, idx *search.Index) error {
 	const batch = 1024
 	batches := make(chan []search.Doc, 2)
 	applied := make(chan struct{})
 	go func() {
 		defer close(applied)
 		for docs := range batches {
-			s.index.Apply(docs)
+			idx.Apply(docs)
 		}
 	}()
 	docs := make([]search.Doc, 0, batch)

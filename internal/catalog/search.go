@@ -46,7 +46,7 @@ func (s *Store) Search(ctx context.Context, q Query) (Page, error) {
 	if cur != nil {
 		sq.After = &search.Hit{ID: cur.PK, Score: cur.Score, SortKey: cur.SortKey}
 	}
-	res, err := s.index.Search(sq)
+	res, err := s.idx().Search(sq)
 	if errors.Is(err, search.ErrNotReady) {
 		s.startBuild()
 		return Page{}, fmt.Errorf("searching: %w", ErrIndexNotReady)

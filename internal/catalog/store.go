@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pressly/goose/v3"
@@ -60,11 +61,12 @@ type Store struct {
 	log     *slog.Logger
 	limits  card.Limits
 
-	// index is the in-memory search index (see index.go), built on first
-	// search or WarmIndex so that `registry migrate` and imports do not pay
-	// for it. Writes committed while it is built are applied at once: the
-	// index keeps the newest seq of each agent whatever the order.
-	index *search.Index
+	// index holds the in-memory search index (see index.go), built on
+	// first search or WarmIndex so that `registry migrate` and imports do
+	// not pay for it. Writes committed while it is built are applied at
+	// once: the index keeps the newest seq of each agent whatever the
+	// order. A failed build is replaced by an empty index for the retry.
+	index atomic.Pointer[search.Index]
 	// syncMu guards build, closed and syncedAt.
 	syncMu   sync.Mutex
 	build    *indexBuild
@@ -129,8 +131,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("connecting to catalog database: %w", err)
 	}
 	bg, cancel := context.WithCancel(context.Background())
-	return &Store{db: db, sqlDB: sqlDB, dialect: d, log: log, limits: lim,
-		index: newSearchIndex(), ctx: bg, cancel: cancel}, nil
+	s := &Store{db: db, sqlDB: sqlDB, dialect: d, log: log, limits: lim, ctx: bg, cancel: cancel}
+	s.index.Store(newSearchIndex())
+	return s, nil
 }
 
 // parseDSN tells the dialect of a DSN and turns a SQLite one into the

@@ -19,7 +19,8 @@ const syncOverlap = time.Minute
 // the index lacks, and loads just those. It does nothing before the index
 // is built.
 func (s *Store) Sync(ctx context.Context) error {
-	if !s.index.State().Ready {
+	idx := s.idx()
+	if !idx.State().Ready {
 		return nil
 	}
 	s.syncMu.Lock()
@@ -44,7 +45,7 @@ func (s *Store) Sync(ctx context.Context) error {
 		if err := rows.Scan(&pk, &seq); err != nil {
 			return fmt.Errorf("syncing search index: reading tombstones: %w", err)
 		}
-		s.index.Remove(uint32(pk), seq)
+		idx.Remove(uint32(pk), seq)
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("syncing search index: reading tombstones: %w", err)
@@ -69,7 +70,7 @@ func (s *Store) staleDocs(ctx context.Context, since time.Time) ([]int64, error)
 		if err := rows.Scan(&pk, &seq); err != nil {
 			return nil, fmt.Errorf("reading changed agents: %w", err)
 		}
-		if have, ok := s.index.Seq(uint32(pk)); !ok || have < seq {
+		if have, ok := s.idx().Seq(uint32(pk)); !ok || have < seq {
 			stale = append(stale, pk)
 		}
 	}
