@@ -1,6 +1,8 @@
 package catalog
 
 import (
+	"context"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -124,4 +126,48 @@ func BenchmarkIndexBuild(b *testing.B) {
 		}
 		idx.MarkReady()
 	}
+}
+
+// BenchmarkWarmIndex measures building the index of 20,000 synthetic agents
+// from SQLite, as a start-up does.
+func BenchmarkWarmIndex(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "catalog.db")
+	ctx := context.Background()
+	loader := openBenchSQLite(b, path)
+	gen := synth.New(11)
+	for from := 0; from < 20_000; from += 1000 {
+		var batch []UpsertInput
+		for i := from; i < from+1000; i++ {
+			c, err := card.Parse(gen.Card(i), card.DefaultLimits())
+			if err != nil {
+				b.Fatal(err)
+			}
+			batch = append(batch, UpsertInput{CardURL: gen.CardURL(i), Card: c})
+		}
+		if _, err := loader.UpsertBatch(ctx, batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for b.Loop() {
+		s := openBenchSQLite(b, path)
+		if err := s.WarmIndex(ctx); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		s.Close()
+		b.StartTimer()
+	}
+}
+
+func openBenchSQLite(b *testing.B, path string) *Store {
+	b.Helper()
+	s, err := Open(context.Background(), Config{DSN: "sqlite:" + path})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	if err := s.Migrate(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	return s
 }
