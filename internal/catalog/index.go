@@ -110,8 +110,36 @@ func (s *Store) IndexState() IndexState {
 // indexBuild is the one build of the search index: started on first
 // search or WarmIndex, retried after a failure.
 type indexBuild struct {
-	done chan struct{}
-	err  error
+	started time.Time
+	done    chan struct{}
+	err     error
+}
+
+// indexGrace is how long into a build searches wait for it rather than
+// answer ErrIndexNotReady: a small catalog is indexed in milliseconds, and
+// its first searches need not fail for that; a large one's searches are
+// refused at once after the first second.
+const indexGrace = time.Second
+
+// awaitGrace waits for the build b until it is done, its grace period has
+// passed, or ctx ends; it reports whether the build is done without error.
+func (s *Store) awaitGrace(ctx context.Context, b *indexBuild) bool {
+	if b == nil {
+		return false
+	}
+	wait := time.Until(b.started.Add(s.indexGrace))
+	if wait <= 0 {
+		return false
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-b.done:
+		return b.err == nil
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return false
 }
 
 // startBuild starts the index build unless it is under way or done. It
@@ -122,7 +150,7 @@ func (s *Store) startBuild() *indexBuild {
 	if s.build != nil || s.closed {
 		return s.build
 	}
-	b := &indexBuild{done: make(chan struct{})}
+	b := &indexBuild{started: time.Now(), done: make(chan struct{})}
 	s.build = b
 	s.wg.Go(func() { s.runBuild(b) })
 	return b

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"path/filepath"
 	"sync/atomic"
@@ -126,5 +127,28 @@ func TestSyncSkipsOwnWrites(t *testing.T) {
 	}
 	if got, want := b.IndexState().Agents, 20; got != want {
 		t.Fatalf("replica indexes %d agents, want %d", got, want)
+	}
+}
+
+// Past its grace period, a search refuses at once with ErrIndexNotReady
+// while the index is built, and answers once it is.
+func TestSearchBeforeIndexReady(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "catalog.db")
+	loadSynth(t, openSQLite(t, path, nil), 0, 50)
+	s := openSQLite(t, path, nil)
+	s.indexGrace = 0
+	ctx := context.Background()
+	if _, err := s.Search(ctx, Query{}); !errors.Is(err, ErrIndexNotReady) {
+		t.Fatalf("search before the build: err = %v, want ErrIndexNotReady", err)
+	}
+	if err := s.WarmIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.Search(ctx, Query{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Total != 50 {
+		t.Fatalf("total = %d, want 50", p.Total)
 	}
 }

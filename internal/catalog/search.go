@@ -20,8 +20,9 @@ import (
 // Search runs a query: full-text match (ranked) combined with filters,
 // facet counts over every match, and a keyset-paginated page of results.
 // With text, results are ordered by relevance; without, by name. Until the
-// search index is built it returns ErrIndexNotReady at once (and starts
-// the build if nothing had).
+// search index is built it returns ErrIndexNotReady (and starts the build
+// if nothing had): at once, or within the first second of the build
+// (indexGrace) if the build has not ended by then.
 func (s *Store) Search(ctx context.Context, q Query) (Page, error) {
 	q, err := normalizeQuery(q)
 	if err != nil {
@@ -48,8 +49,10 @@ func (s *Store) Search(ctx context.Context, q Query) (Page, error) {
 	}
 	res, err := s.idx().Search(sq)
 	if errors.Is(err, search.ErrNotReady) {
-		s.startBuild()
-		return Page{}, fmt.Errorf("searching: %w", ErrIndexNotReady)
+		if !s.awaitGrace(ctx, s.startBuild()) {
+			return Page{}, fmt.Errorf("searching: %w", ErrIndexNotReady)
+		}
+		res, err = s.idx().Search(sq)
 	}
 	if err != nil {
 		return Page{}, fmt.Errorf("searching: %w", err)

@@ -73,6 +73,9 @@ type Store struct {
 	closed   bool
 	syncedAt time.Time
 
+	// indexGrace is indexGrace but for tests.
+	indexGrace time.Duration
+
 	// ctx ends when the Store is closed; wg counts the goroutines it
 	// started (the index build), which Close waits for.
 	ctx    context.Context
@@ -131,7 +134,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("connecting to catalog database: %w", err)
 	}
 	bg, cancel := context.WithCancel(context.Background())
-	s := &Store{db: db, sqlDB: sqlDB, dialect: d, log: log, limits: lim, ctx: bg, cancel: cancel}
+	s := &Store{db: db, sqlDB: sqlDB, dialect: d, log: log, limits: lim, indexGrace: indexGrace, ctx: bg, cancel: cancel}
 	s.index.Store(newSearchIndex())
 	return s, nil
 }
