@@ -139,6 +139,7 @@ type prepared struct {
 // analyzed before the lock is taken, and the lock is released between
 // slices of at most about maxLockHold.
 func (x *Index) Apply(docs []Doc) {
+	docs = x.newer(docs)
 	ps := make([]prepared, len(docs))
 	analyzeAll(docs, ps)
 	for i := 0; i < len(ps); {
@@ -153,6 +154,28 @@ func (x *Index) Apply(docs []Doc) {
 		}
 		x.mu.Unlock()
 	}
+}
+
+// newer returns the docs newer than what the index holds, sparing the
+// analysis of the rest (a writer's own change coming back from a reload).
+// setLocked checks again: another writer may pass them meanwhile.
+func (x *Index) newer(docs []Doc) []Doc {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	held := func(d *Doc) bool {
+		return int(d.ID) < len(x.docs) && x.docs[d.ID].known && d.Seq <= x.docs[d.ID].seq
+	}
+	i := slices.IndexFunc(docs, func(d Doc) bool { return held(&d) })
+	if i < 0 {
+		return docs
+	}
+	out := slices.Clone(docs[:i])
+	for j := i + 1; j < len(docs); j++ {
+		if !held(&docs[j]) {
+			out = append(out, docs[j])
+		}
+	}
+	return out
 }
 
 // analyzeAll analyzes docs into ps, on every CPU for large batches such
