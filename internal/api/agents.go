@@ -42,6 +42,10 @@ const (
 	paramCursor = "cursor"
 )
 
+// indexRetryAfter is the Retry-After, in seconds, of a search refused while
+// the index is built: builds take seconds (about 15 at 100,000 agents).
+const indexRetryAfter = "5"
+
 func (a *API) searchAgents(c echo.Context) error {
 	q, err := parseSearch(c.Request().URL.RawQuery)
 	if err != nil {
@@ -56,6 +60,11 @@ func (a *API) searchAgents(c echo.Context) error {
 	case errors.Is(err, catalog.ErrInvalidQuery):
 		// The catalog's sentinel message describes the caller's mistake.
 		return newError(http.StatusBadRequest, CodeInvalidQuery, "%v", err)
+	case errors.Is(err, catalog.ErrIndexNotReady):
+		// Starting up: answer at once rather than hold the request for the
+		// whole build (RFC 9110 §15.6.4, §10.2.3).
+		c.Response().Header().Set("Retry-After", indexRetryAfter)
+		return newError(http.StatusServiceUnavailable, CodeUnavailable, "the search index is still being built; retry shortly")
 	case err != nil:
 		return fmt.Errorf("searching agents: %w", err)
 	}

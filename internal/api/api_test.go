@@ -259,6 +259,16 @@ func TestSearch(t *testing.T) {
 		{name: "catalog rejects query", target: "/api/v1/agents?q=x",
 			setup:      func(c *fakeCatalog, _ *fakeRegistrar) { c.searchErr = fmt.Errorf("%w: bad", catalog.ErrInvalidQuery) },
 			wantStatus: http.StatusBadRequest, wantCode: CodeInvalidQuery},
+		{name: "index still being built", target: "/api/v1/agents?q=x",
+			setup: func(c *fakeCatalog, _ *fakeRegistrar) {
+				c.searchErr = fmt.Errorf("searching: %w", catalog.ErrIndexNotReady)
+			},
+			wantStatus: http.StatusServiceUnavailable, wantCode: CodeUnavailable,
+			check: func(t *testing.T, rec *httptest.ResponseRecorder, _ *fakeCatalog, _ *fakeRegistrar) {
+				if got := rec.Header().Get("Retry-After"); got != indexRetryAfter {
+					t.Errorf("Retry-After = %q, want %q", got, indexRetryAfter)
+				}
+			}},
 		{name: "catalog failure is internal and hides details", target: "/api/v1/agents",
 			setup:      func(c *fakeCatalog, _ *fakeRegistrar) { c.err = errors.New("SELECT * FROM secrets: disk I/O error") },
 			wantStatus: http.StatusInternalServerError, wantCode: CodeInternal,

@@ -588,7 +588,7 @@ func TestWritesDuringIndexBuild(t *testing.T) {
 	if _, err := loader.UpsertBatch(ctx, batch); err != nil {
 		t.Fatal(err)
 	}
-	s := catalogtest.Open(t, dsn)
+	s := catalogtest.OpenCold(t, dsn)
 	built := make(chan error, 1)
 	go func() { built <- s.WarmIndex(ctx) }()
 	for i := 3000; i < 3100; i++ {
@@ -608,22 +608,81 @@ func TestWritesDuringIndexBuild(t *testing.T) {
 	}
 }
 
-// A search that gives up while the index is being built must not spoil the
-// index for the searches after it.
-func TestIndexBuildOutlivesCancelledSearch(t *testing.T) {
+// A search on a store whose index is not built starts the build, and a
+// build as short as a small catalog's is waited for rather than refused.
+func TestSearchStartsIndexBuild(t *testing.T) {
 	dsn := catalogtest.SQLiteDSN(t)
 	seed(t, catalogtest.Open(t, dsn))
-	s := catalogtest.Open(t, dsn)
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if _, err := s.Search(ctx, catalog.Query{}); !errors.Is(err, context.Canceled) {
-		t.Fatalf("cancelled search: err = %v", err)
+	s := catalogtest.OpenCold(t, dsn)
+	ctx := context.Background()
+	if st := s.IndexState(); st.Building || st.Ready {
+		t.Fatalf("IndexState before any search = %+v, want neither building nor ready", st)
 	}
-	p, err := s.Search(context.Background(), catalog.Query{})
+	p, err := s.Search(ctx, catalog.Query{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p.Total != 3 {
 		t.Fatalf("total = %d, want 3", p.Total)
+	}
+	if st := s.IndexState(); !st.Ready || st.Building || st.Agents != 3 || st.BuiltAt.IsZero() {
+		t.Fatalf("IndexState after the build = %+v", st)
+	}
+}
+
+// A deleted agent leaves every replica's index: the deleting store's at
+// once, the others' at their next Sync.
+func TestDeleteAgentReachesReplicas(t *testing.T) {
+	for name, dsn := range map[string]func(testing.TB) string{"sqlite": catalogtest.SQLiteDSN, "postgres": catalogtest.PostgresDSN} {
+		t.Run(name, func(t *testing.T) {
+			d := dsn(t)
+			a, b := catalogtest.Open(t, d), catalogtest.Open(t, d)
+			ctx := context.Background()
+			weather := upsert(t, a, "https://weather.example.com/.well-known/agent.json", v02Card)
+			invoices := upsert(t, a, "https://invoices.example.com/.well-known/agent-card.json", v03Card)
+			if err := b.Sync(ctx); err != nil {
+				t.Fatal(err)
+			}
+			total := func(s *catalog.Store) int {
+				t.Helper()
+				p, err := s.Search(ctx, catalog.Query{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return p.Total
+			}
+			if got := total(b); got != 2 {
+				t.Fatalf("replica sees %d agents before the delete, want 2", got)
+			}
+			// The agent with the highest pk: SQLite must not hand its pk
+			// or seq to the next agent.
+			if err := a.DeleteAgent(ctx, invoices.Agent.ID); err != nil {
+				t.Fatal(err)
+			}
+			if err := a.DeleteAgent(ctx, invoices.Agent.ID); !errors.Is(err, catalog.ErrNotFound) {
+				t.Fatalf("second delete: err = %v, want ErrNotFound", err)
+			}
+			if got := total(a); got != 1 {
+				t.Fatalf("deleting store sees %d agents, want 1", got)
+			}
+			if err := b.Sync(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if got := total(b); got != 1 {
+				t.Fatalf("replica sees %d agents after the delete and a sync, want 1", got)
+			}
+			upsert(t, a, "https://new.example.com/.well-known/agent-card.json", v03Card)
+			if err := b.Sync(ctx); err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range []*catalog.Store{a, b} {
+				if got := total(s); got != 2 {
+					t.Fatalf("after adding an agent: %d agents, want 2", got)
+				}
+			}
+			if _, err := a.Agent(ctx, weather.Agent.ID); err != nil {
+				t.Fatalf("the other agent: %v", err)
+			}
+		})
 	}
 }

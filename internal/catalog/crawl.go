@@ -226,15 +226,9 @@ func (s *Store) RecordFetches(ctx context.Context, outs []FetchOutcome) ([]Upser
 		return nil, fmt.Errorf("recording fetches: %w", err)
 	}
 	s.publish(docs)
-	if len(healthPKs) > 0 {
-		if idx := s.loadedIndex(); idx != nil {
-			// A health change alters one facet; reload those agents' docs
-			// (their seq makes a concurrent newer write win).
-			where, args := inList("pk", healthPKs)
-			if err := s.loadDocs(ctx, where, args, idx.set); err != nil {
-				s.log.Warn("refreshing search index after health change", "err", err)
-			}
-		}
+	// A health change alters one facet; reload those agents' docs.
+	if err := s.refreshDocs(ctx, healthPKs); err != nil {
+		s.log.Warn("refreshing search index after health change", "err", err)
 	}
 	return results, nil
 }

@@ -1,12 +1,12 @@
 package catalog
 
 import (
-	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -14,86 +14,61 @@ import (
 	"unicode/utf8"
 
 	"github.com/a2aregistry/registry/internal/card"
+	"github.com/a2aregistry/registry/internal/search"
 )
-
-// Query text limits: more tokens than this add cost, not precision.
-const (
-	maxTokens   = 16
-	maxTokenLen = 64
-)
-
-// hit is one matching agent and its ordering key.
-type hit struct {
-	pk      uint32
-	score   float64
-	sortKey string
-}
 
 // Search runs a query: full-text match (ranked) combined with filters,
 // facet counts over every match, and a keyset-paginated page of results.
-// With text, results are ordered by relevance; without, by name.
+// With text, results are ordered by relevance; without, by name. Until the
+// search index is built it returns ErrIndexNotReady (and starts the build
+// if nothing had): at once, or within the first second of the build
+// (indexGrace) if the build has not ended by then.
 func (s *Store) Search(ctx context.Context, q Query) (Page, error) {
 	q, err := normalizeQuery(q)
 	if err != nil {
 		return Page{}, err
 	}
-	tokens := queryTokens(q.Text)
+	tokens := search.Tokens(q.Text)
 	fp := fingerprint(tokens, q.Filters)
 	cur, err := decodeCursor(q.Cursor, fp)
 	if err != nil {
 		return Page{}, err
 	}
-	idx, err := s.searchIndex(ctx)
-	if err != nil {
-		return Page{}, err
+	sq := search.Query{Text: q.Text, Limit: q.Limit + 1, FacetLimit: q.FacetLimit}
+	for _, field := range FilterFields {
+		for _, v := range q.Filters[field] {
+			sq.Filters = append(sq.Filters, filterOf(field, v))
+		}
 	}
-	idx.mu.RLock()
-	var text []hit
-	if len(tokens) > 0 {
-		text = idx.textMatch(tokens)
-	}
-	matched := idx.matchFilters(q.Filters, card.MatchMode)
 	if _, ok := q.Filters[FieldHealth]; !ok {
 		// Agents whose card is gone (410) are listed only when asked for.
-		if gone := idx.postings(FieldHealth, HealthRemoved); len(gone) > 0 {
-			matched = subtract(matched, gone)
-		}
+		sq.Exclude = []search.Facet{{Field: FieldHealth, Value: HealthRemoved}}
 	}
-	var (
-		docs []uint32
-		hits []hit
-	)
-	if len(tokens) > 0 {
-		hits = make([]hit, 0, min(len(text), len(matched)))
-		j := 0
-		for _, h := range text {
-			for j < len(matched) && matched[j] < h.pk {
-				j++
-			}
-			if j < len(matched) && matched[j] == h.pk {
-				hits = append(hits, h)
-			}
-		}
-		docs = make([]uint32, len(hits))
-		for i, h := range hits {
-			docs[i] = h.pk
-		}
-	} else {
-		docs = matched
+	if cur != nil {
+		sq.After = &search.Hit{ID: cur.PK, Score: cur.Score, SortKey: cur.SortKey}
 	}
-	page := Page{Total: len(docs)}
-	page.Facets = idx.facets(docs, len(tokens) == 0 && len(docs) == len(idx.all), q.FacetLimit)
-	var top []hit
-	if len(tokens) > 0 {
-		top = topHits(hits, q.Limit+1, cur, byScore)
-	} else {
-		top = topKDocs(idx, docs, q.Limit+1, cur)
+	res, err := s.idx().Search(sq)
+	if errors.Is(err, search.ErrNotReady) {
+		if !s.awaitGrace(ctx, s.startBuild()) {
+			return Page{}, fmt.Errorf("searching: %w", ErrIndexNotReady)
+		}
+		res, err = s.idx().Search(sq)
 	}
-	idx.mu.RUnlock()
-
+	if err != nil {
+		return Page{}, fmt.Errorf("searching: %w", err)
+	}
+	page := Page{Total: res.Total, Facets: make(map[string][]FacetCount, len(res.Facets))}
+	for field, counts := range res.Facets {
+		fc := make([]FacetCount, len(counts))
+		for i, c := range counts {
+			fc[i] = FacetCount{Value: c.Value, Count: c.Count}
+		}
+		page.Facets[field] = fc
+	}
+	top := res.Hits
 	if len(top) > q.Limit {
 		last := top[q.Limit-1]
-		page.NextCursor = encodeCursor(cursor{Fingerprint: fp, Score: last.score, SortKey: last.sortKey, PK: last.pk})
+		page.NextCursor = encodeCursor(cursor{Fingerprint: fp, Score: last.Score, SortKey: last.SortKey, PK: last.ID})
 		top = top[:q.Limit]
 	}
 	items, err := s.loadSummaries(ctx, top)
@@ -102,6 +77,20 @@ func (s *Store) Search(ctx context.Context, q Query) (Page, error) {
 	}
 	page.Items = items
 	return page, nil
+}
+
+// filterOf turns one filter value into the index's terms: media types
+// match as patterns ("image/*"), skill matches an id or a name, other
+// fields their value.
+func filterOf(field, value string) search.Filter {
+	switch field {
+	case FieldInputMode, FieldOutputMode:
+		return search.Filter{Field: field, Match: func(mode string) bool { return card.MatchMode(value, mode) }}
+	case FieldSkill:
+		return search.Filter{Terms: []search.Facet{{Field: FieldSkill, Value: value}, {Field: fieldSkillName, Value: value}}}
+	default:
+		return search.Filter{Terms: []search.Facet{{Field: field, Value: value}}}
+	}
 }
 
 func normalizeQuery(q Query) (Query, error) {
@@ -142,14 +131,14 @@ func normalizeQuery(q Query) (Query, error) {
 	return q, nil
 }
 
-func (s *Store) loadSummaries(ctx context.Context, top []hit) ([]Summary, error) {
+func (s *Store) loadSummaries(ctx context.Context, top []search.Hit) ([]Summary, error) {
 	items := make([]Summary, 0, len(top))
 	if len(top) == 0 {
 		return items, nil
 	}
 	pks := make([]int64, len(top))
 	for i, h := range top {
-		pks[i] = int64(h.pk)
+		pks[i] = int64(h.ID)
 	}
 	rows, err := s.db.WithContext(ctx).Raw(
 		"SELECT pk, id, card_url, summary, signature_status, health, updated_at FROM agents WHERE pk IN ?", pks).Rows()
@@ -181,8 +170,8 @@ func (s *Store) loadSummaries(ctx context.Context, top []hit) ([]Summary, error)
 	}
 	for _, h := range top {
 		// An agent removed since the index was read is skipped.
-		if sum, ok := byPK[int64(h.pk)]; ok {
-			sum.Score = h.score
+		if sum, ok := byPK[int64(h.ID)]; ok {
+			sum.Score = h.Score
 			items = append(items, sum)
 		}
 	}
@@ -239,52 +228,4 @@ func fingerprint(tokens []string, filters map[string][]string) string {
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil)[:8])
-}
-
-// Orderings. A negative result means a comes first.
-func byScore(a, b hit) int {
-	if a.score != b.score {
-		return cmp.Compare(b.score, a.score)
-	}
-	return cmp.Compare(a.pk, b.pk)
-}
-
-func byName(a, b hit) int {
-	if c := strings.Compare(a.sortKey, b.sortKey); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.pk, b.pk)
-}
-
-// topHits keeps the k first hits after the cursor in the given order, in
-// O(n log k) time.
-func topHits(hits []hit, k int, cur *cursor, order func(a, b hit) int) []hit {
-	h := &topK[hit]{k: k, order: order}
-	var after hit
-	if cur != nil {
-		after = hit{pk: cur.PK, score: cur.Score, sortKey: cur.SortKey}
-	}
-	for _, x := range hits {
-		if cur != nil && order(x, after) <= 0 {
-			continue
-		}
-		h.offer(x)
-	}
-	return h.sorted()
-}
-
-func topKDocs(idx *memIndex, docs []uint32, k int, cur *cursor) []hit {
-	h := &topK[hit]{k: k, order: byName}
-	var after hit
-	if cur != nil {
-		after = hit{pk: cur.PK, sortKey: cur.SortKey}
-	}
-	for _, pk := range docs {
-		x := hit{pk: pk, sortKey: idx.docs[pk].sortKey}
-		if cur != nil && byName(x, after) <= 0 {
-			continue
-		}
-		h.offer(x)
-	}
-	return h.sorted()
 }

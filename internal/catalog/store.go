@@ -3,8 +3,11 @@
 // domain types (Agent, Summary, Page) and sentinel errors.
 //
 // SQLite (WAL, busy timeout) is the embedded default; PostgreSQL is the
-// scale-out path. Both run the same code except for full-text matching
-// (SQLite FTS4, PostgreSQL tsvector/GIN) and a few dialect details.
+// scale-out path. Both run the same code except for a few dialect details
+// (id allocation, advisory locks). Search is not done in SQL: the catalog
+// feeds every committed write to the in-memory engine of internal/search,
+// builds it from the database at start, and syncs it with what other
+// replicas wrote (Store.Sync), deletions included.
 package catalog
 
 import (
@@ -18,6 +21,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pressly/goose/v3"
@@ -28,6 +32,7 @@ import (
 	"gorm.io/gorm/logger"
 
 	"github.com/a2aregistry/registry/internal/card"
+	"github.com/a2aregistry/registry/internal/search"
 	"github.com/a2aregistry/registry/migrations"
 )
 
@@ -56,22 +61,30 @@ type Store struct {
 	log     *slog.Logger
 	limits  card.Limits
 
-	// index is the in-memory search index (see index.go), built on first
-	// search or WarmIndex so that `registry migrate` and imports do not pay
-	// for it. syncMu guards index, build, building, pending and syncedAt.
-	syncMu sync.Mutex
+	// index holds the in-memory search index (see index.go), built on
+	// first search or WarmIndex so that `registry migrate` and imports do
+	// not pay for it. Writes committed while it is built are applied at
+	// once: the index keeps the newest seq of each agent whatever the
+	// order. A failed build is replaced by an empty index for the retry.
+	index atomic.Pointer[search.Index]
+	// syncMu guards build, closed and syncedAt.
+	syncMu   sync.Mutex
+	build    *indexBuild
+	closed   bool
 	// loadMu lets one loadDocs run at a time: each holds three pooled
 	// connections at once (three result sets merged), so a few concurrent
 	// ones exhaust SQLite's pool of 8 and wait on each other for ever.
 	loadMu sync.Mutex
-	index  *memIndex
-	build  *indexBuild
-	// While the index is being built, committed writes queue in pending
-	// and are applied before it is published: the build may have read the
-	// database before they committed.
-	building bool
-	pending  []indexedDoc
 	syncedAt time.Time
+
+	// indexGrace is indexGrace but for tests.
+	indexGrace time.Duration
+
+	// ctx ends when the Store is closed; wg counts the goroutines it
+	// started (the index build), which Close waits for.
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
 }
 
 // Open connects to the database. It does not migrate: call Migrate.
@@ -124,7 +137,10 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		sqlDB.Close()
 		return nil, fmt.Errorf("connecting to catalog database: %w", err)
 	}
-	return &Store{db: db, sqlDB: sqlDB, dialect: d, log: log, limits: lim}, nil
+	bg, cancel := context.WithCancel(context.Background())
+	s := &Store{db: db, sqlDB: sqlDB, dialect: d, log: log, limits: lim, indexGrace: indexGrace, ctx: bg, cancel: cancel}
+	s.index.Store(newSearchIndex())
+	return s, nil
 }
 
 // parseDSN tells the dialect of a DSN and turns a SQLite one into the
@@ -155,8 +171,14 @@ func parseDSN(dsn string) (dialect, string, error) {
 	return dialectSQLite, "file:" + path + "?" + q, nil
 }
 
-// Close releases the database connections.
+// Close stops the Store's background work (an index build under way),
+// waits for it to end, and releases the database connections.
 func (s *Store) Close() error {
+	s.syncMu.Lock()
+	s.closed = true
+	s.syncMu.Unlock()
+	s.cancel()
+	s.wg.Wait()
 	return s.sqlDB.Close()
 }
 

@@ -8,31 +8,91 @@ import (
 
 // syncOverlap re-reads rows changed shortly before the last sync: a
 // transaction that stamped updated_at before the previous sync ran but
-// committed after it is still picked up, as long as it took less than this.
+// committed after it is still picked up, as long as it took less than this
+// (and replicas' clocks agree that closely).
 const syncOverlap = time.Minute
 
-// Sync brings the in-memory search index up to date with rows that other
-// writers (other replicas sharing a PostgreSQL database) changed. Writes made
-// through this Store are indexed at once and need no Sync. It does nothing
-// before the index is first built.
+// Sync brings the in-memory search index up to date with what other
+// writers (replicas sharing a PostgreSQL database) changed: agents written
+// and agents deleted. Writes made through this Store are indexed when they
+// commit; Sync reads only the (pk, seq) of recent rows to find the ones
+// the index lacks, and loads just those. It does nothing before the index
+// is built.
 func (s *Store) Sync(ctx context.Context) error {
-	idx := s.loadedIndex()
-	if idx == nil {
+	idx := s.idx()
+	if !idx.State().Ready {
 		return nil
 	}
 	s.syncMu.Lock()
-	since := s.syncedAt.Add(-syncOverlap)
+	since := s.syncedAt.Add(-syncOverlap).UTC()
 	s.syncMu.Unlock()
 	start := time.Now()
 
-	err := s.loadDocs(ctx, "updated_at >= ?", []any{since.UTC()}, idx.set)
+	stale, err := s.staleDocs(ctx, since)
 	if err != nil {
 		return fmt.Errorf("syncing search index: %w", err)
+	}
+	if err := s.refreshDocs(ctx, stale); err != nil {
+		return fmt.Errorf("syncing search index: %w", err)
+	}
+	rows, err := s.sqlDB.QueryContext(ctx, s.rebind("SELECT pk, seq FROM agent_tombstones WHERE deleted_at >= ?"), since)
+	if err != nil {
+		return fmt.Errorf("syncing search index: reading tombstones: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var pk, seq int64
+		if err := rows.Scan(&pk, &seq); err != nil {
+			return fmt.Errorf("syncing search index: reading tombstones: %w", err)
+		}
+		idx.Remove(uint32(pk), seq)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("syncing search index: reading tombstones: %w", err)
 	}
 	s.syncMu.Lock()
 	s.syncedAt = start
 	s.syncMu.Unlock()
 	return nil
+}
+
+// staleDocs returns the pks of agents changed since the given time whose
+// stored seq is newer than the index's: other writers' changes, not ours.
+func (s *Store) staleDocs(ctx context.Context, since time.Time) ([]int64, error) {
+	rows, err := s.sqlDB.QueryContext(ctx, s.rebind("SELECT pk, seq FROM agents WHERE updated_at >= ?"), since)
+	if err != nil {
+		return nil, fmt.Errorf("reading changed agents: %w", err)
+	}
+	defer rows.Close()
+	var stale []int64
+	for rows.Next() {
+		var pk, seq int64
+		if err := rows.Scan(&pk, &seq); err != nil {
+			return nil, fmt.Errorf("reading changed agents: %w", err)
+		}
+		if have, ok := s.idx().Seq(uint32(pk)); !ok || have < seq {
+			stale = append(stale, pk)
+		}
+	}
+	return stale, rows.Err()
+}
+
+// rebind turns ? placeholders into PostgreSQL's $n.
+func (s *Store) rebind(q string) string {
+	if s.dialect != dialectPostgres {
+		return q
+	}
+	var b []byte
+	n := 0
+	for i := 0; i < len(q); i++ {
+		if q[i] == '?' {
+			n++
+			b = fmt.Appendf(b, "$%d", n)
+			continue
+		}
+		b = append(b, q[i])
+	}
+	return string(b)
 }
 
 // RunSync calls Sync every interval until ctx ends, logging failures.

@@ -300,7 +300,9 @@ func (s *Store) allocate(tx *gorm.DB, column string, n int) ([]int64, error) {
 		return out, nil
 	}
 	var last int64
-	if err := tx.Raw("SELECT COALESCE(MAX(" + column + "), 0) FROM agents").Scan(&last).Error; err != nil {
+	// Tombstones keep a deleted agent's pk and seq from being reused.
+	if err := tx.Raw("SELECT MAX(COALESCE((SELECT MAX(" + column + ") FROM agents), 0), " +
+		"COALESCE((SELECT MAX(" + column + ") FROM agent_tombstones), 0))").Scan(&last).Error; err != nil {
 		return nil, fmt.Errorf("allocating agents.%s: %w", column, err)
 	}
 	for i := range n {

@@ -206,13 +206,9 @@ func (s *Store) RecordVerifications(ctx context.Context, ins []VerificationInput
 	if err := s.db.WithContext(ctx).Transaction(store); err != nil {
 		return fmt.Errorf("recording verifications: %w", err)
 	}
-	if idx := s.loadedIndex(); idx != nil && len(changed) > 0 {
-		// As for health (RecordFetches): reload the changed agents' docs;
-		// their seq makes a concurrent newer write win.
-		where, args := inList("pk", changed)
-		if err := s.loadDocs(ctx, where, args, idx.set); err != nil {
-			s.log.Warn("refreshing search index after verification", "err", err)
-		}
+	// As for health (RecordFetches): reload the changed agents' docs.
+	if err := s.refreshDocs(ctx, changed); err != nil {
+		s.log.Warn("refreshing search index after verification", "err", err)
 	}
 	return nil
 }

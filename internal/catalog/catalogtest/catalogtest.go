@@ -82,13 +82,16 @@ func PostgresDSN(t testing.TB) string {
 	return u.String()
 }
 
-// Open opens and migrates a store on dsn, closed when the test ends.
+// Open opens and migrates a store on dsn, closed when the test ends, and
+// builds its search index so that searches answer at once.
 func Open(t testing.TB, dsn string) *catalog.Store {
 	t.Helper()
 	return open(t, dsn)
 }
 
-func open(t testing.TB, dsn string) *catalog.Store {
+// OpenCold is Open without building the search index: searches answer
+// catalog.ErrIndexNotReady until something builds it.
+func OpenCold(t testing.TB, dsn string) *catalog.Store {
 	t.Helper()
 	ctx := context.Background()
 	s, err := catalog.Open(ctx, catalog.Config{DSN: dsn})
@@ -98,6 +101,15 @@ func open(t testing.TB, dsn string) *catalog.Store {
 	t.Cleanup(func() { s.Close() })
 	if err := s.Migrate(ctx); err != nil {
 		t.Fatalf("migrating catalog: %v", err)
+	}
+	return s
+}
+
+func open(t testing.TB, dsn string) *catalog.Store {
+	t.Helper()
+	s := OpenCold(t, dsn)
+	if err := s.WarmIndex(context.Background()); err != nil {
+		t.Fatalf("building search index: %v", err)
 	}
 	return s
 }

@@ -1,4 +1,4 @@
-package catalog
+package search
 
 import (
 	"container/heap"

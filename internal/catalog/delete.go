@@ -1,0 +1,46 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// DeleteAgent removes an agent and everything stored about it, and leaves
+// a tombstone so that other replicas' search indexes drop it on their next
+// Sync. It returns ErrNotFound when no agent has that id.
+func (s *Store) DeleteAgent(ctx context.Context, id string) error {
+	var pk, seq int64
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var pks []int64
+		if err := tx.Raw("SELECT pk FROM agents WHERE id = ?", id).Scan(&pks).Error; err != nil {
+			return fmt.Errorf("looking up agent %s: %w", id, err)
+		}
+		if len(pks) == 0 {
+			return ErrNotFound
+		}
+		pk = pks[0]
+		seqs, err := s.allocate(tx, "seq", 1)
+		if err != nil {
+			return err
+		}
+		seq = seqs[0]
+		if err := tx.Exec("DELETE FROM agents WHERE pk = ?", pk).Error; err != nil {
+			return fmt.Errorf("deleting agent %s: %w", id, err)
+		}
+		if err := tx.Exec("INSERT INTO agent_tombstones (pk, agent_id, seq, deleted_at) VALUES (?, ?, ?, ?)",
+			pk, id, seq, time.Now().UTC()).Error; err != nil {
+			return fmt.Errorf("recording deletion of agent %s: %w", id, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	// Applied even before the index is built: the tombstone keeps a build
+	// that read the agent before the delete from bringing it back.
+	s.idx().Remove(uint32(pk), seq)
+	return nil
+}

@@ -1,0 +1,61 @@
+// Package search is the catalog's in-memory search engine: an inverted
+// index of words ranked by BM25 for full-text search, and one of
+// (field, value) terms for filters and facet counts, with top-k paging.
+// It knows nothing of databases: the catalog feeds it documents (Apply,
+// Remove) and asks it queries (Search).
+//
+// Documents are keyed by a dense uint32 id (the catalog's agent pk) and
+// ordered by a sequence number: the index never replaces a document with
+// an older or equal one, nor revives one removed at a later sequence, so
+// writers, replica syncs and the initial build may deliver them in any
+// order. An update applies only what changed between the old and the new
+// document, holding the write lock for microseconds, and batches release
+// the lock between short slices so searches never wait long behind them.
+package search
+
+import "errors"
+
+// ErrNotReady is returned by Search until the initial build has finished
+// (see Index.MarkReady): a partial index would answer with silently
+// missing results.
+var ErrNotReady = errors.New("search: index is not ready")
+
+// Facet is one (field, value) term of a document: a filterable, and for
+// the fields named in Options.FacetFields countable, property.
+type Facet struct {
+	Field, Value string
+}
+
+// Text columns, each with its BM25 weight: a word in the name or a tag
+// says more about a document than one in a long description.
+const (
+	ColName = iota
+	ColTags
+	ColSkills
+	ColDescription
+	ColProvider
+	NumCols
+)
+
+// Text is a document's searchable text, by column.
+type Text [NumCols]string
+
+var colWeights = [NumCols]float64{5, 3, 3, 1, 2}
+
+// Doc is what the index holds of one document.
+type Doc struct {
+	ID uint32
+	// Seq orders versions of one document; see the package doc.
+	Seq int64
+	// SortKey orders results of queries without text.
+	SortKey string
+	Facets  []Facet
+	Text    Text
+}
+
+// Options configure an index.
+type Options struct {
+	// FacetFields lists the fields facet counts are reported for, in the
+	// order results list them; other fields only filter.
+	FacetFields []string
+}

@@ -1,0 +1,328 @@
+package search
+
+import (
+	"cmp"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// maxLockHold bounds how long Apply holds the write lock before letting
+// waiting searches in: one document update takes microseconds, so a slice
+// holds dozens of them.
+const maxLockHold = time.Millisecond
+
+// Index is the search index. It is safe for concurrent use.
+type Index struct {
+	mu sync.RWMutex
+
+	facetFields []string
+	isFacet     map[string]bool
+
+	termIDs map[string]uint32 // termKey → id
+	terms   []term
+	// byField lists the term ids of each field, for matched filters.
+	byField map[string][]uint32
+	docs    []doc    // indexed by id
+	all     []uint32 // sorted ids of present docs
+	text    textIndex
+	// lens holds each doc's column lengths, by id, apart from docs so that
+	// BM25 scoring reads a dense array.
+	lens [][NumCols]uint16
+	// arena backs docs' term lists during the initial build: facet
+	// counting walks them for thousands of docs, and contiguous lists keep
+	// that in cache. Updates reuse a list's space when the new one fits.
+	arena []uint32
+
+	ready   bool
+	builtAt time.Time
+
+	// scratch buffers of setLocked, used under the write lock.
+	newTerms, oldTerms, curTerms []uint32
+	newWords                     []textPosting
+
+	countsPool sync.Pool
+}
+
+type term struct {
+	field    string
+	display  string
+	postings []uint32 // sorted doc ids
+}
+
+type doc struct {
+	// known is set once the doc was added or removed; seq then holds the
+	// sequence of that last change (a removal leaves a tombstone).
+	known   bool
+	present bool
+	seq     int64
+	sortKey string
+	// terms lists facet terms first and filter-only terms after nFacet,
+	// each part sorted, so facet counting reads a prefix.
+	terms  []uint32
+	nFacet int
+	words  []uint32 // sorted text term ids
+}
+
+// New returns an empty index, not ready for searches until MarkReady.
+func New(opts Options) *Index {
+	x := &Index{
+		facetFields: slices.Clone(opts.FacetFields),
+		isFacet:     make(map[string]bool, len(opts.FacetFields)),
+		termIDs:     make(map[string]uint32),
+		byField:     make(map[string][]uint32),
+		text:        newTextIndex(),
+	}
+	for _, f := range opts.FacetFields {
+		x.isFacet[f] = true
+	}
+	return x
+}
+
+func termKey(field, value string) string {
+	return field + "\x00" + strings.ToLower(value)
+}
+
+// State describes an index for readiness reports.
+type State struct {
+	Ready bool
+	// Docs counts the documents present.
+	Docs int
+	// BuiltAt is when MarkReady was called.
+	BuiltAt time.Time
+}
+
+// State reports whether the index is ready and how many documents it holds.
+func (x *Index) State() State {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return State{Ready: x.ready, Docs: len(x.all), BuiltAt: x.builtAt}
+}
+
+// MarkReady ends the initial build: searches are answered from now on.
+// Posting lists are trimmed of the spare capacity appends left.
+func (x *Index) MarkReady() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for i := range x.terms {
+		x.terms[i].postings = trim(x.terms[i].postings)
+	}
+	for i := range x.text.terms {
+		x.text.terms[i].postings = trim(x.text.terms[i].postings)
+	}
+	x.text.sortWords()
+	x.ready = true
+	x.builtAt = time.Now()
+}
+
+// Seq returns the sequence of the last change applied to a document, and
+// whether there was one.
+func (x *Index) Seq(id uint32) (int64, bool) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if int(id) >= len(x.docs) || !x.docs[id].known {
+		return 0, false
+	}
+	return x.docs[id].seq, true
+}
+
+// prepared is a doc with its text analyzed.
+type prepared struct {
+	*Doc
+	a analysis
+}
+
+// Apply adds or updates documents. A document whose Seq is not newer than
+// what the index holds of it (including a removal) is skipped. Text is
+// analyzed before the lock is taken, and the lock is released between
+// slices of at most about maxLockHold.
+func (x *Index) Apply(docs []Doc) {
+	docs = x.newer(docs)
+	ps := make([]prepared, len(docs))
+	analyzeAll(docs, ps)
+	for i := 0; i < len(ps); {
+		x.mu.Lock()
+		start := time.Now()
+		for i < len(ps) {
+			x.setLocked(&ps[i])
+			i++
+			if i%8 == 0 && time.Since(start) > maxLockHold {
+				break
+			}
+		}
+		x.mu.Unlock()
+	}
+}
+
+// newer returns the docs newer than what the index holds, sparing the
+// analysis of the rest (a writer's own change coming back from a reload).
+// setLocked checks again: another writer may pass them meanwhile.
+func (x *Index) newer(docs []Doc) []Doc {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	held := func(d *Doc) bool {
+		return int(d.ID) < len(x.docs) && x.docs[d.ID].known && d.Seq <= x.docs[d.ID].seq
+	}
+	i := slices.IndexFunc(docs, func(d Doc) bool { return held(&d) })
+	if i < 0 {
+		return docs
+	}
+	out := slices.Clone(docs[:i])
+	for j := i + 1; j < len(docs); j++ {
+		if !held(&docs[j]) {
+			out = append(out, docs[j])
+		}
+	}
+	return out
+}
+
+// analyzeAll analyzes docs into ps, on every CPU for large batches such
+// as the initial build's.
+func analyzeAll(docs []Doc, ps []prepared) {
+	workers := min(runtime.GOMAXPROCS(0), len(docs)/32)
+	if workers <= 1 {
+		for i := range docs {
+			ps[i] = prepared{Doc: &docs[i], a: analyze(&docs[i].Text)}
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < len(docs); i += workers {
+				ps[i] = prepared{Doc: &docs[i], a: analyze(&docs[i].Text)}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// Remove drops a document removed at sequence seq, leaving a tombstone so
+// that an older version delivered late does not bring it back.
+func (x *Index) Remove(id uint32, seq int64) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	d := x.docAt(id)
+	if d.known && seq <= d.seq {
+		return
+	}
+	if d.present {
+		for _, t := range d.terms {
+			x.terms[t].postings = x.removeID(x.terms[t].postings, id)
+		}
+		for _, w := range d.words {
+			x.text.terms[w].postings = x.removePosting(x.text.terms[w].postings, id)
+		}
+		x.addLens(x.lens[id], -1)
+		x.lens[id] = [NumCols]uint16{}
+		x.text.docs--
+		x.all = x.removeID(x.all, id)
+	}
+	*d = doc{known: true, seq: seq}
+}
+
+func (x *Index) docAt(id uint32) *doc {
+	if int(id) >= len(x.docs) {
+		n := int(id) + 1
+		x.docs = slices.Grow(x.docs, n-len(x.docs))[:n]
+		x.lens = slices.Grow(x.lens, n-len(x.lens))[:n]
+	}
+	return &x.docs[id]
+}
+
+func (x *Index) termFor(field, value string) uint32 {
+	k := termKey(field, value)
+	if id, ok := x.termIDs[k]; ok {
+		if len(x.terms[id].postings) == 0 {
+			// No doc holds it: it is spelled as its next holder spells it,
+			// as a fresh build would.
+			x.terms[id].display = value
+		}
+		return id
+	}
+	id := uint32(len(x.terms))
+	x.terms = append(x.terms, term{field: field, display: value})
+	x.termIDs[k] = id
+	x.byField[field] = append(x.byField[field], id)
+	return id
+}
+
+func (x *Index) addLens(l [NumCols]uint16, sign int) {
+	for c, n := range l {
+		if sign > 0 {
+			x.text.colTotal[c] += uint64(n)
+		} else {
+			x.text.colTotal[c] -= uint64(n)
+		}
+	}
+}
+
+// setLocked applies one document: only the terms, words and term
+// frequencies that differ from the stored version touch posting lists.
+func (x *Index) setLocked(p *prepared) {
+	id := p.ID
+	d := x.docAt(id)
+	if d.known && p.Seq <= d.seq {
+		return
+	}
+	wasPresent := d.present
+	d.known, d.present, d.seq, d.sortKey = true, true, p.Seq, p.SortKey
+
+	// Facet and filter terms: facet fields first, each part sorted and
+	// without repeats (two spellings of one value are one term).
+	nt := x.newTerms[:0]
+	for _, f := range p.Facets {
+		if x.isFacet[f.Field] {
+			nt = append(nt, x.termFor(f.Field, f.Value))
+		}
+	}
+	slices.Sort(nt)
+	nt = slices.Compact(nt)
+	nFacet := len(nt)
+	for _, f := range p.Facets {
+		if !x.isFacet[f.Field] {
+			nt = append(nt, x.termFor(f.Field, f.Value))
+		}
+	}
+	slices.Sort(nt[nFacet:])
+	nt = append(nt[:nFacet], slices.Compact(nt[nFacet:])...)
+	x.newTerms = nt
+
+	old := append(x.oldTerms[:0], d.terms...)
+	slices.Sort(old)
+	x.oldTerms = old
+	cur := append(x.curTerms[:0], nt...)
+	slices.Sort(cur)
+	x.curTerms = cur
+	x.diffTerms(id, old, cur)
+	d.terms = x.store(d.terms, nt)
+	d.nFacet = nFacet
+
+	// Words.
+	nw := x.newWords[:0]
+	for _, w := range p.a.words {
+		nw = append(nw, textPosting{id: x.text.termFor(w.word), tf: w.tf})
+	}
+	slices.SortFunc(nw, func(a, b textPosting) int { return cmp.Compare(a.id, b.id) })
+	x.newWords = nw
+	x.diffWords(id, d.words, nw)
+	if cap(d.words) >= len(nw) {
+		d.words = d.words[:len(nw)]
+	} else {
+		d.words = make([]uint32, len(nw))
+	}
+	for i, w := range nw {
+		d.words[i] = w.id
+	}
+
+	if wasPresent {
+		x.addLens(x.lens[id], -1)
+	} else {
+		x.text.docs++
+		x.all = x.insertID(x.all, id)
+	}
+	x.lens[id] = p.a.lens
+	x.addLens(p.a.lens, 1)
+}

@@ -1,0 +1,490 @@
+package search
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The oracle answers queries by brute force over the documents present,
+// with none of the index's structures: no posting lists, no diffs, no
+// bitsets, no top-k heaps. Both share only text analysis (tokenizing,
+// stemming), which is not what is under test here.
+type oracle struct {
+	docs        map[uint32]Doc
+	facetFields []string
+	stats       *oracleStats
+}
+
+var testFacetFields = []string{"tag", "mode", "skill", "provider", "health"}
+
+func newOracle() *oracle {
+	return &oracle{docs: make(map[uint32]Doc), facetFields: testFacetFields}
+}
+
+func hasTerm(d Doc, field, value string) bool {
+	for _, f := range d.Facets {
+		if f.Field == field && strings.EqualFold(f.Value, strings.TrimSpace(value)) {
+			return true
+		}
+	}
+	return false
+}
+
+func (o *oracle) set(d Doc) {
+	o.docs[d.ID] = d
+	o.stats = nil
+}
+
+func (o *oracle) remove(id uint32) {
+	delete(o.docs, id)
+	o.stats = nil
+}
+
+// oracleStats is what the oracle derives from all documents, recomputed
+// after every change.
+type oracleStats struct {
+	ids         []uint32
+	tfs         map[uint32]map[string]uint32
+	lens        map[uint32][NumCols]uint16
+	df          map[string]int
+	sortedVocab []string
+	avg         [NumCols]float64
+	n           float64
+}
+
+func (o *oracle) compute() *oracleStats {
+	if o.stats != nil {
+		return o.stats
+	}
+	st := &oracleStats{tfs: map[uint32]map[string]uint32{}, lens: map[uint32][NumCols]uint16{}, df: map[string]int{}}
+	for id := range o.docs {
+		st.ids = append(st.ids, id)
+	}
+	slices.Sort(st.ids)
+	var total [NumCols]float64
+	for _, id := range st.ids {
+		d := o.docs[id]
+		a := analyze(&d.Text)
+		m := make(map[string]uint32, len(a.words))
+		for _, w := range a.words {
+			m[w.word] = w.tf
+			st.df[w.word]++
+		}
+		st.tfs[id] = m
+		st.lens[id] = a.lens
+		for c, l := range a.lens {
+			total[c] += float64(l)
+		}
+	}
+	st.n = float64(len(st.ids))
+	for c := range st.avg {
+		st.avg[c] = max(total[c]/max(st.n, 1), 1)
+	}
+	for w := range st.df {
+		st.sortedVocab = append(st.sortedVocab, w)
+	}
+	slices.Sort(st.sortedVocab)
+	o.stats = st
+	return st
+}
+
+func (o *oracle) search(q Query) Result {
+	tokens := Tokens(q.Text)
+	st := o.compute()
+	ids, vocab, sortedVocab, analyses, lens, avg, n := st.ids, st.df, st.sortedVocab, st.tfs, st.lens, st.avg, st.n
+	expansions := make([][]string, len(tokens))
+	for i, w := range tokens {
+		if vocab[w] > 0 {
+			expansions[i] = []string{w}
+			continue
+		}
+		if i != len(tokens)-1 || len(w) < minPrefixLen {
+			continue
+		}
+		for _, v := range sortedVocab {
+			if v != w && strings.HasPrefix(v, w) && len(expansions[i]) < maxExpansions {
+				expansions[i] = append(expansions[i], v)
+			}
+		}
+	}
+
+	var hits []Hit
+docs:
+	for _, id := range ids {
+		d := o.docs[id]
+		for _, f := range q.Filters {
+			ok := false
+			for _, t := range f.Terms {
+				ok = ok || hasTerm(d, t.Field, t.Value)
+			}
+			if f.Match != nil {
+				for _, df := range d.Facets {
+					ok = ok || (df.Field == f.Field && f.Match(df.Value))
+				}
+			}
+			if !ok {
+				continue docs
+			}
+		}
+		for _, t := range q.Exclude {
+			if hasTerm(d, t.Field, t.Value) {
+				continue docs
+			}
+		}
+		h := Hit{ID: id, SortKey: d.SortKey}
+		for i := range tokens {
+			var ws float64
+			found := false
+			for _, w := range expansions[i] {
+				tf, ok := analyses[id][w]
+				if !ok {
+					continue
+				}
+				l := lens[id]
+				ws += bm25(tf, &l, &avg, idfOf(n, float64(vocab[w])))
+				found = true
+			}
+			if !found {
+				continue docs
+			}
+			h.Score += ws
+		}
+		hits = append(hits, h)
+	}
+
+	res := Result{Total: len(hits), Facets: map[string][]FacetCount{}}
+	for _, field := range o.facetFields {
+		counts := map[string]int{}
+		for _, h := range hits {
+			for _, f := range o.docs[h.ID].Facets {
+				if f.Field == field {
+					counts[f.Value]++
+				}
+			}
+		}
+		fc := []FacetCount{}
+		for v, c := range counts {
+			fc = append(fc, FacetCount{v, c})
+		}
+		slices.SortFunc(fc, facetOrder)
+		res.Facets[field] = fc[:min(len(fc), q.FacetLimit)]
+	}
+	order := byName
+	if len(tokens) > 0 {
+		order = byScore
+	}
+	slices.SortFunc(hits, order)
+	var page []Hit
+	for _, h := range hits {
+		if q.After != nil && order(h, *q.After) <= 0 {
+			continue
+		}
+		if len(page) == q.Limit {
+			break
+		}
+		page = append(page, h)
+	}
+	res.Hits = page
+	return res
+}
+
+// diffResults describes how got differs from want, or returns "".
+func diffResults(got, want Result) string {
+	if got.Total != want.Total {
+		return fmt.Sprintf("total %d, want %d", got.Total, want.Total)
+	}
+	if len(got.Hits) != len(want.Hits) {
+		return fmt.Sprintf("%d hits, want %d", len(got.Hits), len(want.Hits))
+	}
+	for i := range got.Hits {
+		g, w := got.Hits[i], want.Hits[i]
+		if g.ID != w.ID || g.SortKey != w.SortKey || math.Abs(g.Score-w.Score) > 1e-9*max(1, math.Abs(w.Score)) {
+			return fmt.Sprintf("hit %d = %+v, want %+v", i, g, w)
+		}
+	}
+	for _, f := range testFacetFields {
+		if !slices.Equal(got.Facets[f], want.Facets[f]) {
+			return fmt.Sprintf("facet %s = %v, want %v", f, got.Facets[f], want.Facets[f])
+		}
+	}
+	if len(got.Facets) != len(testFacetFields) {
+		return fmt.Sprintf("%d facet fields, want %d", len(got.Facets), len(testFacetFields))
+	}
+	return ""
+}
+
+// Random catalogs. Words are made of a few syllables so that short
+// prefixes begin many words (search-as-you-type expands to several, and
+// past maxExpansions); media types are few so that wildcard unions are
+// large.
+var (
+	syllables = []string{"in", "vo", "ice", "doc", "u", "ment", "pdf", "ta", "ra", "ex", "port", "s", "es"}
+	tags      = []string{"finance", "legal", "travel", "ocr", "search", "chat", "code", "pdf", "billing", "hr"}
+	modes     = []string{"text/plain", "text/html", "application/json", "application/pdf", "image/png", "image/jpeg", "audio/wav", "video/mp4"}
+	providers = []string{"Acme", "Globex", "Initech", "Umbrella", "Hooli"}
+	healths   = []string{"up", "down", "unknown", "removed"}
+)
+
+type gen struct{ r *rand.Rand }
+
+func (g gen) word() string {
+	var b strings.Builder
+	for range 1 + g.r.IntN(4) {
+		b.WriteString(syllables[g.r.IntN(len(syllables))])
+	}
+	return b.String()
+}
+
+func (g gen) words(n int) string {
+	ws := make([]string, n)
+	for i := range ws {
+		ws[i] = g.word()
+		if g.r.IntN(10) == 0 {
+			ws[i] = strings.ToUpper(ws[i]) + "!"
+		}
+	}
+	return strings.Join(ws, " ")
+}
+
+func (g gen) pick(vals []string) string { return vals[g.r.IntN(len(vals))] }
+
+func (g gen) doc(id uint32, seq int64) Doc {
+	d := Doc{ID: id, Seq: seq}
+	d.Text[ColName] = g.words(1 + g.r.IntN(3))
+	d.SortKey = strings.ToLower(d.Text[ColName])
+	d.Text[ColTags] = g.words(g.r.IntN(4))
+	d.Text[ColSkills] = g.words(g.r.IntN(4))
+	d.Text[ColDescription] = g.words(g.r.IntN(30))
+	if g.r.IntN(2) == 0 {
+		d.Text[ColProvider] = g.pick(providers)
+	}
+	seen := map[Facet]bool{}
+	add := func(field, value string) {
+		f := Facet{field, value}
+		if !seen[f] {
+			seen[f] = true
+			d.Facets = append(d.Facets, f)
+		}
+	}
+	for range g.r.IntN(4) {
+		add("tag", g.pick(tags))
+	}
+	for range g.r.IntN(3) {
+		add("mode", g.pick(modes))
+	}
+	for range g.r.IntN(3) {
+		sk := g.word()
+		add("skill", sk)
+		add("skill_name", strings.ToUpper(sk[:1])+sk[1:]+" skill")
+	}
+	if d.Text[ColProvider] != "" {
+		add("provider", d.Text[ColProvider])
+	}
+	add("health", g.pick(healths))
+	g.r.Shuffle(len(d.Facets), func(i, j int) { d.Facets[i], d.Facets[j] = d.Facets[j], d.Facets[i] })
+	return d
+}
+
+// matchMode is a media-type matcher in the spirit of card.MatchMode:
+// "type/*" and "*/*" are wildcards.
+func matchMode(pattern string) func(string) bool {
+	pattern = strings.ToLower(pattern)
+	return func(v string) bool {
+		if pattern == "*/*" {
+			return true
+		}
+		if p, ok := strings.CutSuffix(pattern, "/*"); ok {
+			return strings.HasPrefix(v, p+"/")
+		}
+		return v == pattern
+	}
+}
+
+func (g gen) query(known []Doc) Query {
+	q := Query{Limit: 1 + g.r.IntN(25), FacetLimit: 1 + g.r.IntN(6)}
+	switch g.r.IntN(6) {
+	case 0: // no text
+	case 1: // a prefix being typed
+		w := g.word() + g.word()
+		q.Text = w[:min(len(w), 3+g.r.IntN(3))]
+	case 2: // words taken from a document, the last one cut short
+		if len(known) > 0 {
+			ws := Tokens(known[g.r.IntN(len(known))].Text[ColDescription] + " x")
+			ws = ws[:len(ws)-1]
+			if len(ws) > 0 {
+				k := g.r.IntN(min(len(ws), 3)) + 1
+				ws = slices.Clone(ws[:k])
+				if last := ws[k-1]; len(last) > 3 && g.r.IntN(2) == 0 {
+					ws[k-1] = last[:3+g.r.IntN(len(last)-3)]
+				}
+				q.Text = strings.Join(ws, " ")
+			}
+		}
+	default:
+		q.Text = g.words(1 + g.r.IntN(2))
+	}
+	for range g.r.IntN(3) {
+		switch g.r.IntN(5) {
+		case 0:
+			q.Filters = append(q.Filters, Filter{Terms: []Facet{{"tag", strings.ToUpper(g.pick(tags))}}})
+		case 1:
+			pat := g.pick([]string{"*/*", "text/*", "image/*", "application/*", g.pick(modes)})
+			q.Filters = append(q.Filters, Filter{Field: "mode", Match: matchMode(pat)})
+		case 2:
+			sk := g.word()
+			q.Filters = append(q.Filters, Filter{Terms: []Facet{{"skill", sk}, {"skill_name", sk + " skill"}}})
+		case 3:
+			q.Filters = append(q.Filters, Filter{Terms: []Facet{{"provider", " " + g.pick(providers) + " "}}})
+		case 4:
+			q.Filters = append(q.Filters, Filter{Terms: []Facet{{"health", g.pick(healths)}}})
+		}
+	}
+	if g.r.IntN(2) == 0 {
+		q.Exclude = []Facet{{"health", "removed"}}
+	}
+	return q
+}
+
+func newTestIndex() *Index { return New(Options{FacetFields: testFacetFields}) }
+
+// checkQueries runs queries against x and o, paging through results with
+// cursors, and against fresh when it is set.
+func checkQueries(t *testing.T, g gen, x, fresh *Index, o *oracle, n int) {
+	t.Helper()
+	known := make([]Doc, 0, len(o.docs))
+	for _, d := range o.docs {
+		known = append(known, d)
+	}
+	slices.SortFunc(known, func(a, b Doc) int { return cmp.Compare(a.ID, b.ID) })
+	for range n {
+		q := g.query(known)
+		for page := 0; page < 3; page++ {
+			got, err := x.Search(q)
+			if err != nil {
+				t.Fatalf("Search(%q): %v", q.Text, err)
+			}
+			if d := diffResults(got, o.search(q)); d != "" {
+				t.Fatalf("query %q filters %d exclude %v after %v: %s", q.Text, len(q.Filters), q.Exclude, q.After, d)
+			}
+			if fresh != nil {
+				f, err := fresh.Search(q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d := diffResults(got, f); d != "" {
+					t.Fatalf("query %q: updated index and fresh build differ: %s", q.Text, d)
+				}
+			}
+			if len(got.Hits) < q.Limit {
+				break
+			}
+			q.After = &got.Hits[len(got.Hits)-1]
+		}
+	}
+}
+
+// build indexes docs into a new ready index, in random order and batches.
+func build(g gen, docs []Doc) *Index {
+	x := newTestIndex()
+	docs = slices.Clone(docs)
+	g.r.Shuffle(len(docs), func(i, j int) { docs[i], docs[j] = docs[j], docs[i] })
+	for len(docs) > 0 {
+		k := min(len(docs), 1+g.r.IntN(300))
+		x.Apply(docs[:k])
+		docs = docs[k:]
+	}
+	x.MarkReady()
+	return x
+}
+
+func TestSearchMatchesOracle(t *testing.T) {
+	for _, size := range []int{0, 1, 40, 700, 6000} {
+		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			g := gen{rand.New(rand.NewPCG(uint64(size), 1))}
+			o := newOracle()
+			docs := make([]Doc, size)
+			for i := range docs {
+				// Sparse ids: the catalog's pks have gaps.
+				docs[i] = g.doc(uint32(i*3+1), int64(i+1))
+				o.set(docs[i])
+			}
+			x := build(g, docs)
+			checkQueries(t, g, x, nil, o, 150)
+		})
+	}
+}
+
+// TestUpdatesMatchFreshBuild applies random sequences of updates, stale
+// updates and removals to a built index and checks it against the oracle
+// and against an index built afresh from the surviving documents.
+func TestUpdatesMatchFreshBuild(t *testing.T) {
+	for _, size := range []int{1, 60, 900, 5000} {
+		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			g := gen{rand.New(rand.NewPCG(uint64(size), 2))}
+			o := newOracle()
+			var seq int64
+			docs := make([]Doc, size)
+			for i := range docs {
+				seq++
+				docs[i] = g.doc(uint32(i+1), seq)
+				o.set(docs[i])
+			}
+			x := build(g, docs)
+			for round := range 4 {
+				ops := 1 + g.r.IntN(size*2)
+				var batch []Doc
+				flush := func() { x.Apply(batch); batch = nil }
+				for range ops {
+					id := uint32(1 + g.r.IntN(size+size/4+1))
+					seq++
+					switch k := g.r.IntN(10); {
+					case k < 5: // a new version, or an agent added
+						d := g.doc(id, seq)
+						if old, ok := o.docs[id]; ok && g.r.IntN(2) == 0 {
+							// Small change: one facet moves.
+							d = old
+							d.Seq = seq
+							d.Facets = slices.Clone(old.Facets)
+							for i, f := range d.Facets {
+								if f.Field == "health" {
+									d.Facets[i].Value = g.pick(healths)
+								}
+							}
+						}
+						batch = append(batch, d)
+						o.set(d)
+					case k < 7:
+						flush()
+						x.Remove(id, seq)
+						o.remove(id)
+					case k < 9: // stale: older than what the index holds
+						flush()
+						if s, ok := x.Seq(id); ok {
+							x.Apply([]Doc{g.doc(id, s-int64(g.r.IntN(2)))})
+						}
+					default:
+						flush()
+						if s, ok := x.Seq(id); ok {
+							x.Remove(id, s)
+						}
+					}
+				}
+				flush()
+				all := make([]Doc, 0, len(o.docs))
+				for _, d := range o.docs {
+					all = append(all, d)
+				}
+				fresh := build(g, all)
+				if got, want := x.State().Docs, len(o.docs); got != want {
+					t.Fatalf("round %d: %d docs, want %d", round, got, want)
+				}
+				checkQueries(t, g, x, fresh, o, 100)
+			}
+		})
+	}
+}
