@@ -41,7 +41,8 @@ func (a *app) startBackground(ctx context.Context) (*background.Group, error) {
 
 	bg := background.NewGroup(ctx, a.log)
 	// The search index is built in the background so the server answers
-	// at once; searches wait for it. Sync picks up what other replicas
+	// at once; a search waits at most the build's first second, then answers
+	// 503 with Retry-After until the index is ready. Sync picks up what other replicas
 	// sharing a PostgreSQL catalog write.
 	bg.Go("search index build", a.store.WarmIndex)
 	bg.Every("search index sync", indexSyncInterval, a.store.Sync)
