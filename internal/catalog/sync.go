@@ -94,19 +94,3 @@ func (s *Store) rebind(q string) string {
 	}
 	return string(b)
 }
-
-// RunSync calls Sync every interval until ctx ends, logging failures.
-func (s *Store) RunSync(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := s.Sync(ctx); err != nil && ctx.Err() == nil {
-				s.log.Warn("search index sync failed", "err", err)
-			}
-		}
-	}
-}
