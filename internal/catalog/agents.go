@@ -33,10 +33,10 @@ func (s *Store) agentWhere(ctx context.Context, cond string, arg string) (Agent,
 	if err != nil {
 		return Agent{}, fmt.Errorf("re-parsing stored card of agent %s: %w", rec.ID, err)
 	}
-	return s.agentFromRecord(rec, c), nil
+	return agentOf(rec, c), nil
 }
 
-func (s *Store) agentFromRecord(rec agentRecord, c *card.Card) Agent {
+func agentOf(rec agentRecord, c *card.Card) Agent {
 	return Agent{
 		ID:              rec.ID,
 		CardURL:         rec.CardURL,

@@ -55,6 +55,7 @@ type Store struct {
 	dialect dialect
 	log     *slog.Logger
 	limits  card.Limits
+	stmts   *stmtCache
 
 	// index is the in-memory search index (see index.go), built on first
 	// search or WarmIndex so that `registry migrate` and imports do not pay
@@ -120,7 +121,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		sqlDB.Close()
 		return nil, fmt.Errorf("connecting to catalog database: %w", err)
 	}
-	return &Store{db: db, sqlDB: sqlDB, dialect: d, log: log, limits: lim}, nil
+	return &Store{db: db, sqlDB: sqlDB, dialect: d, log: log, limits: lim, stmts: newStmtCache(sqlDB)}, nil
 }
 
 // parseDSN tells the dialect of a DSN and turns a SQLite one into the
@@ -153,6 +154,7 @@ func parseDSN(dsn string) (dialect, string, error) {
 
 // Close releases the database connections.
 func (s *Store) Close() error {
+	s.stmts.close()
 	return s.sqlDB.Close()
 }
 

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"time"
-
-	"gorm.io/gorm"
 )
 
 // VerifyTarget is a card version due for verification.
@@ -119,7 +117,10 @@ func (s *Store) DueVerifications(ctx context.Context, now time.Time, limit int) 
 // current version also sets the agent's signature status and audit facet
 // (and its search index entry); one on an older version is kept for that
 // version only. Reports on unknown agents are skipped.
-func (s *Store) RecordVerifications(ctx context.Context, ins []VerificationInput) error {
+func (s *Store) RecordVerifications(ctx context.Context, actor Actor, ins []VerificationInput) error {
+	if err := actor.validate(); err != nil {
+		return err
+	}
 	for _, in := range ins {
 		switch in.Status {
 		case SignatureVerified, SignatureInvalid, SignatureUnsigned, SignatureKeyUnavailable:
@@ -131,7 +132,7 @@ func (s *Store) RecordVerifications(ctx context.Context, ins []VerificationInput
 		}
 	}
 	var changed []int64
-	store := func(tx *gorm.DB) error {
+	store := func(tx *txn) error {
 		changed = changed[:0]
 		// On PostgreSQL the share lock orders this transaction against
 		// key changes (which update the row); see migration 00003.
@@ -146,18 +147,18 @@ func (s *Store) RecordVerifications(ctx context.Context, ins []VerificationInput
 		// The agent row lock serializes reports on one agent from several
 		// replicas, and with card upserts, so facet rows are never written
 		// twice.
-		agentQ := "SELECT pk, current_version, signature_status FROM agents WHERE id = ?"
+		agentQ := "SELECT pk, current_version, signature_status, audit_codes FROM agents WHERE id = ?"
 		if s.dialect == dialectPostgres {
 			agentQ += " FOR UPDATE"
 		}
 		now := time.Now().UTC()
 		for _, in := range ins {
 			var (
-				pk      int64
-				current int
-				status  string
+				pk            int64
+				current       int
+				status, audit string
 			)
-			err := tx.Raw(agentQ, in.AgentID).Row().Scan(&pk, &current, &status)
+			err := tx.Raw(agentQ, in.AgentID).Row().Scan(&pk, &current, &status, &audit)
 			if err == sql.ErrNoRows {
 				continue
 			}
@@ -183,14 +184,14 @@ func (s *Store) RecordVerifications(ctx context.Context, ins []VerificationInput
 			if err := tx.Exec("DELETE FROM verification_kids WHERE agent_pk = ?", pk).Error; err != nil {
 				return fmt.Errorf("storing kids of agent %s: %w", in.AgentID, err)
 			}
-			var kidRows [][]any
+			var kidRows []verificationKidRow
 			for _, kid := range dedupe(in.KIDs, func(s string) string { return s }) {
-				kidRows = append(kidRows, []any{kid, pk})
+				kidRows = append(kidRows, verificationKidRow{KID: kid, AgentPK: pk})
 			}
-			if err := insertRows(tx, "verification_kids", "kid, agent_pk", kidRows); err != nil {
+			if err := insert(tx, verificationKidsTable, kidRows); err != nil {
 				return fmt.Errorf("storing kids of agent %s: %w", in.AgentID, err)
 			}
-			moved, err := s.setVerdictFacets(tx, pk, status, in, now)
+			moved, err := setVerdict(tx, pk, status, audit, in, now)
 			if err != nil {
 				return err
 			}
@@ -200,7 +201,7 @@ func (s *Store) RecordVerifications(ctx context.Context, ins []VerificationInput
 		}
 		return nil
 	}
-	if err := s.db.WithContext(ctx).Transaction(store); err != nil {
+	if err := s.transact(ctx, store); err != nil {
 		return fmt.Errorf("recording verifications: %w", err)
 	}
 	if idx := s.loadedIndex(); idx != nil && len(changed) > 0 {
@@ -214,38 +215,26 @@ func (s *Store) RecordVerifications(ctx context.Context, ins []VerificationInput
 	return nil
 }
 
-// setVerdictFacets writes the signature status and audit facet of one
-// agent when they differ from what is stored, bumping its seq and
-// updated_at so that the index (and other replicas' Sync) pick it up.
-func (s *Store) setVerdictFacets(tx *gorm.DB, pk int64, status string, in VerificationInput, now time.Time) (bool, error) {
+// setVerdict writes the signature status and audit codes of one agent
+// when they differ from the stored ones (status, audit), bumping its seq
+// and updated_at so that the index (and other replicas' Sync) pick it up.
+func setVerdict(tx *txn, pk int64, status, audit string, in VerificationInput, now time.Time) (bool, error) {
 	codes := dedupe(in.AuditCodes, func(s string) string { return cleanText(s) })
 	slices.Sort(codes)
-	var stored []string
-	if err := tx.Raw("SELECT value FROM agent_facets WHERE agent_pk = ? AND field = ? ORDER BY value",
-		pk, FieldAudit).Scan(&stored).Error; err != nil {
-		return false, fmt.Errorf("reading audit facet of agent %s: %w", in.AgentID, err)
+	stored, err := decodeAuditCodes(audit)
+	if err != nil {
+		return false, fmt.Errorf("agent %s: %w", in.AgentID, err)
 	}
 	if status == in.Status && slices.Equal(stored, codes) {
 		return false, nil
 	}
-	seqs, err := s.allocate(tx, "seq", 1)
+	seqs, err := allocate(tx, "seq", 1)
 	if err != nil {
 		return false, err
 	}
-	if err := tx.Exec("UPDATE agents SET signature_status = ?, seq = ?, updated_at = ? WHERE pk = ?",
-		in.Status, seqs[0], now, pk).Error; err != nil {
-		return false, fmt.Errorf("updating signature status of agent %s: %w", in.AgentID, err)
-	}
-	if err := tx.Exec("DELETE FROM agent_facets WHERE agent_pk = ? AND field IN ?",
-		pk, []string{FieldSignature, FieldAudit}).Error; err != nil {
-		return false, fmt.Errorf("updating facets of agent %s: %w", in.AgentID, err)
-	}
-	rows := [][]any{{pk, FieldSignature, in.Status}}
-	for _, c := range codes {
-		rows = append(rows, []any{pk, FieldAudit, c})
-	}
-	if err := insertRows(tx, "agent_facets", "agent_pk, field, value", rows); err != nil {
-		return false, fmt.Errorf("updating facets of agent %s: %w", in.AgentID, err)
+	if err := tx.Exec("UPDATE agents SET signature_status = ?, audit_codes = ?, seq = ?, updated_at = ? WHERE pk = ?",
+		in.Status, jsonArray(codes), seqs[0], now, pk).Error; err != nil {
+		return false, fmt.Errorf("updating verdict of agent %s: %w", in.AgentID, err)
 	}
 	return true, nil
 }

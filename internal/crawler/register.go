@@ -11,8 +11,13 @@ import (
 
 // Store is what registration needs from the catalog.
 type Store interface {
-	Upsert(ctx context.Context, in catalog.UpsertInput) (catalog.UpsertResult, error)
+	Upsert(ctx context.Context, actor catalog.Actor, in catalog.UpsertInput) (catalog.UpsertResult, error)
 }
+
+// registrarActor is who the catalog records as registering an agent.
+// Until sign-in exists no user can be named; then it is the one who
+// submitted the URL.
+var registrarActor = catalog.System("registrar")
 
 // Registrar registers an agent from a URL a user submitted, now rather
 // than at the next crawl.
@@ -51,7 +56,7 @@ func (r *Registrar) Register(ctx context.Context, input string) (catalog.UpsertR
 		r.log.WarnContext(ctx, "registering agent: card rejected", "card_url", res.URL, "error", err)
 		return catalog.UpsertResult{}, fmt.Errorf("registering %s: card from %s: %w", input, res.URL, err)
 	}
-	out, err := r.store.Upsert(ctx, catalog.UpsertInput{
+	out, err := r.store.Upsert(ctx, registrarActor, catalog.UpsertInput{
 		CardURL:    res.URL,
 		Card:       c,
 		Source:     catalog.SourceURL,

@@ -17,8 +17,11 @@ import (
 type RunnerStore interface {
 	TrustGeneration(ctx context.Context) (int64, error)
 	DueVerifications(ctx context.Context, now time.Time, limit int) ([]catalog.VerifyTarget, error)
-	RecordVerifications(ctx context.Context, ins []catalog.VerificationInput) error
+	RecordVerifications(ctx context.Context, actor catalog.Actor, ins []catalog.VerificationInput) error
 }
+
+// verifierActor is who the catalog records as storing reports.
+var verifierActor = catalog.System("verifier")
 
 // RunnerOptions configure a Runner. Zero fields take the defaults below.
 type RunnerOptions struct {
@@ -143,7 +146,7 @@ func (r *Runner) RunOnce(ctx context.Context) (int, error) {
 		if err := ctx.Err(); err != nil {
 			return total, err
 		}
-		if err := r.store.RecordVerifications(ctx, ins); err != nil {
+		if err := r.store.RecordVerifications(ctx, verifierActor, ins); err != nil {
 			return total, err
 		}
 		total += len(ins)

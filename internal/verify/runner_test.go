@@ -19,6 +19,9 @@ import (
 	"github.com/a2aregistry/registry/internal/catalog/catalogtest"
 )
 
+// testActor is who the tests write as.
+var testActor = catalog.System("test")
+
 // apiKeyCard is unsigned and sends its API key in the query string.
 const apiKeyCard = `{"name":"Open door","description":"d","version":"1","supportedInterfaces":[{"url":"https://door.example.com/a2a","protocolBinding":"JSONRPC","protocolVersion":"1.0"}],"securitySchemes":{"k":{"apiKeySecurityScheme":{"name":"key","location":"query"}}},"capabilities":{},"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"skills":[]}`
 
@@ -34,7 +37,7 @@ func storeCard(t *testing.T, s *catalog.Store, url string, raw []byte) catalog.U
 	if err != nil {
 		t.Fatalf("parsing card for %s: %v", url, err)
 	}
-	res, err := s.Upsert(t.Context(), catalog.UpsertInput{CardURL: url, Card: c})
+	res, err := s.Upsert(t.Context(), testActor, catalog.UpsertInput{CardURL: url, Card: c})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +223,7 @@ func TestReportUnderOldTrustIsStale(t *testing.T) {
 		record := func(g int64) {
 			t.Helper()
 			now := time.Now()
-			if err := s.RecordVerifications(ctx, []catalog.VerificationInput{{AgentID: id, Version: 1,
+			if err := s.RecordVerifications(ctx, testActor, []catalog.VerificationInput{{AgentID: id, Version: 1,
 				Status: catalog.SignatureKeyUnavailable, Report: json.RawMessage(`{}`), VerifiedAt: now,
 				RecheckAt: now.Add(time.Hour), TrustGeneration: g, KIDs: []string{"k1"}}}); err != nil {
 				t.Fatal(err)
