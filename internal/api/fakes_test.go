@@ -133,6 +133,28 @@ func (f *fakeCatalog) AgentHealth(_ context.Context, id string, now time.Time) (
 	return catalog.HealthReport{State: a.Health, NextCheckAt: &next}, nil
 }
 
+// AgentView composes the fake's own reads, so each error knob fails the
+// view as it failed the separate reads before.
+func (f *fakeCatalog) AgentView(ctx context.Context, id string, now time.Time) (catalog.AgentView, error) {
+	var (
+		v   catalog.AgentView
+		err error
+	)
+	if v.Agent, err = f.Agent(ctx, id); err != nil {
+		return catalog.AgentView{}, err
+	}
+	if v.Versions, err = f.Versions(ctx, id); err != nil {
+		return catalog.AgentView{}, err
+	}
+	if v.Health, err = f.AgentHealth(ctx, id, now); err != nil {
+		return catalog.AgentView{}, err
+	}
+	if v.Verification, err = f.Verification(ctx, id); err != nil {
+		return catalog.AgentView{}, err
+	}
+	return v, nil
+}
+
 func (f *fakeCatalog) Verification(_ context.Context, id string) (*catalog.Verification, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

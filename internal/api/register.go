@@ -30,7 +30,7 @@ func (a *API) registerAgent(c echo.Context) error {
 	}
 	a.log.Info("api: agent registered", "agent_id", res.Agent.ID, "card_url", res.Agent.CardURL,
 		"created", res.Created, "new_version", res.NewVersion)
-	d, err := a.agentDetail(c, res.Agent)
+	d, err := a.agentDetail(c, res.Agent.ID)
 	if err != nil {
 		return err
 	}

@@ -25,6 +25,7 @@ type txn struct {
 
 // transact runs fn in one write transaction.
 func (s *Store) transact(ctx context.Context, fn func(tx *txn) error) error {
+	s.stmts.prepareWanted(ctx)
 	return s.db.WithContext(ctx).Transaction(func(g *gorm.DB) error {
 		sqlTx, _ := g.Statement.ConnPool.(*sql.Tx)
 		return fn(&txn{DB: g, ctx: ctx, sql: sqlTx, d: s.dialect, stmts: s.stmts})
@@ -196,24 +197,19 @@ func bitLen(n int) int {
 	return l
 }
 
-// execCached runs the statement build(n) with args, prepared once per
-// Store and reused in every transaction.
+// execCached runs the statement build(n) with args: prepared, when the
+// Store has it, else as plain SQL, asking the cache to prepare it before
+// the next transaction.
 func (tx *txn) execCached(key string, n int, build func(int) string, args []any) error {
-	if tx.sql == nil || tx.stmts == nil {
-		q := build(n)
-		if tx.d == dialectPostgres {
-			// gorm rebinds "?" itself; our $n would be taken literally
-			// only by the driver, which is what we want here too.
-			_, err := tx.Statement.ConnPool.ExecContext(tx.ctx, q, args...)
+	k := stmtKey{key, n}
+	if tx.sql != nil && tx.stmts != nil {
+		if stmt := tx.stmts.get(k, build); stmt != nil {
+			_, err := tx.sql.StmtContext(tx.ctx, stmt).ExecContext(tx.ctx, args...)
 			return err
 		}
-		return tx.Exec(q, args...).Error
 	}
-	stmt, err := tx.stmts.get(tx.ctx, stmtKey{key, n}, func() string { return build(n) })
-	if err != nil {
-		return err
-	}
-	_, err = tx.sql.StmtContext(tx.ctx, stmt).ExecContext(tx.ctx, args...)
+	// Straight to the connection: gorm would rewrite the placeholders.
+	_, err := tx.Statement.ConnPool.ExecContext(tx.ctx, build(n), args...)
 	return err
 }
 
@@ -225,28 +221,62 @@ type stmtKey struct {
 // stmtCache holds the bulk statements of a Store, prepared on its
 // *sql.DB: database/sql prepares each on a connection the first time it
 // runs there and reuses it after, also inside transactions (Tx.Stmt).
+//
+// A statement is never prepared inside a transaction: that takes a second
+// connection from the pool while the transaction holds one, and with
+// SQLite's pool full of writers waiting for the lock the transaction holds,
+// it would wait for ever. A transaction that misses a statement runs its
+// SQL as it is and leaves it wanted; Store.transact prepares the wanted
+// statements before it begins the next one.
 type stmtCache struct {
-	db *sql.DB
-	mu sync.Mutex
-	m  map[stmtKey]*sql.Stmt
+	db     *sql.DB
+	mu     sync.Mutex
+	m      map[stmtKey]*sql.Stmt
+	wanted map[stmtKey]string
 }
 
 func newStmtCache(db *sql.DB) *stmtCache {
-	return &stmtCache{db: db, m: make(map[stmtKey]*sql.Stmt)}
+	return &stmtCache{db: db, m: make(map[stmtKey]*sql.Stmt), wanted: make(map[stmtKey]string)}
 }
 
-func (c *stmtCache) get(ctx context.Context, k stmtKey, build func() string) (*sql.Stmt, error) {
+// get returns the prepared statement k, or nil after noting it wanted.
+func (c *stmtCache) get(k stmtKey, build func(int) string) *sql.Stmt {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if st, ok := c.m[k]; ok {
-		return st, nil
+		return st
 	}
-	st, err := c.db.PrepareContext(ctx, build())
-	if err != nil {
-		return nil, fmt.Errorf("preparing %s: %w", k.name, err)
+	if _, ok := c.wanted[k]; !ok {
+		c.wanted[k] = build(k.rows)
 	}
-	c.m[k] = st
-	return st, nil
+	return nil
+}
+
+// prepareWanted prepares the statements transactions missed. The caller
+// must hold no connection of the pool. A statement that fails to prepare
+// (a table not migrated yet) is left to be wanted again.
+func (c *stmtCache) prepareWanted(ctx context.Context) {
+	c.mu.Lock()
+	if len(c.wanted) == 0 {
+		c.mu.Unlock()
+		return
+	}
+	wanted := c.wanted
+	c.wanted = make(map[stmtKey]string)
+	c.mu.Unlock()
+	for k, q := range wanted {
+		st, err := c.db.PrepareContext(ctx, q)
+		if err != nil {
+			continue
+		}
+		c.mu.Lock()
+		if _, ok := c.m[k]; ok {
+			st.Close()
+		} else {
+			c.m[k] = st
+		}
+		c.mu.Unlock()
+	}
 }
 
 func (c *stmtCache) close() {

@@ -302,6 +302,10 @@ func (s *Store) Changes(ctx context.Context, since int64, limit int) ([]Change, 
 // AgentHealth reports an agent's crawl state and its uptime over the last
 // 24 hours and 7 days (shares of successful checks), as of now.
 func (s *Store) AgentHealth(ctx context.Context, agentID string, now time.Time) (HealthReport, error) {
+	return agentHealth(s.db.WithContext(ctx), agentID, now)
+}
+
+func agentHealth(db *gorm.DB, agentID string, now time.Time) (HealthReport, error) {
 	var (
 		r                                    HealthReport
 		pk                                   int64
@@ -309,7 +313,7 @@ func (s *Store) AgentHealth(ctx context.Context, agentID string, now time.Time) 
 		errClass, errMsg                     string
 		errStatus                            int
 	)
-	err := s.db.WithContext(ctx).Raw(`SELECT a.pk, a.health, c.paused, c.consecutive_failures, c.next_check_at,
+	err := db.Raw(`SELECT a.pk, a.health, c.paused, c.consecutive_failures, c.next_check_at,
 		c.last_check_at, c.last_success_at, c.last_error_class, c.last_error_message, c.last_error_status, c.last_error_at
 		FROM agents a JOIN crawl_state c ON c.agent_pk = a.pk WHERE a.id = ?`, agentID).Row().
 		Scan(&pk, &r.State, &r.Paused, &r.ConsecutiveFailures, &nextAt, &lastCheck, &lastOK, &errClass, &errMsg, &errStatus, &lastErrAt)
@@ -335,7 +339,7 @@ func (s *Store) AgentHealth(ctx context.Context, agentID string, now time.Time) 
 		out **float64
 	}{{24 * time.Hour, &r.Uptime24h}, {7 * 24 * time.Hour, &r.Uptime7d}} {
 		var total, ok sql.NullInt64
-		if err := s.db.WithContext(ctx).Raw(`SELECT COUNT(*), SUM(CASE WHEN ok THEN 1 ELSE 0 END) FROM fetch_log
+		if err := db.Raw(`SELECT COUNT(*), SUM(CASE WHEN ok THEN 1 ELSE 0 END) FROM fetch_log
 			WHERE agent_pk = ? AND at >= ?`, pk, now.UTC().Add(-w.d)).Row().Scan(&total, &ok); err != nil {
 			return HealthReport{}, fmt.Errorf("uptime of agent %s: %w", agentID, err)
 		}

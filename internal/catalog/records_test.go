@@ -147,4 +147,3 @@ func TestDocFacetsMatchCard(t *testing.T) {
 		}
 	}
 }
-

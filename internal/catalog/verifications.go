@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"gorm.io/gorm"
 )
 
 // VerifyTarget is a card version due for verification.
@@ -242,6 +244,10 @@ func setVerdict(tx *txn, pk int64, status, audit string, in VerificationInput, n
 // Verification returns the report on the agent's current card version;
 // nil when it has none yet. An unknown agent is ErrNotFound.
 func (s *Store) Verification(ctx context.Context, agentID string) (*Verification, error) {
+	return verificationOf(s.db.WithContext(ctx), agentID)
+}
+
+func verificationOf(db *gorm.DB, agentID string) (*Verification, error) {
 	var (
 		current                         int
 		version                         sql.NullInt64
@@ -249,7 +255,7 @@ func (s *Store) Verification(ctx context.Context, agentID string) (*Verification
 		verifiedAt, keysExpire, recheck sql.NullTime
 		stale                           sql.NullBool
 	)
-	err := s.db.WithContext(ctx).Raw(`SELECT a.current_version, r.version, r.status, r.report, r.verified_at,
+	err := db.Raw(`SELECT a.current_version, r.version, r.status, r.report, r.verified_at,
 		r.keys_expire_at, r.recheck_at, r.stale
 		FROM agents a LEFT JOIN verifications r ON r.agent_pk = a.pk AND r.version = a.current_version
 		WHERE a.id = ?`, agentID).Row().Scan(&current, &version, &status, &report, &verifiedAt, &keysExpire, &recheck, &stale)
