@@ -94,7 +94,7 @@ func runKeysAdd(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 		return exitFail
 	}
 	defer closeStore(store, log)
-	added, err := store.AddTrustedKey(ctx, k)
+	added, err := store.AddTrustedKey(ctx, cliActor, k)
 	if errors.Is(err, catalog.ErrConflict) {
 		fmt.Fprintf(stderr, "registry keys add: this key (thumbprint %s) is pinned already; revoke it first to change it\n", k.Thumbprint)
 		return exitFail
@@ -131,9 +131,13 @@ func runKeysList(ctx context.Context, args []string, stdout, stderr io.Writer, g
 		return exitFail
 	}
 	if asJSON {
+		out := make([]trustedKeyJSON, len(keys))
+		for i, k := range keys {
+			out[i] = newTrustedKeyJSON(k)
+		}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(keys); err != nil {
+		if err := enc.Encode(out); err != nil {
 			return exitFail
 		}
 		return exitOK
@@ -167,7 +171,7 @@ func runKeysRevoke(ctx context.Context, args []string, stdout, stderr io.Writer,
 		return exitFail
 	}
 	defer closeStore(store, log)
-	k, err := store.RevokeTrustedKey(ctx, fs.Arg(0), time.Now())
+	k, err := store.RevokeTrustedKey(ctx, cliActor, fs.Arg(0), time.Now())
 	if errors.Is(err, catalog.ErrNotFound) {
 		fmt.Fprintf(stderr, "registry keys revoke: no trusted key %s\n", fs.Arg(0))
 		return exitFail
@@ -185,4 +189,25 @@ func timeOrDash(t *time.Time) string {
 		return "-"
 	}
 	return t.UTC().Format(time.RFC3339)
+}
+
+// cliActor is who the catalog records as changing the trust store from
+// the command line.
+var cliActor = catalog.System("cli")
+
+// trustedKeyJSON is one key as `keys list --json` prints it.
+type trustedKeyJSON struct {
+	ID         string          `json:"id"`
+	KID        string          `json:"kid"`
+	JWK        json.RawMessage `json:"jwk"`
+	Thumbprint string          `json:"thumbprint"`
+	Origins    []string        `json:"origins"`
+	NotAfter   *time.Time      `json:"not_after,omitempty"`
+	RevokedAt  *time.Time      `json:"revoked_at,omitempty"`
+	CreatedAt  time.Time       `json:"created_at"`
+}
+
+func newTrustedKeyJSON(k catalog.TrustedKey) trustedKeyJSON {
+	return trustedKeyJSON{ID: k.ID, KID: k.KID, JWK: k.JWK, Thumbprint: k.Thumbprint, Origins: k.Origins,
+		NotAfter: k.NotAfter, RevokedAt: k.RevokedAt, CreatedAt: k.CreatedAt}
 }

@@ -37,6 +37,14 @@ func TestWritesNeedAnActor(t *testing.T) {
 				return s.RecordVerifications(ctx, a, nil)
 			},
 			"set paused": func(a catalog.Actor) error { return s.SetPaused(ctx, a, "x", true) },
+			"add trusted key": func(a catalog.Actor) error {
+				_, err := s.AddTrustedKey(ctx, a, catalog.TrustedKey{KID: "k", JWK: json.RawMessage(`{}`), Thumbprint: "t", Origins: []string{"*"}})
+				return err
+			},
+			"revoke trusted key": func(a catalog.Actor) error {
+				_, err := s.RevokeTrustedKey(ctx, a, "x", time.Now())
+				return err
+			},
 		}
 		for _, actor := range []catalog.Actor{{}, {Kind: catalog.ActorUser}, {Kind: "robot", Name: "r2"}, catalog.User("  ")} {
 			for name, write := range writes {
@@ -47,6 +55,9 @@ func TestWritesNeedAnActor(t *testing.T) {
 		}
 		if n, err := s.Count(ctx); err != nil || n != 0 {
 			t.Fatalf("refused writes stored %d agents (%v)", n, err)
+		}
+		if keys, err := s.TrustedKeys(ctx); err != nil || len(keys) != 0 {
+			t.Fatalf("refused writes stored keys %v (%v)", keys, err)
 		}
 		if _, err := s.Upsert(ctx, catalog.User("alice"), catalog.UpsertInput{CardURL: "https://a.example/", Card: c}); err != nil {
 			t.Fatalf("a user's write: %v", err)

@@ -54,7 +54,7 @@ func pinKey(t *testing.T, s *catalog.Store) catalog.TrustedKey {
 	if err != nil {
 		t.Fatal(err)
 	}
-	added, err := s.AddTrustedKey(t.Context(), k)
+	added, err := s.AddTrustedKey(t.Context(), testActor, k)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestRunnerKeepsCatalogVerdictsCurrent(t *testing.T) {
 		}
 
 		// Revoking the key re-verifies exactly the cards that name its kid.
-		if _, err := s.RevokeTrustedKey(ctx, key.ID, now.Add(-time.Second)); err != nil {
+		if _, err := s.RevokeTrustedKey(ctx, testActor, key.ID, now.Add(-time.Second)); err != nil {
 			t.Fatal(err)
 		}
 		runOnce(t, r, 2)
@@ -248,7 +248,7 @@ func TestReportUnderOldTrustIsStale(t *testing.T) {
 		}
 		// Key change before the report was stored: its generation is old.
 		gen, _ = s.TrustGeneration(ctx)
-		if _, err := s.RevokeTrustedKey(ctx, key.ID, time.Now()); err != nil {
+		if _, err := s.RevokeTrustedKey(ctx, testActor, key.ID, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		record(gen)
@@ -266,10 +266,10 @@ func TestReportUnderOldTrustIsStale(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.AddTrustedKey(ctx, other); err != nil {
+		if _, err := s.AddTrustedKey(ctx, testActor, other); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.AddTrustedKey(ctx, other); !errors.Is(err, catalog.ErrConflict) {
+		if _, err := s.AddTrustedKey(ctx, testActor, other); !errors.Is(err, catalog.ErrConflict) {
 			t.Fatalf("adding an active key twice: %v, want ErrConflict", err)
 		}
 		if isDue() {
