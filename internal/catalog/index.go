@@ -19,7 +19,7 @@ import (
 // where SQL GROUP BYs over a 100,000-agent catalog take hundreds.
 //
 // The database stays the source of truth: the index is rebuilt from it at
-// start (agents, skills, agent_facets), updated after each committed write
+// start (agents, skills), updated after each committed write
 // of this process, and refreshed from rows that other replicas changed
 // (see Store.Sync).
 type memIndex struct {
