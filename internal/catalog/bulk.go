@@ -73,9 +73,9 @@ type bulkUpdate[R any] struct {
 // parameters, PostgreSQL 65,535).
 const maxBulkRows = 200
 
-// insert writes rows with multi-row INSERTs: one statement per table and
+// insertRows writes rows with multi-row INSERTs: one statement per table and
 // batch rather than one per row, which is most of the cost of an upsert.
-func insert[R any](tx *txn, t bulkTable[R], rows []R) error {
+func insertRows[R any](tx *txn, t bulkTable[R], rows []R) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -89,9 +89,9 @@ func insert[R any](tx *txn, t bulkTable[R], rows []R) error {
 	return nil
 }
 
-// update applies rows with UPDATE … FROM a VALUES list. A key must not
+// updateRows applies rows with UPDATE … FROM a VALUES list. A key must not
 // repeat within rows: which of two rows wins would be unspecified.
-func update[R any](tx *txn, u bulkUpdate[R], rows []R) error {
+func updateRows[R any](tx *txn, u bulkUpdate[R], rows []R) error {
 	if len(rows) == 0 {
 		return nil
 	}

@@ -202,18 +202,18 @@ func recordOutcomes(tx *txn, actor Actor, outs []FetchOutcome, results []UpsertR
 		healthRows[i].Seq = seqs[i]
 		healthPKs[i] = healthRows[i].PK
 	}
-	if err := update(tx, agentHealthUpdate, healthRows); err != nil {
+	if err := updateRows(tx, agentHealthUpdate, healthRows); err != nil {
 		return nil, nil, err
 	}
 	// Two checks of one agent apply in order: each run of distinct agents
 	// is one statement.
 	err = runsWithoutRepeats(stateRows, func(r crawlOutcomeRow) int64 { return r.AgentPK }, func(from, to int) error {
-		return update(tx, crawlOutcomeUpdate, stateRows[from:to])
+		return updateRows(tx, crawlOutcomeUpdate, stateRows[from:to])
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := insert(tx, fetchLogTable, logRows); err != nil {
+	if err := insertRows(tx, fetchLogTable, logRows); err != nil {
 		return nil, nil, err
 	}
 	if err := appendChanges(tx, changeRows); err != nil {

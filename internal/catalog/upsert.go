@@ -243,37 +243,32 @@ func storeRun(tx *txn, ins []UpsertInput, results []UpsertResult) ([]indexedDoc,
 			facets: docFacets(sum, rec.SignatureStatus, rec.Health, nil), text: textOf(c)})
 		results[i] = UpsertResult{Agent: agentOf(*rec, c), Created: isCreated[i], NewVersion: true}
 	}
-	pkOf := func(r agentRecord) int64 { return r.PK }
-	if err := deleteDerived(tx, mapSlice(changedAgents, pkOf)); err != nil {
+	changedPKs := make([]int64, len(changedAgents))
+	for i, r := range changedAgents {
+		changedPKs[i] = r.PK
+	}
+	if err := deleteDerived(tx, changedPKs); err != nil {
 		return nil, err
 	}
-	if err := update(tx, agentCardUpdate, changedAgents); err != nil {
+	if err := updateRows(tx, agentCardUpdate, changedAgents); err != nil {
 		return nil, err
 	}
-	if err := insert(tx, agentsTable, newAgents); err != nil {
+	if err := insertRows(tx, agentsTable, newAgents); err != nil {
 		return nil, err
 	}
-	if err := insert(tx, cardVersionsTable, versions); err != nil {
+	if err := insertRows(tx, cardVersionsTable, versions); err != nil {
 		return nil, err
 	}
 	if err := derived.write(tx); err != nil {
 		return nil, err
 	}
-	if err := insert(tx, crawlStateTable, crawlRows); err != nil {
+	if err := insertRows(tx, crawlStateTable, crawlRows); err != nil {
 		return nil, err
 	}
 	if err := appendChanges(tx, changes); err != nil {
 		return nil, err
 	}
 	return docs, nil
-}
-
-func mapSlice[T, U any](s []T, f func(T) U) []U {
-	out := make([]U, len(s))
-	for i, v := range s {
-		out[i] = f(v)
-	}
-	return out
 }
 
 // isUniqueViolation tells a unique-constraint failure of a statement run
@@ -300,7 +295,7 @@ func appendChanges(tx *txn, rows []changeRow) error {
 			return fmt.Errorf("locking change feed: %w", err)
 		}
 	}
-	return insert(tx, changesTable, rows)
+	return insertRows(tx, changesTable, rows)
 }
 
 // changeFeedLock is the advisory lock key of the change feed ("a2a-chg").
@@ -383,16 +378,16 @@ func (d *derivedRows) add(pk int64, c *card.Card) error {
 }
 
 func (d *derivedRows) write(tx *txn) error {
-	if err := insert(tx, skillsTable, d.skills); err != nil {
+	if err := insertRows(tx, skillsTable, d.skills); err != nil {
 		return err
 	}
-	if err := insert(tx, interfacesTable, d.ifaces); err != nil {
+	if err := insertRows(tx, interfacesTable, d.ifaces); err != nil {
 		return err
 	}
-	if err := insert(tx, schemesTable, d.schemes); err != nil {
+	if err := insertRows(tx, schemesTable, d.schemes); err != nil {
 		return err
 	}
-	return insert(tx, findingsTable, d.findings)
+	return insertRows(tx, findingsTable, d.findings)
 }
 
 // textOf is the searchable text of a card (see textOfParts).

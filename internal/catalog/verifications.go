@@ -190,7 +190,7 @@ func (s *Store) RecordVerifications(ctx context.Context, actor Actor, ins []Veri
 			for _, kid := range dedupe(in.KIDs, func(s string) string { return s }) {
 				kidRows = append(kidRows, verificationKidRow{KID: kid, AgentPK: pk})
 			}
-			if err := insert(tx, verificationKidsTable, kidRows); err != nil {
+			if err := insertRows(tx, verificationKidsTable, kidRows); err != nil {
 				return fmt.Errorf("storing kids of agent %s: %w", in.AgentID, err)
 			}
 			moved, err := setVerdict(tx, pk, status, audit, in, now)
