@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -135,73 +136,9 @@ func (s *Store) RecordVerifications(ctx context.Context, actor Actor, ins []Veri
 	}
 	var changed []int64
 	store := func(tx *txn) error {
-		changed = changed[:0]
-		// On PostgreSQL the share lock orders this transaction against
-		// key changes (which update the row); see migration 00003.
-		genQ := "SELECT generation FROM trust_store WHERE id = 1"
-		if s.dialect == dialectPostgres {
-			genQ += " FOR SHARE"
-		}
-		var gen int64
-		if err := tx.Raw(genQ).Row().Scan(&gen); err != nil {
-			return fmt.Errorf("reading trust generation: %w", err)
-		}
-		// The agent row lock serializes reports on one agent from several
-		// replicas, and with card upserts, so facet rows are never written
-		// twice.
-		agentQ := "SELECT pk, current_version, signature_status, audit_codes FROM agents WHERE id = ?"
-		if s.dialect == dialectPostgres {
-			agentQ += " FOR UPDATE"
-		}
-		now := time.Now().UTC()
-		for _, in := range ins {
-			var (
-				pk            int64
-				current       int
-				status, audit string
-			)
-			err := tx.Raw(agentQ, in.AgentID).Row().Scan(&pk, &current, &status, &audit)
-			if err == sql.ErrNoRows {
-				continue
-			}
-			if err != nil {
-				return fmt.Errorf("looking up agent %s: %w", in.AgentID, err)
-			}
-			var keysExpire any
-			if !in.KeysExpireAt.IsZero() {
-				keysExpire = in.KeysExpireAt.UTC()
-			}
-			if err := tx.Exec("DELETE FROM verifications WHERE agent_pk = ? AND version = ?", pk, in.Version).Error; err != nil {
-				return fmt.Errorf("replacing report of agent %s: %w", in.AgentID, err)
-			}
-			if err := tx.Exec(`INSERT INTO verifications (agent_pk, version, status, report, verified_at, keys_expire_at,
-				recheck_at, trust_generation, stale) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-				pk, in.Version, in.Status, cleanText(string(in.Report)), in.VerifiedAt.UTC(), keysExpire,
-				in.RecheckAt.UTC(), in.TrustGeneration, in.TrustGeneration != gen).Error; err != nil {
-				return fmt.Errorf("storing report of agent %s: %w", in.AgentID, err)
-			}
-			if in.Version != current {
-				continue
-			}
-			if err := tx.Exec("DELETE FROM verification_kids WHERE agent_pk = ?", pk).Error; err != nil {
-				return fmt.Errorf("storing kids of agent %s: %w", in.AgentID, err)
-			}
-			var kidRows []verificationKidRow
-			for _, kid := range dedupe(in.KIDs, func(s string) string { return s }) {
-				kidRows = append(kidRows, verificationKidRow{KID: kid, AgentPK: pk})
-			}
-			if err := insertRows(tx, verificationKidsTable, kidRows); err != nil {
-				return fmt.Errorf("storing kids of agent %s: %w", in.AgentID, err)
-			}
-			moved, err := setVerdict(tx, pk, status, audit, in, now)
-			if err != nil {
-				return err
-			}
-			if moved {
-				changed = append(changed, pk)
-			}
-		}
-		return nil
+		var err error
+		changed, err = recordReports(tx, actor, ins)
+		return err
 	}
 	if err := s.transact(ctx, store); err != nil {
 		return fmt.Errorf("recording verifications: %w", err)
@@ -215,6 +152,79 @@ func (s *Store) RecordVerifications(ctx context.Context, actor Actor, ins []Veri
 		}
 	}
 	return nil
+}
+
+// recordReports stores reports inside tx and returns the pks of agents
+// whose signature status or audit codes changed. The actor is the audit
+// log's (a later change records it here).
+func recordReports(tx *txn, _ Actor, ins []VerificationInput) ([]int64, error) {
+	var changed []int64
+	// On PostgreSQL the share lock orders this transaction against
+	// key changes (which update the row); see migration 00003.
+	genQ := "SELECT generation FROM trust_store WHERE id = 1"
+	if tx.d == dialectPostgres {
+		genQ += " FOR SHARE"
+	}
+	var gen int64
+	if err := tx.Raw(genQ).Row().Scan(&gen); err != nil {
+		return nil, fmt.Errorf("reading trust generation: %w", err)
+	}
+	// The agent row lock serializes reports on one agent from several
+	// replicas, and with card upserts, so two writers never both decide
+	// on the verdict columns from the same stored values.
+	agentQ := "SELECT pk, current_version, signature_status, audit_codes FROM agents WHERE id = ?"
+	if tx.d == dialectPostgres {
+		agentQ += " FOR UPDATE"
+	}
+	now := time.Now().UTC()
+	for _, in := range ins {
+		var (
+			pk            int64
+			current       int
+			status, audit string
+		)
+		err := tx.Raw(agentQ, in.AgentID).Row().Scan(&pk, &current, &status, &audit)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("looking up agent %s: %w", in.AgentID, err)
+		}
+		var keysExpire any
+		if !in.KeysExpireAt.IsZero() {
+			keysExpire = in.KeysExpireAt.UTC()
+		}
+		if err := tx.Exec("DELETE FROM verifications WHERE agent_pk = ? AND version = ?", pk, in.Version).Error; err != nil {
+			return nil, fmt.Errorf("replacing report of agent %s: %w", in.AgentID, err)
+		}
+		if err := tx.Exec(`INSERT INTO verifications (agent_pk, version, status, report, verified_at, keys_expire_at,
+			recheck_at, trust_generation, stale) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			pk, in.Version, in.Status, cleanText(string(in.Report)), in.VerifiedAt.UTC(), keysExpire,
+			in.RecheckAt.UTC(), in.TrustGeneration, in.TrustGeneration != gen).Error; err != nil {
+			return nil, fmt.Errorf("storing report of agent %s: %w", in.AgentID, err)
+		}
+		if in.Version != current {
+			continue
+		}
+		if err := tx.Exec("DELETE FROM verification_kids WHERE agent_pk = ?", pk).Error; err != nil {
+			return nil, fmt.Errorf("storing kids of agent %s: %w", in.AgentID, err)
+		}
+		var kidRows []verificationKidRow
+		for _, kid := range dedupe(in.KIDs, func(s string) string { return s }) {
+			kidRows = append(kidRows, verificationKidRow{KID: kid, AgentPK: pk})
+		}
+		if err := insertRows(tx, verificationKidsTable, kidRows); err != nil {
+			return nil, fmt.Errorf("storing kids of agent %s: %w", in.AgentID, err)
+		}
+		moved, err := setVerdict(tx, pk, status, audit, in, now)
+		if err != nil {
+			return nil, err
+		}
+		if moved {
+			changed = append(changed, pk)
+		}
+	}
+	return changed, nil
 }
 
 // setVerdict writes the signature status and audit codes of one agent
