@@ -288,7 +288,10 @@ func TestSearchErrorNamesParameter(t *testing.T) {
 func TestGetAgent(t *testing.T) {
 	runCases(t, []apiCase{
 		{name: "full card", target: "/api/v1/agents/a1", wantStatus: http.StatusOK,
-			check: func(t *testing.T, rec *httptest.ResponseRecorder, _ *fakeCatalog, _ *fakeRegistrar) {
+			check: func(t *testing.T, rec *httptest.ResponseRecorder, cat *fakeCatalog, _ *fakeRegistrar) {
+				if cat.views != 1 {
+					t.Errorf("%d catalog reads of the agent view, want 1 (one transaction)", cat.views)
+				}
 				d := decodeJSON[AgentDetail](t, rec)
 				if d.ID != "a1" || d.Signature != catalog.SignatureVerified || d.Health != catalog.HealthUp || d.CurrentVersion != 2 {
 					t.Errorf("detail = %+v", d)

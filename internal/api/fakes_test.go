@@ -40,6 +40,8 @@ type fakeCatalog struct {
 	// Verification.
 	verifications   map[string]*catalog.Verification
 	verificationErr error
+	// views counts AgentView calls.
+	views int
 }
 
 type changesCall struct {
@@ -136,6 +138,9 @@ func (f *fakeCatalog) AgentHealth(_ context.Context, id string, now time.Time) (
 // AgentView composes the fake's own reads, so each error knob fails the
 // view as it failed the separate reads before.
 func (f *fakeCatalog) AgentView(ctx context.Context, id string, now time.Time) (catalog.AgentView, error) {
+	f.mu.Lock()
+	f.views++
+	f.mu.Unlock()
 	var (
 		v   catalog.AgentView
 		err error
