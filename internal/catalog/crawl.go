@@ -334,20 +334,22 @@ func agentHealth(db *gorm.DB, agentID string, now time.Time) (HealthReport, erro
 	if errClass != "" && lastErrAt.Valid {
 		r.LastError = &FetchError{Class: errClass, Message: errMsg, Status: errStatus, At: lastErrAt.Time.UTC()}
 	}
-	for _, w := range []struct {
-		d   time.Duration
-		out **float64
-	}{{24 * time.Hour, &r.Uptime24h}, {7 * 24 * time.Hour, &r.Uptime7d}} {
-		var total, ok sql.NullInt64
-		if err := db.Raw(`SELECT COUNT(*), SUM(CASE WHEN ok THEN 1 ELSE 0 END) FROM fetch_log
-			WHERE agent_pk = ? AND at >= ?`, pk, now.UTC().Add(-w.d)).Row().Scan(&total, &ok); err != nil {
-			return HealthReport{}, fmt.Errorf("uptime of agent %s: %w", agentID, err)
-		}
-		if total.Int64 > 0 {
-			v := float64(ok.Int64) / float64(total.Int64)
-			*w.out = &v
-		}
+	// Both windows in one scan of the agent's last week.
+	var total7, ok7, total24, ok24 sql.NullInt64
+	day, week := now.UTC().Add(-24*time.Hour), now.UTC().Add(-7*24*time.Hour)
+	if err := db.Raw(`SELECT COUNT(*), SUM(CASE WHEN ok THEN 1 ELSE 0 END),
+		SUM(CASE WHEN at >= ? THEN 1 ELSE 0 END), SUM(CASE WHEN ok AND at >= ? THEN 1 ELSE 0 END)
+		FROM fetch_log WHERE agent_pk = ? AND at >= ?`, day, day, pk, week).Row().Scan(&total7, &ok7, &total24, &ok24); err != nil {
+		return HealthReport{}, fmt.Errorf("uptime of agent %s: %w", agentID, err)
 	}
+	share := func(ok, total sql.NullInt64) *float64 {
+		if total.Int64 == 0 {
+			return nil
+		}
+		v := float64(ok.Int64) / float64(total.Int64)
+		return &v
+	}
+	r.Uptime24h, r.Uptime7d = share(ok24, total24), share(ok7, total7)
 	return r, nil
 }
 

@@ -209,8 +209,10 @@ func TestAgentView(t *testing.T) {
 		id := upsert(t, s, "https://invoices.example.com/.well-known/agent-card.json", v03Card).Agent.ID
 		at := time.Now().UTC().Truncate(time.Second)
 		changed := mustParse(t, strings.Replace(v03Card, "2.1.0", "3.0.0", 1))
-		if _, err := s.RecordFetches(ctx, testActor, []catalog.FetchOutcome{{AgentID: id, At: at, Status: 200, Card: changed,
-			Health: catalog.HealthUp, NextCheckAt: at.Add(time.Hour)}}); err != nil {
+		if _, err := s.RecordFetches(ctx, testActor, []catalog.FetchOutcome{
+			{AgentID: id, At: at.Add(-72 * time.Hour), Class: "timeout", Health: catalog.HealthDown, NextCheckAt: at},
+			{AgentID: id, At: at, Status: 200, Card: changed, Health: catalog.HealthUp, NextCheckAt: at.Add(time.Hour)},
+		}); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.RecordVerifications(ctx, testActor, []catalog.VerificationInput{{AgentID: id, Version: 2,
@@ -227,7 +229,9 @@ func TestAgentView(t *testing.T) {
 		if len(v.Versions) != 2 || v.Versions[0].Number != 2 || v.Versions[1].Number != 1 {
 			t.Errorf("versions %+v", v.Versions)
 		}
-		if v.Health.State != catalog.HealthUp || v.Health.Uptime24h == nil || *v.Health.Uptime24h != 1 {
+		// The failure three days ago counts in the week only.
+		if v.Health.State != catalog.HealthUp || v.Health.Uptime24h == nil || *v.Health.Uptime24h != 1 ||
+			v.Health.Uptime7d == nil || *v.Health.Uptime7d != 0.5 {
 			t.Errorf("health %+v", v.Health)
 		}
 		if v.Verification == nil || v.Verification.Version != 2 || string(v.Verification.Report) != `{"v":2}` {
