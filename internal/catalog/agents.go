@@ -28,25 +28,28 @@ func (s *Store) agentWhere(ctx context.Context, cond string, arg string) (Agent,
 	return a, err
 }
 
-// agentWhere reads one agent and parses its current card; it returns the
-// agent's pk beside it.
+// agentWhere reads one agent with its current card (one query) and parses
+// the card; it returns the agent's pk beside it.
 func agentWhere(db *gorm.DB, lim card.Limits, cond string, arg string) (Agent, int64, error) {
-	var rec agentRecord
-	if err := db.Where(cond, arg).Take(&rec).Error; err != nil {
-		return Agent{}, 0, fmt.Errorf("agent %s: %w", arg, translate(err))
+	var row struct {
+		Agent agentRecord `gorm:"embedded"`
+		Raw   []byte
 	}
-	var v cardVersionRecord
-	if err := db.Where("agent_pk = ? AND number = ?", rec.PK, rec.CurrentVersion).
-		Take(&v).Error; err != nil {
-		return Agent{}, 0, fmt.Errorf("current version of agent %s: %w", rec.ID, translate(err))
+	res := db.Raw(`SELECT a.*, v.raw FROM agents a
+		JOIN card_versions v ON v.agent_pk = a.pk AND v.number = a.current_version WHERE a.`+cond, arg).Scan(&row)
+	if res.Error != nil {
+		return Agent{}, 0, fmt.Errorf("agent %s: %w", arg, res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return Agent{}, 0, fmt.Errorf("agent %s: %w", arg, ErrNotFound)
 	}
 	// The normalized view is derived, so it is rebuilt from the stored
 	// bytes: a parser fix shows up without a data migration.
-	c, err := card.Parse(v.Raw, lim)
+	c, err := card.Parse(row.Raw, lim)
 	if err != nil {
-		return Agent{}, 0, fmt.Errorf("re-parsing stored card of agent %s: %w", rec.ID, err)
+		return Agent{}, 0, fmt.Errorf("re-parsing stored card of agent %s: %w", row.Agent.ID, err)
 	}
-	return agentOf(rec, c), rec.PK, nil
+	return agentOf(row.Agent, c), row.Agent.PK, nil
 }
 
 // AgentView is what a page about one agent shows: the agent, its stored
