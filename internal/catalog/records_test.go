@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -149,6 +150,38 @@ func TestDocFacetsMatchCard(t *testing.T) {
 		gotKeys := keys(got)
 		if !slices.Equal(gotKeys, wantKeys) {
 			t.Fatalf("card %d (%s): facets from the summary\n%q\nfrom the card\n%q", i, c.Name, gotKeys, wantKeys)
+		}
+	}
+}
+
+// The bulk statements of a write are prepared after the first transaction
+// that needs them, outside it, and reused by the next ones.
+func TestBulkStatementsPreparedOnce(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, Config{DSN: "sqlite:" + filepath.Join(t.TempDir(), "stmts.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c := parseFile(t, "../../examples/cards/translator.json")
+	key := stmtKey{"i:card_versions", 1}
+	for i, want := range []struct{ prepared, wanted bool }{
+		{prepared: false, wanted: true}, // the first write runs the SQL as it is
+		{prepared: true, wanted: false}, // the next begins by preparing it
+		{prepared: true, wanted: false},
+	} {
+		if _, err := s.Upsert(ctx, System("test"), UpsertInput{CardURL: "https://t.example/" + strconv.Itoa(i), Card: c}); err != nil {
+			t.Fatal(err)
+		}
+		s.stmts.mu.Lock()
+		_, prepared := s.stmts.m[key]
+		_, wanted := s.stmts.wanted[key]
+		s.stmts.mu.Unlock()
+		if prepared != want.prepared || wanted != want.wanted {
+			t.Errorf("after write %d: prepared %v, wanted %v; want %+v", i+1, prepared, wanted, want)
 		}
 	}
 }
