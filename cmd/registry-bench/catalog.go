@@ -253,7 +253,7 @@ func bulkLoad(ctx context.Context, store *catalog.Store, gen *synth.Generator, f
 		if len(batch) == 0 {
 			return nil
 		}
-		_, err := store.UpsertBatch(ctx, batch)
+		_, err := store.UpsertBatch(ctx, benchActor, batch)
 		batch = batch[:0]
 		return err
 	}
@@ -294,7 +294,7 @@ func perTxLoad(ctx context.Context, store *catalog.Store, gen *synth.Generator, 
 		if err != nil {
 			return ingestResult{}, err
 		}
-		if _, err := store.Upsert(ctx, catalog.UpsertInput{CardURL: gen.CardURL(i), Card: c}); err != nil {
+		if _, err := store.Upsert(ctx, benchActor, catalog.UpsertInput{CardURL: gen.CardURL(i), Card: c}); err != nil {
 			return ingestResult{}, err
 		}
 	}

@@ -324,14 +324,14 @@ func loadFleetCatalog(ctx context.Context, dsn string, gen *synth.Generator, url
 	for p := range out {
 		batch = append(batch, catalog.UpsertInput{CardURL: urls[p.i], Card: p.c, Source: catalog.SourceURL, ReceivedAt: now})
 		if len(batch) == 500 {
-			if _, err := store.UpsertBatch(ctx, batch); err != nil {
+			if _, err := store.UpsertBatch(ctx, benchActor, batch); err != nil {
 				return err
 			}
 			batch = batch[:0]
 		}
 	}
 	if len(batch) > 0 {
-		if _, err := store.UpsertBatch(ctx, batch); err != nil {
+		if _, err := store.UpsertBatch(ctx, benchActor, batch); err != nil {
 			return err
 		}
 	}

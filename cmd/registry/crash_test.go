@@ -156,7 +156,7 @@ func TestCrashSafety(t *testing.T) {
 		{"gaps in version numbers", `SELECT COUNT(*) FROM agents a WHERE
 			(SELECT COUNT(*) FROM card_versions v WHERE v.agent_pk = a.pk) <> a.current_version`},
 		{"agents without crawl state", "SELECT COUNT(*) FROM agents a WHERE NOT EXISTS (SELECT 1 FROM crawl_state c WHERE c.agent_pk = a.pk)"},
-		{"agents without facets", "SELECT COUNT(*) FROM agents a WHERE NOT EXISTS (SELECT 1 FROM agent_facets f WHERE f.agent_pk = a.pk)"},
+		{"agents whose facets cannot be derived", "SELECT COUNT(*) FROM agents WHERE NOT json_valid(summary) OR NOT json_valid(audit_codes)"},
 		{"skills of another version", `SELECT COUNT(*) FROM agents a WHERE (SELECT COUNT(*) FROM skills s WHERE s.agent_pk = a.pk) <>
 			json_array_length(json_extract(a.summary, '$.skills'))`},
 		{"agents whose feed lacks their creation", `SELECT COUNT(*) FROM agents a WHERE NOT EXISTS

@@ -89,7 +89,7 @@ func runKeysAdd(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 		return exitUsage
 	}
 	return withStore(ctx, "keys add", cfg, stderr, func(store *catalog.Store, log *slog.Logger) int {
-		added, err := store.AddTrustedKey(ctx, k)
+		added, err := store.AddTrustedKey(ctx, cliActor, k)
 		if errors.Is(err, catalog.ErrConflict) {
 			fmt.Fprintf(stderr, "registry keys add: this key (thumbprint %s) is pinned already; revoke it first to change it\n", k.Thumbprint)
 			return exitFail
@@ -126,9 +126,13 @@ func runKeysList(ctx context.Context, args []string, stdout, stderr io.Writer, g
 
 func writeKeys(stdout io.Writer, keys []catalog.TrustedKey, asJSON bool) int {
 	if asJSON {
+		out := make([]trustedKeyJSON, len(keys))
+		for i, k := range keys {
+			out[i] = newTrustedKeyJSON(k)
+		}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(keys); err != nil {
+		if err := enc.Encode(out); err != nil {
 			return exitFail
 		}
 		return exitOK
@@ -156,7 +160,7 @@ func runKeysRevoke(ctx context.Context, args []string, stdout, stderr io.Writer,
 		return exitUsage
 	}
 	return withStore(ctx, "keys revoke", cfg, stderr, func(store *catalog.Store, log *slog.Logger) int {
-		k, err := store.RevokeTrustedKey(ctx, fs.Arg(0), time.Now())
+		k, err := store.RevokeTrustedKey(ctx, cliActor, fs.Arg(0), time.Now())
 		if errors.Is(err, catalog.ErrNotFound) {
 			fmt.Fprintf(stderr, "registry keys revoke: no trusted key %s\n", fs.Arg(0))
 			return exitFail
@@ -175,4 +179,25 @@ func timeOrDash(t *time.Time) string {
 		return "-"
 	}
 	return t.UTC().Format(time.RFC3339)
+}
+
+// cliActor is who the catalog records as changing the trust store from
+// the command line.
+var cliActor = catalog.System("cli")
+
+// trustedKeyJSON is one key as `keys list --json` prints it.
+type trustedKeyJSON struct {
+	ID         string          `json:"id"`
+	KID        string          `json:"kid"`
+	JWK        json.RawMessage `json:"jwk"`
+	Thumbprint string          `json:"thumbprint"`
+	Origins    []string        `json:"origins"`
+	NotAfter   *time.Time      `json:"not_after,omitempty"`
+	RevokedAt  *time.Time      `json:"revoked_at,omitempty"`
+	CreatedAt  time.Time       `json:"created_at"`
+}
+
+func newTrustedKeyJSON(k catalog.TrustedKey) trustedKeyJSON {
+	return trustedKeyJSON{ID: k.ID, KID: k.KID, JWK: k.JWK, Thumbprint: k.Thumbprint, Origins: k.Origins,
+		NotAfter: k.NotAfter, RevokedAt: k.RevokedAt, CreatedAt: k.CreatedAt}
 }

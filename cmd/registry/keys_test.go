@@ -10,10 +10,10 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-jose/go-jose/v4"
 
-	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/catalog/catalogtest"
 )
 
@@ -54,7 +54,16 @@ func TestKeysAddListRevoke(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("list: code %d, stderr %q", code, stderr)
 	}
-	var keys []catalog.TrustedKey
+	// The names clients rely on, spelled out rather than taken from the
+	// type that encodes them.
+	var keys []struct {
+		ID        string          `json:"id"`
+		KID       string          `json:"kid"`
+		JWK       json.RawMessage `json:"jwk"`
+		Origins   []string        `json:"origins"`
+		NotAfter  *time.Time      `json:"not_after"`
+		RevokedAt *time.Time      `json:"revoked_at"`
+	}
 	if err := json.Unmarshal([]byte(stdout), &keys); err != nil {
 		t.Fatalf("list --json: %v: %s", err, stdout)
 	}

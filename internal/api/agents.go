@@ -164,54 +164,26 @@ func (a *API) getAgent(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ag, err := a.catalog.Agent(c.Request().Context(), id)
-	if errors.Is(err, catalog.ErrNotFound) {
-		return agentNotFound(id)
-	}
-	if err != nil {
-		return fmt.Errorf("loading agent %s: %w", id, err)
-	}
-	d, err := a.agentDetail(c, ag)
+	d, err := a.agentDetail(c, id)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, d)
 }
 
-// agentDetail completes ag with its version summary, health report and
-// verification report.
-func (a *API) agentDetail(c echo.Context, ag catalog.Agent) (AgentDetail, error) {
-	if ag.Card == nil {
-		return AgentDetail{}, fmt.Errorf("agent %s has no parsed card", ag.ID)
-	}
-	ctx := c.Request().Context()
-	versions, err := a.catalog.Versions(ctx, ag.ID)
+// agentDetail reads agent id with its versions, health and verification
+// report in one catalog read.
+func (a *API) agentDetail(c echo.Context, id string) (AgentDetail, error) {
+	v, err := a.catalog.AgentView(c.Request().Context(), id, a.now())
 	if errors.Is(err, catalog.ErrNotFound) {
-		// Deleted between the reads.
-		return AgentDetail{}, agentNotFound(ag.ID)
+		// Unknown, or deleted since the caller last saw it.
+		return AgentDetail{}, agentNotFound(id)
 	}
 	if err != nil {
-		return AgentDetail{}, fmt.Errorf("listing versions of agent %s: %w", ag.ID, err)
+		return AgentDetail{}, fmt.Errorf("loading agent %s: %w", id, err)
 	}
-	health, err := a.catalog.AgentHealth(ctx, ag.ID, a.now())
-	if errors.Is(err, catalog.ErrNotFound) {
-		return AgentDetail{}, agentNotFound(ag.ID)
+	if v.Agent.Card == nil {
+		return AgentDetail{}, fmt.Errorf("agent %s has no parsed card", id)
 	}
-	if err != nil {
-		return AgentDetail{}, fmt.Errorf("loading health of agent %s: %w", ag.ID, err)
-	}
-	ver, err := a.catalog.Verification(ctx, ag.ID)
-	if errors.Is(err, catalog.ErrNotFound) {
-		return AgentDetail{}, agentNotFound(ag.ID)
-	}
-	if err != nil {
-		return AgentDetail{}, fmt.Errorf("loading verification of agent %s: %w", ag.ID, err)
-	}
-	d := newAgentDetail(ag, versions, health)
-	// The report is of the current version only: a report on an older
-	// version says nothing about the bytes served now.
-	if ver != nil && ver.Version == ag.CurrentVersion {
-		d.Verification = ver.Report
-	}
-	return d, nil
+	return newAgentDetail(v), nil
 }

@@ -35,16 +35,13 @@ type Catalog interface {
 	// Versions lists an agent's versions, newest first.
 	Versions(ctx context.Context, id string) ([]catalog.VersionSummary, error)
 	Version(ctx context.Context, id string, n int) (catalog.Version, error)
-	// AgentHealth returns catalog.ErrNotFound for an unknown id; uptimes
-	// are computed as of now.
-	AgentHealth(ctx context.Context, id string, now time.Time) (catalog.HealthReport, error)
+	// AgentView reads an agent with its versions, health (uptimes as of
+	// now) and verification report in one transaction; it returns
+	// catalog.ErrNotFound for an unknown id.
+	AgentView(ctx context.Context, id string, now time.Time) (catalog.AgentView, error)
 	// Changes lists the change feed after seq since, oldest first, at most
 	// limit entries.
 	Changes(ctx context.Context, since int64, limit int) ([]catalog.Change, error)
-	// Verification returns the verification report on the agent's current
-	// card version, nil when there is none yet, and catalog.ErrNotFound
-	// for an unknown id.
-	Verification(ctx context.Context, id string) (*catalog.Verification, error)
 }
 
 // Registrar fetches, checks and stores the card behind a URL.

@@ -211,7 +211,7 @@ func TestSearch(t *testing.T) {
 				if len(r.Facets) != len(catalog.FilterFields) {
 					t.Errorf("facets have %d fields, want %d: %v", len(r.Facets), len(catalog.FilterFields), r.Facets)
 				}
-				if got := r.Facets["tag"]; len(got) != 1 || got[0] != (catalog.FacetCount{Value: "t", Count: 3}) {
+				if got := r.Facets["tag"]; len(got) != 1 || got[0] != (FacetCount{Value: "t", Count: 3}) {
 					t.Errorf("tag facet = %v", got)
 				}
 			}},
@@ -299,7 +299,10 @@ func TestSearchErrorNamesParameter(t *testing.T) {
 func TestGetAgent(t *testing.T) {
 	runCases(t, []apiCase{
 		{name: "full card", target: "/api/v1/agents/a1", wantStatus: http.StatusOK,
-			check: func(t *testing.T, rec *httptest.ResponseRecorder, _ *fakeCatalog, _ *fakeRegistrar) {
+			check: func(t *testing.T, rec *httptest.ResponseRecorder, cat *fakeCatalog, _ *fakeRegistrar) {
+				if cat.views != 1 {
+					t.Errorf("%d catalog reads of the agent view, want 1 (one transaction)", cat.views)
+				}
 				d := decodeJSON[AgentDetail](t, rec)
 				if d.ID != "a1" || d.Signature != catalog.SignatureVerified || d.Health != catalog.HealthUp || d.CurrentVersion != 2 {
 					t.Errorf("detail = %+v", d)
@@ -307,7 +310,9 @@ func TestGetAgent(t *testing.T) {
 				if !d.FetchedAt.Equal(t0.Add(3 * time.Hour)) {
 					t.Errorf("fetched_at = %v", d.FetchedAt)
 				}
-				if !reflect.DeepEqual(d.Findings, fullCard().Findings) || !reflect.DeepEqual(d.Card.Findings, d.Findings) {
+				got, _ := json.Marshal(d.Findings)
+				want, _ := json.Marshal(fullCard().Findings)
+				if string(got) != string(want) || !reflect.DeepEqual(d.Card.Findings, d.Findings) {
 					t.Errorf("findings = %+v, card findings %+v", d.Findings, d.Card.Findings)
 				}
 				if d.Versions.Count != 2 || d.Versions.Latest == nil || d.Versions.Latest.Number != 2 {

@@ -32,8 +32,9 @@ func (a *API) listChanges(c echo.Context) error {
 	if err != nil {
 		return fmt.Errorf("reading change feed after %d: %w", since, err)
 	}
-	l := ChangeList{Items: nonNil(items), NextSince: since}
-	for _, ch := range items {
+	l := ChangeList{Items: make([]Change, len(items)), NextSince: since}
+	for i, ch := range items {
+		l.Items[i] = newChange(ch)
 		// The largest seq rather than the last one: the cursor must never
 		// move back, whatever order a store returns.
 		l.NextSince = max(l.NextSince, ch.Seq)

@@ -40,6 +40,8 @@ type fakeCatalog struct {
 	// Verification.
 	verifications   map[string]*catalog.Verification
 	verificationErr error
+	// views counts AgentView calls.
+	views int
 }
 
 type changesCall struct {
@@ -131,6 +133,31 @@ func (f *fakeCatalog) AgentHealth(_ context.Context, id string, now time.Time) (
 	}
 	next := t0
 	return catalog.HealthReport{State: a.Health, NextCheckAt: &next}, nil
+}
+
+// AgentView composes the fake's own reads, so each error knob fails the
+// view as it failed the separate reads before.
+func (f *fakeCatalog) AgentView(ctx context.Context, id string, now time.Time) (catalog.AgentView, error) {
+	f.mu.Lock()
+	f.views++
+	f.mu.Unlock()
+	var (
+		v   catalog.AgentView
+		err error
+	)
+	if v.Agent, err = f.Agent(ctx, id); err != nil {
+		return catalog.AgentView{}, err
+	}
+	if v.Versions, err = f.Versions(ctx, id); err != nil {
+		return catalog.AgentView{}, err
+	}
+	if v.Health, err = f.AgentHealth(ctx, id, now); err != nil {
+		return catalog.AgentView{}, err
+	}
+	if v.Verification, err = f.Verification(ctx, id); err != nil {
+		return catalog.AgentView{}, err
+	}
+	return v, nil
 }
 
 func (f *fakeCatalog) Verification(_ context.Context, id string) (*catalog.Verification, error) {

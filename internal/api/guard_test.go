@@ -1,6 +1,7 @@
 package api
 
 import (
+	"github.com/a2aregistry/registry/internal/catalog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -78,6 +79,9 @@ func TestCrossSiteWritesRefused(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			env := newTestEnv(t, func(o *Options) { o.TrustedOrigins = []string{"https://registry.example.com"} })
+			// A registration that gets through answers with the agent
+			// as stored.
+			env.reg.res = catalog.UpsertResult{Agent: env.cat.agents["a1"]}
 			rec := env.do(t, tt.method, tt.target, `{"url":"https://agent.example"}`, tt.header)
 			refused := rec.Code == http.StatusForbidden && strings.Contains(rec.Body.String(), CodeCrossSite)
 			if refused != (tt.wantCode != "") {

@@ -62,7 +62,7 @@ func (a *API) refreshAgent(c echo.Context) error {
 	}
 	var d AgentDetail
 	if err == nil {
-		d, err = a.agentDetail(c, ag)
+		d, err = a.agentDetail(c, ag.ID)
 	}
 	if requestEnded(err) {
 		a.log.Warn("api: refreshed agent not read back", "agent_id", id, "err", err)

@@ -28,13 +28,7 @@ func (a *API) registerAgent(c echo.Context) error {
 	}
 	a.log.Info("api: agent registered", "agent_id", res.Agent.ID, "card_url", res.Agent.CardURL,
 		"created", res.Created, "new_version", res.NewVersion)
-	// Read back: the registrar may have verified the card since it was
-	// stored, and the answer should carry that verdict.
-	ag := res.Agent
-	if fresh, err := a.catalog.Agent(c.Request().Context(), ag.ID); err == nil {
-		ag = fresh
-	}
-	d, err := a.agentDetail(c, ag)
+	d, err := a.agentDetail(c, res.Agent.ID)
 	if err != nil {
 		return err
 	}

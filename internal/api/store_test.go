@@ -27,6 +27,9 @@ import (
 	"github.com/a2aregistry/registry/internal/safehttp"
 )
 
+// testActor is who the tests write as.
+var testActor = catalog.System("test")
+
 // The real implementations satisfy the interfaces the handlers declare.
 var (
 	_ Catalog   = (*catalog.Store)(nil)
@@ -54,7 +57,7 @@ func TestAgainstStore(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", f, err)
 			}
-			res, err := store.Upsert(ctx, catalog.UpsertInput{
+			res, err := store.Upsert(ctx, testActor, catalog.UpsertInput{
 				CardURL: "https://" + strings.TrimSuffix(filepath.Base(f), ".json") + ".example/.well-known/agent-card.json",
 				Card:    c, Source: catalog.SourceURL, ReceivedAt: t0,
 			})

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/a2aregistry/registry/internal/card"
 	"github.com/a2aregistry/registry/internal/catalog"
 )
 
@@ -13,32 +12,67 @@ import (
 
 // SearchResponse is the body of GET /agents.
 type SearchResponse struct {
-	Items []catalog.Summary `json:"items"`
+	Items []Summary `json:"items"`
 	// NextCursor is null on the last page.
 	NextCursor *string `json:"next_cursor"`
 	Total      int     `json:"total"`
 	// Facets has one key per filter field, always present, highest count first.
-	Facets map[string][]catalog.FacetCount `json:"facets"`
+	Facets map[string][]FacetCount `json:"facets"`
+}
+
+// Summary is one agent of a search result.
+type Summary struct {
+	ID               string         `json:"id"`
+	CardURL          string         `json:"card_url"`
+	Name             string         `json:"name"`
+	Description      string         `json:"description"`
+	Version          string         `json:"version"`
+	Provider         string         `json:"provider,omitempty"`
+	ProtocolVersions []string       `json:"protocol_versions"`
+	Bindings         []string       `json:"bindings"`
+	SecuritySchemes  []string       `json:"security_schemes"`
+	InputModes       []string       `json:"input_modes"`
+	OutputModes      []string       `json:"output_modes"`
+	Skills           []SkillSummary `json:"skills"`
+	Signature        string         `json:"signature"`
+	Health           string         `json:"health"`
+	UpdatedAt        time.Time      `json:"updated_at"`
+	// Score is the text relevance; zero (and left out) when the query has
+	// no text.
+	Score float64 `json:"score,omitempty"`
+}
+
+// SkillSummary is a skill as a search result lists it.
+type SkillSummary struct {
+	ID   string   `json:"id"`
+	Name string   `json:"name"`
+	Tags []string `json:"tags,omitempty"`
+}
+
+// FacetCount is one facet value and how many matching agents carry it.
+type FacetCount struct {
+	Value string `json:"value"`
+	Count int    `json:"count"`
 }
 
 // AgentDetail is the body of GET /agents/{id} and of POST /agents.
 type AgentDetail struct {
-	ID             string     `json:"id"`
-	CardURL        string     `json:"card_url"`
-	Signature      string     `json:"signature"`
-	Health         string     `json:"health"`
-	CurrentVersion int        `json:"current_version"`
-	CreatedAt      time.Time  `json:"created_at"`
-	UpdatedAt      time.Time  `json:"updated_at"`
-	FetchedAt      time.Time  `json:"fetched_at"`
-	Card           *card.Card `json:"card"`
+	ID             string    `json:"id"`
+	CardURL        string    `json:"card_url"`
+	Signature      string    `json:"signature"`
+	Health         string    `json:"health"`
+	CurrentVersion int       `json:"current_version"`
+	CreatedAt      time.Time `json:"created_at"`
+	UpdatedAt      time.Time `json:"updated_at"`
+	FetchedAt      time.Time `json:"fetched_at"`
+	Card           *Card     `json:"card"`
 	// Findings repeats card.findings so clients listing problems need not
 	// walk the card.
-	Findings []card.Finding `json:"findings"`
-	Versions VersionsInfo   `json:"versions"`
+	Findings []Finding    `json:"findings"`
+	Versions VersionsInfo `json:"versions"`
 	// HealthReport tells when the card was last checked, how that went and
 	// when the next check is due; its state equals Health.
-	HealthReport catalog.HealthReport `json:"health_report"`
+	HealthReport HealthReport `json:"health_report"`
 	// Verification is the verifier's report on the current version
 	// (verify.Report as JSON); null until the version has been verified.
 	// Its signatures.status equals Signature then.
@@ -50,18 +84,61 @@ type VersionsInfo struct {
 	Count int `json:"count"`
 	// Latest is the newest stored version; null only when the agent has
 	// none, which the catalog never allows.
-	Latest *catalog.VersionSummary `json:"latest"`
+	Latest *VersionSummary `json:"latest"`
+}
+
+// VersionSummary describes one stored version of a card.
+type VersionSummary struct {
+	Number     int       `json:"number"`
+	SHA256     string    `json:"sha256"`
+	Size       int       `json:"size"`
+	Source     string    `json:"source"`
+	ReceivedAt time.Time `json:"received_at"`
 }
 
 // VersionList is the body of GET /agents/{id}/versions.
 type VersionList struct {
-	Items []catalog.VersionSummary `json:"items"`
+	Items []VersionSummary `json:"items"`
+}
+
+// HealthReport is an agent's recent availability.
+type HealthReport struct {
+	State               string      `json:"state"`
+	LastCheckAt         *time.Time  `json:"last_check_at"`
+	LastSuccessAt       *time.Time  `json:"last_success_at"`
+	NextCheckAt         *time.Time  `json:"next_check_at"`
+	ConsecutiveFailures int         `json:"consecutive_failures"`
+	LastError           *FetchError `json:"last_error"`
+	// Uptime24h and Uptime7d are the shares of successful checks in the
+	// window; null when there was no check.
+	Uptime24h *float64 `json:"uptime_24h"`
+	Uptime7d  *float64 `json:"uptime_7d"`
+	Paused    bool     `json:"paused"`
+}
+
+// FetchError is the last failure of an agent.
+type FetchError struct {
+	Class   string    `json:"class"`
+	Message string    `json:"message"`
+	Status  int       `json:"status,omitempty"`
+	At      time.Time `json:"at"`
+}
+
+// Change is one entry of the change feed.
+type Change struct {
+	// Seq orders the feed; pass the last one seen as since.
+	Seq     int64     `json:"seq"`
+	Kind    string    `json:"kind"`
+	AgentID string    `json:"agent_id"`
+	CardURL string    `json:"card_url"`
+	Version int       `json:"version,omitempty"`
+	At      time.Time `json:"at"`
 }
 
 // ChangeList is the body of GET /changes.
 type ChangeList struct {
 	// Items are in commit order, oldest first.
-	Items []catalog.Change `json:"items"`
+	Items []Change `json:"items"`
 	// NextSince is the seq of the last item, or the request's since when
 	// there is none: the since of the next poll.
 	NextSince int64 `json:"next_since"`
@@ -97,14 +174,18 @@ type Error struct {
 	Path      string `json:"path,omitempty"`
 }
 
+// The conversions from the catalog's domain types to the wire shapes,
+// field by field: a field renamed on either side fails to compile here
+// instead of silently changing the API.
+
 func newSearchResponse(p catalog.Page) SearchResponse {
 	r := SearchResponse{
-		Items:  make([]catalog.Summary, 0, len(p.Items)),
+		Items:  make([]Summary, 0, len(p.Items)),
 		Total:  p.Total,
-		Facets: make(map[string][]catalog.FacetCount, len(catalog.FilterFields)),
+		Facets: make(map[string][]FacetCount, len(catalog.FilterFields)),
 	}
 	for _, s := range p.Items {
-		r.Items = append(r.Items, summaryForJSON(s))
+		r.Items = append(r.Items, newSummary(s))
 	}
 	if p.NextCursor != "" {
 		next := p.NextCursor
@@ -114,13 +195,34 @@ func newSearchResponse(p catalog.Page) SearchResponse {
 	// the facet panel from the response alone; fields the API does not
 	// document are dropped.
 	for _, f := range catalog.FilterFields {
-		r.Facets[f] = nonNil(p.Facets[f])
+		counts := make([]FacetCount, len(p.Facets[f]))
+		for i, c := range p.Facets[f] {
+			counts[i] = FacetCount{Value: c.Value, Count: c.Count}
+		}
+		r.Facets[f] = counts
 	}
 	return r
 }
 
-func newAgentDetail(a catalog.Agent, versions []catalog.VersionSummary, health catalog.HealthReport) AgentDetail {
-	c := cardForJSON(a.Card)
+// newSummary is the wire form of s; the arrays the document requires are
+// never null.
+func newSummary(s catalog.Summary) Summary {
+	out := Summary{
+		ID: s.ID, CardURL: s.CardURL, Name: s.Name, Description: s.Description, Version: s.Version,
+		Provider: s.Provider, ProtocolVersions: nonNil(s.ProtocolVersions), Bindings: nonNil(s.Bindings),
+		SecuritySchemes: nonNil(s.SecuritySchemes), InputModes: nonNil(s.InputModes), OutputModes: nonNil(s.OutputModes),
+		Skills: make([]SkillSummary, len(s.Skills)), Signature: s.SignatureStatus, Health: s.Health,
+		UpdatedAt: s.UpdatedAt, Score: s.Score,
+	}
+	for i, sk := range s.Skills {
+		out.Skills[i] = SkillSummary{ID: sk.ID, Name: sk.Name, Tags: sk.Tags}
+	}
+	return out
+}
+
+func newAgentDetail(v catalog.AgentView) AgentDetail {
+	a := v.Agent
+	c := newCard(a.Card)
 	d := AgentDetail{
 		ID:             a.ID,
 		CardURL:        a.CardURL,
@@ -132,14 +234,46 @@ func newAgentDetail(a catalog.Agent, versions []catalog.VersionSummary, health c
 		FetchedAt:      a.FetchedAt,
 		Card:           c,
 		Findings:       c.Findings,
-		Versions:       VersionsInfo{Count: len(versions)},
-		HealthReport:   health,
+		Versions:       VersionsInfo{Count: len(v.Versions)},
+		HealthReport:   newHealthReport(v.Health),
 	}
-	if len(versions) > 0 {
-		latest := versions[0]
+	if len(v.Versions) > 0 {
+		latest := newVersionSummary(v.Versions[0])
 		d.Versions.Latest = &latest
 	}
+	// The report is of the current version only: a report on an older
+	// version says nothing about the bytes served now.
+	if r := v.Verification; r != nil && r.Version == a.CurrentVersion {
+		d.Verification = r.Report
+	}
 	return d
+}
+
+func newVersionSummary(v catalog.VersionSummary) VersionSummary {
+	return VersionSummary{Number: v.Number, SHA256: v.SHA256, Size: v.Size, Source: v.Source, ReceivedAt: v.ReceivedAt}
+}
+
+func newVersionList(vs []catalog.VersionSummary) VersionList {
+	l := VersionList{Items: make([]VersionSummary, len(vs))}
+	for i, v := range vs {
+		l.Items[i] = newVersionSummary(v)
+	}
+	return l
+}
+
+func newHealthReport(h catalog.HealthReport) HealthReport {
+	r := HealthReport{
+		State: h.State, LastCheckAt: h.LastCheckAt, LastSuccessAt: h.LastSuccessAt, NextCheckAt: h.NextCheckAt,
+		ConsecutiveFailures: h.ConsecutiveFailures, Uptime24h: h.Uptime24h, Uptime7d: h.Uptime7d, Paused: h.Paused,
+	}
+	if e := h.LastError; e != nil {
+		r.LastError = &FetchError{Class: e.Class, Message: e.Message, Status: e.Status, At: e.At}
+	}
+	return r
+}
+
+func newChange(c catalog.Change) Change {
+	return Change{Seq: c.Seq, Kind: c.Kind, AgentID: c.AgentID, CardURL: c.CardURL, Version: c.Version, At: c.At}
 }
 
 // nonNil turns a nil slice into an empty one: the document promises
@@ -149,53 +283,4 @@ func nonNil[T any](s []T) []T {
 		return []T{}
 	}
 	return s
-}
-
-func summaryForJSON(s catalog.Summary) catalog.Summary {
-	s.ProtocolVersions = nonNil(s.ProtocolVersions)
-	s.Bindings = nonNil(s.Bindings)
-	s.SecuritySchemes = nonNil(s.SecuritySchemes)
-	s.InputModes = nonNil(s.InputModes)
-	s.OutputModes = nonNil(s.OutputModes)
-	s.Skills = nonNil(s.Skills)
-	return s
-}
-
-// cardForJSON returns a copy of c whose required arrays are never null.
-// The parser fills them, but a card stored by an older parser may not have.
-func cardForJSON(c *card.Card) *card.Card {
-	if c == nil {
-		return nil
-	}
-	out := *c
-	out.ProtocolVersions = nonNil(c.ProtocolVersions)
-	out.Interfaces = nonNil(c.Interfaces)
-	out.SecuritySchemes = nonNil(c.SecuritySchemes)
-	out.SecurityRequirements = requirementsForJSON(c.SecurityRequirements)
-	out.DefaultInputModes = nonNil(c.DefaultInputModes)
-	out.DefaultOutputModes = nonNil(c.DefaultOutputModes)
-	out.Findings = nonNil(c.Findings)
-	out.Skills = make([]card.Skill, len(c.Skills))
-	for i, sk := range c.Skills {
-		sk.Tags = nonNil(sk.Tags)
-		sk.InputModes = nonNil(sk.InputModes)
-		sk.OutputModes = nonNil(sk.OutputModes)
-		sk.SecurityRequirements = requirementsForJSON(sk.SecurityRequirements)
-		out.Skills[i] = sk
-	}
-	return &out
-}
-
-// requirementsForJSON copies reqs with every scope list non-null.
-func requirementsForJSON(reqs []card.Requirement) []card.Requirement {
-	out := make([]card.Requirement, len(reqs))
-	for i, r := range reqs {
-		refs := make(card.Requirement, len(r))
-		for j, ref := range r {
-			ref.Scopes = nonNil(ref.Scopes)
-			refs[j] = ref
-		}
-		out[i] = refs
-	}
-	return out
 }

@@ -45,7 +45,7 @@ func (a *API) listVersions(c echo.Context) error {
 	if err != nil {
 		return fmt.Errorf("listing versions of agent %s: %w", id, err)
 	}
-	return c.JSON(http.StatusOK, VersionList{Items: vs})
+	return c.JSON(http.StatusOK, newVersionList(vs))
 }
 
 func (a *API) getVersion(c echo.Context) error {

@@ -2,7 +2,13 @@ package catalog
 
 import (
 	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
 	"fmt"
+	"time"
+
+	"gorm.io/gorm"
 
 	"github.com/a2aregistry/registry/internal/card"
 )
@@ -18,25 +24,108 @@ func (s *Store) AgentByURL(ctx context.Context, cardURL string) (Agent, error) {
 }
 
 func (s *Store) agentWhere(ctx context.Context, cond string, arg string) (Agent, error) {
-	var rec agentRecord
-	if err := s.db.WithContext(ctx).Where(cond, arg).Take(&rec).Error; err != nil {
-		return Agent{}, fmt.Errorf("agent %s: %w", arg, translate(err))
+	a, _, err := agentWhere(s.db.WithContext(ctx), s.limits, cond, arg)
+	return a, err
+}
+
+// agentWhere reads one agent with its current card (one query) and parses
+// the card; it returns the agent's pk beside it.
+func agentWhere(db *gorm.DB, lim card.Limits, cond string, arg string) (Agent, int64, error) {
+	var row struct {
+		Agent agentRecord `gorm:"embedded"`
+		Raw   []byte
 	}
-	var v cardVersionRecord
-	if err := s.db.WithContext(ctx).Where("agent_pk = ? AND number = ?", rec.PK, rec.CurrentVersion).
-		Take(&v).Error; err != nil {
-		return Agent{}, fmt.Errorf("current version of agent %s: %w", rec.ID, translate(err))
+	res := db.Raw(`SELECT a.*, v.raw FROM agents a
+		JOIN card_versions v ON v.agent_pk = a.pk AND v.number = a.current_version WHERE a.`+cond, arg).Scan(&row)
+	if res.Error != nil {
+		return Agent{}, 0, fmt.Errorf("agent %s: %w", arg, res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return Agent{}, 0, fmt.Errorf("agent %s: %w", arg, ErrNotFound)
 	}
 	// The normalized view is derived, so it is rebuilt from the stored
 	// bytes: a parser fix shows up without a data migration.
-	c, err := card.Parse(v.Raw, StoredCardLimits(s.limits, v.Raw))
+	c, err := card.Parse(row.Raw, StoredCardLimits(lim, row.Raw))
 	if err != nil {
-		return Agent{}, fmt.Errorf("re-parsing stored card of agent %s: %w", rec.ID, err)
+		return Agent{}, 0, fmt.Errorf("re-parsing stored card of agent %s: %w", row.Agent.ID, err)
 	}
-	return s.agentFromRecord(rec, c), nil
+	return agentOf(row.Agent, c), row.Agent.PK, nil
 }
 
-func (s *Store) agentFromRecord(rec agentRecord, c *card.Card) Agent {
+// AgentView is what a page about one agent shows: the agent, its stored
+// versions, its health and its verification report, read in one
+// transaction so that the parts agree (the report is of the version
+// shown, the health of the agent as listed).
+type AgentView struct {
+	Agent Agent
+	// Versions are the stored versions, newest first.
+	Versions []VersionSummary
+	// Health is as of the now given to AgentView.
+	Health HealthReport
+	// Verification is the report on the current version; nil until the
+	// verifier has made one.
+	Verification *Verification
+}
+
+// AgentView reads an agent with its versions, health (uptimes as of now)
+// and verification report in one read transaction. An unknown id is
+// ErrNotFound.
+func (s *Store) AgentView(ctx context.Context, id string, now time.Time) (AgentView, error) {
+	var v AgentView
+	err := s.read(ctx, func(db *gorm.DB) error {
+		var (
+			pk  int64
+			err error
+		)
+		if v.Agent, pk, err = agentWhere(db, s.limits, "id = ?", id); err != nil {
+			return err
+		}
+		if v.Versions, err = versionsOf(db, id, pk); err != nil {
+			return err
+		}
+		if v.Health, err = agentHealth(db, id, now); err != nil {
+			return err
+		}
+		v.Verification, err = verificationOf(db, id)
+		return err
+	})
+	if err != nil {
+		return AgentView{}, err
+	}
+	return v, nil
+}
+
+// read runs fn in one read-only transaction, so that its queries see one
+// snapshot of the database.
+func (s *Store) read(ctx context.Context, fn func(db *gorm.DB) error) error {
+	if s.dialect == dialectPostgres {
+		return s.db.WithContext(ctx).Transaction(fn, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
+	}
+	// The pool's SQLite transactions begin IMMEDIATE (see parseDSN), taking
+	// the write lock: a read would queue behind the crawler's writes. A
+	// DEFERRED transaction on one connection reads one WAL snapshot from its
+	// first SELECT on, beside any writer.
+	conn, err := s.sqlDB.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("reading: %w", err)
+	}
+	defer conn.Close()
+	db := s.db.Session(&gorm.Session{Context: ctx, NewDB: true})
+	db.Statement.ConnPool = conn
+	if err := db.Exec("BEGIN DEFERRED").Error; err != nil {
+		return fmt.Errorf("reading: %w", err)
+	}
+	err = fn(db)
+	// Ended even when ctx is: the connection goes back to the pool.
+	if rerr := db.WithContext(context.WithoutCancel(ctx)).Exec("ROLLBACK").Error; rerr != nil {
+		// A connection left inside a transaction must not be reused.
+		conn.Raw(func(any) error { return driver.ErrBadConn })
+		err = errors.Join(err, fmt.Errorf("ending read: %w", rerr))
+	}
+	return err
+}
+
+func agentOf(rec agentRecord, c *card.Card) Agent {
 	return Agent{
 		ID:              rec.ID,
 		CardURL:         rec.CardURL,
@@ -68,8 +157,12 @@ func (s *Store) Versions(ctx context.Context, id string) ([]VersionSummary, erro
 	if err != nil {
 		return nil, err
 	}
+	return versionsOf(s.db.WithContext(ctx), id, pk)
+}
+
+func versionsOf(db *gorm.DB, id string, pk int64) ([]VersionSummary, error) {
 	var recs []cardVersionRecord
-	if err := s.db.WithContext(ctx).Select("number", "sha256", "size", "source", "received_at").
+	if err := db.Select("number", "sha256", "size", "source", "received_at").
 		Where("agent_pk = ?", pk).Order("number DESC").Find(&recs).Error; err != nil {
 		return nil, fmt.Errorf("versions of agent %s: %w", id, err)
 	}

@@ -23,7 +23,7 @@ func BenchmarkUpsert(b *testing.B) {
 			for i := 0; b.Loop(); i++ {
 				raw := strings.Replace(v03Card, "Invoice Extractor", fmt.Sprintf("Invoice Extractor %d", i), 1)
 				c := mustParse(b, raw)
-				if _, err := s.Upsert(ctx, catalog.UpsertInput{CardURL: fmt.Sprintf("https://a%d.example/", i), Card: c}); err != nil {
+				if _, err := s.Upsert(ctx, testActor, catalog.UpsertInput{CardURL: fmt.Sprintf("https://a%d.example/", i), Card: c}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -40,7 +40,7 @@ func BenchmarkUpsertBatch(b *testing.B) {
 			ctx := context.Background()
 			batch := make([]catalog.UpsertInput, 0, 100)
 			flush := func() {
-				if _, err := s.UpsertBatch(ctx, batch); err != nil {
+				if _, err := s.UpsertBatch(ctx, testActor, batch); err != nil {
 					b.Fatal(err)
 				}
 				batch = batch[:0]
@@ -73,7 +73,7 @@ func BenchmarkIngestSynth(b *testing.B) {
 		}
 		batch = append(batch, catalog.UpsertInput{CardURL: g.CardURL(i), Card: c})
 		if len(batch) == 200 {
-			if _, err := s.UpsertBatch(ctx, batch); err != nil {
+			if _, err := s.UpsertBatch(ctx, testActor, batch); err != nil {
 				b.Fatal(err)
 			}
 			batch = batch[:0]

@@ -14,6 +14,9 @@ import (
 	"github.com/a2aregistry/registry/internal/synth"
 )
 
+// testActor is who the tests write as.
+var testActor = catalog.System("test")
+
 const v02Card = `{
   "name": "Legacy Weather Bot",
   "description": "Answers weather questions for any city.",
@@ -79,7 +82,7 @@ func mustParse(t testing.TB, raw string) *card.Card {
 
 func upsert(t testing.TB, s *catalog.Store, url, raw string) catalog.UpsertResult {
 	t.Helper()
-	res, err := s.Upsert(context.Background(), catalog.UpsertInput{CardURL: url, Card: mustParse(t, raw), Source: catalog.SourceURL})
+	res, err := s.Upsert(context.Background(), testActor, catalog.UpsertInput{CardURL: url, Card: mustParse(t, raw), Source: catalog.SourceURL})
 	if err != nil {
 		t.Fatalf("upsert %s: %v", url, err)
 	}
@@ -426,12 +429,12 @@ func TestUpsertRejectsIncompleteInput(t *testing.T) {
 			"no url":  {Card: c},
 			"no card": {CardURL: "https://x.example/"},
 		} {
-			if _, err := s.Upsert(ctx, in); !errors.Is(err, catalog.ErrInvalidQuery) {
+			if _, err := s.Upsert(ctx, testActor, in); !errors.Is(err, catalog.ErrInvalidQuery) {
 				t.Errorf("%s: err = %v", name, err)
 			}
 		}
 		// A batch with one bad entry stores nothing.
-		_, err := s.UpsertBatch(ctx, []catalog.UpsertInput{{CardURL: "https://a.example/", Card: c}, {Card: c}})
+		_, err := s.UpsertBatch(ctx, testActor, []catalog.UpsertInput{{CardURL: "https://a.example/", Card: c}, {Card: c}})
 		if err == nil {
 			t.Fatal("batch with an invalid entry succeeded")
 		}
@@ -454,7 +457,7 @@ func TestConcurrentUpsertSameURL(t *testing.T) {
 			for i := range 8 {
 				go func() {
 					c := mustParse(t, v03Card)
-					_, err := stores[i%2].Upsert(ctx, catalog.UpsertInput{CardURL: url, Card: c})
+					_, err := stores[i%2].Upsert(ctx, testActor, catalog.UpsertInput{CardURL: url, Card: c})
 					errs <- err
 				}()
 			}
@@ -490,7 +493,7 @@ func TestUpsertBatchMixed(t *testing.T) {
 		upsert(t, s, inv, v03Card)
 		upsert(t, s, wx, v02Card)
 		v03b := strings.Replace(v03Card, "2.1.0", "2.1.1", 1)
-		res, err := s.UpsertBatch(ctx, []catalog.UpsertInput{
+		res, err := s.UpsertBatch(ctx, testActor, []catalog.UpsertInput{
 			{CardURL: inv, Card: mustParse(t, v03b)},    // changed
 			{CardURL: wx, Card: mustParse(t, v02Card)},  // unchanged
 			{CardURL: tr, Card: mustParse(t, v10Card)},  // new
@@ -585,14 +588,14 @@ func TestWritesDuringIndexBuild(t *testing.T) {
 	for i := range 3000 {
 		batch = append(batch, catalog.UpsertInput{CardURL: gen.CardURL(i), Card: mustParse(t, string(gen.Card(i)))})
 	}
-	if _, err := loader.UpsertBatch(ctx, batch); err != nil {
+	if _, err := loader.UpsertBatch(ctx, testActor, batch); err != nil {
 		t.Fatal(err)
 	}
 	s := catalogtest.OpenCold(t, dsn)
 	built := make(chan error, 1)
 	go func() { built <- s.WarmIndex(ctx) }()
 	for i := 3000; i < 3100; i++ {
-		if _, err := s.Upsert(ctx, catalog.UpsertInput{CardURL: gen.CardURL(i), Card: mustParse(t, string(gen.Card(i)))}); err != nil {
+		if _, err := s.Upsert(ctx, testActor, catalog.UpsertInput{CardURL: gen.CardURL(i), Card: mustParse(t, string(gen.Card(i)))}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -98,139 +98,180 @@ func (s *Store) crawlTargets(ctx context.Context, cond string, arg any) ([]Crawl
 // versions, crawl state and schedule, the fetch log, health changes and the
 // change feed. It releases the outcomes' leases. Outcomes for agents that
 // no longer exist are skipped.
-func (s *Store) RecordFetches(ctx context.Context, outs []FetchOutcome) ([]UpsertResult, error) {
+func (s *Store) RecordFetches(ctx context.Context, actor Actor, outs []FetchOutcome) ([]UpsertResult, error) {
+	if err := actor.validate(); err != nil {
+		return nil, err
+	}
 	if len(outs) == 0 {
 		return nil, nil
 	}
 	results := make([]UpsertResult, len(outs))
-	var (
-		docs       []indexedDoc
-		healthPKs  []int64
-		knownAgent []bool
-	)
-	store := func(tx *gorm.DB) error {
-		docs, healthPKs = docs[:0], healthPKs[:0]
-		ids := make([]string, len(outs))
-		for i, o := range outs {
-			ids[i] = o.AgentID
-		}
-		var recs []agentRecord
-		if err := tx.Where("id IN ?", ids).Find(&recs).Error; err != nil {
-			return fmt.Errorf("looking up agents: %w", err)
-		}
-		byID := make(map[string]agentRecord, len(recs))
-		for _, r := range recs {
-			byID[r.ID] = r
-		}
-		knownAgent = make([]bool, len(outs))
-		now := time.Now().UTC()
-		var logRows, changeRows [][]any
-		for i, o := range outs {
-			rec, ok := byID[o.AgentID]
-			if !ok {
-				continue
-			}
-			knownAgent[i] = true
-			at := o.At.UTC()
-			if o.At.IsZero() {
-				at = now
-			}
-			health := o.Health
-			if o.Removed {
-				health = HealthRemoved
-			}
-			if health != "" && health != rec.Health {
-				seqs, err := s.allocate(tx, "seq", 1)
-				if err != nil {
-					return err
-				}
-				if err := tx.Exec("UPDATE agents SET health = ?, seq = ?, updated_at = ? WHERE pk = ?",
-					health, seqs[0], now, rec.PK).Error; err != nil {
-					return fmt.Errorf("updating health of %s: %w", rec.ID, err)
-				}
-				if err := tx.Exec("UPDATE agent_facets SET value = ? WHERE agent_pk = ? AND field = ?",
-					health, rec.PK, FieldHealth).Error; err != nil {
-					return fmt.Errorf("updating health of %s: %w", rec.ID, err)
-				}
-				if health == HealthRemoved {
-					changeRows = append(changeRows, []any{rec.PK, rec.ID, rec.CardURL, ChangeRemoved, rec.CurrentVersion, now})
-				}
-				healthPKs = append(healthPKs, rec.PK)
-				byID[o.AgentID] = rec
-			}
-			success := o.Class == ""
-			fields := map[string]any{
-				"next_check_at":        o.NextCheckAt.UTC(),
-				"consecutive_failures": o.ConsecutiveFailures,
-				"last_check_at":        at,
-				"lease_owner":          "",
-				"lease_until":          nil,
-			}
-			if o.URL != "" {
-				fields["served_url"] = o.URL
-				fields["legacy_path"] = o.LegacyPath
-			}
-			if success {
-				fields["last_success_at"] = at
-				if o.ETag != "" || o.LastModified != "" || !o.NotModified {
-					// A 304 without validators keeps the stored ones; a 200
-					// replaces them, even with none.
-					fields["etag"], fields["last_modified"] = cleanText(o.ETag), cleanText(o.LastModified)
-				}
-			} else {
-				fields["last_error_class"] = o.Class
-				fields["last_error_message"] = cleanText(truncateRunes(o.Message, 1000))
-				fields["last_error_status"] = o.Status
-				fields["last_error_at"] = at
-			}
-			if err := tx.Table("crawl_state").Where("agent_pk = ?", rec.PK).Updates(fields).Error; err != nil {
-				return fmt.Errorf("updating crawl state of %s: %w", rec.ID, err)
-			}
-			logRows = append(logRows, []any{rec.PK, at, success, o.NotModified, o.Status,
-				o.Latency.Milliseconds(), o.Class, cleanText(truncateRunes(o.Message, 1000))})
-		}
-		if err := insertRows(tx, "fetch_log", "agent_pk, at, ok, not_modified, status, latency_ms, class, message", logRows); err != nil {
-			return fmt.Errorf("writing fetch_log: %w", err)
-		}
-		if err := s.appendChanges(tx, changeRows); err != nil {
-			return err
-		}
-		// New card bytes go through the same path as registrations; the
-		// health written above is already in the rows it reads.
-		var ins []UpsertInput
-		var at []int
-		for i, o := range outs {
-			if o.Card != nil && knownAgent[i] {
-				rec := byID[o.AgentID]
-				ins = append(ins, UpsertInput{CardURL: rec.CardURL, Card: o.Card, Source: SourceCrawl, ReceivedAt: o.At})
-				at = append(at, i)
-			}
-		}
-		for i := range ins {
-			if err := validateInput(&ins[i]); err != nil {
-				return err
-			}
-		}
-		res := make([]UpsertResult, len(ins))
-		d, err := s.upsertAll(tx, ins, res)
-		if err != nil {
-			return err
-		}
-		docs = append(docs, d...)
-		for j, i := range at {
-			results[i] = res[j]
-		}
-		return nil
-	}
-	if err := s.db.WithContext(ctx).Transaction(store); err != nil {
+	var docs []indexedDoc
+	var healthPKs []int64
+	err := s.transact(ctx, func(tx *txn) error {
+		var err error
+		docs, healthPKs, err = recordOutcomes(tx, actor, outs, results)
+		return err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("recording fetches: %w", err)
 	}
 	s.publish(docs)
-	// A health change alters one facet; reload those agents' docs.
+	// An agent whose health changed and whose new card the batch stored
+	// is indexed already, with its new health; only the others are read
+	// back (a health change without new bytes is rare next to a crawl's
+	// new versions). Their seq makes a concurrent newer write win.
+	indexed := make(map[int64]bool, len(docs))
+	for _, d := range docs {
+		indexed[d.pk] = true
+	}
+	healthPKs = slices.DeleteFunc(healthPKs, func(pk int64) bool { return indexed[pk] })
 	if err := s.refreshDocs(ctx, healthPKs); err != nil {
 		s.log.Warn("refreshing search index after health change", "err", err)
 	}
 	return results, nil
+}
+
+// recordOutcomes stores outs inside tx, filling results. It returns the
+// index documents of the new card versions and the pks of agents whose
+// health changed. Work is per batch: one lookup, one statement per table.
+func recordOutcomes(tx *txn, actor Actor, outs []FetchOutcome, results []UpsertResult) ([]indexedDoc, []int64, error) {
+	ids := make([]string, len(outs))
+	for i, o := range outs {
+		ids[i] = o.AgentID
+	}
+	var recs []agentRecord
+	if err := tx.Select("pk", "id", "card_url", "health", "current_version").Where("id IN ?", ids).Find(&recs).Error; err != nil {
+		return nil, nil, fmt.Errorf("looking up agents: %w", err)
+	}
+	byID := make(map[string]agentRecord, len(recs))
+	for _, r := range recs {
+		byID[r.ID] = r
+	}
+	now := time.Now().UTC()
+	var (
+		healthRows []agentHealthRow
+		stateRows  []crawlOutcomeRow
+		logRows    = make([]fetchLogRow, 0, len(outs))
+		changeRows []changeRow
+		cards      []UpsertInput
+		cardAt     []int
+	)
+	for i, o := range outs {
+		rec, ok := byID[o.AgentID]
+		if !ok {
+			continue
+		}
+		at := o.At.UTC()
+		if o.At.IsZero() {
+			at = now
+		}
+		health := o.Health
+		if o.Removed {
+			health = HealthRemoved
+		}
+		if health != "" && health != rec.Health {
+			healthRows = append(healthRows, agentHealthRow{PK: rec.PK, Health: health, UpdatedAt: now})
+			if health == HealthRemoved {
+				changeRows = append(changeRows, changeRow{AgentPK: rec.PK, AgentID: rec.ID, CardURL: rec.CardURL,
+					Kind: ChangeRemoved, Version: rec.CurrentVersion, At: now})
+			}
+			rec.Health = health
+			byID[o.AgentID] = rec
+		}
+		stateRows = append(stateRows, crawlOutcome(rec.PK, o, at))
+		success := o.Class == ""
+		logRows = append(logRows, fetchLogRow{AgentPK: rec.PK, At: at, OK: success, NotModified: o.NotModified,
+			Status: o.Status, LatencyMS: o.Latency.Milliseconds(), Class: o.Class, Message: truncateRunes(o.Message, 1000)})
+		if o.Card != nil {
+			cards = append(cards, UpsertInput{CardURL: rec.CardURL, Card: o.Card, Source: SourceCrawl, ReceivedAt: o.At})
+			cardAt = append(cardAt, i)
+		}
+	}
+	// An agent checked twice in one batch keeps the last health; the
+	// bulk update must not see it twice.
+	healthRows = lastPerKey(healthRows, func(r agentHealthRow) int64 { return r.PK })
+	seqs, err := allocate(tx, "seq", len(healthRows))
+	if err != nil {
+		return nil, nil, err
+	}
+	healthPKs := make([]int64, len(healthRows))
+	for i := range healthRows {
+		healthRows[i].Seq = seqs[i]
+		healthPKs[i] = healthRows[i].PK
+	}
+	if err := updateRows(tx, agentHealthUpdate, healthRows); err != nil {
+		return nil, nil, err
+	}
+	// Two checks of one agent apply in order: each run of distinct agents
+	// is one statement.
+	err = runsWithoutRepeats(stateRows, func(r crawlOutcomeRow) int64 { return r.AgentPK }, func(from, to int) error {
+		return updateRows(tx, crawlOutcomeUpdate, stateRows[from:to])
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := insertRows(tx, fetchLogTable, logRows); err != nil {
+		return nil, nil, err
+	}
+	if err := appendChanges(tx, changeRows); err != nil {
+		return nil, nil, err
+	}
+	// New card bytes go through the same path as registrations; the
+	// health written above is already in the rows it reads.
+	for i := range cards {
+		if err := validateInput(&cards[i]); err != nil {
+			return nil, nil, err
+		}
+	}
+	res := make([]UpsertResult, len(cards))
+	docs, err := storeCards(tx, actor, cards, res)
+	if err != nil {
+		return nil, nil, err
+	}
+	for j, i := range cardAt {
+		results[i] = res[j]
+	}
+	return docs, healthPKs, nil
+}
+
+// crawlOutcome is what check o changes in the crawl state of agent pk.
+func crawlOutcome(pk int64, o FetchOutcome, at time.Time) crawlOutcomeRow {
+	r := crawlOutcomeRow{AgentPK: pk, NextCheckAt: o.NextCheckAt.UTC(), ConsecutiveFailures: o.ConsecutiveFailures, LastCheckAt: at}
+	if o.URL != "" {
+		r.ServedURL, r.LegacyPath = &o.URL, &o.LegacyPath
+	}
+	if o.Class == "" {
+		r.LastSuccessAt = &at
+		if o.ETag != "" || o.LastModified != "" || !o.NotModified {
+			// A 304 without validators keeps the stored ones; a 200
+			// replaces them, even with none.
+			etag, lm := cleanText(o.ETag), cleanText(o.LastModified)
+			r.ETag, r.LastModified = &etag, &lm
+		}
+		return r
+	}
+	msg := cleanText(truncateRunes(o.Message, 1000))
+	r.ErrorClass, r.ErrorMessage, r.ErrorStatus, r.ErrorAt = &o.Class, &msg, &o.Status, &at
+	return r
+}
+
+// lastPerKey keeps the last row of each key, in the order of those last rows.
+func lastPerKey[R any, K comparable](rows []R, key func(R) K) []R {
+	last := make(map[K]int, len(rows))
+	for i, r := range rows {
+		last[key(r)] = i
+	}
+	if len(last) == len(rows) {
+		return rows
+	}
+	out := rows[:0:0]
+	for i, r := range rows {
+		if last[key(r)] == i {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // Changes lists the change feed after seq since, oldest first.
@@ -259,6 +300,10 @@ func (s *Store) Changes(ctx context.Context, since int64, limit int) ([]Change, 
 // AgentHealth reports an agent's crawl state and its uptime over the last
 // 24 hours and 7 days (shares of successful checks), as of now.
 func (s *Store) AgentHealth(ctx context.Context, agentID string, now time.Time) (HealthReport, error) {
+	return agentHealth(s.db.WithContext(ctx), agentID, now)
+}
+
+func agentHealth(db *gorm.DB, agentID string, now time.Time) (HealthReport, error) {
 	var (
 		r                                    HealthReport
 		pk                                   int64
@@ -266,7 +311,7 @@ func (s *Store) AgentHealth(ctx context.Context, agentID string, now time.Time) 
 		errClass, errMsg                     string
 		errStatus                            int
 	)
-	err := s.db.WithContext(ctx).Raw(`SELECT a.pk, a.health, c.paused, c.consecutive_failures, c.next_check_at,
+	err := db.Raw(`SELECT a.pk, a.health, c.paused, c.consecutive_failures, c.next_check_at,
 		c.last_check_at, c.last_success_at, c.last_error_class, c.last_error_message, c.last_error_status, c.last_error_at
 		FROM agents a JOIN crawl_state c ON c.agent_pk = a.pk WHERE a.id = ?`, agentID).Row().
 		Scan(&pk, &r.State, &r.Paused, &r.ConsecutiveFailures, &nextAt, &lastCheck, &lastOK, &errClass, &errMsg, &errStatus, &lastErrAt)
@@ -287,25 +332,30 @@ func (s *Store) AgentHealth(ctx context.Context, agentID string, now time.Time) 
 	if errClass != "" && lastErrAt.Valid {
 		r.LastError = &FetchError{Class: errClass, Message: errMsg, Status: errStatus, At: lastErrAt.Time.UTC()}
 	}
-	for _, w := range []struct {
-		d   time.Duration
-		out **float64
-	}{{24 * time.Hour, &r.Uptime24h}, {7 * 24 * time.Hour, &r.Uptime7d}} {
-		var total, ok sql.NullInt64
-		if err := s.db.WithContext(ctx).Raw(`SELECT COUNT(*), SUM(CASE WHEN ok THEN 1 ELSE 0 END) FROM fetch_log
-			WHERE agent_pk = ? AND at >= ?`, pk, now.UTC().Add(-w.d)).Row().Scan(&total, &ok); err != nil {
-			return HealthReport{}, fmt.Errorf("uptime of agent %s: %w", agentID, err)
-		}
-		if total.Int64 > 0 {
-			v := float64(ok.Int64) / float64(total.Int64)
-			*w.out = &v
-		}
+	// Both windows in one scan of the agent's last week.
+	var total7, ok7, total24, ok24 sql.NullInt64
+	day, week := now.UTC().Add(-24*time.Hour), now.UTC().Add(-7*24*time.Hour)
+	if err := db.Raw(`SELECT COUNT(*), SUM(CASE WHEN ok THEN 1 ELSE 0 END),
+		SUM(CASE WHEN at >= ? THEN 1 ELSE 0 END), SUM(CASE WHEN ok AND at >= ? THEN 1 ELSE 0 END)
+		FROM fetch_log WHERE agent_pk = ? AND at >= ?`, day, day, pk, week).Row().Scan(&total7, &ok7, &total24, &ok24); err != nil {
+		return HealthReport{}, fmt.Errorf("uptime of agent %s: %w", agentID, err)
 	}
+	share := func(ok, total sql.NullInt64) *float64 {
+		if total.Int64 == 0 {
+			return nil
+		}
+		v := float64(ok.Int64) / float64(total.Int64)
+		return &v
+	}
+	r.Uptime24h, r.Uptime7d = share(ok24, total24), share(ok7, total7)
 	return r, nil
 }
 
 // SetPaused stops or resumes crawling one agent.
-func (s *Store) SetPaused(ctx context.Context, agentID string, paused bool) error {
+func (s *Store) SetPaused(ctx context.Context, actor Actor, agentID string, paused bool) error {
+	if err := actor.validate(); err != nil {
+		return err
+	}
 	pk, err := s.pkOf(ctx, agentID)
 	if err != nil {
 		return err

@@ -18,7 +18,7 @@ func TestClaimDueLeases(t *testing.T) {
 		ctx := context.Background()
 		res := upsert(t, s, "https://invoices.example.com/.well-known/agent-card.json", v03Card)
 		// An imported card is an offline copy: never claimed.
-		if _, err := s.Upsert(ctx, catalog.UpsertInput{CardURL: "https://weather.example.com/.well-known/agent.json",
+		if _, err := s.Upsert(ctx, testActor, catalog.UpsertInput{CardURL: "https://weather.example.com/.well-known/agent.json",
 			Card: mustParse(t, v02Card), Source: catalog.SourceImport, Paused: true}); err != nil {
 			t.Fatal(err)
 		}
@@ -44,7 +44,7 @@ func TestClaimDueLeases(t *testing.T) {
 			t.Fatalf("released lease not claimable: %+v", again)
 		}
 		// Recording the outcome releases the lease and schedules the next check.
-		if _, err := s.RecordFetches(ctx, []catalog.FetchOutcome{{AgentID: res.Agent.ID, At: now, Status: 304,
+		if _, err := s.RecordFetches(ctx, testActor, []catalog.FetchOutcome{{AgentID: res.Agent.ID, At: now, Status: 304,
 			NotModified: true, Health: catalog.HealthUp, NextCheckAt: now.Add(time.Hour)}}); err != nil {
 			t.Fatal(err)
 		}
@@ -76,7 +76,7 @@ func TestClaimDueConcurrent(t *testing.T) {
 				raw := strings.Replace(v03Card, "Invoice Extractor", fmt.Sprintf("Invoice %d", i), 1)
 				batch = append(batch, catalog.UpsertInput{CardURL: fmt.Sprintf("https://a%d.example/", i), Card: mustParse(t, raw)})
 			}
-			if _, err := stores[0].UpsertBatch(ctx, batch); err != nil {
+			if _, err := stores[0].UpsertBatch(ctx, testActor, batch); err != nil {
 				t.Fatal(err)
 			}
 			now := time.Now().Add(time.Second)
@@ -131,7 +131,7 @@ func TestRecordFetchesHealthVersionsAndFeed(t *testing.T) {
 			if o.NextCheckAt.IsZero() {
 				o.NextCheckAt = o.At.Add(time.Hour)
 			}
-			r, err := s.RecordFetches(ctx, []catalog.FetchOutcome{o})
+			r, err := s.RecordFetches(ctx, testActor, []catalog.FetchOutcome{o})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -211,7 +211,7 @@ func TestRecordFetchesHealthVersionsAndFeed(t *testing.T) {
 			t.Fatalf("pruned %d, %v", n, err)
 		}
 		// Outcomes for unknown agents are skipped, not errors.
-		if _, err := s.RecordFetches(ctx, []catalog.FetchOutcome{{AgentID: "gone", NextCheckAt: base}}); err != nil {
+		if _, err := s.RecordFetches(ctx, testActor, []catalog.FetchOutcome{{AgentID: "gone", NextCheckAt: base}}); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -73,33 +73,33 @@ const (
 // Change is one entry of the change feed.
 type Change struct {
 	// Seq orders the feed; pass the last one seen as `since`.
-	Seq     int64     `json:"seq"`
-	Kind    string    `json:"kind"`
-	AgentID string    `json:"agent_id"`
-	CardURL string    `json:"card_url"`
-	Version int       `json:"version,omitempty"`
-	At      time.Time `json:"at"`
+	Seq     int64
+	Kind    string
+	AgentID string
+	CardURL string
+	Version int
+	At      time.Time
 }
 
 // HealthReport is an agent's recent availability.
 type HealthReport struct {
-	State               string      `json:"state"`
-	LastCheckAt         *time.Time  `json:"last_check_at"`
-	LastSuccessAt       *time.Time  `json:"last_success_at"`
-	NextCheckAt         *time.Time  `json:"next_check_at"`
-	ConsecutiveFailures int         `json:"consecutive_failures"`
-	LastError           *FetchError `json:"last_error"`
+	State               string
+	LastCheckAt         *time.Time
+	LastSuccessAt       *time.Time
+	NextCheckAt         *time.Time
+	ConsecutiveFailures int
+	LastError           *FetchError
 	// Uptime24h and Uptime7d are the shares of successful checks in the
 	// window; nil when there was no check.
-	Uptime24h *float64 `json:"uptime_24h"`
-	Uptime7d  *float64 `json:"uptime_7d"`
-	Paused    bool     `json:"paused"`
+	Uptime24h *float64
+	Uptime7d  *float64
+	Paused    bool
 }
 
 // FetchError is the last failure of an agent.
 type FetchError struct {
-	Class   string    `json:"class"`
-	Message string    `json:"message"`
-	Status  int       `json:"status,omitempty"`
-	At      time.Time `json:"at"`
+	Class   string
+	Message string
+	Status  int
+	At      time.Time
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"time"
-
-	"gorm.io/gorm"
 )
 
 // DeleteAgent removes an agent and everything stored about it, and leaves
@@ -13,7 +11,7 @@ import (
 // Sync. It returns ErrNotFound when no agent has that id.
 func (s *Store) DeleteAgent(ctx context.Context, id string) error {
 	var pk, seq int64
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.transact(ctx, func(tx *txn) error {
 		var pks []int64
 		if err := tx.Raw("SELECT pk FROM agents WHERE id = ?", id).Scan(&pks).Error; err != nil {
 			return fmt.Errorf("looking up agent %s: %w", id, err)
@@ -22,7 +20,7 @@ func (s *Store) DeleteAgent(ctx context.Context, id string) error {
 			return ErrNotFound
 		}
 		pk = pks[0]
-		seqs, err := s.allocate(tx, "seq", 1)
+		seqs, err := allocate(tx, "seq", 1)
 		if err != nil {
 			return err
 		}

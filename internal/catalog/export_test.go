@@ -12,20 +12,36 @@ import (
 // MigrateUpTo applies the migrations up to version only, so that a test can
 // build a catalog of an older shape and then Migrate it.
 func (s *Store) MigrateUpTo(ctx context.Context, version int64) error {
+	p, err := s.testProvider()
+	if err != nil {
+		return err
+	}
+	_, err = p.UpTo(ctx, version)
+	return err
+}
+
+// MigrateDownTo rolls the migrations back to version, so that a test can
+// write rows with this release's code and then turn them into a catalog of
+// an older shape.
+func (s *Store) MigrateDownTo(ctx context.Context, version int64) error {
+	p, err := s.testProvider()
+	if err != nil {
+		return err
+	}
+	_, err = p.DownTo(ctx, version)
+	return err
+}
+
+func (s *Store) testProvider() (*goose.Provider, error) {
 	gd, sub := goose.DialectSQLite3, "sqlite"
 	if s.dialect == dialectPostgres {
 		gd, sub = goose.DialectPostgres, "postgres"
 	}
 	fsys, err := fs.Sub(migrations.FS, sub)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	p, err := goose.NewProvider(gd, s.sqlDB, fsys, goose.WithGoMigrations(rekeyMigration(s.dialect, s.limits)))
-	if err != nil {
-		return err
-	}
-	_, err = p.UpTo(ctx, version)
-	return err
+	return goose.NewProvider(gd, s.sqlDB, fsys, goose.WithGoMigrations(rekeyMigration(s.dialect, s.limits)))
 }
 
 // ExecForTest runs one statement ("?" placeholders) on the catalog's

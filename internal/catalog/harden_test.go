@@ -23,7 +23,7 @@ func TestStoredCardOutlivesLowerLimits(t *testing.T) {
 	ctx := t.Context()
 	dsn := catalogtest.SQLiteDSN(t)
 	big := catalogtest.Open(t, dsn)
-	res, err := big.Upsert(ctx, catalog.UpsertInput{CardURL: "https://big.example.com/.well-known/agent-card.json",
+	res, err := big.Upsert(ctx, testActor, catalog.UpsertInput{CardURL: "https://big.example.com/.well-known/agent-card.json",
 		Card: mustParse(t, string(raw)), Source: catalog.SourceImport})
 	if err != nil {
 		t.Fatal(err)
@@ -59,7 +59,7 @@ func TestConcurrentHealthChangesDoNotExhaustThePool(t *testing.T) {
 	const n = 16
 	ids := make([]string, n)
 	for i := range n {
-		res, err := s.Upsert(t.Context(), catalog.UpsertInput{
+		res, err := s.Upsert(t.Context(), testActor, catalog.UpsertInput{
 			CardURL: fmt.Sprintf("https://a%d.example.com/.well-known/agent-card.json", i),
 			Card:    mustParse(t, string(raw)), Source: catalog.SourceURL})
 		if err != nil {
@@ -72,7 +72,7 @@ func TestConcurrentHealthChangesDoNotExhaustThePool(t *testing.T) {
 	errs := make(chan error, n)
 	for _, id := range ids {
 		go func() {
-			_, err := s.RecordFetches(ctx, []catalog.FetchOutcome{{AgentID: id, At: time.Now(), Status: 200,
+			_, err := s.RecordFetches(ctx, testActor, []catalog.FetchOutcome{{AgentID: id, At: time.Now(), Status: 200,
 				Health: catalog.HealthUp, NextCheckAt: time.Now().Add(time.Hour)}})
 			errs <- err
 		}()

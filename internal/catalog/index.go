@@ -15,7 +15,7 @@ import (
 
 // The search index (internal/search) lives in memory beside the database,
 // which stays the source of truth: the index is built from it (agents,
-// skills, agent_facets) on first search or WarmIndex, updated after each
+// skills) on first search or WarmIndex, updated after each
 // committed write of this process, and refreshed from rows that other
 // replicas changed (see Store.Sync).
 
@@ -225,19 +225,18 @@ func (s *Store) buildIndex(ctx context.Context, idx *search.Index) error {
 }
 
 // loadDocs streams the index documents of the agents matching where (all
-// when empty) in pk order: three result sets (agents, skills, facets)
-// ordered by pk and merged, so memory stays flat whatever the catalog size.
+// when empty) in pk order: two result sets (agents, skills) ordered by pk
+// and merged, so memory stays flat whatever the catalog size. Facets come
+// from the agents row (see docFacets).
 func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(search.Doc)) error {
 	s.loadMu.Lock()
 	defer s.loadMu.Unlock()
-	agentsQ := "SELECT pk, seq, name, description, provider FROM agents"
+	agentsQ := "SELECT pk, seq, name, description, provider, summary, signature_status, signature_trust, health, audit_codes FROM agents"
 	skillsQ := "SELECT agent_pk, skill_id, name, description, tags, examples FROM skills"
-	facetsQ := "SELECT agent_pk, field, value FROM agent_facets"
 	if where != "" {
 		agentsQ += " WHERE " + where
 		skillsQ += " WHERE agent_pk IN (SELECT pk FROM agents WHERE " + where + ")"
-		facetsQ += " WHERE agent_pk IN (SELECT pk FROM agents WHERE " + where + ")"
-		args = append(append(slices.Clone(args), args...), args...)
+		args = append(slices.Clone(args), args...)
 	}
 	n := strings.Count(where, "?")
 	rebind := func(q string, a []any) (string, []any) {
@@ -270,25 +269,14 @@ func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(
 		return err
 	}
 	defer skills.Close()
-	facets, err := query(facetsQ+" ORDER BY agent_pk", args[2*n:])
-	if err != nil {
-		return err
-	}
-	defer facets.Close()
 
 	type skillRow struct {
 		pk int64
 		st skillText
 	}
-	type facetRow struct {
-		pk int64
-		f  facetRecord
-	}
 	var (
 		nextSkill  *skillRow
-		nextFacet  *facetRow
 		skillsDone bool
-		facetsDone bool
 	)
 	readSkill := func() error {
 		nextSkill = nil
@@ -310,31 +298,16 @@ func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(
 		nextSkill = &r
 		return nil
 	}
-	readFacet := func() error {
-		nextFacet = nil
-		if facetsDone || !facets.Next() {
-			facetsDone = true
-			return facets.Err()
-		}
-		var r facetRow
-		if err := facets.Scan(&r.pk, &r.f.Field, &r.f.Value); err != nil {
-			return err
-		}
-		nextFacet = &r
-		return nil
-	}
 	if err := readSkill(); err != nil {
-		return err
-	}
-	if err := readFacet(); err != nil {
 		return err
 	}
 	for agents.Next() {
 		var (
-			pk, seq              int64
-			name, desc, provider string
+			pk, seq                            int64
+			name, desc, provider               string
+			summary, sig, trust, health, audit string
 		)
-		if err := agents.Scan(&pk, &seq, &name, &desc, &provider); err != nil {
+		if err := agents.Scan(&pk, &seq, &name, &desc, &provider, &summary, &sig, &trust, &health, &audit); err != nil {
 			return err
 		}
 		var sks []skillText
@@ -346,14 +319,9 @@ func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(
 				return err
 			}
 		}
-		var fs []facetRecord
-		for nextFacet != nil && nextFacet.pk <= pk {
-			if nextFacet.pk == pk {
-				fs = append(fs, nextFacet.f)
-			}
-			if err := readFacet(); err != nil {
-				return err
-			}
+		fs, err := storedDocFacets(summary, sig, trust, health, audit)
+		if err != nil {
+			return fmt.Errorf("facets of agent %d: %w", pk, err)
 		}
 		fn(indexedDoc{pk: pk, seq: seq, sortKey: sortKeyOf(name), facets: fs, text: textOfParts(name, desc, provider, sks)}.searchDoc())
 	}

@@ -144,7 +144,7 @@ func BenchmarkWarmIndex(b *testing.B) {
 			}
 			batch = append(batch, UpsertInput{CardURL: gen.CardURL(i), Card: c})
 		}
-		if _, err := loader.UpsertBatch(ctx, batch); err != nil {
+		if _, err := loader.UpsertBatch(ctx, System("test"), batch); err != nil {
 			b.Fatal(err)
 		}
 	}

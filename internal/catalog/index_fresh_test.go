@@ -39,7 +39,7 @@ func TestIndexMatchesFreshBuild(t *testing.T) {
 			for i := range n {
 				batch = append(batch, catalog.UpsertInput{CardURL: gen.CardURL(i), Card: parse(gen.Card(i))})
 			}
-			res, err := s.UpsertBatch(ctx, batch)
+			res, err := s.UpsertBatch(ctx, testActor, batch)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -60,7 +60,7 @@ func TestIndexMatchesFreshBuild(t *testing.T) {
 					if r.IntN(2) == 0 {
 						raw = bytes.Replace(gen.Card(i), []byte(`"description":"`), fmt.Appendf(nil, `"description":"(revision %d) `, op), 1)
 					}
-					if _, err := s.Upsert(ctx, catalog.UpsertInput{CardURL: gen.CardURL(i), Card: parse(raw)}); err != nil {
+					if _, err := s.Upsert(ctx, testActor, catalog.UpsertInput{CardURL: gen.CardURL(i), Card: parse(raw)}); err != nil {
 						t.Fatal(err)
 					}
 				case k < 8: // a check: health changes, sometimes gone for good
@@ -71,7 +71,7 @@ func TestIndexMatchesFreshBuild(t *testing.T) {
 					case 1:
 						o.Status, o.Health, o.Removed = 410, catalog.HealthRemoved, true
 					}
-					if _, err := s.RecordFetches(ctx, []catalog.FetchOutcome{o}); err != nil {
+					if _, err := s.RecordFetches(ctx, testActor, []catalog.FetchOutcome{o}); err != nil {
 						t.Fatal(err)
 					}
 				default:

@@ -39,7 +39,7 @@ func loadSynth(t *testing.T, s *Store, from, n int) {
 		}
 		batch = append(batch, UpsertInput{CardURL: gen.CardURL(i), Card: c})
 	}
-	if _, err := s.UpsertBatch(context.Background(), batch); err != nil {
+	if _, err := s.UpsertBatch(context.Background(), System("test"), batch); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -15,7 +15,7 @@ func TestNULInCardText(t *testing.T) {
 	catalogtest.ForEach(t, func(t *testing.T, s *catalog.Store) {
 		ctx := context.Background()
 		raw := strings.NewReplacer(`"Invoice Extractor"`, `"Invoice\u0000Extractor"`, `"ocr"`, `"o\u0000cr"`).Replace(v03Card)
-		res, err := s.Upsert(ctx, catalog.UpsertInput{CardURL: "https://x.example/", Card: mustParse(t, raw)})
+		res, err := s.Upsert(ctx, testActor, catalog.UpsertInput{CardURL: "https://x.example/", Card: mustParse(t, raw)})
 		if err != nil {
 			t.Fatal(err)
 		}

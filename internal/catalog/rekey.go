@@ -34,26 +34,17 @@ const rekeyVersion = 4
 // survivor an "updated" one. Trusted-key origin scopes are canonicalized
 // too (card.CanonicalOrigin).
 //
-// It then re-derives every agent's indexed view (skills, interfaces,
-// schemes, findings, facets, summary) from its stored current card with this
-// release's parser, which reads protocol versions, bindings, legacy
-// authentication and skills without ids as declared, and marks every
-// verification report stale so the runner redoes the security audit. A
-// stored card this parser refuses (a non-card an older release accepted)
-// keeps its old view.
+// Once every migration has run, Migrate re-derives every agent's indexed
+// view from its stored current card (see rederive): that step runs this
+// release's write path on the newest schema, which a migration in the
+// middle of the sequence cannot do.
 //
 // Down does nothing: a merge cannot be told apart afterwards, and the
 // canonical keys are valid under the older code.
 func rekeyMigration(d dialect, lim card.Limits) *goose.Migration {
 	up := func(ctx context.Context, tx *sql.Tx) error {
 		r := &rekeyTx{tx: tx, dialect: d}
-		if err := rekey(ctx, r, time.Now().UTC()); err != nil {
-			return err
-		}
-		if err := rederive(ctx, r, lim); err != nil {
-			return fmt.Errorf("migration 00004: re-deriving the indexed view: %w", err)
-		}
-		return nil
+		return rekey(ctx, r, time.Now().UTC())
 	}
 	noop := func(context.Context, *sql.Tx) error { return nil }
 	return goose.NewGoMigration(rekeyVersion, &goose.GoFunc{RunTx: up}, &goose.GoFunc{RunTx: noop})
@@ -328,104 +319,68 @@ func rekeyTrustedKeys(ctx context.Context, r *rekeyTx) error {
 	return nil
 }
 
-// rederive rebuilds the derived rows of every agent from its current raw
-// card, as upsertRun writes them, keeping the audit facets (which the
-// verification runner owns and redoes: every report is marked stale).
-func rederive(ctx context.Context, r *rekeyTx, lim card.Limits) error {
-	type stored struct {
-		pk                int64
-		signature, health string
-		raw               []byte
-	}
-	// Batches by pk: one batch of raw cards in memory at a time, and no
-	// statement run while a result set is open on the connection.
+// rederive rebuilds the indexed view of every agent (summary, name and
+// other columns, skills, interfaces, schemes, findings) from its stored
+// current card with this release's parser, which reads protocol versions,
+// bindings, legacy authentication and skills without ids as declared, and
+// marks every verification report stale so the runner redoes the security
+// audit. A stored card this parser refuses (a non-card an older release
+// accepted) keeps its old view. Migrate runs it after migration 00004
+// (see rekeyMigration), on the newest schema, through the same functions
+// that store a new card version. It works in batches of agents, one
+// transaction each, and needs no index: Migrate runs before it is built.
+func (s *Store) rederive(ctx context.Context) error {
 	var after int64
 	for {
-		rows, err := r.query(ctx, `SELECT a.pk, a.signature_status, a.health, v.raw FROM agents a
+		var batch []struct {
+			PK  int64
+			Raw []byte
+		}
+		if err := s.db.WithContext(ctx).Raw(`SELECT a.pk, v.raw FROM agents a
 			JOIN card_versions v ON v.agent_pk = a.pk AND v.number = a.current_version
-			WHERE a.pk > ? ORDER BY a.pk LIMIT 500`, after)
-		if err != nil {
-			return err
-		}
-		var batch []stored
-		for rows.Next() {
-			var a stored
-			if err := rows.Scan(&a.pk, &a.signature, &a.health, &a.raw); err != nil {
-				rows.Close()
-				return err
-			}
-			batch = append(batch, a)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
+			WHERE a.pk > ? ORDER BY a.pk LIMIT 500`, after).Scan(&batch).Error; err != nil {
+			return fmt.Errorf("re-deriving the indexed view: %w", err)
 		}
 		if len(batch) == 0 {
 			break
 		}
-		after = batch[len(batch)-1].pk
-		for _, a := range batch {
-			if err := rederiveOne(ctx, r, lim, a.pk, a.signature, a.health, a.raw); err != nil {
-				return err
-			}
-		}
-	}
-	return r.exec(ctx, "UPDATE verifications SET stale = ?", true)
-}
-
-func rederiveOne(ctx context.Context, r *rekeyTx, lim card.Limits, pk int64, signature, health string, raw []byte) error {
-	c, err := card.Parse(raw, lim)
-	if err != nil {
-		return nil // see rekeyMigration: such a card keeps its old view
-	}
-	var d derivedRows
-	if err := d.add(pk, c, facetsOf(c, signature, health)); err != nil {
-		return err
-	}
-	summary, err := json.Marshal(summaryOf(c))
-	if err != nil {
-		return err
-	}
-	if err := r.exec(ctx, `UPDATE agents SET name = ?, description = ?, provider = ?, agent_version = ?, shape = ?,
-		protocol_versions = ?, summary = ? WHERE pk = ?`, cleanText(c.Name), cleanText(c.Description), cleanText(providerOf(c)),
-		cleanText(c.Version), string(c.Shape), strings.Join(c.ProtocolVersions, ","), string(summary), pk); err != nil {
-		return err
-	}
-	for _, t := range derivedTables {
-		q := "DELETE FROM " + t + " WHERE agent_pk = ?"
-		if t == "agent_facets" {
-			q += " AND field <> '" + FieldAudit + "'"
-		}
-		if err := r.exec(ctx, q, pk); err != nil {
-			return err
-		}
-	}
-	for _, ins := range []struct {
-		table, cols string
-		rows        [][]any
-	}{
-		{"skills", "agent_pk, ordinal, skill_id, name, description, examples, tags, input_modes, output_modes, input_modes_inherited, output_modes_inherited", d.skills},
-		{"interfaces", "agent_pk, ordinal, url, binding, protocol_version, tenant", d.ifaces},
-		{"security_schemes", "agent_pk, name, type, details", d.schemes},
-		{"lint_findings", "agent_pk, ordinal, code, severity, path, message", d.findings},
-		{"agent_facets", "agent_pk, field, value", d.facets},
-	} {
-		for chunk := range slices.Chunk(ins.rows, 200) {
-			row := "(" + strings.TrimSuffix(strings.Repeat("?,", len(chunk[0])), ",") + ")"
-			var args []any
-			for _, rw := range chunk {
-				for _, v := range rw {
-					if str, ok := v.(string); ok {
-						v = cleanText(str)
-					}
-					args = append(args, v)
+		after = batch[len(batch)-1].PK
+		err := s.transact(ctx, func(tx *txn) error {
+			var (
+				d   derivedRows
+				pks []int64
+			)
+			for _, a := range batch {
+				c, err := card.Parse(a.Raw, StoredCardLimits(s.limits, a.Raw))
+				if err != nil {
+					continue
 				}
+				summary, err := encodeSummaryRecord(recordOfSummary(summaryOf(c)))
+				if err != nil {
+					return err
+				}
+				if err := tx.Exec(`UPDATE agents SET name = ?, description = ?, provider = ?, agent_version = ?, shape = ?,
+					protocol_versions = ?, summary = ? WHERE pk = ?`, cleanText(c.Name), cleanText(c.Description),
+					cleanText(providerOf(c)), cleanText(c.Version), string(c.Shape), strings.Join(c.ProtocolVersions, ","),
+					summary, a.PK).Error; err != nil {
+					return err
+				}
+				if err := d.add(a.PK, c); err != nil {
+					return err
+				}
+				pks = append(pks, a.PK)
 			}
-			q := "INSERT INTO " + ins.table + " (" + ins.cols + ") VALUES " + strings.TrimSuffix(strings.Repeat(row+",", len(chunk)), ",")
-			if err := r.exec(ctx, q, args...); err != nil {
+			if err := deleteDerived(tx, pks); err != nil {
 				return err
 			}
+			return d.write(tx)
+		})
+		if err != nil {
+			return fmt.Errorf("re-deriving the indexed view: %w", err)
 		}
+	}
+	if err := s.db.WithContext(ctx).Exec("UPDATE verifications SET stale = ?", true).Error; err != nil {
+		return fmt.Errorf("marking verification reports stale: %w", err)
 	}
 	return nil
 }

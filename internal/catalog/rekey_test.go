@@ -35,7 +35,11 @@ func testMigrationRekey(t *testing.T, dsn string) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if err := s.MigrateUpTo(ctx, 3); err != nil {
+	// The old-shape catalog is written with this release's code on the
+	// newest schema and then rolled back to schema 3 (each migration's
+	// Down keeps the rows), where the agents sit under the card URLs older
+	// releases wrote.
+	if err := s.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
@@ -64,7 +68,7 @@ func testMigrationRekey(t *testing.T, dsn string) {
 	}
 	ids := map[string]string{}
 	for _, st := range steps {
-		res, err := s.Upsert(ctx, catalog.UpsertInput{CardURL: st.url, Card: mustParse(t, rekeyCard(st.name, st.version)),
+		res, err := s.Upsert(ctx, testActor, catalog.UpsertInput{CardURL: st.url, Card: mustParse(t, rekeyCard(st.name, st.version)),
 			Source: st.source, ReceivedAt: st.received, Paused: st.source == catalog.SourceImport})
 		if err != nil {
 			t.Fatalf("upsert %s: %v", st.url, err)
@@ -77,18 +81,21 @@ func testMigrationRekey(t *testing.T, dsn string) {
 	// A check of a row that will be merged away, and a key pinned for the
 	// bookshop's origin spelled in Unicode.
 	checked := time.Now().Add(-time.Hour)
-	if _, err := s.RecordFetches(ctx, []catalog.FetchOutcome{{AgentID: ids["https://HUB.example:443/agents/x/../a//card.json? 1"],
+	if _, err := s.RecordFetches(ctx, testActor, []catalog.FetchOutcome{{AgentID: ids["https://HUB.example:443/agents/x/../a//card.json? 1"],
 		At: checked, Status: 304, NotModified: true, Health: catalog.HealthUp, NextCheckAt: checked.Add(time.Hour)}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.AddTrustedKey(ctx, catalog.TrustedKey{KID: "k1", JWK: []byte(`{"kty":"OKP"}`), Thumbprint: "tp1",
+	if _, err := s.AddTrustedKey(ctx, testActor, catalog.TrustedKey{KID: "k1", JWK: []byte(`{"kty":"OKP"}`), Thumbprint: "tp1",
 		Origins: []string{"https://Bücher.example:443", "https://xn--bcher-kva.example"}}); err != nil {
 		t.Fatal(err)
 	}
-	// Hub B as an older parser indexed it: a guessed protocol version, an
-	// invented binding, its skill dropped.
-	if err := s.ExecForTest(ctx, `UPDATE agent_facets SET value = '0.2' WHERE field = 'protocol_version' AND agent_pk =
-		(SELECT pk FROM agents WHERE name = 'Hub B')`); err != nil {
+	if err := s.MigrateDownTo(ctx, 3); err != nil {
+		t.Fatalf("rolling back to schema 3: %v", err)
+	}
+	// Hub B as an older parser indexed it: a guessed protocol version, its
+	// skill dropped.
+	if err := s.ExecForTest(ctx, `UPDATE agents SET summary = REPLACE(summary, '"0.3"', '"0.2"'),
+		protocol_versions = '0.2' WHERE name = 'Hub B'`); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.ExecForTest(ctx, "DELETE FROM skills WHERE agent_pk = (SELECT pk FROM agents WHERE name = 'Hub B')"); err != nil {

@@ -151,7 +151,6 @@ func (s *Store) loadSummaries(ctx context.Context, top []search.Hit) ([]Summary,
 		var (
 			pk      int64
 			raw     string
-			sum     Summary
 			id, url string
 			sig, hl string
 			updated time.Time
@@ -159,8 +158,9 @@ func (s *Store) loadSummaries(ctx context.Context, top []search.Hit) ([]Summary,
 		if err := rows.Scan(&pk, &id, &url, &raw, &sig, &hl, &updated); err != nil {
 			return nil, fmt.Errorf("loading search results: %w", err)
 		}
-		if err := json.Unmarshal([]byte(raw), &sum); err != nil {
-			return nil, fmt.Errorf("decoding summary of agent %s: %w", id, err)
+		sum, err := decodeSummary(raw)
+		if err != nil {
+			return nil, fmt.Errorf("summary of agent %s: %w", id, err)
 		}
 		sum.ID, sum.CardURL, sum.SignatureStatus, sum.Health, sum.UpdatedAt = id, url, sig, hl, updated.UTC()
 		byPK[pk] = sum

@@ -60,6 +60,7 @@ type Store struct {
 	dialect dialect
 	log     *slog.Logger
 	limits  card.Limits
+	stmts   *stmtCache
 
 	// index holds the in-memory search index (see index.go), built on
 	// first search or WarmIndex so that `registry migrate` and imports do
@@ -68,13 +69,13 @@ type Store struct {
 	// order. A failed build is replaced by an empty index for the retry.
 	index atomic.Pointer[search.Index]
 	// syncMu guards build, closed and syncedAt.
-	syncMu   sync.Mutex
-	build    *indexBuild
-	closed   bool
+	syncMu sync.Mutex
+	build  *indexBuild
+	closed bool
 	// loadMu lets one loadDocs run at a time: each holds three pooled
 	// connections at once (three result sets merged), so a few concurrent
 	// ones exhaust SQLite's pool of 8 and wait on each other for ever.
-	loadMu sync.Mutex
+	loadMu   sync.Mutex
 	syncedAt time.Time
 
 	// indexGrace is indexGrace but for tests.
@@ -138,7 +139,8 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("connecting to catalog database: %w", err)
 	}
 	bg, cancel := context.WithCancel(context.Background())
-	s := &Store{db: db, sqlDB: sqlDB, dialect: d, log: log, limits: lim, indexGrace: indexGrace, ctx: bg, cancel: cancel}
+	s := &Store{db: db, sqlDB: sqlDB, dialect: d, log: log, limits: lim, indexGrace: indexGrace, ctx: bg, cancel: cancel,
+		stmts: newStmtCache(sqlDB)}
 	s.index.Store(newSearchIndex())
 	return s, nil
 }
@@ -179,6 +181,7 @@ func (s *Store) Close() error {
 	s.syncMu.Unlock()
 	s.cancel()
 	s.wg.Wait()
+	s.stmts.close()
 	return s.sqlDB.Close()
 }
 
@@ -224,8 +227,16 @@ func (s *Store) Migrate(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("migrating catalog: %w", err)
 	}
+	rekeyed := false
 	for _, r := range results {
 		s.log.Info("applied migration", "version", r.Source.Version, "file", r.Source.Path, "duration", r.Duration)
+		rekeyed = rekeyed || r.Source.Version == rekeyVersion
+	}
+	if rekeyed {
+		if err := s.rederive(ctx); err != nil {
+			return fmt.Errorf("migrating catalog: %w", err)
+		}
+		s.log.Info("re-derived every agent's indexed view with this release's parser")
 	}
 	return nil
 }

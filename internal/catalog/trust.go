@@ -17,17 +17,17 @@ import (
 // origins. The catalog stores it as given; parsing and checking the JWK
 // (public, asymmetric, thumbprint) is the verify package's job.
 type TrustedKey struct {
-	ID  string `json:"id"`
-	KID string `json:"kid"`
+	ID  string
+	KID string
 	// JWK is the public key (RFC 7517) as JSON.
-	JWK json.RawMessage `json:"jwk"`
+	JWK json.RawMessage
 	// Thumbprint is the RFC 7638 SHA-256 thumbprint, base64url.
-	Thumbprint string `json:"thumbprint"`
+	Thumbprint string
 	// Origins are the card origins the key may sign for; "*" is any.
-	Origins   []string   `json:"origins"`
-	NotAfter  *time.Time `json:"not_after,omitempty"`
-	RevokedAt *time.Time `json:"revoked_at,omitempty"`
-	CreatedAt time.Time  `json:"created_at"`
+	Origins   []string
+	NotAfter  *time.Time
+	RevokedAt *time.Time
+	CreatedAt time.Time
 }
 
 const trustedKeyColumns = "id, kid, jwk, thumbprint, origins, not_after, revoked_at, created_at"
@@ -35,7 +35,10 @@ const trustedKeyColumns = "id, kid, jwk, thumbprint, origins, not_after, revoked
 // AddTrustedKey stores a new trusted key and returns it with its id and
 // creation time. An active (unrevoked) key with the same thumbprint is
 // ErrConflict. Reports of agents whose signatures name the kid become due.
-func (s *Store) AddTrustedKey(ctx context.Context, k TrustedKey) (TrustedKey, error) {
+func (s *Store) AddTrustedKey(ctx context.Context, actor Actor, k TrustedKey) (TrustedKey, error) {
+	if err := actor.validate(); err != nil {
+		return TrustedKey{}, err
+	}
 	switch {
 	case strings.TrimSpace(k.KID) == "":
 		return TrustedKey{}, fmt.Errorf("%w: trusted key without kid", ErrInvalidQuery)
@@ -82,7 +85,10 @@ func (s *Store) AddTrustedKey(ctx context.Context, k TrustedKey) (TrustedKey, er
 // RevokeTrustedKey revokes a key from at on. Revoking a revoked key
 // changes nothing and returns it as it is. Reports of agents whose
 // signatures name its kid become due.
-func (s *Store) RevokeTrustedKey(ctx context.Context, id string, at time.Time) (TrustedKey, error) {
+func (s *Store) RevokeTrustedKey(ctx context.Context, actor Actor, id string, at time.Time) (TrustedKey, error) {
+	if err := actor.validate(); err != nil {
+		return TrustedKey{}, err
+	}
 	var out TrustedKey
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		keys, err := queryTrustedKeys(tx, "id = ?", id)

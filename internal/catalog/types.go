@@ -59,39 +59,39 @@ type Agent struct {
 
 // Summary is the compact view of an agent a search result lists.
 type Summary struct {
-	ID               string         `json:"id"`
-	CardURL          string         `json:"card_url"`
-	Name             string         `json:"name"`
-	Description      string         `json:"description"`
-	Version          string         `json:"version"`
-	Provider         string         `json:"provider,omitempty"`
-	ProtocolVersions []string       `json:"protocol_versions"`
-	Bindings         []string       `json:"bindings"`
-	SecuritySchemes  []string       `json:"security_schemes"`
-	InputModes       []string       `json:"input_modes"`
-	OutputModes      []string       `json:"output_modes"`
-	Skills           []SkillSummary `json:"skills"`
-	SignatureStatus  string         `json:"signature"`
-	Health           string         `json:"health"`
-	UpdatedAt        time.Time      `json:"updated_at"`
+	ID               string
+	CardURL          string
+	Name             string
+	Description      string
+	Version          string
+	Provider         string
+	ProtocolVersions []string
+	Bindings         []string
+	SecuritySchemes  []string
+	InputModes       []string
+	OutputModes      []string
+	Skills           []SkillSummary
+	SignatureStatus  string
+	Health           string
+	UpdatedAt        time.Time
 	// Score is the text relevance; zero when the query has no text.
-	Score float64 `json:"score,omitempty"`
+	Score float64
 }
 
 // SkillSummary is a skill as a search result lists it.
 type SkillSummary struct {
-	ID   string   `json:"id"`
-	Name string   `json:"name"`
-	Tags []string `json:"tags,omitempty"`
+	ID   string
+	Name string
+	Tags []string
 }
 
 // VersionSummary describes one stored version of a card.
 type VersionSummary struct {
-	Number     int       `json:"number"`
-	SHA256     string    `json:"sha256"`
-	Size       int       `json:"size"`
-	Source     string    `json:"source"`
-	ReceivedAt time.Time `json:"received_at"`
+	Number     int
+	SHA256     string
+	Size       int
+	Source     string
+	ReceivedAt time.Time
 }
 
 // Version is one stored version with its raw bytes.
@@ -188,6 +188,6 @@ type Page struct {
 
 // FacetCount is one facet value and how many matching agents carry it.
 type FacetCount struct {
-	Value string `json:"value"`
-	Count int    `json:"count"`
+	Value string
+	Count int
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/mattn/go-sqlite3"
 	"gorm.io/gorm"
 
 	"github.com/a2aregistry/registry/internal/card"
@@ -21,8 +23,8 @@ import (
 // unknown card URL; a new version is recorded only when the raw bytes differ
 // from the current version. Everything happens in one transaction: a failure
 // leaves the catalog as it was.
-func (s *Store) Upsert(ctx context.Context, in UpsertInput) (UpsertResult, error) {
-	res, err := s.UpsertBatch(ctx, []UpsertInput{in})
+func (s *Store) Upsert(ctx context.Context, actor Actor, in UpsertInput) (UpsertResult, error) {
+	res, err := s.UpsertBatch(ctx, actor, []UpsertInput{in})
 	if err != nil {
 		return UpsertResult{}, err
 	}
@@ -32,8 +34,11 @@ func (s *Store) Upsert(ctx context.Context, in UpsertInput) (UpsertResult, error
 // UpsertBatch stores several cards in one transaction, for imports, bulk
 // loads and crawler write batches. Either every card is stored or none is.
 // Work is done per batch, not per card: one lookup, and one multi-row
-// INSERT per table for all new and changed cards.
-func (s *Store) UpsertBatch(ctx context.Context, ins []UpsertInput) ([]UpsertResult, error) {
+// statement per table for all new and changed cards.
+func (s *Store) UpsertBatch(ctx context.Context, actor Actor, ins []UpsertInput) ([]UpsertResult, error) {
+	if err := actor.validate(); err != nil {
+		return nil, err
+	}
 	for i := range ins {
 		if err := validateInput(&ins[i]); err != nil {
 			return nil, err
@@ -41,17 +46,17 @@ func (s *Store) UpsertBatch(ctx context.Context, ins []UpsertInput) ([]UpsertRes
 	}
 	results := make([]UpsertResult, len(ins))
 	var changed []indexedDoc
-	store := func(tx *gorm.DB) error {
+	store := func(tx *txn) error {
 		var err error
-		changed, err = s.upsertAll(tx, ins, results)
+		changed, err = storeCards(tx, actor, ins, results)
 		return err
 	}
-	err := s.db.WithContext(ctx).Transaction(store)
-	if errors.Is(err, gorm.ErrDuplicatedKey) {
+	err := s.transact(ctx, store)
+	if errors.Is(err, gorm.ErrDuplicatedKey) || isUniqueViolation(err) {
 		// Another writer (a replica, a concurrent registration) created the
 		// same card URL between our lookup and our insert. Once more sees
 		// its row and turns the insert into an update or a no-op.
-		err = s.db.WithContext(ctx).Transaction(store)
+		err = s.transact(ctx, store)
 	}
 	if err != nil {
 		return nil, err
@@ -77,36 +82,47 @@ func validateInput(in *UpsertInput) error {
 	return nil
 }
 
-// upsertAll stores inputs inside tx, filling results, and returns the
+// storeCards stores inputs inside tx, filling results, and returns the
 // index documents to publish after commit. A card URL given twice is stored
 // in order: the inputs are cut into runs without repeats, each stored by
-// upsertRun.
-func (s *Store) upsertAll(tx *gorm.DB, ins []UpsertInput, results []UpsertResult) ([]indexedDoc, error) {
+// storeRun. The actor is the audit log's (a later change records it here).
+func storeCards(tx *txn, _ Actor, ins []UpsertInput, results []UpsertResult) ([]indexedDoc, error) {
 	var docs []indexedDoc
+	err := runsWithoutRepeats(ins, func(in UpsertInput) string { return in.CardURL }, func(from, to int) error {
+		d, err := storeRun(tx, ins[from:to], results[from:to])
+		docs = append(docs, d...)
+		return err
+	})
+	return docs, err
+}
+
+// runsWithoutRepeats cuts items into consecutive runs in which no key
+// repeats and calls fn on each, in order.
+func runsWithoutRepeats[T any, K comparable](items []T, key func(T) K, fn func(from, to int) error) error {
 	start := 0
-	seen := make(map[string]bool, len(ins))
-	for i := 0; i <= len(ins); i++ {
-		if i < len(ins) && !seen[ins[i].CardURL] {
-			seen[ins[i].CardURL] = true
+	seen := make(map[K]bool, len(items))
+	for i := 0; i <= len(items); i++ {
+		if i < len(items) && !seen[key(items[i])] {
+			seen[key(items[i])] = true
 			continue
 		}
-		d, err := s.upsertRun(tx, ins[start:i], results[start:i])
-		if err != nil {
-			return nil, err
+		if i > start {
+			if err := fn(start, i); err != nil {
+				return err
+			}
 		}
-		docs = append(docs, d...)
-		if i < len(ins) {
+		if i < len(items) {
 			clear(seen)
-			seen[ins[i].CardURL] = true
+			seen[key(items[i])] = true
 			start = i
 		}
 	}
-	return docs, nil
+	return nil
 }
 
-// upsertRun stores inputs with distinct card URLs inside tx, filling
+// storeRun stores inputs with distinct card URLs inside tx, filling
 // results, and returns the index documents to publish after commit.
-func (s *Store) upsertRun(tx *gorm.DB, ins []UpsertInput, results []UpsertResult) ([]indexedDoc, error) {
+func storeRun(tx *txn, ins []UpsertInput, results []UpsertResult) ([]indexedDoc, error) {
 	urls := make([]string, len(ins))
 	for i, in := range ins {
 		urls[i] = cleanText(in.CardURL)
@@ -144,7 +160,7 @@ func (s *Store) upsertRun(tx *gorm.DB, ins []UpsertInput, results []UpsertResult
 				return nil, fmt.Errorf("storing card %s: %w", in.CardURL, err)
 			}
 			rec.FetchedAt = in.ReceivedAt
-			results[i] = UpsertResult{Agent: s.agentFromRecord(rec, in.Card)}
+			results[i] = UpsertResult{Agent: agentOf(rec, in.Card)}
 		default:
 			writes = append(writes, i)
 		}
@@ -161,11 +177,11 @@ func (s *Store) upsertRun(tx *gorm.DB, ins []UpsertInput, results []UpsertResult
 	if len(writes) == 0 {
 		return nil, nil
 	}
-	seqs, err := s.allocate(tx, "seq", len(writes))
+	seqs, err := allocate(tx, "seq", len(writes))
 	if err != nil {
 		return nil, err
 	}
-	pks, err := s.allocate(tx, "pk", len(created))
+	pks, err := allocate(tx, "pk", len(created))
 	if err != nil {
 		return nil, err
 	}
@@ -181,115 +197,119 @@ func (s *Store) upsertRun(tx *gorm.DB, ins []UpsertInput, results []UpsertResult
 	}
 
 	var (
-		agentRows, versionRows [][]any
-		changedPKs             []int64
-		derived                derivedRows
-		docs                   = make([]indexedDoc, 0, len(writes))
+		newAgents, changedAgents []agentRecord
+		versions                 = make([]cardVersionRecord, 0, len(writes))
+		derived                  derivedRows
+		crawlRows                []crawlStateRow
+		changes                  = make([]changeRow, 0, len(writes))
+		docs                     = make([]indexedDoc, 0, len(writes))
 	)
 	for j, i := range writes {
 		in, c, rec := ins[i], ins[i].Card, &recs[i]
-		summary, err := json.Marshal(summaryOf(c))
+		sum := recordOfSummary(summaryOf(c))
+		summary, err := encodeSummaryRecord(sum)
 		if err != nil {
 			return nil, err
 		}
 		rec.Name, rec.Description, rec.Provider = cleanText(c.Name), cleanText(c.Description), cleanText(providerOf(c))
 		rec.AgentVersion, rec.Shape, rec.ProtocolVersions = cleanText(c.Version), string(c.Shape), strings.Join(c.ProtocolVersions, ",")
-		rec.Summary, rec.RawSHA256, rec.Seq = string(summary), digests[i], seqs[j]
+		rec.Summary, rec.RawSHA256, rec.Seq = summary, digests[i], seqs[j]
 		rec.UpdatedAt, rec.FetchedAt = now, in.ReceivedAt
 		rec.CurrentVersion++
 		// A verdict belongs to the bytes it was made on: a new version is
-		// unchecked until the verification runner reports on it.
-		rec.SignatureStatus = SignatureUnchecked
+		// unchecked, without audit findings, until the verification runner
+		// reports on it.
+		rec.SignatureStatus, rec.AuditCodes, rec.SignatureTrust = SignatureUnchecked, "[]", ""
+		kind := ChangeUpdated
 		if isCreated[i] {
-			agentRows = append(agentRows, []any{rec.PK, rec.ID, rec.CardURL, rec.Name, rec.Description, rec.Provider,
-				rec.AgentVersion, rec.Shape, rec.ProtocolVersions, rec.Summary, rec.SignatureStatus, rec.Health,
-				rec.CurrentVersion, rec.RawSHA256, rec.Seq, rec.CreatedAt, rec.UpdatedAt, rec.FetchedAt})
-		} else {
-			changedPKs = append(changedPKs, rec.PK)
-			if err := tx.Exec(`UPDATE agents SET name = ?, description = ?, provider = ?, agent_version = ?, shape = ?,
-				protocol_versions = ?, summary = ?, raw_sha256 = ?, seq = ?, current_version = ?, updated_at = ?, fetched_at = ?,
-				signature_status = ? WHERE pk = ?`, rec.Name, rec.Description, rec.Provider, rec.AgentVersion, rec.Shape, rec.ProtocolVersions,
-				rec.Summary, rec.RawSHA256, rec.Seq, rec.CurrentVersion, rec.UpdatedAt, rec.FetchedAt, rec.SignatureStatus, rec.PK).Error; err != nil {
-				return nil, fmt.Errorf("storing card %s: %w", in.CardURL, err)
+			kind = ChangeCreated
+			newAgents = append(newAgents, *rec)
+			next := in.NextCheckAt
+			if next.IsZero() {
+				next = now
 			}
+			crawlRows = append(crawlRows, crawlStateRow{AgentPK: rec.PK, NextCheckAt: next.UTC(), Paused: in.Paused})
+		} else {
+			changedAgents = append(changedAgents, *rec)
 		}
-		versionRows = append(versionRows, []any{rec.PK, rec.CurrentVersion, digests[i], len(c.Raw), in.Source, in.ReceivedAt, c.Raw})
-		facets := facetsOf(c, rec.SignatureStatus, rec.Health)
-		if err := derived.add(rec.PK, c, facets); err != nil {
+		versions = append(versions, cardVersionRecord{AgentPK: rec.PK, Number: rec.CurrentVersion, SHA256: digests[i],
+			Size: len(c.Raw), Source: in.Source, ReceivedAt: in.ReceivedAt, Raw: c.Raw})
+		if err := derived.add(rec.PK, c); err != nil {
 			return nil, err
 		}
-		docs = append(docs, indexedDoc{pk: rec.PK, seq: rec.Seq, sortKey: sortKeyOf(c.Name), facets: facets, text: textOf(c)})
-		results[i] = UpsertResult{Agent: s.agentFromRecord(*rec, c), Created: isCreated[i], NewVersion: true}
+		changes = append(changes, changeRow{AgentPK: rec.PK, AgentID: rec.ID, CardURL: rec.CardURL, Kind: kind,
+			Version: rec.CurrentVersion, At: now})
+		docs = append(docs, indexedDoc{pk: rec.PK, seq: rec.Seq, sortKey: sortKeyOf(c.Name),
+			facets: docFacets(sum, rec.SignatureStatus, rec.SignatureTrust, rec.Health, nil), text: textOf(c)})
+		results[i] = UpsertResult{Agent: agentOf(*rec, c), Created: isCreated[i], NewVersion: true}
+	}
+	changedPKs := make([]int64, len(changedAgents))
+	for i, r := range changedAgents {
+		changedPKs[i] = r.PK
 	}
 	if err := deleteDerived(tx, changedPKs); err != nil {
 		return nil, err
 	}
-	if err := insertRows(tx, "agents", agentColumns, agentRows); err != nil {
-		return nil, fmt.Errorf("writing agents: %w", err)
+	if err := updateRows(tx, agentCardUpdate, changedAgents); err != nil {
+		return nil, err
 	}
-	if err := insertRows(tx, "card_versions", "agent_pk, number, sha256, size, source, received_at, raw", versionRows); err != nil {
-		return nil, fmt.Errorf("writing card_versions: %w", err)
+	if err := insertRows(tx, agentsTable, newAgents); err != nil {
+		return nil, err
+	}
+	if err := insertRows(tx, cardVersionsTable, versions); err != nil {
+		return nil, err
 	}
 	if err := derived.write(tx); err != nil {
 		return nil, err
 	}
-	var crawlRows, changeRows [][]any
-	for _, i := range writes {
-		rec := recs[i]
-		kind := ChangeUpdated
-		if isCreated[i] {
-			kind = ChangeCreated
-			next := ins[i].NextCheckAt
-			if next.IsZero() {
-				next = now
-			}
-			crawlRows = append(crawlRows, []any{rec.PK, next.UTC(), ins[i].Paused})
-		}
-		changeRows = append(changeRows, []any{rec.PK, rec.ID, rec.CardURL, kind, rec.CurrentVersion, now})
+	if err := insertRows(tx, crawlStateTable, crawlRows); err != nil {
+		return nil, err
 	}
-	if err := insertRows(tx, "crawl_state", "agent_pk, next_check_at, paused", crawlRows); err != nil {
-		return nil, fmt.Errorf("writing crawl_state: %w", err)
-	}
-	if err := s.appendChanges(tx, changeRows); err != nil {
+	if err := appendChanges(tx, changes); err != nil {
 		return nil, err
 	}
 	return docs, nil
+}
+
+// isUniqueViolation tells a unique-constraint failure of a statement run
+// outside gorm (the cached bulk statements), which gorm cannot translate.
+func isUniqueViolation(err error) bool {
+	var se sqlite3.Error
+	if errors.As(err, &se) {
+		return se.ExtendedCode == sqlite3.ErrConstraintUnique || se.ExtendedCode == sqlite3.ErrConstraintPrimaryKey
+	}
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "23505" // unique_violation
 }
 
 // appendChanges adds entries to the change feed. On PostgreSQL a
 // transaction-scoped advisory lock makes entries commit in seq order, so a
 // reader paging by seq never skips one that commits late (SQLite writers
 // are serialized anyway).
-func (s *Store) appendChanges(tx *gorm.DB, rows [][]any) error {
+func appendChanges(tx *txn, rows []changeRow) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	if s.dialect == dialectPostgres {
+	if tx.d == dialectPostgres {
 		if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", changeFeedLock).Error; err != nil {
 			return fmt.Errorf("locking change feed: %w", err)
 		}
 	}
-	if err := insertRows(tx, "changes", "agent_pk, agent_id, card_url, kind, version, at", rows); err != nil {
-		return fmt.Errorf("writing changes: %w", err)
-	}
-	return nil
+	return insertRows(tx, changesTable, rows)
 }
 
 // changeFeedLock is the advisory lock key of the change feed ("a2a-chg").
 const changeFeedLock int64 = 0x61326163686700
 
-const agentColumns = "pk, id, card_url, name, description, provider, agent_version, shape, protocol_versions, summary, " +
-	"signature_status, health, current_version, raw_sha256, seq, created_at, updated_at, fetched_at"
-
 // allocate reserves n values of agents.pk or agents.seq. On SQLite the
 // write transaction holds the database lock (_txlock=immediate), so MAX()+1
 // cannot race; on PostgreSQL both come from sequences.
-func (s *Store) allocate(tx *gorm.DB, column string, n int) ([]int64, error) {
+func allocate(tx *txn, column string, n int) ([]int64, error) {
 	if n == 0 {
 		return nil, nil
 	}
 	out := make([]int64, 0, n)
-	if s.dialect == dialectPostgres {
+	if tx.d == dialectPostgres {
 		seq := "agent_seq"
 		if column == "pk" {
 			seq = "agents_pk_seq"
@@ -311,9 +331,9 @@ func (s *Store) allocate(tx *gorm.DB, column string, n int) ([]int64, error) {
 	return out, nil
 }
 
-var derivedTables = []string{"skills", "interfaces", "security_schemes", "lint_findings", "agent_facets"}
+var derivedTables = []string{"skills", "interfaces", "security_schemes", "lint_findings"}
 
-func deleteDerived(tx *gorm.DB, pks []int64) error {
+func deleteDerived(tx *txn, pks []int64) error {
 	for chunk := range slices.Chunk(pks, 500) {
 		for _, t := range derivedTables {
 			if err := tx.Exec("DELETE FROM "+t+" WHERE agent_pk IN ?", chunk).Error; err != nil {
@@ -324,94 +344,52 @@ func deleteDerived(tx *gorm.DB, pks []int64) error {
 	return nil
 }
 
-// derivedRows collects the indexed view of several cards (skills,
-// interfaces, schemes, findings, facets) to write them with one multi-row
-// INSERT per table.
+// derivedRows collects the relational view of several cards (skills,
+// interfaces, schemes, findings) to write them with one multi-row INSERT
+// per table.
 type derivedRows struct {
-	skills, ifaces, schemes, findings, facets [][]any
+	skills   []skillRow
+	ifaces   []interfaceRow
+	schemes  []schemeRow
+	findings []findingRow
 }
 
-func (d *derivedRows) add(pk int64, c *card.Card, facets []facetRecord) error {
+func (d *derivedRows) add(pk int64, c *card.Card) error {
 	for i, sk := range c.Skills {
-		d.skills = append(d.skills, []any{pk, i, sk.ID, sk.Name, sk.Description,
-			jsonArray(sk.Examples), jsonArray(sk.Tags), jsonArray(sk.InputModes), jsonArray(sk.OutputModes),
-			sk.InheritsInputModes, sk.InheritsOutputModes})
+		d.skills = append(d.skills, skillRow{AgentPK: pk, Ordinal: i, SkillID: sk.ID, Name: sk.Name,
+			Description: sk.Description, Examples: jsonArray(sk.Examples), Tags: jsonArray(sk.Tags),
+			InputModes: jsonArray(sk.InputModes), OutputModes: jsonArray(sk.OutputModes),
+			InputModesInherited: sk.InheritsInputModes, OutputModesInherited: sk.InheritsOutputModes})
 	}
 	for i, it := range c.Interfaces {
-		d.ifaces = append(d.ifaces, []any{pk, i, it.URL, it.Binding, it.ProtocolVersion, it.Tenant})
+		d.ifaces = append(d.ifaces, interfaceRow{AgentPK: pk, Ordinal: i, URL: it.URL, Binding: it.Binding,
+			ProtocolVersion: it.ProtocolVersion, Tenant: it.Tenant})
 	}
 	for _, sc := range c.SecuritySchemes {
 		details, err := json.Marshal(sc)
 		if err != nil {
 			return err
 		}
-		d.schemes = append(d.schemes, []any{pk, sc.Name, sc.Type, string(details)})
+		d.schemes = append(d.schemes, schemeRow{AgentPK: pk, Name: sc.Name, Type: sc.Type, Details: string(details)})
 	}
 	for i, f := range c.Findings {
-		d.findings = append(d.findings, []any{pk, i, f.Code, string(f.Severity), f.Path, f.Message})
-	}
-	for _, f := range facets {
-		d.facets = append(d.facets, []any{pk, f.Field, f.Value})
+		d.findings = append(d.findings, findingRow{AgentPK: pk, Ordinal: i, Code: f.Code, Severity: string(f.Severity),
+			Path: f.Path, Message: f.Message})
 	}
 	return nil
 }
 
-func (d *derivedRows) write(tx *gorm.DB) error {
-	for _, ins := range []struct {
-		table, cols string
-		rows        [][]any
-	}{
-		{"skills", "agent_pk, ordinal, skill_id, name, description, examples, tags, input_modes, output_modes, input_modes_inherited, output_modes_inherited", d.skills},
-		{"interfaces", "agent_pk, ordinal, url, binding, protocol_version, tenant", d.ifaces},
-		{"security_schemes", "agent_pk, name, type, details", d.schemes},
-		{"lint_findings", "agent_pk, ordinal, code, severity, path, message", d.findings},
-		{"agent_facets", "agent_pk, field, value", d.facets},
-	} {
-		if err := insertRows(tx, ins.table, ins.cols, ins.rows); err != nil {
-			return fmt.Errorf("writing %s: %w", ins.table, err)
-		}
+func (d *derivedRows) write(tx *txn) error {
+	if err := insertRows(tx, skillsTable, d.skills); err != nil {
+		return err
 	}
-	return nil
-}
-
-// insertRows writes rows with multi-row INSERTs: one statement per table
-// and card rather than one per row, which is most of the cost of an upsert.
-func insertRows(tx *gorm.DB, table, cols string, rows [][]any) error {
-	const maxRows = 200
-	for len(rows) > 0 {
-		n := min(len(rows), maxRows)
-		var b strings.Builder
-		b.WriteString("INSERT INTO ")
-		b.WriteString(table)
-		b.WriteString(" (")
-		b.WriteString(cols)
-		b.WriteString(") VALUES ")
-		args := make([]any, 0, n*len(rows[0]))
-		for i, r := range rows[:n] {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			b.WriteByte('(')
-			for j := range r {
-				if j > 0 {
-					b.WriteByte(',')
-				}
-				b.WriteByte('?')
-			}
-			b.WriteByte(')')
-			for _, v := range r {
-				if str, ok := v.(string); ok {
-					v = cleanText(str)
-				}
-				args = append(args, v)
-			}
-		}
-		if err := tx.Exec(b.String(), args...).Error; err != nil {
-			return err
-		}
-		rows = rows[n:]
+	if err := insertRows(tx, interfacesTable, d.ifaces); err != nil {
+		return err
 	}
-	return nil
+	if err := insertRows(tx, schemesTable, d.schemes); err != nil {
+		return err
+	}
+	return insertRows(tx, findingsTable, d.findings)
 }
 
 // textOf is the searchable text of a card (see textOfParts).

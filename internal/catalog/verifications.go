@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -122,7 +123,10 @@ func (s *Store) DueVerifications(ctx context.Context, now time.Time, limit int) 
 // current version also sets the agent's signature status and audit facet
 // (and its search index entry); one on an older version is kept for that
 // version only. Reports on unknown agents are skipped.
-func (s *Store) RecordVerifications(ctx context.Context, ins []VerificationInput) error {
+func (s *Store) RecordVerifications(ctx context.Context, actor Actor, ins []VerificationInput) error {
+	if err := actor.validate(); err != nil {
+		return err
+	}
 	for _, in := range ins {
 		switch in.Status {
 		case SignatureVerified, SignatureInvalid, SignatureUnsigned, SignatureKeyUnavailable:
@@ -134,76 +138,12 @@ func (s *Store) RecordVerifications(ctx context.Context, ins []VerificationInput
 		}
 	}
 	var changed []int64
-	store := func(tx *gorm.DB) error {
-		changed = changed[:0]
-		// On PostgreSQL the share lock orders this transaction against
-		// key changes (which update the row); see migration 00003.
-		genQ := "SELECT generation FROM trust_store WHERE id = 1"
-		if s.dialect == dialectPostgres {
-			genQ += " FOR SHARE"
-		}
-		var gen int64
-		if err := tx.Raw(genQ).Row().Scan(&gen); err != nil {
-			return fmt.Errorf("reading trust generation: %w", err)
-		}
-		// The agent row lock serializes reports on one agent from several
-		// replicas, and with card upserts, so facet rows are never written
-		// twice.
-		agentQ := "SELECT pk, current_version, signature_status FROM agents WHERE id = ?"
-		if s.dialect == dialectPostgres {
-			agentQ += " FOR UPDATE"
-		}
-		now := time.Now().UTC()
-		for _, in := range ins {
-			var (
-				pk      int64
-				current int
-				status  string
-			)
-			err := tx.Raw(agentQ, in.AgentID).Row().Scan(&pk, &current, &status)
-			if err == sql.ErrNoRows {
-				continue
-			}
-			if err != nil {
-				return fmt.Errorf("looking up agent %s: %w", in.AgentID, err)
-			}
-			var keysExpire any
-			if !in.KeysExpireAt.IsZero() {
-				keysExpire = in.KeysExpireAt.UTC()
-			}
-			if err := tx.Exec("DELETE FROM verifications WHERE agent_pk = ? AND version = ?", pk, in.Version).Error; err != nil {
-				return fmt.Errorf("replacing report of agent %s: %w", in.AgentID, err)
-			}
-			if err := tx.Exec(`INSERT INTO verifications (agent_pk, version, status, report, verified_at, keys_expire_at,
-				recheck_at, trust_generation, stale) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-				pk, in.Version, in.Status, cleanText(string(in.Report)), in.VerifiedAt.UTC(), keysExpire,
-				in.RecheckAt.UTC(), in.TrustGeneration, in.TrustGeneration != gen).Error; err != nil {
-				return fmt.Errorf("storing report of agent %s: %w", in.AgentID, err)
-			}
-			if in.Version != current {
-				continue
-			}
-			if err := tx.Exec("DELETE FROM verification_kids WHERE agent_pk = ?", pk).Error; err != nil {
-				return fmt.Errorf("storing kids of agent %s: %w", in.AgentID, err)
-			}
-			var kidRows [][]any
-			for _, kid := range dedupe(in.KIDs, func(s string) string { return s }) {
-				kidRows = append(kidRows, []any{kid, pk})
-			}
-			if err := insertRows(tx, "verification_kids", "kid, agent_pk", kidRows); err != nil {
-				return fmt.Errorf("storing kids of agent %s: %w", in.AgentID, err)
-			}
-			moved, err := s.setVerdictFacets(tx, pk, status, in, now)
-			if err != nil {
-				return err
-			}
-			if moved {
-				changed = append(changed, pk)
-			}
-		}
-		return nil
+	store := func(tx *txn) error {
+		var err error
+		changed, err = recordReports(tx, actor, ins)
+		return err
 	}
-	if err := s.db.WithContext(ctx).Transaction(store); err != nil {
+	if err := s.transact(ctx, store); err != nil {
 		return fmt.Errorf("recording verifications: %w", err)
 	}
 	// As for health (RecordFetches): reload the changed agents' docs.
@@ -213,49 +153,101 @@ func (s *Store) RecordVerifications(ctx context.Context, ins []VerificationInput
 	return nil
 }
 
-// setVerdictFacets writes the signature status and audit facet of one
-// agent when they differ from what is stored, bumping its seq and
-// updated_at so that the index (and other replicas' Sync) pick it up.
-func (s *Store) setVerdictFacets(tx *gorm.DB, pk int64, status string, in VerificationInput, now time.Time) (bool, error) {
+// recordReports stores reports inside tx and returns the pks of agents
+// whose signature status or audit codes changed. The actor is the audit
+// log's (a later change records it here).
+func recordReports(tx *txn, _ Actor, ins []VerificationInput) ([]int64, error) {
+	var changed []int64
+	// On PostgreSQL the share lock orders this transaction against
+	// key changes (which update the row); see migration 00003.
+	genQ := "SELECT generation FROM trust_store WHERE id = 1"
+	if tx.d == dialectPostgres {
+		genQ += " FOR SHARE"
+	}
+	var gen int64
+	if err := tx.Raw(genQ).Row().Scan(&gen); err != nil {
+		return nil, fmt.Errorf("reading trust generation: %w", err)
+	}
+	// The agent row lock serializes reports on one agent from several
+	// replicas, and with card upserts, so two writers never both decide
+	// on the verdict columns from the same stored values.
+	agentQ := "SELECT pk, current_version, signature_status, audit_codes, signature_trust FROM agents WHERE id = ?"
+	if tx.d == dialectPostgres {
+		agentQ += " FOR UPDATE"
+	}
+	now := time.Now().UTC()
+	for _, in := range ins {
+		var (
+			pk                   int64
+			current              int
+			status, audit, trust string
+		)
+		err := tx.Raw(agentQ, in.AgentID).Row().Scan(&pk, &current, &status, &audit, &trust)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("looking up agent %s: %w", in.AgentID, err)
+		}
+		var keysExpire any
+		if !in.KeysExpireAt.IsZero() {
+			keysExpire = in.KeysExpireAt.UTC()
+		}
+		if err := tx.Exec("DELETE FROM verifications WHERE agent_pk = ? AND version = ?", pk, in.Version).Error; err != nil {
+			return nil, fmt.Errorf("replacing report of agent %s: %w", in.AgentID, err)
+		}
+		if err := tx.Exec(`INSERT INTO verifications (agent_pk, version, status, report, verified_at, keys_expire_at,
+			recheck_at, trust_generation, stale) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			pk, in.Version, in.Status, cleanText(string(in.Report)), in.VerifiedAt.UTC(), keysExpire,
+			in.RecheckAt.UTC(), in.TrustGeneration, in.TrustGeneration != gen).Error; err != nil {
+			return nil, fmt.Errorf("storing report of agent %s: %w", in.AgentID, err)
+		}
+		if in.Version != current {
+			continue
+		}
+		if err := tx.Exec("DELETE FROM verification_kids WHERE agent_pk = ?", pk).Error; err != nil {
+			return nil, fmt.Errorf("storing kids of agent %s: %w", in.AgentID, err)
+		}
+		var kidRows []verificationKidRow
+		for _, kid := range dedupe(in.KIDs, func(s string) string { return s }) {
+			kidRows = append(kidRows, verificationKidRow{KID: kid, AgentPK: pk})
+		}
+		if err := insertRows(tx, verificationKidsTable, kidRows); err != nil {
+			return nil, fmt.Errorf("storing kids of agent %s: %w", in.AgentID, err)
+		}
+		moved, err := setVerdict(tx, pk, status, audit, trust, in, now)
+		if err != nil {
+			return nil, err
+		}
+		if moved {
+			changed = append(changed, pk)
+		}
+	}
+	return changed, nil
+}
+
+// setVerdict writes the signature status, audit codes and signature trust
+// of one agent when they differ from the stored ones (status, audit,
+// trust), bumping its seq and updated_at so that the index (and other
+// replicas' Sync) pick it up.
+func setVerdict(tx *txn, pk int64, status, audit, storedTrust string, in VerificationInput, now time.Time) (bool, error) {
 	codes := dedupe(in.AuditCodes, func(s string) string { return cleanText(s) })
 	slices.Sort(codes)
-	var stored, storedTrust []string
-	if err := tx.Raw("SELECT value FROM agent_facets WHERE agent_pk = ? AND field = ? ORDER BY value",
-		pk, FieldAudit).Scan(&stored).Error; err != nil {
-		return false, fmt.Errorf("reading audit facet of agent %s: %w", in.AgentID, err)
+	stored, err := decodeAuditCodes(audit)
+	if err != nil {
+		return false, fmt.Errorf("agent %s: %w", in.AgentID, err)
 	}
-	if err := tx.Raw("SELECT value FROM agent_facets WHERE agent_pk = ? AND field = ?",
-		pk, FieldSignatureTrust).Scan(&storedTrust).Error; err != nil {
-		return false, fmt.Errorf("reading signature trust facet of agent %s: %w", in.AgentID, err)
-	}
-	var trust []string
-	if in.Trust != "" {
-		trust = []string{cleanText(in.Trust)}
-	}
-	if status == in.Status && slices.Equal(stored, codes) && slices.Equal(storedTrust, trust) {
+	trust := cleanText(in.Trust)
+	if status == in.Status && slices.Equal(stored, codes) && storedTrust == trust {
 		return false, nil
 	}
-	seqs, err := s.allocate(tx, "seq", 1)
+	seqs, err := allocate(tx, "seq", 1)
 	if err != nil {
 		return false, err
 	}
-	if err := tx.Exec("UPDATE agents SET signature_status = ?, seq = ?, updated_at = ? WHERE pk = ?",
-		in.Status, seqs[0], now, pk).Error; err != nil {
-		return false, fmt.Errorf("updating signature status of agent %s: %w", in.AgentID, err)
-	}
-	if err := tx.Exec("DELETE FROM agent_facets WHERE agent_pk = ? AND field IN ?",
-		pk, []string{FieldSignature, FieldAudit, FieldSignatureTrust}).Error; err != nil {
-		return false, fmt.Errorf("updating facets of agent %s: %w", in.AgentID, err)
-	}
-	rows := [][]any{{pk, FieldSignature, in.Status}}
-	for _, c := range codes {
-		rows = append(rows, []any{pk, FieldAudit, c})
-	}
-	for _, v := range trust {
-		rows = append(rows, []any{pk, FieldSignatureTrust, v})
-	}
-	if err := insertRows(tx, "agent_facets", "agent_pk, field, value", rows); err != nil {
-		return false, fmt.Errorf("updating facets of agent %s: %w", in.AgentID, err)
+	if err := tx.Exec("UPDATE agents SET signature_status = ?, audit_codes = ?, signature_trust = ?, seq = ?, updated_at = ? WHERE pk = ?",
+		in.Status, jsonArray(codes), trust, seqs[0], now, pk).Error; err != nil {
+		return false, fmt.Errorf("updating verdict of agent %s: %w", in.AgentID, err)
 	}
 	return true, nil
 }
@@ -263,6 +255,10 @@ func (s *Store) setVerdictFacets(tx *gorm.DB, pk int64, status string, in Verifi
 // Verification returns the report on the agent's current card version;
 // nil when it has none yet. An unknown agent is ErrNotFound.
 func (s *Store) Verification(ctx context.Context, agentID string) (*Verification, error) {
+	return verificationOf(s.db.WithContext(ctx), agentID)
+}
+
+func verificationOf(db *gorm.DB, agentID string) (*Verification, error) {
 	var (
 		current                         int
 		version                         sql.NullInt64
@@ -270,7 +266,7 @@ func (s *Store) Verification(ctx context.Context, agentID string) (*Verification
 		verifiedAt, keysExpire, recheck sql.NullTime
 		stale                           sql.NullBool
 	)
-	err := s.db.WithContext(ctx).Raw(`SELECT a.current_version, r.version, r.status, r.report, r.verified_at,
+	err := db.Raw(`SELECT a.current_version, r.version, r.status, r.report, r.verified_at,
 		r.keys_expire_at, r.recheck_at, r.stale
 		FROM agents a LEFT JOIN verifications r ON r.agent_pk = a.pk AND r.version = a.current_version
 		WHERE a.id = ?`, agentID).Row().Scan(&current, &version, &status, &report, &verifiedAt, &keysExpire, &recheck, &stale)

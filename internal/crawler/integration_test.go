@@ -18,6 +18,9 @@ import (
 	"github.com/a2aregistry/registry/internal/safehttp"
 )
 
+// testActor is who the tests write as.
+var testActor = catalog.System("test")
+
 const cardTmpl = `{"name":"%s","description":"d","version":"%s",
 "supportedInterfaces":[{"url":"https://agent.example.com/a2a","protocolBinding":"JSONRPC","protocolVersion":"1.0"}],
 "capabilities":{},"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],
@@ -57,7 +60,7 @@ func TestCrawlCatalog(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := s.Upsert(ctx, catalog.UpsertInput{CardURL: u, Card: c, Source: catalog.SourceURL, ReceivedAt: time.Now()})
+			res, err := s.Upsert(ctx, testActor, catalog.UpsertInput{CardURL: u, Card: c, Source: catalog.SourceURL, ReceivedAt: time.Now()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -137,8 +140,8 @@ type countingStore struct {
 	recorded chan struct{} // signalled after each recorded batch
 }
 
-func (s *countingStore) RecordFetches(ctx context.Context, outs []catalog.FetchOutcome) ([]catalog.UpsertResult, error) {
-	res, err := s.Store.RecordFetches(ctx, outs)
+func (s *countingStore) RecordFetches(ctx context.Context, actor catalog.Actor, outs []catalog.FetchOutcome) ([]catalog.UpsertResult, error) {
+	res, err := s.Store.RecordFetches(ctx, actor, outs)
 	if err == nil {
 		s.n.Add(int64(len(outs)))
 		select {

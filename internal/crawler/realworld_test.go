@@ -166,7 +166,7 @@ func TestRealWorldCorpus(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				res, err := s.Upsert(ctx, catalog.UpsertInput{CardURL: u, Card: seed, Source: catalog.SourceURL, ReceivedAt: time.Now().Add(-time.Hour)})
+				res, err := s.Upsert(ctx, testActor, catalog.UpsertInput{CardURL: u, Card: seed, Source: catalog.SourceURL, ReceivedAt: time.Now().Add(-time.Hour)})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -180,7 +180,7 @@ func (c *Crawler) RefreshNow(ctx context.Context, agentID string) (RefreshResult
 	if o.Class == ClassCanceled || ctx.Err() != nil {
 		return RefreshResult{Outcome: o}, fmt.Errorf("refreshing agent %s: %w: %w", agentID, ErrRefreshCanceled, context.Cause(ctx))
 	}
-	stored, err := c.store.RecordFetches(ctx, []catalog.FetchOutcome{o})
+	stored, err := c.store.RecordFetches(ctx, crawlerActor, []catalog.FetchOutcome{o})
 	if err != nil {
 		return RefreshResult{Outcome: o}, fmt.Errorf("refreshing agent %s: recording outcome: %w", agentID, err)
 	}

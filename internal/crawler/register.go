@@ -11,15 +11,19 @@ import (
 
 // Store is what registration needs from the catalog.
 type Store interface {
-	Upsert(ctx context.Context, in catalog.UpsertInput) (catalog.UpsertResult, error)
+	Upsert(ctx context.Context, actor catalog.Actor, in catalog.UpsertInput) (catalog.UpsertResult, error)
 }
 
 // checkRecorder is the part of the catalog that records a registration's
 // fetch as the agent's first check (*catalog.Store implements it).
 type checkRecorder interface {
 	CrawlTarget(ctx context.Context, agentID string) (catalog.CrawlTarget, error)
-	RecordFetches(ctx context.Context, outs []catalog.FetchOutcome) ([]catalog.UpsertResult, error)
+	RecordFetches(ctx context.Context, actor catalog.Actor, outs []catalog.FetchOutcome) ([]catalog.UpsertResult, error)
 }
+
+// The catalog must keep implementing checkRecorder: the registrar finds it
+// by a type assertion, which a changed signature would fail silently.
+var _ checkRecorder = (*catalog.Store)(nil)
 
 // CardVerifier verifies a stored card version and stores the report
 // (*verify.Runner implements it), so that a registration answers with the
@@ -27,6 +31,11 @@ type checkRecorder interface {
 type CardVerifier interface {
 	VerifyStored(ctx context.Context, t catalog.VerifyTarget) error
 }
+
+// registrarActor is who the catalog records as registering an agent.
+// Until sign-in exists no user can be named; then it is the one who
+// submitted the URL.
+var registrarActor = catalog.System("registrar")
 
 // Registrar registers an agent from a URL a user submitted, now rather
 // than at the next crawl.
@@ -92,7 +101,7 @@ func (r *Registrar) Register(ctx context.Context, input string) (catalog.UpsertR
 		r.log.WarnContext(ctx, "registering agent: card rejected", "card_url", res.URL, "error", err)
 		return catalog.UpsertResult{}, fmt.Errorf("registering %s: card from %s: %w", input, res.URL, err)
 	}
-	out, err := r.store.Upsert(ctx, catalog.UpsertInput{
+	out, err := r.store.Upsert(ctx, registrarActor, catalog.UpsertInput{
 		CardURL:    res.URL,
 		Card:       c,
 		Source:     catalog.SourceURL,
@@ -138,6 +147,6 @@ func (r *Registrar) recordCheck(ctx context.Context, agentID string, res *Result
 		Status: res.Status, Latency: res.Latency, ETag: res.ETag, LastModified: res.LastModified,
 	}
 	r.policy.Apply(o.At, t, cacheHeadersOf(res), &o)
-	_, err = rec.RecordFetches(ctx, []catalog.FetchOutcome{o})
+	_, err = rec.RecordFetches(ctx, registrarActor, []catalog.FetchOutcome{o})
 	return err
 }

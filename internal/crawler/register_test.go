@@ -18,7 +18,7 @@ type fakeStore struct {
 	err   error
 }
 
-func (s *fakeStore) Upsert(_ context.Context, in catalog.UpsertInput) (catalog.UpsertResult, error) {
+func (s *fakeStore) Upsert(_ context.Context, _ catalog.Actor, in catalog.UpsertInput) (catalog.UpsertResult, error) {
 	s.calls = append(s.calls, in)
 	if s.err != nil {
 		return catalog.UpsertResult{}, s.err
@@ -135,7 +135,7 @@ func (s *checkingStore) CrawlTarget(_ context.Context, id string) (catalog.Crawl
 	return catalog.CrawlTarget{AgentID: id, Health: catalog.HealthUnknown}, nil
 }
 
-func (s *checkingStore) RecordFetches(_ context.Context, outs []catalog.FetchOutcome) ([]catalog.UpsertResult, error) {
+func (s *checkingStore) RecordFetches(_ context.Context, _ catalog.Actor, outs []catalog.FetchOutcome) ([]catalog.UpsertResult, error) {
 	s.outcomes = append(s.outcomes, outs...)
 	return make([]catalog.UpsertResult, len(outs)), nil
 }

@@ -26,10 +26,13 @@ type CrawlStore interface {
 	ClaimDue(ctx context.Context, now time.Time, limit int, owner string, lease time.Duration) ([]catalog.CrawlTarget, error)
 	// RecordFetches stores outcomes in one transaction and releases their
 	// leases.
-	RecordFetches(ctx context.Context, outs []catalog.FetchOutcome) ([]catalog.UpsertResult, error)
+	RecordFetches(ctx context.Context, actor catalog.Actor, outs []catalog.FetchOutcome) ([]catalog.UpsertResult, error)
 	// CrawlTarget loads one agent's crawl state, for a check on demand.
 	CrawlTarget(ctx context.Context, agentID string) (catalog.CrawlTarget, error)
 }
+
+// crawlerActor is who the catalog records as making the crawler's writes.
+var crawlerActor = catalog.System("crawler")
 
 // Scheduler defaults.
 const (
@@ -389,7 +392,7 @@ func (c *Crawler) writer(ctx context.Context, outs <-chan catalog.FetchOutcome) 
 		// commit even when shutdown starts meanwhile.
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.FlushTimeout)
 		defer cancel()
-		if _, err := c.store.RecordFetches(fctx, batch); err != nil {
+		if _, err := c.store.RecordFetches(fctx, crawlerActor, batch); err != nil {
 			c.log.ErrorContext(fctx, "crawler: recording outcomes failed; their agents will be checked again after the lease",
 				"count", len(batch), "error", err)
 		}

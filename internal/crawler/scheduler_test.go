@@ -58,7 +58,7 @@ func (s *memStore) ClaimDue(ctx context.Context, now time.Time, limit int, owner
 	return out, nil
 }
 
-func (s *memStore) RecordFetches(ctx context.Context, outs []catalog.FetchOutcome) ([]catalog.UpsertResult, error) {
+func (s *memStore) RecordFetches(ctx context.Context, _ catalog.Actor, outs []catalog.FetchOutcome) ([]catalog.UpsertResult, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

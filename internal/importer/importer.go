@@ -36,8 +36,11 @@ const (
 
 // Store is the part of the catalog an import writes to.
 type Store interface {
-	Upsert(ctx context.Context, in catalog.UpsertInput) (catalog.UpsertResult, error)
+	Upsert(ctx context.Context, actor catalog.Actor, in catalog.UpsertInput) (catalog.UpsertResult, error)
 }
+
+// importActor is who the catalog records as storing imported cards.
+var importActor = catalog.System("import")
 
 // Importer parses card files and upserts them. Its zero value is not
 // usable: Store is required.
@@ -171,7 +174,7 @@ func (im *Importer) CardAt(ctx context.Context, raw []byte, servedAt string) (Re
 	if im.Now != nil {
 		now = im.Now
 	}
-	res, err := im.Store.Upsert(ctx, catalog.UpsertInput{
+	res, err := im.Store.Upsert(ctx, importActor, catalog.UpsertInput{
 		CardURL: cardURL,
 		Card:    c,
 		Source:  catalog.SourceImport,

@@ -25,7 +25,7 @@ type fakeStore struct {
 	err    error
 }
 
-func (s *fakeStore) Upsert(_ context.Context, in catalog.UpsertInput) (catalog.UpsertResult, error) {
+func (s *fakeStore) Upsert(_ context.Context, _ catalog.Actor, in catalog.UpsertInput) (catalog.UpsertResult, error) {
 	if s.err != nil {
 		return catalog.UpsertResult{}, s.err
 	}

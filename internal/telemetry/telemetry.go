@@ -122,7 +122,7 @@ func methodLabel(m string) string {
 // CrawlStore is the crawler's view of the catalog.
 type CrawlStore interface {
 	ClaimDue(ctx context.Context, now time.Time, limit int, owner string, lease time.Duration) ([]catalog.CrawlTarget, error)
-	RecordFetches(ctx context.Context, outs []catalog.FetchOutcome) ([]catalog.UpsertResult, error)
+	RecordFetches(ctx context.Context, actor catalog.Actor, outs []catalog.FetchOutcome) ([]catalog.UpsertResult, error)
 	CrawlTarget(ctx context.Context, agentID string) (catalog.CrawlTarget, error)
 }
 
@@ -137,8 +137,8 @@ type observedStore struct {
 	m *Metrics
 }
 
-func (s *observedStore) RecordFetches(ctx context.Context, outs []catalog.FetchOutcome) ([]catalog.UpsertResult, error) {
-	res, err := s.CrawlStore.RecordFetches(ctx, outs)
+func (s *observedStore) RecordFetches(ctx context.Context, actor catalog.Actor, outs []catalog.FetchOutcome) ([]catalog.UpsertResult, error) {
+	res, err := s.CrawlStore.RecordFetches(ctx, actor, outs)
 	if err != nil {
 		return res, err
 	}

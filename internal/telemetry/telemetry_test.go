@@ -16,6 +16,9 @@ import (
 	"github.com/a2aregistry/registry/internal/telemetry"
 )
 
+// testActor is who the tests write as.
+var testActor = catalog.System("test")
+
 type count int
 
 func (c count) Count(context.Context) (int, error) { return int(c), nil }
@@ -25,7 +28,7 @@ type fakeStore struct{ results []catalog.UpsertResult }
 func (fakeStore) ClaimDue(context.Context, time.Time, int, string, time.Duration) ([]catalog.CrawlTarget, error) {
 	return nil, nil
 }
-func (f fakeStore) RecordFetches(context.Context, []catalog.FetchOutcome) ([]catalog.UpsertResult, error) {
+func (f fakeStore) RecordFetches(context.Context, catalog.Actor, []catalog.FetchOutcome) ([]catalog.UpsertResult, error) {
 	return f.results, nil
 }
 func (fakeStore) CrawlTarget(context.Context, string) (catalog.CrawlTarget, error) {
@@ -54,7 +57,7 @@ func TestMetrics(t *testing.T) {
 		e.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/api/v1/agents/"+id, nil))
 	}
 	store := m.ObserveCrawl(fakeStore{results: []catalog.UpsertResult{{NewVersion: true}, {}, {}}})
-	if _, err := store.RecordFetches(context.Background(), []catalog.FetchOutcome{
+	if _, err := store.RecordFetches(context.Background(), testActor, []catalog.FetchOutcome{
 		{Status: 200, Latency: 20 * time.Millisecond},
 		{Status: 304, NotModified: true, Latency: 5 * time.Millisecond},
 		{Class: "timeout", Latency: 10 * time.Second},
@@ -82,7 +85,7 @@ func TestMetrics(t *testing.T) {
 func TestObserveCrawlFailure(t *testing.T) {
 	m := telemetry.New(nil)
 	store := m.ObserveCrawl(failingStore{})
-	if _, err := store.RecordFetches(context.Background(), []catalog.FetchOutcome{{Status: 200}}); err == nil {
+	if _, err := store.RecordFetches(context.Background(), testActor, []catalog.FetchOutcome{{Status: 200}}); err == nil {
 		t.Fatal("error swallowed")
 	}
 	if out := scrape(t, m); strings.Contains(out, `registry_crawl_checks_total{`) {
@@ -92,7 +95,7 @@ func TestObserveCrawlFailure(t *testing.T) {
 
 type failingStore struct{ fakeStore }
 
-func (failingStore) RecordFetches(context.Context, []catalog.FetchOutcome) ([]catalog.UpsertResult, error) {
+func (failingStore) RecordFetches(context.Context, catalog.Actor, []catalog.FetchOutcome) ([]catalog.UpsertResult, error) {
 	return nil, errors.New("disk full")
 }
 

@@ -18,8 +18,11 @@ import (
 type RunnerStore interface {
 	TrustGeneration(ctx context.Context) (int64, error)
 	DueVerifications(ctx context.Context, now time.Time, limit int) ([]catalog.VerifyTarget, error)
-	RecordVerifications(ctx context.Context, ins []catalog.VerificationInput) error
+	RecordVerifications(ctx context.Context, actor catalog.Actor, ins []catalog.VerificationInput) error
 }
+
+// verifierActor is who the catalog records as storing reports.
+var verifierActor = catalog.System("verifier")
 
 // RunnerOptions configure a Runner. Zero fields take the defaults below.
 type RunnerOptions struct {
@@ -139,7 +142,7 @@ func (r *Runner) RunOnce(ctx context.Context) (int, error) {
 		if err := ctx.Err(); err != nil {
 			return total, err
 		}
-		if err := r.store.RecordVerifications(ctx, ins); err != nil {
+		if err := r.store.RecordVerifications(ctx, verifierActor, ins); err != nil {
 			return total, err
 		}
 		total += len(ins)
@@ -162,7 +165,7 @@ func (r *Runner) VerifyStored(ctx context.Context, t catalog.VerifyTarget) error
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return r.store.RecordVerifications(ctx, []catalog.VerificationInput{in})
+	return r.store.RecordVerifications(ctx, verifierActor, []catalog.VerificationInput{in})
 }
 
 // verifyTarget checks one stored card version and builds its catalog row.

@@ -19,6 +19,9 @@ import (
 	"github.com/a2aregistry/registry/internal/catalog/catalogtest"
 )
 
+// testActor is who the tests write as.
+var testActor = catalog.System("test")
+
 // apiKeyCard is unsigned and sends its API key in the query string.
 const apiKeyCard = `{"name":"Open door","description":"d","version":"1","supportedInterfaces":[{"url":"https://door.example.com/a2a","protocolBinding":"JSONRPC","protocolVersion":"1.0"}],"securitySchemes":{"k":{"apiKeySecurityScheme":{"name":"key","location":"query"}}},"capabilities":{},"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"skills":[]}`
 
@@ -34,7 +37,7 @@ func storeCard(t *testing.T, s *catalog.Store, url string, raw []byte) catalog.U
 	if err != nil {
 		t.Fatalf("parsing card for %s: %v", url, err)
 	}
-	res, err := s.Upsert(t.Context(), catalog.UpsertInput{CardURL: url, Card: c})
+	res, err := s.Upsert(t.Context(), testActor, catalog.UpsertInput{CardURL: url, Card: c})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +54,7 @@ func pinKey(t *testing.T, s *catalog.Store) catalog.TrustedKey {
 	if err != nil {
 		t.Fatal(err)
 	}
-	added, err := s.AddTrustedKey(t.Context(), k)
+	added, err := s.AddTrustedKey(t.Context(), testActor, k)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +170,7 @@ func TestRunnerKeepsCatalogVerdictsCurrent(t *testing.T) {
 		}
 
 		// Revoking the key re-verifies exactly the cards that name its kid.
-		if _, err := s.RevokeTrustedKey(ctx, key.ID, now.Add(-time.Second)); err != nil {
+		if _, err := s.RevokeTrustedKey(ctx, testActor, key.ID, now.Add(-time.Second)); err != nil {
 			t.Fatal(err)
 		}
 		runOnce(t, r, 2)
@@ -223,7 +226,7 @@ func TestReportUnderOldTrustIsStale(t *testing.T) {
 		record := func(g int64) {
 			t.Helper()
 			now := time.Now()
-			if err := s.RecordVerifications(ctx, []catalog.VerificationInput{{AgentID: id, Version: 1,
+			if err := s.RecordVerifications(ctx, testActor, []catalog.VerificationInput{{AgentID: id, Version: 1,
 				Status: catalog.SignatureKeyUnavailable, Report: json.RawMessage(`{}`), VerifiedAt: now,
 				RecheckAt: now.Add(time.Hour), TrustGeneration: g, KIDs: []string{"k1"}}}); err != nil {
 				t.Fatal(err)
@@ -248,7 +251,7 @@ func TestReportUnderOldTrustIsStale(t *testing.T) {
 		}
 		// Key change before the report was stored: its generation is old.
 		gen, _ = s.TrustGeneration(ctx)
-		if _, err := s.RevokeTrustedKey(ctx, key.ID, time.Now()); err != nil {
+		if _, err := s.RevokeTrustedKey(ctx, testActor, key.ID, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		record(gen)
@@ -266,10 +269,10 @@ func TestReportUnderOldTrustIsStale(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.AddTrustedKey(ctx, other); err != nil {
+		if _, err := s.AddTrustedKey(ctx, testActor, other); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.AddTrustedKey(ctx, other); !errors.Is(err, catalog.ErrConflict) {
+		if _, err := s.AddTrustedKey(ctx, testActor, other); !errors.Is(err, catalog.ErrConflict) {
 			t.Fatalf("adding an active key twice: %v, want ErrConflict", err)
 		}
 		if isDue() {

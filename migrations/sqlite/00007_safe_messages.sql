@@ -9,6 +9,12 @@ UPDATE crawl_state SET last_error_message = last_error_class WHERE last_error_cl
 UPDATE fetch_log SET message = class WHERE class <> '';
 UPDATE verifications SET stale = 1;
 
+-- What vouched for the key of a verified signature (a pinned key, a
+-- trusted origin, or only the card's own origin): a filter and facet of
+-- its own. Reports are redone (above), which fills it.
+ALTER TABLE agents ADD COLUMN signature_trust TEXT NOT NULL DEFAULT '';
+
 -- +goose Down
+ALTER TABLE agents DROP COLUMN signature_trust;
 -- The original texts are gone; nothing to restore.
 SELECT 1;

@@ -1,0 +1,89 @@
+package catalog
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// docFacets lists the filterable (field, value) pairs of an agent for the
+// search index, from what the agents row holds: the stored summary, the
+// signature status and trust, the health and the audit codes. Writers and the index
+// build both use it, so a document is the same whichever way it reached
+// the index. It yields the same pairs as facetsOf on the card the summary
+// was made from (a test holds the two together), plus the audit codes.
+// Values keep their display form; matching is case-insensitive (termKey).
+func docFacets(sum summaryRecord, signature, trust, health string, audit []string) []facetRecord {
+	out := make([]facetRecord, 0, 8+4*len(sum.Skills)+len(sum.InputModes)+len(sum.OutputModes))
+	seen := make(map[[2]string]struct{}, cap(out))
+	add := func(field, value string) {
+		value = strings.TrimSpace(value)
+		if value == "" {
+			return
+		}
+		k := [2]string{field, strings.ToLower(value)}
+		if _, ok := seen[k]; ok {
+			return
+		}
+		seen[k] = struct{}{}
+		out = append(out, facetRecord{Field: field, Value: value})
+	}
+	for _, sk := range sum.Skills {
+		add(FieldSkill, sk.ID)
+		add(fieldSkillName, sk.Name)
+		for _, t := range sk.Tags {
+			add(FieldTag, t)
+		}
+	}
+	for _, m := range sum.InputModes {
+		add(FieldInputMode, m)
+	}
+	for _, m := range sum.OutputModes {
+		add(FieldOutputMode, m)
+	}
+	for _, b := range sum.Bindings {
+		add(FieldBinding, b)
+	}
+	for _, v := range sum.ProtocolVersions {
+		add(FieldProtocolVersion, v)
+	}
+	for _, t := range sum.SecuritySchemes {
+		add(FieldSecurityScheme, t)
+	}
+	if len(sum.SecuritySchemes) == 0 {
+		add(FieldSecurityScheme, schemeNone)
+	}
+	add(FieldProvider, sum.Provider)
+	add(FieldSignature, signature)
+	add(FieldSignatureTrust, trust)
+	add(FieldHealth, health)
+	for _, c := range audit {
+		add(FieldAudit, c)
+	}
+	return out
+}
+
+// decodeAuditCodes reads agents.audit_codes.
+func decodeAuditCodes(raw string) ([]string, error) {
+	if raw == "" {
+		return nil, nil
+	}
+	var codes []string
+	if err := json.Unmarshal([]byte(raw), &codes); err != nil {
+		return nil, fmt.Errorf("decoding audit codes: %w", err)
+	}
+	return codes, nil
+}
+
+// storedDocFacets is docFacets over the stored columns of one agent.
+func storedDocFacets(summary, signature, trust, health, auditCodes string) ([]facetRecord, error) {
+	sum, err := decodeSummaryRecord(summary)
+	if err != nil {
+		return nil, err
+	}
+	audit, err := decodeAuditCodes(auditCodes)
+	if err != nil {
+		return nil, err
+	}
+	return docFacets(sum, signature, trust, health, audit), nil
+}
