@@ -9,6 +9,7 @@ import (
 
 	"github.com/a2aregistry/registry/internal/api"
 	"github.com/a2aregistry/registry/internal/telemetry"
+	"github.com/a2aregistry/registry/internal/web"
 )
 
 // handler is the registry's HTTP handler over the app's parts.
@@ -66,6 +67,8 @@ func newHandler(d handlerDeps) http.Handler {
 		opts.Refresher = d.refresher
 	}
 	api.New(opts).Mount(e)
+	// The console; until sign-in exists the local user is admin.
+	web.New(web.Options{Searcher: d.store, Agents: d.store, Logger: d.log, DevMode: true}).Mount(e)
 	return e
 }
 
