@@ -2,6 +2,7 @@ package web
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -37,6 +38,10 @@ const (
 	paramText   = "q"
 	paramCursor = "cursor"
 )
+
+// facetShown is how many values of a facet field show before the rest
+// fold away.
+const facetShown = 6
 
 // excerptLen is how much of a description a result shows, in runes.
 const excerptLen = 240
@@ -148,8 +153,16 @@ func facetGroups(facets map[string][]catalog.FacetCount, values url.Values) []vi
 				g.Values = append(g.Values, view.FacetValue{Value: v, Selected: true})
 			}
 		}
-		for i := range g.Values {
-			g.Values[i].ID = facetID(f, g.Values[i].Value)
+		all := g.Values
+		g.Values = nil
+		for _, v := range all {
+			v.ID = facetID(f, v.Value)
+			// Selected values stay in sight so they can be unticked.
+			if v.Selected || len(g.Values) < facetShown {
+				g.Values = append(g.Values, v)
+			} else {
+				g.More = append(g.More, v)
+			}
 		}
 		groups = append(groups, g)
 	}
@@ -167,7 +180,7 @@ func facetID(field, value string) string {
 		if r < 0x80 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
 			b.WriteRune(r)
 		} else {
-			b.WriteString("_" + strings.ToLower(strings.TrimLeft(url.PathEscape(string(r)), "%")))
+			fmt.Fprintf(&b, "_%x_", r)
 		}
 	}
 	return b.String()

@@ -77,6 +77,8 @@ type FacetGroup struct {
 	Field  string // the query parameter name
 	Label  string
 	Values []FacetValue
+	// More are further values, folded away until asked for.
+	More []FacetValue
 }
 
 // FacetValue is one value of a facet field.
