@@ -59,6 +59,23 @@ func hidden(r rune) bool {
 	return unicode.Is(unicode.Cf, r) || unicode.IsControl(r) || r == '\u2028' || r == '\u2029'
 }
 
+// Visible is s with each character Text shows as a badge written as
+// ⟨U+XXXX⟩ instead, for places that take text only (the page title).
+func Visible(s string) string {
+	if !HasHidden(s) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if hidden(r) {
+			fmt.Fprintf(&b, "⟨U+%04X⟩", r)
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
 // HasHidden reports whether s holds a character Text shows as a badge.
 func HasHidden(s string) bool {
 	return strings.IndexFunc(s, hidden) >= 0
