@@ -126,7 +126,7 @@ func TestSearchPage(t *testing.T) {
 		{name: "history restore gets the whole page", target: "/?q=invoice", header: hxRestore, wantStatus: http.StatusOK, wantFull: true},
 		// A plain form submits an empty q and each ticked box.
 		{name: "no-JS form GET with a facet", target: "/?q=&input_mode=application%2Fpdf", wantStatus: http.StatusOK, wantFull: true,
-			want: []string{"1 agent", "Invoice Extractor", `value="application/pdf" checked`, "Input media type:"},
+			want:    []string{"1 agent", "Invoice Extractor", `value="application/pdf" checked`, "Input media type:"},
 			notWant: []string{"Document Translator"}},
 		{name: "text and two facets", target: "/?q=translate&tag=translation&binding=JSONRPC", wantStatus: http.StatusOK, wantFull: true,
 			want: []string{"1 agent", "Document Translator"}},
