@@ -126,9 +126,11 @@ func badgeClass(value string) string {
 	switch value {
 	case "up", "verified", "confirmed":
 		return "badge ok"
-	case "down", "invalid", "removed", "binding_mismatch", "error":
+	case "down", "invalid", "removed", "binding_mismatch", "error",
+		"bad_signature", "malformed", "unsupported_algorithm", "unsupported_critical", "key_revoked", "key_expired":
 		return "badge bad"
-	case "stale", "key_unavailable", "unreachable", "version_unconfirmed", "warning":
+	case "stale", "key_unavailable", "unreachable", "version_unconfirmed", "warning",
+		"unsigned", "unknown_key", "untrusted_key_source", "key_fetch_failed":
 		return "badge warn"
 	}
 	return "badge"
