@@ -68,7 +68,7 @@ func newHandler(d handlerDeps) http.Handler {
 	}
 	api.New(opts).Mount(e)
 	// The console; until sign-in exists the local user is admin.
-	web.New(web.Options{Searcher: d.store, Agents: d.store, Logger: d.log, DevMode: true}).Mount(e)
+	web.New(web.Options{Searcher: d.store, Agents: d.store, Registrar: d.registrar, Logger: d.log, DevMode: true}).Mount(e)
 	return e
 }
 

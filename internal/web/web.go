@@ -12,6 +12,7 @@ package web
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -64,9 +65,12 @@ type Options struct {
 	// is signed in.
 	Principal func(echo.Context) (Principal, bool)
 	// CSRFToken returns the token that state-changing requests of this
-	// caller must carry (form field csrf_token, header X-CSRF-Token); nil
-	// or "" when there is none.
+	// caller must carry (form field csrf_token, header X-CSRF-Token). When
+	// nil (no sign-in), the console uses one random token per process: a
+	// cross-site page cannot read it, which is all CSRF protection needs.
 	CSRFToken func(echo.Context) string
+	// Registrar serves the register page; nil means none (read-only).
+	Registrar Registrar
 	// DevMode shows the development-mode banner on every page.
 	DevMode bool
 	// IndexNotReady is the error (matched with errors.Is) a Searcher
@@ -82,6 +86,8 @@ type Console struct {
 	opts   Options
 	log    *slog.Logger
 	assets *assets
+	// processCSRF is the token when Options.CSRFToken is nil.
+	processCSRF string
 	// now is the clock of health reports; tests replace it.
 	now func() time.Time
 }
@@ -98,7 +104,7 @@ func New(opts Options) *Console {
 	if err != nil {
 		panic(fmt.Sprintf("web: loading embedded console assets: %v", err))
 	}
-	return &Console{opts: opts, log: log, assets: as, now: time.Now}
+	return &Console{opts: opts, log: log, assets: as, processCSRF: rand.Text(), now: time.Now}
 }
 
 // Mount adds the console's routes to e. Every route carries the security
@@ -111,6 +117,14 @@ func (h *Console) Mount(e *echo.Echo) {
 	e.GET("/", h.search, page...)
 	e.GET("/agents/:id", h.agent, page...)
 	e.GET("/agents/:id/diff", h.diff, page...)
+	if h.opts.Registrar != nil {
+		edit := []echo.MiddlewareFunc{securityHeaders}
+		if h.opts.Authorizer != nil {
+			edit = append(edit, h.opts.Authorizer.RequireRole(auth.Editor))
+		}
+		e.GET("/register", h.registerForm, edit...)
+		e.POST("/register", h.register, append(edit, limitBody(maxRegisterForm), h.checkCSRF)...)
+	}
 	// Assets are the same for everyone and hold nothing secret: the login
 	// page needs its stylesheet before anyone is signed in.
 	e.GET(assetPrefix+":hash/:name", h.asset, securityHeaders)
@@ -180,27 +194,27 @@ func (h *Console) render(c echo.Context, status int, p page) error {
 // layout is the frame of every full page for this request's caller.
 func (h *Console) layout(c echo.Context, title string) view.Layout {
 	l := view.Layout{Title: title, CSS: h.assets.cssURL, JS: h.assets.jsURL, DevMode: h.opts.DevMode}
+	role, signedIn := auth.Admin, false // no sign-in: the local user is admin
 	if h.opts.Principal != nil {
-		if p, ok := h.opts.Principal(c); ok {
+		var p Principal
+		if p, signedIn = h.opts.Principal(c); signedIn {
 			l.User = &view.User{Name: p.Name, Role: p.Role.String()}
+			role = p.Role
 		}
 	}
-	if h.opts.CSRFToken != nil {
-		if tok := h.opts.CSRFToken(c); tok != "" {
-			l.CSRFToken = tok
-			// htmx sends these headers with every request it makes, so a
-			// token never travels in a URL (hx-headers, JSON).
-			b, err := json.Marshal(map[string]string{csrfHeader: tok})
-			if err == nil {
-				l.HXHeaders = string(b)
-			}
+	l.CanRegister = h.opts.Registrar != nil && (h.opts.Principal == nil || signedIn && role.Includes(auth.Editor))
+	if tok := h.csrfToken(c); tok != "" {
+		l.CSRFToken = tok
+		// htmx sends these headers with every request it makes, so a
+		// token never travels in a URL (hx-headers, JSON).
+		b, err := json.Marshal(map[string]string{csrfHeader: tok})
+		if err == nil {
+			l.HXHeaders = string(b)
 		}
 	}
 	return l
 }
 
-// csrfHeader carries the CSRF token of htmx requests.
-const csrfHeader = "X-CSRF-Token"
 
 func (h *Console) notFound(c echo.Context) error {
 	return h.errorPage(c, http.StatusNotFound, "Not found", "There is no page at this address.")

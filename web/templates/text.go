@@ -168,3 +168,13 @@ func diffClass(k view.DiffKind) string {
 	}
 	return "same"
 }
+
+func registerClass(o view.RegisterOutcome) string {
+	switch o {
+	case view.RegisterCreated, view.RegisterUpdated:
+		return "badge ok"
+	case view.RegisterFailed:
+		return "badge bad"
+	}
+	return "badge"
+}

@@ -30,6 +30,8 @@ type Layout struct {
 	HXHeaders string
 	// CSRFToken goes into the hidden field of state-changing forms.
 	CSRFToken string
+	// CanRegister shows the link to the register page.
+	CanRegister bool
 }
 
 // User is the caller as the header shows them.
@@ -238,6 +240,38 @@ const (
 	DiffAdded                   // only on the right
 	DiffSkip                    // unchanged lines folded away
 )
+
+// Register is the register page and its results.
+type Register struct {
+	// Input is the text as submitted, to edit and resubmit.
+	Input string
+	// CSRFToken goes into the form's hidden field (ours, not card data).
+	CSRFToken string
+	// Error says why nothing was registered (no URL, too many).
+	Error   string
+	Results []RegisterResult
+}
+
+// RegisterOutcome is what registering one URL did.
+type RegisterOutcome string
+
+const (
+	RegisterCreated   RegisterOutcome = "created"
+	RegisterUpdated   RegisterOutcome = "updated"
+	RegisterUnchanged RegisterOutcome = "unchanged"
+	RegisterFailed    RegisterOutcome = "failed"
+)
+
+// RegisterResult is the outcome for one submitted URL.
+type RegisterResult struct {
+	Input   string
+	Outcome RegisterOutcome
+	// AgentURL, CardURL and Name describe the agent on success.
+	AgentURL, CardURL, Name string
+	// Code (the API's error code), Class (the fetch failure class) and
+	// Message explain a failure.
+	Code, Class, Message string
+}
 
 // Error is an error page.
 type Error struct {

@@ -6,6 +6,9 @@ import (
 	"github.com/a2aregistry/registry/internal/catalog"
 )
 
+// This file exports what the console shares with the API, so both judge
+// searches and registrations alike.
+
 // QueryError is a search query the API refuses, in words for people.
 type QueryError struct {
 	// Parameter names the offending query parameter.
@@ -25,4 +28,16 @@ func ParseSearch(rawQuery string) (catalog.Query, error) {
 		return q, &QueryError{Parameter: e.body.Parameter, Message: e.body.Message}
 	}
 	return q, err
+}
+
+// DescribeRegisterError says why registering input failed as the API
+// would (code, message, class), so the console reports the same causes.
+// ok is false when the failure is the registry's own fault rather than
+// something about the agent or its URL.
+func DescribeRegisterError(input string, err error) (e Error, ok bool) {
+	var ae *apiError
+	if errors.As(registerFailure(input, err), &ae) {
+		return ae.body, true
+	}
+	return Error{}, false
 }
