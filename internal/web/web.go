@@ -215,7 +215,6 @@ func (h *Console) layout(c echo.Context, title string) view.Layout {
 	return l
 }
 
-
 func (h *Console) notFound(c echo.Context) error {
 	return h.errorPage(c, http.StatusNotFound, "Not found", "There is no page at this address.")
 }
