@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +23,8 @@ import (
 	"github.com/a2aregistry/registry/internal/card"
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/catalog/catalogtest"
+	"github.com/a2aregistry/registry/internal/config"
+	"github.com/a2aregistry/registry/internal/crawler"
 	"github.com/a2aregistry/registry/internal/verify"
 )
 
@@ -55,7 +59,22 @@ func TestConsoleInBrowser(t *testing.T) {
 
 	store := catalogtest.SQLite(t)
 	ids := fillBrowserCatalog(t, store)
-	srv := httptest.NewServer(newHandler(handlerDeps{log: slog.New(slog.NewTextHandler(io.Discard, nil)), store: store}))
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	// An agent on loopback to register through the console; the registrar
+	// is told to allow loopback, as an operator would with --allow-networks.
+	agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"name":"Loopback Agent","description":"Registered from the console.","url":"http://`+r.Host+`/a2a",`+
+			`"version":"1.0.0","protocolVersion":"0.3.0","capabilities":{},"defaultInputModes":["text/plain"],`+
+			`"defaultOutputModes":["text/plain"],"skills":[{"id":"echo","name":"Echo","description":"Echoes.","tags":["echo"]}]}`)
+	}))
+	t.Cleanup(agent.Close)
+	cfg := config.Default()
+	cfg.AllowNetworks = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	client := newOutboundClient(cfg, cfg.CrawlPerHost)
+	t.Cleanup(client.CloseIdleConnections)
+	registrar := crawler.NewRegistrar(crawler.NewFetcher(client, cfg.MaxCardBytes), store, cardLimits(cfg), log)
+	srv := httptest.NewServer(newHandler(handlerDeps{log: log, store: store, registrar: registrar}))
 	t.Cleanup(srv.Close)
 
 	shots := os.Getenv(screenshotDirEnv)
@@ -203,6 +222,20 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.ScrollIntoView(`#diff`, chromedp.ByQuery),
 		shot("diff.png"),
 		checkNoXSS("diff"),
+	)
+
+	// Development mode: the local user is an admin and may register. The
+	// form posts through htmx with the CSRF token in a header.
+	run("register an agent",
+		chromedp.Navigate(srv.URL+"/register"),
+		chromedp.WaitVisible(`#urls`, chromedp.ByQuery),
+		chromedp.SendKeys(`#urls`, agent.URL, chromedp.ByQuery),
+		chromedp.Click(`form.register button`, chromedp.ByQuery),
+		waitFor(`document.querySelector('#register-results .badge') && document.querySelector('#register-results .badge').textContent === 'created'`),
+		shot("register.png"),
+		chromedp.Click(`#register-results a`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#signatures`, chromedp.ByQuery),
+		waitFor(`document.querySelector('h1').textContent === 'Loopback Agent'`),
 	)
 
 	mu.Lock()
