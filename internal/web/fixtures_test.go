@@ -153,7 +153,7 @@ func (f *fixture) upsert(t *testing.T, cardURL string, raw []byte, at time.Time)
 }
 
 // get requests target with the given headers.
-func (f *fixture) get(t *testing.T, target string, header map[string]string) *httptest.ResponseRecorder {
+func (f *fixture) get(t testing.TB, target string, header map[string]string) *httptest.ResponseRecorder {
 	t.Helper()
 	req := httptest.NewRequest(http.MethodGet, target, nil)
 	for k, v := range header {

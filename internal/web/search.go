@@ -51,12 +51,17 @@ const excerptLen = 240
 // URL with the same query find the same agents.
 func (h *Console) search(c echo.Context) error {
 	raw := c.Request().URL.RawQuery
-	values, _ := url.ParseQuery(raw)
+	values, err := url.ParseQuery(raw)
 	dropEmpty(values)
 	s := view.Search{Q: values.Get(paramText)}
 	status := http.StatusOK
 
-	q, err := api.ParseSearch(values.Encode())
+	var q catalog.Query
+	if err != nil {
+		err = &api.QueryError{Message: "The address holds a malformed query string."}
+	} else {
+		q, err = api.ParseSearch(values.Encode())
+	}
 	var res catalog.Page
 	if err == nil {
 		res, err = h.opts.Searcher.Search(c.Request().Context(), q)

@@ -134,6 +134,8 @@ func TestSearchPage(t *testing.T) {
 			want: []string{"No agent matches", "fewer or shorter words", `href="/"`}},
 		{name: "unknown parameter refused as the API does", target: "/?colour=red", wantStatus: http.StatusBadRequest, wantFull: true,
 			want: []string{"This search cannot run", "unknown parameter"}},
+		{name: "malformed query string", target: "/?q=%zz", wantStatus: http.StatusBadRequest, wantFull: true,
+			want: []string{"malformed query string"}},
 		{name: "bad enum value refused", target: "/?signature=maybe", wantStatus: http.StatusBadRequest, wantFull: true,
 			want: []string{"signature must be one of"}},
 		{name: "expired cursor", target: "/?cursor=garbage", wantStatus: http.StatusBadRequest, wantFull: true,
