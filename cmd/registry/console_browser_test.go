@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -237,6 +238,29 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.WaitVisible(`#signatures`, chromedp.ByQuery),
 		waitFor(`document.querySelector('h1').textContent === 'Loopback Agent'`),
 	)
+
+	// Dark mode follows the system setting; on a phone nothing runs off
+	// the side of the screen.
+	var overflow bool
+	run("dark mode on a phone",
+		emulation.SetEmulatedMedia().WithFeatures([]*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}),
+		emulation.SetDeviceMetricsOverride(390, 844, 2, true),
+		chromedp.Navigate(srv.URL+"/?q=invoice"),
+		waitFor(count+` === '1 agent'`),
+		shot("search-phone-dark.png"),
+		chromedp.Evaluate(`document.documentElement.scrollWidth > window.innerWidth`, &overflow),
+	)
+	if overflow {
+		t.Error("the search page is wider than a phone screen")
+	}
+	run("agent page on a phone",
+		chromedp.Navigate(srv.URL+"/agents/"+ids["evil"]),
+		chromedp.WaitVisible(`#versions`, chromedp.ByQuery),
+		chromedp.Evaluate(`document.documentElement.scrollWidth > window.innerWidth`, &overflow),
+	)
+	if overflow {
+		t.Error("the agent page is wider than a phone screen")
+	}
 
 	mu.Lock()
 	defer mu.Unlock()
