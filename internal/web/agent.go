@@ -65,8 +65,8 @@ func (h *Console) agentError(c echo.Context, err error) error {
 
 // loadAgent reads everything the agent page shows.
 func (h *Console) loadAgent(c echo.Context) (view.Agent, error) {
-	id, err := url.PathUnescape(c.Param("id"))
-	if err != nil || id == "" || len(id) > maxIDLen {
+	id, ok := pathID(c)
+	if !ok {
 		return view.Agent{}, errAgentGone
 	}
 	ctx := c.Request().Context()
@@ -89,7 +89,18 @@ func (h *Console) loadAgent(c echo.Context) (view.Agent, error) {
 	if err != nil {
 		return view.Agent{}, fmt.Errorf("loading verification of agent %s: %w", id, err)
 	}
-	return h.agentView(ag, versions, health, ver)
+	a, err := h.agentView(ag, versions, health, ver)
+	if err != nil {
+		return view.Agent{}, err
+	}
+	if h.canOperate(c) {
+		a.Actions = view.Actions{
+			CSRFToken: h.csrfToken(c),
+			Refresh:   h.opts.Refresher != nil,
+			Pause:     h.opts.Pauser != nil,
+		}
+	}
+	return a, nil
 }
 
 func (h *Console) agentView(ag catalog.Agent, versions []catalog.VersionSummary, health catalog.HealthReport, ver *catalog.Verification) (view.Agent, error) {

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -130,6 +131,7 @@ func newFixture(t *testing.T, fo fixtureOptions) *fixture {
 		opts.Searcher = store
 	}
 	opts.Agents = store
+	opts.Logger = quietLog
 	f.console = New(opts)
 	f.console.now = func() time.Time { return t0.Add(3 * time.Hour) }
 	f.e = echo.New()
@@ -163,6 +165,9 @@ func (f *fixture) get(t testing.TB, target string, header map[string]string) *ht
 	f.e.ServeHTTP(rec, req)
 	return rec
 }
+
+// quietLog drops the console's logs: failures are asserted on pages.
+var quietLog = slog.New(slog.DiscardHandler)
 
 // htmx request headers.
 var (

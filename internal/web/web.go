@@ -71,6 +71,11 @@ type Options struct {
 	CSRFToken func(echo.Context) string
 	// Registrar serves the register page; nil means none (read-only).
 	Registrar Registrar
+	// Refresher serves "check now" on agent pages; nil means none (the
+	// registry does not crawl).
+	Refresher Refresher
+	// Pauser serves pause and resume on agent pages; nil means none.
+	Pauser Pauser
 	// DevMode shows the development-mode banner on every page.
 	DevMode bool
 	// IndexNotReady is the error (matched with errors.Is) a Searcher
@@ -125,6 +130,7 @@ func (h *Console) Mount(e *echo.Echo) {
 		e.GET("/register", h.registerForm, edit...)
 		e.POST("/register", h.register, append(edit, limitBody(maxRegisterForm), h.checkCSRF)...)
 	}
+	h.mountOperations(e)
 	// Assets are the same for everyone and hold nothing secret: the login
 	// page needs its stylesheet before anyone is signed in.
 	e.GET(assetPrefix+":hash/:name", h.asset, securityHeaders)
@@ -194,15 +200,12 @@ func (h *Console) render(c echo.Context, status int, p page) error {
 // layout is the frame of every full page for this request's caller.
 func (h *Console) layout(c echo.Context, title string) view.Layout {
 	l := view.Layout{Title: title, CSS: h.assets.cssURL, JS: h.assets.jsURL, DevMode: h.opts.DevMode}
-	role, signedIn := auth.Admin, false // no sign-in: the local user is admin
 	if h.opts.Principal != nil {
-		var p Principal
-		if p, signedIn = h.opts.Principal(c); signedIn {
+		if p, ok := h.opts.Principal(c); ok {
 			l.User = &view.User{Name: p.Name, Role: p.Role.String()}
-			role = p.Role
 		}
 	}
-	l.CanRegister = h.opts.Registrar != nil && (h.opts.Principal == nil || signedIn && role.Includes(auth.Editor))
+	l.CanRegister = h.opts.Registrar != nil && h.canOperate(c)
 	if tok := h.csrfToken(c); tok != "" {
 		l.CSRFToken = tok
 		// htmx sends these headers with every request it makes, so a

@@ -150,6 +150,16 @@ type Agent struct {
 	RawPretty string
 	// Diff is the comparison the page was asked for, if any.
 	Diff *Diff
+	// Actions are what the caller may do to the agent.
+	Actions Actions
+}
+
+// Actions are the agent actions the caller may take.
+type Actions struct {
+	// CSRFToken goes into each action's form (ours, not card data).
+	CSRFToken string
+	// Refresh offers "check now"; Pause offers pause or resume.
+	Refresh, Pause bool
 }
 
 // Interface is a declared interface with its probe, if one ran.
