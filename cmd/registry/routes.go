@@ -14,7 +14,8 @@ import (
 
 // handler is the registry's HTTP handler over the app's parts.
 func (a *app) handler() http.Handler {
-	d := handlerDeps{log: a.log, store: a.store, registrar: a.registrar, metrics: a.metrics, pauser: a.store}
+	d := handlerDeps{log: a.log, store: a.store, registrar: a.registrar, metrics: a.metrics,
+		pauser: a.store, keys: a.store}
 	if a.crawler != nil {
 		d.refresher = a.crawler
 	}
@@ -28,6 +29,7 @@ type handlerDeps struct {
 	refresher api.Refresher      // nil: no refresh endpoint (crawling off)
 	metrics   *telemetry.Metrics // nil: no /metrics
 	pauser    web.Pauser         // nil: the console cannot pause crawling
+	keys      web.KeyStore       // nil: no trusted-keys page
 }
 
 // newHandler mounts every route: /healthz and the JSON API.
@@ -70,7 +72,7 @@ func newHandler(d handlerDeps) http.Handler {
 	api.New(opts).Mount(e)
 	// The console; until sign-in exists the local user is admin.
 	web.New(web.Options{Searcher: d.store, Agents: d.store, Registrar: d.registrar, Refresher: d.refresher,
-		Pauser: d.pauser, Logger: d.log, DevMode: true}).Mount(e)
+		Pauser: d.pauser, Keys: d.keys, Logger: d.log, DevMode: true}).Mount(e)
 	return e
 }
 

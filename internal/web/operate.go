@@ -102,9 +102,16 @@ func (h *Console) callerName(c echo.Context) string {
 
 // canOperate reports whether the caller may take the actions above.
 func (h *Console) canOperate(c echo.Context) bool {
+	return h.holds(c, auth.Editor)
+}
+
+// holds reports whether the caller holds role, to decide which links and
+// buttons a page shows; the routes themselves are guarded by the
+// Authorizer.
+func (h *Console) holds(c echo.Context, role auth.Role) bool {
 	if h.opts.Principal == nil {
 		return true // no sign-in: the local user is admin
 	}
 	p, ok := h.opts.Principal(c)
-	return ok && p.Role.Includes(auth.Editor)
+	return ok && p.Role.Includes(role)
 }

@@ -76,6 +76,8 @@ type Options struct {
 	Refresher Refresher
 	// Pauser serves pause and resume on agent pages; nil means none.
 	Pauser Pauser
+	// Keys serves the trusted-keys page (admin); nil means none.
+	Keys KeyStore
 	// DevMode shows the development-mode banner on every page.
 	DevMode bool
 	// IndexNotReady is the error (matched with errors.Is) a Searcher
@@ -131,6 +133,7 @@ func (h *Console) Mount(e *echo.Echo) {
 		e.POST("/register", h.register, append(edit, limitBody(maxRegisterForm), h.checkCSRF)...)
 	}
 	h.mountOperations(e)
+	h.mountKeys(e)
 	// Assets are the same for everyone and hold nothing secret: the login
 	// page needs its stylesheet before anyone is signed in.
 	e.GET(assetPrefix+":hash/:name", h.asset, securityHeaders)
@@ -206,6 +209,7 @@ func (h *Console) layout(c echo.Context, title string) view.Layout {
 		}
 	}
 	l.CanRegister = h.opts.Registrar != nil && h.canOperate(c)
+	l.CanKeys = h.opts.Keys != nil && h.holds(c, auth.Admin)
 	if tok := h.csrfToken(c); tok != "" {
 		l.CSRFToken = tok
 		// htmx sends these headers with every request it makes, so a

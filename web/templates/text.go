@@ -178,3 +178,23 @@ func registerClass(o view.RegisterOutcome) string {
 	}
 	return "badge"
 }
+
+func keyClass(state string) string {
+	switch state {
+	case "active":
+		return "badge ok"
+	case "revoked":
+		return "badge bad"
+	}
+	return "badge warn"
+}
+
+func keyUntil(state string) string {
+	switch state {
+	case "revoked":
+		return "since"
+	case "expired":
+		return "on"
+	}
+	return "until"
+}

@@ -30,8 +30,8 @@ type Layout struct {
 	HXHeaders string
 	// CSRFToken goes into the hidden field of state-changing forms.
 	CSRFToken string
-	// CanRegister shows the link to the register page.
-	CanRegister bool
+	// CanRegister and CanKeys show the links to those pages.
+	CanRegister, CanKeys bool
 }
 
 // User is the caller as the header shows them.
@@ -281,6 +281,27 @@ type RegisterResult struct {
 	// Code (the API's error code), Class (the fetch failure class) and
 	// Message explain a failure.
 	Code, Class, Message string
+}
+
+// Keys is the trusted-keys page: the add form (as submitted, when it
+// failed) and every key.
+type Keys struct {
+	CSRFToken string
+	// JWK, KID, OriginsText and NotAfter refill the form after an error.
+	JWK, KID, OriginsText, NotAfter string
+	Error                           string
+	Keys                            []Key
+}
+
+// Key is one pinned key.
+type Key struct {
+	ID, KID, Thumbprint string
+	Origins             []string
+	// State is active, expired or revoked; Until is when it expires or
+	// was revoked (zero for an active key without expiry).
+	State     string
+	Until     time.Time
+	CreatedAt time.Time
 }
 
 // Error is an error page.
