@@ -161,6 +161,15 @@ func TestConsoleInBrowser(t *testing.T) {
 		waitFor(count+` === '7 agents'`),
 		shot("search.png"),
 	)
+	// htmx read its configuration from the meta tag (JSON, no eval).
+	var configured bool
+	run("htmx configuration",
+		chromedp.Evaluate(`htmx.config.allowEval === false && htmx.config.includeIndicatorStyles === false && `+
+			`htmx.config.responseHandling.length === 2`, &configured),
+	)
+	if !configured {
+		t.Error("htmx did not take the console's configuration")
+	}
 
 	// Typing searches after a pause (htmx, debounced) and puts the query
 	// in the address bar.
@@ -174,6 +183,12 @@ func TestConsoleInBrowser(t *testing.T) {
 	if !strings.Contains(descText, `<img src=x onerror=`) || !strings.Contains(descText, "<script>") {
 		t.Errorf("the payload is not shown as text in the result: %q", descText)
 	}
+
+	// An error answer is swapped in, not dropped: a stale cursor says so.
+	run("follow a stale next link",
+		chromedp.Evaluate(`htmx.ajax('GET', '/?q=evil&cursor=stale', {target: '#results-area'}); true`, &configured),
+		waitFor(`document.querySelector('#results-area .notice.warn') !== null`),
+	)
 
 	// Back restores the unfiltered list.
 	run("go back",

@@ -83,6 +83,7 @@ func (h *Console) search(c echo.Context) error {
 			"request_id", c.Response().Header().Get(echo.HeaderXRequestID))
 		s.State, status = view.StateFailed, http.StatusInternalServerError
 	}
+	s.URL = searchURL(values)
 	s.Groups = facetGroups(res.Facets, values)
 	s.Active = activeFilters(values)
 	for _, it := range res.Items {

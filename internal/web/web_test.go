@@ -220,7 +220,8 @@ func TestSearchFailures(t *testing.T) {
 		wantStatus int
 		want       string
 	}{
-		{name: "index being built", err: fmt.Errorf("searching: %w", errBuilding), wantStatus: http.StatusServiceUnavailable, want: "being built"},
+		{name: "index being built", err: fmt.Errorf("searching: %w", errBuilding), wantStatus: http.StatusServiceUnavailable,
+			want: `hx-get="/?q=x" hx-trigger="click, load delay:3s"`},
 		{name: "registry fault", err: errors.New("disk on fire"), wantStatus: http.StatusInternalServerError, want: "Search failed"},
 	}
 	for _, tt := range tests {

@@ -58,6 +58,8 @@ type Search struct {
 	State SearchState
 	// Message explains StateInvalid (our own words about the query).
 	Message string
+	// URL is this search's own URL, to repeat it (StateIndexBuilding).
+	URL string
 }
 
 // SearchState is the kind of answer the search gave.
