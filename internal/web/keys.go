@@ -38,13 +38,9 @@ func (h *Console) mountKeys(e *echo.Echo) {
 	if h.opts.Keys == nil {
 		return
 	}
-	mw := []echo.MiddlewareFunc{securityHeaders}
-	if h.opts.Authorizer != nil {
-		mw = append(mw, h.opts.Authorizer.RequireRole(auth.Admin))
-	}
-	e.GET("/keys", h.keys, mw...)
-	e.POST("/keys", h.addKey, append(mw, limitBody(maxKeyForm), h.checkCSRF)...)
-	e.POST("/keys/:id/revoke", h.revokeKey, append(mw, limitBody(4<<10), h.checkCSRF)...)
+	e.GET("/keys", h.keys, h.guarded(auth.Admin)...)
+	e.POST("/keys", h.addKey, append(h.guarded(auth.Admin), limitBody(maxKeyForm), h.checkCSRF)...)
+	e.POST("/keys/:id/revoke", h.revokeKey, append(h.guarded(auth.Admin), limitBody(4<<10), h.checkCSRF)...)
 }
 
 func (h *Console) keys(c echo.Context) error {

@@ -31,11 +31,7 @@ type Pauser interface {
 // section, so it works the same with and without JavaScript and a reload
 // does not repeat it.
 func (h *Console) mountOperations(e *echo.Echo) {
-	mw := []echo.MiddlewareFunc{securityHeaders}
-	if h.opts.Authorizer != nil {
-		mw = append(mw, h.opts.Authorizer.RequireRole(auth.Editor))
-	}
-	mw = append(mw, limitBody(4<<10), h.checkCSRF)
+	mw := append(h.guarded(auth.Editor), limitBody(4<<10), h.checkCSRF)
 	if h.opts.Refresher != nil {
 		e.POST("/agents/:id/refresh", h.refresh, mw...)
 	}

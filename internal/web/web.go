@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
 	"time"
 
 	"github.com/a-h/templ"
@@ -115,20 +114,14 @@ func New(opts Options) *Console {
 }
 
 // Mount adds the console's routes to e. Every route carries the security
-// headers; pages also need the viewer role when sign-in is on.
+// headers; with sign-in on, each also checks the role it needs.
 func (h *Console) Mount(e *echo.Echo) {
-	page := []echo.MiddlewareFunc{securityHeaders}
-	if h.opts.Authorizer != nil {
-		page = append(slices.Clip(page), h.opts.Authorizer.RequireRole(auth.Viewer))
-	}
-	e.GET("/", h.search, page...)
-	e.GET("/agents/:id", h.agent, page...)
-	e.GET("/agents/:id/diff", h.diff, page...)
+	read := h.guarded(auth.Viewer)
+	e.GET("/", h.search, read...)
+	e.GET("/agents/:id", h.agent, read...)
+	e.GET("/agents/:id/diff", h.diff, read...)
 	if h.opts.Registrar != nil {
-		edit := []echo.MiddlewareFunc{securityHeaders}
-		if h.opts.Authorizer != nil {
-			edit = append(edit, h.opts.Authorizer.RequireRole(auth.Editor))
-		}
+		edit := h.guarded(auth.Editor)
 		e.GET("/register", h.registerForm, edit...)
 		e.POST("/register", h.register, append(edit, limitBody(maxRegisterForm), h.checkCSRF)...)
 	}
@@ -138,6 +131,18 @@ func (h *Console) Mount(e *echo.Echo) {
 	// page needs its stylesheet before anyone is signed in.
 	e.GET(assetPrefix+":hash/:name", h.asset, securityHeaders)
 	e.RouteNotFound("/*", h.notFound, securityHeaders)
+}
+
+// guarded is the middleware of a route that needs role: the security
+// headers, then the Authorizer's check (none without sign-in). It goes on
+// each route, as in the API: echo turns a group with middleware into a
+// catch-all.
+func (h *Console) guarded(role auth.Role) []echo.MiddlewareFunc {
+	mw := []echo.MiddlewareFunc{securityHeaders}
+	if h.opts.Authorizer != nil {
+		mw = append(mw, h.opts.Authorizer.RequireRole(role))
+	}
+	return mw
 }
 
 // contentSecurityPolicy allows only our own scripts, styles and images
