@@ -177,6 +177,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.SendKeys("#q", "evil"),
 		waitFor(count+` === '1 agent'`),
 		waitFor(`location.search === '?q=evil'`),
+		waitFor(`document.title.startsWith('evil · ')`),
 		chromedp.Text(".result .desc", &descText, chromedp.ByQuery),
 		checkNoXSS("search results"),
 	)
@@ -184,14 +185,18 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Errorf("the payload is not shown as text in the result: %q", descText)
 	}
 
-	// An error answer is swapped in, not dropped: a stale cursor says so.
+	// An error answer is swapped in, not dropped: a stale cursor says so
+	// (and its URL is pushed, as any search's).
 	run("follow a stale next link",
 		chromedp.Evaluate(`htmx.ajax('GET', '/?q=evil&cursor=stale', {target: '#results-area'}); true`, &configured),
 		waitFor(`document.querySelector('#results-area .notice.warn') !== null`),
 	)
 
-	// Back restores the unfiltered list.
+	// Back walks the searches in reverse, to the unfiltered list.
 	run("go back",
+		chromedp.NavigateBack(),
+		waitFor(`location.search === '?q=evil'`),
+		waitFor(count+` === '1 agent'`),
 		chromedp.NavigateBack(),
 		waitFor(`location.search === ''`),
 		waitFor(count+` === '7 agents'`),
@@ -201,7 +206,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	run("tick a media-type facet",
 		chromedp.Click(`input[name="input_mode"][value="application/pdf"]`, chromedp.ByQuery),
 		waitFor(count+` === '1 agent'`),
-		waitFor(`location.search.includes('input_mode=application%2Fpdf')`),
+		waitFor(`location.search === '?input_mode=application%2Fpdf'`),
 		shot("search-facet.png"),
 		chromedp.Location(&location),
 	)

@@ -9,6 +9,10 @@ const (
 	hxHistoryRestore = "HX-History-Restore-Request"
 )
 
+// hxPushURL is the response header that sets the URL htmx pushes into
+// the history (https://htmx.org/reference/#response_headers).
+const hxPushURL = "HX-Push-Url"
+
 // isFragmentRequest reports whether r is an htmx request that swaps part of
 // a page. A boosted request replaces the whole body and a history restore
 // (a back/forward to a page htmx no longer has cached) needs the whole

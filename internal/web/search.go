@@ -104,7 +104,12 @@ func (h *Console) search(c echo.Context) error {
 	if s.Q != "" {
 		title = s.Q + " · " + title
 	}
-	return h.render(c, status, page{title: title, body: templates.SearchPage(s), fragment: templates.SearchResults(s)})
+	if isFragmentRequest(c.Request()) {
+		// The form submits every field, empty ones included; the address
+		// bar gets the same search without them.
+		c.Response().Header().Set(hxPushURL, s.URL)
+	}
+	return h.render(c, status, page{title: title, body: templates.SearchPage(s), fragment: templates.SearchFragment(title, s)})
 }
 
 // dropEmpty removes empty values: a plain form submits an empty q, and the

@@ -434,3 +434,31 @@ func TestAssets(t *testing.T) {
 		})
 	}
 }
+
+// TestSearchPushURL: an htmx search tells htmx which URL to push — the
+// search without the empty fields a form submits — and brings its title.
+func TestSearchPushURL(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	tests := []struct {
+		name     string
+		target   string
+		header   map[string]string
+		wantPush string
+	}{
+		{name: "empty text dropped", target: "/?q=&input_mode=application%2Fpdf", header: hxFragment, wantPush: "/?input_mode=application%2Fpdf"},
+		{name: "nothing left", target: "/?q=", header: hxFragment, wantPush: "/"},
+		{name: "full page pushes nothing", target: "/?q=", wantPush: ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := f.get(t, tt.target, tt.header)
+			if got := rec.Header().Get(hxPushURL); got != tt.wantPush {
+				t.Errorf("%s = %q, want %q", hxPushURL, got, tt.wantPush)
+			}
+		})
+	}
+	body := f.get(t, "/?q=invoice", hxFragment).Body.String()
+	if !strings.HasPrefix(body, "<title>invoice · Search agents · A2A registry</title>") {
+		t.Errorf("fragment does not start with its title: %.80q", body)
+	}
+}
