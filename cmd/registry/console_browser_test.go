@@ -75,7 +75,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	client := newOutboundClient(cfg, cfg.CrawlPerHost)
 	t.Cleanup(client.CloseIdleConnections)
 	registrar := crawler.NewRegistrar(crawler.NewFetcher(client, cfg.MaxCardBytes), store, cardLimits(cfg), log)
-	srv := httptest.NewServer(newHandler(handlerDeps{log: log, store: store, registrar: registrar}))
+	srv := httptest.NewServer(newHandler(handlerDeps{log: log, store: store, registrar: registrar, pauser: store, keys: store}))
 	t.Cleanup(srv.Close)
 
 	shots := os.Getenv(screenshotDirEnv)
@@ -244,6 +244,15 @@ func TestConsoleInBrowser(t *testing.T) {
 		shot("diff.png"),
 		checkNoXSS("diff"),
 	)
+	// The agent page (with its action forms' CSRF tokens) was left by a
+	// pushed URL; htmx must not have kept a copy in the browser's storage.
+	var stored bool
+	run("no page in web storage",
+		chromedp.Evaluate(`[localStorage, sessionStorage].some(s => Object.keys(s).some(k => s.getItem(k).includes('csrf_token')))`, &stored),
+	)
+	if stored {
+		t.Error("a page with a CSRF token was kept in web storage")
+	}
 
 	// Development mode: the local user is an admin and may register. The
 	// form posts through htmx with the CSRF token in a header.
