@@ -9,13 +9,15 @@ import (
 
 	"github.com/a2aregistry/registry/internal/api"
 	"github.com/a2aregistry/registry/internal/auth"
+	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/telemetry"
+	"github.com/a2aregistry/registry/internal/web"
 )
 
 // handler is the registry's HTTP handler over the app's parts.
 func (a *app) handler() http.Handler {
 	d := handlerDeps{log: a.log, store: a.store, registrar: a.registrar, metrics: a.metrics, auth: a.auth,
-		hosts: a.cfg.AcceptedHosts(), origins: a.cfg.TrustedOrigins()}
+		hosts: a.cfg.AcceptedHosts(), origins: a.cfg.TrustedOrigins(), agents: a.store, pauser: a.store, keys: a.store}
 	if a.crawler != nil {
 		d.refresher = a.crawler
 	}
@@ -31,6 +33,9 @@ type handlerDeps struct {
 	auth      *auth.Authenticator // nil: no sign-in, every route open
 	hosts     []string            // accepted Host names; nil: any
 	origins   []string            // origins trusted for browser writes
+	agents    web.AgentReader     // the console's agent pages
+	pauser    web.Pauser          // nil: the console cannot pause crawling
+	keys      web.KeyStore        // nil: no trusted-keys page
 }
 
 // newHandler mounts every route: /healthz and the JSON API.
@@ -78,7 +83,27 @@ func newHandler(d handlerDeps) http.Handler {
 		opts.Refresher = d.refresher
 	}
 	api.New(opts).Mount(e)
+	web.New(consoleOptions(d)).Mount(e)
 	return e
+}
+
+// consoleOptions wires the console to the catalog, the crawler and
+// sign-in: pages see the caller and CSRF token that auth put in the
+// request context. Without an Authenticator (handler tests) the console
+// runs as in development mode.
+func consoleOptions(d handlerDeps) web.Options {
+	o := web.Options{Searcher: d.store, Agents: d.agents, Registrar: d.registrar, Refresher: d.refresher,
+		Pauser: d.pauser, Keys: d.keys, IndexNotReady: catalog.ErrIndexNotReady, Logger: d.log, DevMode: true}
+	if d.auth != nil {
+		o.Authorizer = d.auth
+		o.DevMode = d.auth.DevMode()
+		o.Principal = func(c echo.Context) (web.Principal, bool) {
+			p := auth.FromContext(c.Request().Context())
+			return web.Principal{Subject: p.Subject, Name: p.Name, Role: p.Role}, p.Role != 0
+		}
+		o.CSRFToken = func(c echo.Context) string { return auth.CSRFToken(c.Request().Context()) }
+	}
+	return o
 }
 
 // requestLogger logs one line per request. 5xx are errors (our fault),

@@ -1,0 +1,395 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/emulation"
+	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/a2aregistry/registry/internal/card"
+	"github.com/a2aregistry/registry/internal/catalog"
+	"github.com/a2aregistry/registry/internal/catalog/catalogtest"
+	"github.com/a2aregistry/registry/internal/config"
+	"github.com/a2aregistry/registry/internal/crawler"
+	"github.com/a2aregistry/registry/internal/verify"
+)
+
+// Environment of the browser test.
+const (
+	// requireBrowserEnv=1 turns a missing chromium into a failure (CI).
+	requireBrowserEnv = "REGISTRY_TEST_REQUIRE_BROWSER"
+	// screenshotDirEnv names where screenshots go; a temporary directory
+	// when unset.
+	screenshotDirEnv = "REGISTRY_TEST_SCREENSHOTS"
+)
+
+// browserXSS would set window.__xss if any part of it ran.
+const browserXSS = `<img src=x onerror="window.__xss='img'"><script>window.__xss='script'</script>` +
+	`<svg onload="window.__xss='svg'">`
+
+// TestConsoleInBrowser drives the real handler in Debian's chromium, in
+// development mode: search as you type, tick a media-type facet, go back,
+// open an agent, open a version diff — and a card whose description is an
+// XSS payload shows it as text and runs none of it.
+func TestConsoleInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test skipped in -short mode")
+	}
+	browser := findChromium()
+	if browser == "" {
+		if os.Getenv(requireBrowserEnv) == "1" {
+			t.Fatalf("no chromium on PATH and %s=1", requireBrowserEnv)
+		}
+		t.Skipf("browser test skipped: no chromium on PATH (apt-get install chromium; set %s=1 to require it)", requireBrowserEnv)
+	}
+
+	store := catalogtest.SQLite(t)
+	ids := fillBrowserCatalog(t, store)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	// An agent on loopback to register through the console; the registrar
+	// is told to allow loopback, as an operator would with --allow-networks.
+	agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"name":"Loopback Agent","description":"Registered from the console.","url":"http://`+r.Host+`/a2a",`+
+			`"version":"1.0.0","protocolVersion":"0.3.0","capabilities":{},"defaultInputModes":["text/plain"],`+
+			`"defaultOutputModes":["text/plain"],"skills":[{"id":"echo","name":"Echo","description":"Echoes.","tags":["echo"]}]}`)
+	}))
+	t.Cleanup(agent.Close)
+	cfg := config.Default()
+	cfg.AllowNetworks = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	client := newOutboundClient(cfg, cfg.CrawlPerHost)
+	t.Cleanup(client.CloseIdleConnections)
+	registrar := crawler.NewRegistrar(crawler.NewFetcher(client, cfg.MaxCardBytes), store, cardLimits(cfg), log)
+	// Development mode through the real Authenticator, as serve runs
+	// without a provider: its CSRF tokens and same-site checks guard the
+	// console's forms.
+	authn, err := newAuthenticator(cfg, store, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(newHandler(handlerDeps{log: log, store: store, registrar: registrar, auth: authn,
+		agents: store, pauser: store, keys: store}))
+	t.Cleanup(srv.Close)
+
+	shots := os.Getenv(screenshotDirEnv)
+	if shots == "" {
+		shots = t.TempDir()
+	} else if err := os.MkdirAll(shots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(browser),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 900),
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancelAlloc)
+	ctx, cancelCtx := chromedp.NewContext(actx)
+	t.Cleanup(cancelCtx)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 2*time.Minute)
+	t.Cleanup(cancelTimeout)
+
+	// Every console message and browser log entry, to catch Content
+	// Security Policy violations (htmx injecting styles, say).
+	var mu sync.Mutex
+	var logs []string
+	chromedp.ListenTarget(ctx, func(ev any) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch ev := ev.(type) {
+		case *cdplog.EventEntryAdded:
+			logs = append(logs, string(ev.Entry.Level)+": "+ev.Entry.Text)
+		case *runtime.EventExceptionThrown:
+			logs = append(logs, "exception: "+ev.ExceptionDetails.Error())
+		}
+	})
+
+	shot := func(name string) chromedp.Action {
+		return chromedp.ActionFunc(func(ctx context.Context) error {
+			var buf []byte
+			if err := chromedp.CaptureScreenshot(&buf).Do(ctx); err != nil {
+				return err
+			}
+			path := filepath.Join(shots, name)
+			if err := os.WriteFile(path, buf, 0o644); err != nil {
+				return err
+			}
+			t.Logf("screenshot: %s", path)
+			return nil
+		})
+	}
+	// waitFor polls a JavaScript predicate; Poll runs through the DevTools
+	// protocol, which the page's CSP does not restrict.
+	waitFor := func(expr string) chromedp.Action {
+		return chromedp.Poll(expr, nil, chromedp.WithPollingTimeout(20*time.Second))
+	}
+	var location, xss, descText string
+	checkNoXSS := func(where string) chromedp.Action {
+		return chromedp.ActionFunc(func(ctx context.Context) error {
+			if err := chromedp.Evaluate(`String(window.__xss)`, &xss).Do(ctx); err != nil {
+				return err
+			}
+			if xss != "undefined" {
+				t.Errorf("%s: the XSS payload ran: window.__xss = %s", where, xss)
+			}
+			return nil
+		})
+	}
+	run := func(step string, actions ...chromedp.Action) {
+		t.Helper()
+		if err := chromedp.Run(ctx, actions...); err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+	}
+	count := `document.querySelector('.status strong') && document.querySelector('.status strong').textContent`
+
+	run("open the search page",
+		cdplog.Enable(),
+		chromedp.Navigate(srv.URL+"/"),
+		waitFor(count+` === '7 agents'`),
+		shot("search.png"),
+	)
+	// htmx read its configuration from the meta tag (JSON, no eval).
+	var configured bool
+	run("htmx configuration",
+		chromedp.Evaluate(`htmx.config.allowEval === false && htmx.config.includeIndicatorStyles === false && `+
+			`htmx.config.responseHandling.length === 2`, &configured),
+	)
+	if !configured {
+		t.Error("htmx did not take the console's configuration")
+	}
+
+	// Typing searches after a pause (htmx, debounced) and puts the query
+	// in the address bar.
+	run("type a search",
+		chromedp.SendKeys("#q", "evil"),
+		waitFor(count+` === '1 agent'`),
+		waitFor(`location.search === '?q=evil'`),
+		waitFor(`document.title.startsWith('evil · ')`),
+		chromedp.Text(".result .desc", &descText, chromedp.ByQuery),
+		checkNoXSS("search results"),
+	)
+	if !strings.Contains(descText, `<img src=x onerror=`) || !strings.Contains(descText, "<script>") {
+		t.Errorf("the payload is not shown as text in the result: %q", descText)
+	}
+
+	// An error answer is swapped in, not dropped: a stale cursor says so
+	// (and its URL is pushed, as any search's).
+	run("follow a stale next link",
+		chromedp.Evaluate(`htmx.ajax('GET', '/?q=evil&cursor=stale', {target: '#results-area'}); true`, &configured),
+		waitFor(`document.querySelector('#results-area .notice.warn') !== null`),
+	)
+
+	// Back walks the searches in reverse, to the unfiltered list.
+	run("go back",
+		chromedp.NavigateBack(),
+		waitFor(`location.search === '?q=evil'`),
+		waitFor(count+` === '1 agent'`),
+		chromedp.NavigateBack(),
+		waitFor(`location.search === ''`),
+		waitFor(count+` === '7 agents'`),
+	)
+
+	// Ticking a facet filters at once and keeps the filter in the URL.
+	run("tick a media-type facet",
+		chromedp.Click(`input[name="input_mode"][value="application/pdf"]`, chromedp.ByQuery),
+		waitFor(count+` === '1 agent'`),
+		waitFor(`location.search === '?input_mode=application%2Fpdf'`),
+		shot("search-facet.png"),
+		chromedp.Location(&location),
+	)
+	if !strings.Contains(location, "input_mode=application%2Fpdf") {
+		t.Errorf("URL after the facet = %s", location)
+	}
+
+	run("open the agent",
+		chromedp.Click(`.result h2 a`, chromedp.ByQuery),
+		// Wait on the new document before evaluating in it: a poll
+		// started during the navigation loses its context.
+		chromedp.WaitVisible(`#signatures`, chromedp.ByQuery),
+		waitFor(`location.pathname === '/agents/`+ids["invoice"]+`'`),
+		shot("agent.png"),
+	)
+
+	run("open the evil agent",
+		chromedp.Navigate(srv.URL+"/agents/"+ids["evil"]),
+		chromedp.WaitVisible(`#versions`, chromedp.ByQuery),
+		chromedp.Text(".agent-head .desc", &descText, chromedp.ByQuery),
+		checkNoXSS("agent page"),
+		chromedp.ScrollIntoView(`#security`, chromedp.ByQuery),
+		shot("signatures.png"),
+	)
+	if !strings.Contains(descText, `<img src=x onerror=`) {
+		t.Errorf("the payload is not shown as text on the agent page: %q", descText)
+	}
+
+	// The diff opens in place (htmx) and its URL is pushed.
+	run("open the version diff",
+		chromedp.Click(`a[href$="/diff?from=1&to=2"]`, chromedp.ByQuery),
+		waitFor(`document.querySelectorAll('table.diff tr.changed').length > 0`),
+		waitFor(`location.search === '?from=1&to=2'`),
+		chromedp.ScrollIntoView(`#diff`, chromedp.ByQuery),
+		shot("diff.png"),
+		checkNoXSS("diff"),
+	)
+	// The agent page (with its action forms' CSRF tokens) was left by a
+	// pushed URL; htmx must not have kept a copy in the browser's storage.
+	var stored bool
+	run("no page in web storage",
+		chromedp.Evaluate(`[localStorage, sessionStorage].some(s => Object.keys(s).some(k => s.getItem(k).includes('csrf_token')))`, &stored),
+	)
+	if stored {
+		t.Error("a page with a CSRF token was kept in web storage")
+	}
+
+	// Development mode: the local user is an admin and may register. The
+	// form posts through htmx with the CSRF token in a header.
+	run("register an agent",
+		chromedp.Navigate(srv.URL+"/register"),
+		chromedp.WaitVisible(`#urls`, chromedp.ByQuery),
+		chromedp.SendKeys(`#urls`, agent.URL, chromedp.ByQuery),
+		chromedp.Click(`form.register button`, chromedp.ByQuery),
+		waitFor(`document.querySelector('#register-results .badge') && document.querySelector('#register-results .badge').textContent === 'created'`),
+		shot("register.png"),
+		chromedp.Click(`#register-results a`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#signatures`, chromedp.ByQuery),
+		waitFor(`document.querySelector('h1').textContent === 'Loopback Agent'`),
+	)
+
+	// Dark mode follows the system setting; on a phone nothing runs off
+	// the side of the screen.
+	var overflow bool
+	run("dark mode on a phone",
+		emulation.SetEmulatedMedia().WithFeatures([]*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}),
+		emulation.SetDeviceMetricsOverride(390, 844, 2, true),
+		chromedp.Navigate(srv.URL+"/?q=invoice"),
+		waitFor(count+` === '1 agent'`),
+		shot("search-phone-dark.png"),
+		chromedp.Evaluate(`document.documentElement.scrollWidth > window.innerWidth`, &overflow),
+	)
+	if overflow {
+		t.Error("the search page is wider than a phone screen")
+	}
+	run("agent page on a phone",
+		chromedp.Navigate(srv.URL+"/agents/"+ids["evil"]),
+		chromedp.WaitVisible(`#versions`, chromedp.ByQuery),
+		chromedp.Evaluate(`document.documentElement.scrollWidth > window.innerWidth`, &overflow),
+	)
+	if overflow {
+		t.Error("the agent page is wider than a phone screen")
+	}
+
+	mu.Lock()
+	defer mu.Unlock()
+	for _, l := range logs {
+		if strings.Contains(l, "Content Security Policy") || strings.HasPrefix(l, "exception") {
+			t.Errorf("browser reported: %s", l)
+		}
+	}
+}
+
+// findChromium returns the path of a chromium binary, or "".
+func findChromium() string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// fillBrowserCatalog stores the example cards and an XSS card in two
+// versions; it returns the ids of the invoice agent and the XSS agent.
+func fillBrowserCatalog(t *testing.T, store *catalog.Store) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	ids := map[string]string{}
+	upsert := func(cardURL string, raw []byte, at time.Time) string {
+		c, err := card.Parse(raw, card.DefaultLimits())
+		if err != nil {
+			t.Fatalf("parsing %s: %v", cardURL, err)
+		}
+		res, err := store.Upsert(ctx, catalog.System("test"), catalog.UpsertInput{CardURL: cardURL, Card: c, Source: catalog.SourceURL, ReceivedAt: at})
+		if err != nil {
+			t.Fatalf("storing %s: %v", cardURL, err)
+		}
+		return res.Agent.ID
+	}
+	files, err := filepath.Glob("../../examples/cards/*.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no example cards: %v", err)
+	}
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := strings.TrimSuffix(filepath.Base(f), ".json")
+		id := upsert("https://"+name+".example/.well-known/agent-card.json", raw, at)
+		if name == "invoice-extractor" {
+			ids["invoice"] = id
+		}
+	}
+	evil := func(version string) []byte {
+		raw, err := json.Marshal(map[string]any{
+			"name": "Evil Agent", "description": "Looks harmless. " + browserXSS,
+			"url": "https://evil.example/a2a", "version": version, "protocolVersion": "0.3.0",
+			"capabilities": map[string]any{}, "defaultInputModes": []string{"text/plain"},
+			"defaultOutputModes": []string{"text/plain"},
+			"skills":             []any{map[string]any{"id": "s", "name": "Skill " + browserXSS, "description": "d", "tags": []string{"evil"}}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return raw
+	}
+	const evilURL = "https://evil.example/.well-known/agent-card.json"
+	upsert(evilURL, evil("1.0.0"), at)
+	ids["evil"] = upsert(evilURL, evil("2.0.0"), at.Add(time.Hour))
+
+	// A signature report for the agent page to show: one signature that
+	// does not verify, over a form that leaves a field unsigned.
+	report, err := json.Marshal(verify.Report{
+		CardURL: evilURL, Origins: []string{"https://evil.example"}, CheckedAt: at.Add(2 * time.Hour),
+		Signatures: verify.SignatureReport{Status: verify.StatusInvalid, Entries: []verify.SignatureResult{{
+			Index: 0, Result: verify.ResultBadSignature, Alg: "ES256", KID: "2026-03",
+			Signer: &verify.Signer{KID: "2026-03", Thumbprint: "NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs", Source: verify.KeySourceJKU,
+				JKU: "https://evil.example/.well-known/jwks.json", KeyType: "EC", Curve: "P-256"},
+			Form: verify.FormJCS, UnsignedFields: []string{"$.url"}, Problem: "the signature does not match the card",
+		}}},
+		Security: []verify.Finding{{Code: "no_security", Severity: verify.SeverityWarning, Path: "$",
+			Message: "the card declares no security scheme"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.RecordVerifications(ctx, catalog.System("test"), []catalog.VerificationInput{{
+		AgentID: ids["evil"], Version: 2, Status: catalog.SignatureInvalid, Report: report,
+		VerifiedAt: at.Add(2 * time.Hour), RecheckAt: at.Add(26 * time.Hour), KIDs: []string{"2026-03"},
+		AuditCodes: []string{"no_security"},
+	}}); err != nil {
+		t.Fatalf("storing the verification report: %v", err)
+	}
+	return ids
+}

@@ -1,0 +1,176 @@
+package web
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/a2aregistry/registry/internal/api"
+	"github.com/a2aregistry/registry/internal/catalog"
+	"github.com/a2aregistry/registry/internal/verify"
+	"github.com/a2aregistry/registry/internal/web/view"
+	"github.com/a2aregistry/registry/web/templates"
+)
+
+// maxIDLen bounds an agent id from a URL; longer ones cannot exist.
+const maxIDLen = 200
+
+// errAgentGone: the agent was deleted between two reads of one page.
+var errAgentGone = errors.New("agent gone")
+
+func (h *Console) agent(c echo.Context) error {
+	a, err := h.loadAgent(c)
+	if err != nil {
+		return h.agentError(c, err)
+	}
+	d := diffForm(a)
+	a.Diff = &d
+	return h.render(c, http.StatusOK, page{title: a.Name, body: templates.AgentPage(a)})
+}
+
+// diff serves the comparison of two versions: as the agent page with the
+// diff open, or (htmx) the diff alone.
+func (h *Console) diff(c echo.Context) error {
+	a, err := h.loadAgent(c)
+	if err != nil {
+		return h.agentError(c, err)
+	}
+	d := h.versionDiff(c, a)
+	a.Diff = &d
+	status := http.StatusOK
+	if d.Error != "" {
+		status = http.StatusNotFound
+	}
+	title := fmt.Sprintf("%s · v%d → v%d", a.Name, d.From, d.To)
+	return h.render(c, status, page{title: title, body: templates.AgentPage(a), fragment: templates.DiffView(d)})
+}
+
+// agentError answers a failed agent read.
+func (h *Console) agentError(c echo.Context, err error) error {
+	if errors.Is(err, catalog.ErrNotFound) || errors.Is(err, errAgentGone) {
+		return h.errorPage(c, http.StatusNotFound, "Agent not found",
+			"No agent has this id. It may have been removed, or the link is mistyped.")
+	}
+	h.log.ErrorContext(c.Request().Context(), "console agent page failed", "err", err,
+		"request_id", c.Response().Header().Get(echo.HeaderXRequestID))
+	return h.errorPage(c, http.StatusInternalServerError, "Something went wrong",
+		"The registry could not load this agent. The failure is in its log.")
+}
+
+// loadAgent reads everything the agent page shows.
+func (h *Console) loadAgent(c echo.Context) (view.Agent, error) {
+	id, ok := pathID(c)
+	if !ok {
+		return view.Agent{}, errAgentGone
+	}
+	ctx := c.Request().Context()
+	v, err := h.opts.Agents.AgentView(ctx, id, h.now())
+	if err != nil {
+		return view.Agent{}, fmt.Errorf("loading agent %s: %w", id, err)
+	}
+	ag, versions, health, ver := v.Agent, v.Versions, v.Health, v.Verification
+	if ag.Card == nil {
+		return view.Agent{}, fmt.Errorf("agent %s has no parsed card", id)
+	}
+	a, err := h.agentView(ag, versions, health, ver)
+	if err != nil {
+		return view.Agent{}, err
+	}
+	if h.canOperate(c) {
+		a.Actions = view.Actions{
+			CSRFToken: h.csrfToken(c),
+			Refresh:   h.opts.Refresher != nil,
+			Pause:     h.opts.Pauser != nil,
+		}
+	}
+	return a, nil
+}
+
+func (h *Console) agentView(ag catalog.Agent, versions []catalog.VersionSummary, health catalog.HealthReport, ver *catalog.Verification) (view.Agent, error) {
+	cd := ag.Card
+	a := view.Agent{
+		ID: ag.ID, URL: agentURL(ag.ID), CardURL: ag.CardURL,
+		RawURL: api.BasePath + "/agents/" + url.PathEscape(ag.ID) + "/card",
+		Name:   cd.Name, Description: cd.Description, Version: cd.Version,
+		DocumentationURL: cd.DocumentationURL, IconURL: cd.IconURL,
+		Shape: string(cd.Shape), ProtocolVersions: cd.ProtocolVersions,
+		Capabilities: cd.Capabilities, DefaultInput: cd.DefaultInputModes, DefaultOutput: cd.DefaultOutputModes,
+		Skills: cd.Skills, Schemes: cd.SecuritySchemes, Requirements: cd.SecurityRequirements,
+		Signature: ag.SignatureStatus, Health: healthView(health), Lint: cd.Findings,
+		Current: ag.CurrentVersion, RawPretty: prettyJSON(cd.Raw),
+	}
+	if a.Name == "" {
+		a.Name = ag.ID
+	}
+	if cd.Provider != nil {
+		a.Provider, a.ProviderURL = cd.Provider.Organization, cd.Provider.URL
+	}
+	for _, v := range versions {
+		a.Versions = append(a.Versions, versionView(ag.ID, v))
+	}
+	var probes []verify.Probe
+	// A report on an older version says nothing about the bytes served
+	// now (the API makes the same choice).
+	if ver != nil && ver.Version == ag.CurrentVersion {
+		var r verify.Report
+		if err := json.Unmarshal(ver.Report, &r); err != nil {
+			return view.Agent{}, fmt.Errorf("reading verification report of agent %s: %w", ag.ID, err)
+		}
+		a.Verification = &view.Verification{
+			Status: string(r.Signatures.Status), CheckedAt: r.CheckedAt, Stale: ver.Stale,
+			Signer: r.Signatures.Signer, Entries: r.Signatures.Entries, Rotation: r.Signatures.Rotation,
+			Audit: r.Security,
+		}
+		probes = r.Transports
+	}
+	for _, in := range cd.Interfaces {
+		iv := view.Interface{Interface: in}
+		for i := range probes {
+			if probes[i].Path == in.Path && probes[i].URL == in.URL {
+				iv.Probe = &probes[i]
+				break
+			}
+		}
+		a.Interfaces = append(a.Interfaces, iv)
+	}
+	return a, nil
+}
+
+func versionView(id string, v catalog.VersionSummary) view.Version {
+	return view.Version{
+		Number: v.Number, SHA256: v.SHA256, Size: v.Size, Source: v.Source, ReceivedAt: v.ReceivedAt,
+		URL: api.BasePath + "/agents/" + url.PathEscape(id) + "/versions/" + strconv.Itoa(v.Number),
+	}
+}
+
+func healthView(r catalog.HealthReport) view.Health {
+	h := view.Health{
+		State: r.State, Failures: r.ConsecutiveFailures, Paused: r.Paused,
+		LastCheck: deref(r.LastCheckAt), LastSuccess: deref(r.LastSuccessAt), NextCheck: deref(r.NextCheckAt),
+		Uptime24h: percent(r.Uptime24h), Uptime7d: percent(r.Uptime7d),
+	}
+	if e := r.LastError; e != nil {
+		h.LastError = &view.FetchError{Class: e.Class, Message: e.Message, Status: e.Status, At: e.At}
+	}
+	return h
+}
+
+func deref(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return *t
+}
+
+func percent(p *float64) string {
+	if p == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*p*100, 'f', 1, 64) + " %"
+}

@@ -1,0 +1,251 @@
+package web
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/a2aregistry/registry/internal/api"
+	"github.com/a2aregistry/registry/internal/catalog"
+	"github.com/a2aregistry/registry/internal/web/view"
+	"github.com/a2aregistry/registry/web/templates"
+)
+
+// facetLabels names the filter fields for people, in catalog.FilterFields
+// order.
+var facetLabels = map[string]string{
+	catalog.FieldSkill:           "Skill",
+	catalog.FieldTag:             "Tag",
+	catalog.FieldInputMode:       "Input media type",
+	catalog.FieldOutputMode:      "Output media type",
+	catalog.FieldBinding:         "Binding",
+	catalog.FieldProtocolVersion: "Protocol version",
+	catalog.FieldSecurityScheme:  "Security scheme",
+	catalog.FieldProvider:        "Provider",
+	catalog.FieldSignature:       "Signature",
+	catalog.FieldHealth:          "Health",
+	catalog.FieldAudit:           "Security audit",
+}
+
+// Search parameters the console adds to the API's.
+const (
+	paramText   = "q"
+	paramCursor = "cursor"
+)
+
+// facetShown is how many values of a facet field show before the rest
+// fold away.
+const facetShown = 6
+
+// excerptLen is how much of a description a result shows, in runes.
+const excerptLen = 240
+
+// search serves the search page. The query string is the API's (the
+// console parses it with the API's parser), so a console URL and an API
+// URL with the same query find the same agents.
+func (h *Console) search(c echo.Context) error {
+	raw := c.Request().URL.RawQuery
+	values, err := url.ParseQuery(raw)
+	dropEmpty(values)
+	s := view.Search{Q: values.Get(paramText)}
+	status := http.StatusOK
+
+	var q catalog.Query
+	if err != nil {
+		err = &api.QueryError{Message: "The address holds a malformed query string."}
+	} else {
+		q, err = api.ParseSearch(values.Encode())
+	}
+	var res catalog.Page
+	if err == nil {
+		res, err = h.opts.Searcher.Search(c.Request().Context(), q)
+	}
+	var qerr *api.QueryError
+	switch {
+	case errors.As(err, &qerr):
+		s.State, s.Message, status = view.StateInvalid, qerr.Message, http.StatusBadRequest
+	case errors.Is(err, catalog.ErrInvalidCursor):
+		s.State, status = view.StateInvalid, http.StatusBadRequest
+		s.Message = "This page of results has expired. Start again from the first page."
+	case errors.Is(err, catalog.ErrInvalidQuery):
+		s.State, s.Message, status = view.StateInvalid, "The search cannot run as given.", http.StatusBadRequest
+	case h.opts.IndexNotReady != nil && errors.Is(err, h.opts.IndexNotReady):
+		s.State, status = view.StateIndexBuilding, http.StatusServiceUnavailable
+		c.Response().Header().Set("Retry-After", "5")
+	case err != nil:
+		h.log.ErrorContext(c.Request().Context(), "console search failed", "err", err,
+			"request_id", c.Response().Header().Get(echo.HeaderXRequestID))
+		s.State, status = view.StateFailed, http.StatusInternalServerError
+	}
+	s.URL = searchURL(values)
+	s.Groups = facetGroups(res.Facets, values)
+	s.Active = activeFilters(values)
+	for _, it := range res.Items {
+		s.Results = append(s.Results, resultView(it))
+	}
+	s.Total = res.Total
+	if res.NextCursor != "" {
+		next := cloneValues(values)
+		next.Set(paramCursor, res.NextCursor)
+		s.NextURL = "/?" + next.Encode()
+	}
+	if values.Has(paramCursor) {
+		first := cloneValues(values)
+		first.Del(paramCursor)
+		s.FirstURL = searchURL(first)
+	}
+	title := "Search agents"
+	if s.Q != "" {
+		title = s.Q + " · " + title
+	}
+	if isFragmentRequest(c.Request()) {
+		// The form submits every field, empty ones included; the address
+		// bar gets the same search without them.
+		c.Response().Header().Set(hxPushURL, s.URL)
+	}
+	return h.render(c, status, page{title: title, body: templates.SearchPage(s), fragment: templates.SearchFragment(title, s)})
+}
+
+// dropEmpty removes empty values: a plain form submits an empty q, and the
+// API's parser rightly refuses empty filter values.
+func dropEmpty(values url.Values) {
+	for k, vs := range values {
+		vs = slices.DeleteFunc(vs, func(v string) bool { return v == "" })
+		if len(vs) == 0 {
+			delete(values, k)
+		} else {
+			values[k] = vs
+		}
+	}
+}
+
+func cloneValues(v url.Values) url.Values {
+	out := make(url.Values, len(v))
+	for k, vs := range v {
+		out[k] = slices.Clone(vs)
+	}
+	return out
+}
+
+func searchURL(v url.Values) string {
+	if len(v) == 0 {
+		return "/"
+	}
+	return "/?" + v.Encode()
+}
+
+// facetGroups lists every filter field with its counted values. A selected
+// value that no longer has matches is listed too, with count 0, so it can
+// be unticked.
+func facetGroups(facets map[string][]catalog.FacetCount, values url.Values) []view.FacetGroup {
+	groups := make([]view.FacetGroup, 0, len(catalog.FilterFields))
+	for _, f := range catalog.FilterFields {
+		selected := values[f]
+		g := view.FacetGroup{Field: f, Label: facetLabels[f]}
+		if g.Label == "" {
+			g.Label = f
+		}
+		seen := make(map[string]bool)
+		for _, fc := range facets[f] {
+			seen[fc.Value] = true
+			g.Values = append(g.Values, view.FacetValue{
+				Value: fc.Value, Count: fc.Count, Selected: slices.Contains(selected, fc.Value),
+			})
+		}
+		for _, v := range selected {
+			if !seen[v] {
+				seen[v] = true
+				g.Values = append(g.Values, view.FacetValue{Value: v, Selected: true})
+			}
+		}
+		all := g.Values
+		g.Values = nil
+		for _, v := range all {
+			v.ID = facetID(f, v.Value)
+			// Selected values stay in sight so they can be unticked.
+			if v.Selected || len(g.Values) < facetShown {
+				g.Values = append(g.Values, v)
+			} else {
+				g.More = append(g.More, v)
+			}
+		}
+		groups = append(groups, g)
+	}
+	return groups
+}
+
+// facetID is an element id unique per field and value, made of characters
+// that need no escaping in a CSS selector.
+func facetID(field, value string) string {
+	var b strings.Builder
+	b.WriteString("f-")
+	b.WriteString(field)
+	b.WriteByte('-')
+	for _, r := range value {
+		if r < 0x80 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			b.WriteRune(r)
+		} else {
+			fmt.Fprintf(&b, "_%x_", r)
+		}
+	}
+	return b.String()
+}
+
+// activeFilters lists the selected values, each with the URL that drops it.
+func activeFilters(values url.Values) []view.ActiveFilter {
+	var out []view.ActiveFilter
+	for _, f := range catalog.FilterFields {
+		for _, v := range values[f] {
+			rest := cloneValues(values)
+			rest.Del(paramCursor)
+			rest[f] = slices.DeleteFunc(slices.Clone(values[f]), func(x string) bool { return x == v })
+			if len(rest[f]) == 0 {
+				delete(rest, f)
+			}
+			out = append(out, view.ActiveFilter{Label: facetLabels[f], Value: v, RemoveURL: searchURL(rest)})
+		}
+	}
+	return out
+}
+
+func resultView(s catalog.Summary) view.Result {
+	r := view.Result{
+		ID: s.ID, URL: agentURL(s.ID), Name: s.Name, Provider: s.Provider,
+		Description: excerpt(s.Description, excerptLen), Version: s.Version,
+		InputModes: s.InputModes, OutputModes: s.OutputModes,
+		ProtocolVersions: s.ProtocolVersions, Bindings: s.Bindings,
+		Health: s.Health, Signature: s.SignatureStatus,
+	}
+	for _, sk := range s.Skills {
+		name := sk.Name
+		if name == "" {
+			name = sk.ID
+		}
+		r.Skills = append(r.Skills, name)
+	}
+	return r
+}
+
+// excerpt cuts s to at most n runes at a word boundary.
+func excerpt(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	cut := []rune(s)[:n]
+	if i := strings.LastIndexAny(string(cut), " \n\t"); i > n/2 {
+		return strings.TrimRight(string(cut)[:i], " ,.;:") + "…"
+	}
+	return string(cut) + "…"
+}
+
+// agentURL is the console's page of an agent.
+func agentURL(id string) string {
+	return "/agents/" + url.PathEscape(id)
+}

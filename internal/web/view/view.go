@@ -1,0 +1,314 @@
+// Package view holds the console's view models: what each page of
+// web/templates shows, already decided by internal/web. Templates format
+// and escape; they do not query or decide.
+//
+// Strings here are untrusted card text unless a comment says otherwise:
+// templates render them as text (escaped, invisible characters shown) and
+// turn URLs into links only when they are http(s).
+package view
+
+import (
+	"time"
+
+	"github.com/a2aregistry/registry/internal/card"
+	"github.com/a2aregistry/registry/internal/verify"
+)
+
+// Layout is what every full page shares.
+type Layout struct {
+	Title string
+	// CSS and JS are the versioned URLs of the stylesheet and of htmx
+	// (ours, not card data).
+	CSS, JS string
+	// DevMode shows the development-mode banner: no sign-in, everyone is
+	// admin.
+	DevMode bool
+	// User is the signed-in caller; nil when nobody is.
+	User *User
+	// HXHeaders is the JSON object htmx sends as headers on every request
+	// (the CSRF token); empty when there is no token.
+	HXHeaders string
+	// CSRFToken goes into the hidden field of state-changing forms.
+	CSRFToken string
+	// CanRegister and CanKeys show the links to those pages.
+	CanRegister, CanKeys bool
+}
+
+// User is the caller as the header shows them.
+type User struct {
+	Name string
+	Role string
+}
+
+// Search is the search page.
+type Search struct {
+	Q string
+	// Groups are the facet fields in the API's order.
+	Groups []FacetGroup
+	// Active lists the selected filter values, each with the URL of the
+	// same search without it.
+	Active  []ActiveFilter
+	Results []Result
+	Total   int
+	// NextURL continues to the next page; empty on the last one.
+	// FirstURL restarts from the first page; empty on the first page.
+	NextURL, FirstURL string
+	// State says why there are no results when it is not simply an
+	// empty match.
+	State SearchState
+	// Message explains StateInvalid (our own words about the query).
+	Message string
+	// URL is this search's own URL, to repeat it (StateIndexBuilding).
+	URL string
+}
+
+// SearchState is the kind of answer the search gave.
+type SearchState int
+
+const (
+	// StateOK: the search ran; Results may still be empty.
+	StateOK SearchState = iota
+	// StateIndexBuilding: the search index is still being built.
+	StateIndexBuilding
+	// StateInvalid: the query cannot run (bad parameter, expired cursor).
+	StateInvalid
+	// StateFailed: the registry failed; the request id is in the log.
+	StateFailed
+)
+
+// FacetGroup is one filter field with its values.
+type FacetGroup struct {
+	Field  string // the query parameter name
+	Label  string
+	Values []FacetValue
+	// More are further values, folded away until asked for.
+	More []FacetValue
+}
+
+// FacetValue is one value of a facet field.
+type FacetValue struct {
+	Value    string
+	Count    int
+	Selected bool
+	// ID is the checkbox's element id, stable across responses so htmx
+	// keeps focus on it after a swap.
+	ID string
+}
+
+// ActiveFilter is a selected filter value.
+type ActiveFilter struct {
+	Label, Value string
+	RemoveURL    string
+}
+
+// Result is one search hit.
+type Result struct {
+	ID   string
+	URL  string // the console's agent page
+	Name string
+	// Provider is the organization; may be empty.
+	Provider         string
+	Description      string // an excerpt
+	Version          string
+	Skills           []string
+	InputModes       []string
+	OutputModes      []string
+	ProtocolVersions []string
+	Bindings         []string
+	Health           string
+	Signature        string
+}
+
+// Agent is the agent page.
+type Agent struct {
+	ID               string
+	URL              string // the console's agent page
+	CardURL          string
+	RawURL           string // the API's exact bytes of the current card
+	Name             string
+	Description      string
+	Version          string
+	Provider         string
+	ProviderURL      string
+	DocumentationURL string
+	IconURL          string
+	Shape            string
+	ProtocolVersions []string
+	Capabilities     card.Capabilities
+	DefaultInput     []string
+	DefaultOutput    []string
+	Skills           []card.Skill
+	Interfaces       []Interface
+	Schemes          []card.SecurityScheme
+	Requirements     []card.Requirement
+	Signature        string
+	Health           Health
+	// Verification is nil until the current version has been verified.
+	Verification *Verification
+	Lint         []card.Finding
+	Current      int
+	Versions     []Version
+	// RawPretty is the current card pretty-printed with sorted keys.
+	RawPretty string
+	// Diff is the comparison the page was asked for, if any.
+	Diff *Diff
+	// Actions are what the caller may do to the agent.
+	Actions Actions
+}
+
+// Actions are the agent actions the caller may take.
+type Actions struct {
+	// CSRFToken goes into each action's form (ours, not card data).
+	CSRFToken string
+	// Refresh offers "check now"; Pause offers pause or resume.
+	Refresh, Pause bool
+}
+
+// Interface is a declared interface with its probe, if one ran.
+type Interface struct {
+	card.Interface
+	Probe *verify.Probe
+}
+
+// Verification is the verifier's report on the current version.
+type Verification struct {
+	Status    string
+	CheckedAt time.Time
+	Stale     bool
+	Signer    *verify.Signer
+	Entries   []verify.SignatureResult
+	Rotation  bool
+	Audit     []card.Finding
+}
+
+// Health is the crawler's view of an agent.
+type Health struct {
+	State       string
+	LastCheck   time.Time // zero when never
+	LastSuccess time.Time
+	NextCheck   time.Time
+	Failures    int
+	LastError   *FetchError
+	// Uptime24h and Uptime7d are formatted shares ("99.5 %"), or "" with
+	// no checks in the window.
+	Uptime24h, Uptime7d string
+	Paused              bool
+}
+
+// FetchError is the last failed check.
+type FetchError struct {
+	Class   string
+	Message string
+	Status  int
+	At      time.Time
+}
+
+// Version is one stored card version.
+type Version struct {
+	Number     int
+	SHA256     string
+	Size       int
+	Source     string
+	ReceivedAt time.Time
+	// URL is the API's exact bytes of this version.
+	URL string
+}
+
+// Diff compares two versions side by side.
+type Diff struct {
+	From, To int
+	// Versions are the choices of the comparison form, newest first.
+	Versions []Version
+	Rows     []DiffRow
+	// Same is true when the two pretty-printed versions are identical
+	// (the bytes may still differ in spacing or key order).
+	Same bool
+	// Error explains why no diff is shown (an unknown version).
+	Error string
+	// Action is the URL of the comparison form (the agent's diff page).
+	Action string
+	// Shown is false on the agent page before a comparison was asked for:
+	// only the form is shown.
+	Shown bool
+}
+
+// DiffRow is one line of the side-by-side diff.
+type DiffRow struct {
+	Kind DiffKind
+	// LeftNo and RightNo are 1-based line numbers; 0 when the side is empty.
+	LeftNo, RightNo int
+	Left, Right     string
+	// Skipped counts unchanged lines folded into a DiffSkip row.
+	Skipped int
+}
+
+// DiffKind classifies a diff row.
+type DiffKind int
+
+const (
+	DiffSame    DiffKind = iota // the line is on both sides
+	DiffChanged                 // the left line became the right line
+	DiffRemoved                 // only on the left
+	DiffAdded                   // only on the right
+	DiffSkip                    // unchanged lines folded away
+)
+
+// Register is the register page and its results.
+type Register struct {
+	// Input is the text as submitted, to edit and resubmit.
+	Input string
+	// CSRFToken goes into the form's hidden field (ours, not card data).
+	CSRFToken string
+	// Error says why nothing was registered (no URL, too many).
+	Error   string
+	Results []RegisterResult
+}
+
+// RegisterOutcome is what registering one URL did.
+type RegisterOutcome string
+
+const (
+	RegisterCreated   RegisterOutcome = "created"
+	RegisterUpdated   RegisterOutcome = "updated"
+	RegisterUnchanged RegisterOutcome = "unchanged"
+	RegisterFailed    RegisterOutcome = "failed"
+)
+
+// RegisterResult is the outcome for one submitted URL.
+type RegisterResult struct {
+	Input   string
+	Outcome RegisterOutcome
+	// AgentURL, CardURL and Name describe the agent on success.
+	AgentURL, CardURL, Name string
+	// Code (the API's error code), Class (the fetch failure class) and
+	// Message explain a failure.
+	Code, Class, Message string
+}
+
+// Keys is the trusted-keys page: the add form (as submitted, when it
+// failed) and every key.
+type Keys struct {
+	CSRFToken string
+	// JWK, KID, OriginsText and NotAfter refill the form after an error.
+	JWK, KID, OriginsText, NotAfter string
+	Error                           string
+	Keys                            []Key
+}
+
+// Key is one pinned key.
+type Key struct {
+	ID, KID, Thumbprint string
+	Origins             []string
+	// State is active, expired or revoked; Until is when it expires or
+	// was revoked (zero for an active key without expiry).
+	State     string
+	Until     time.Time
+	CreatedAt time.Time
+}
+
+// Error is an error page.
+type Error struct {
+	Status  int
+	Title   string
+	Message string
+}

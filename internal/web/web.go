@@ -1,0 +1,238 @@
+// Package web serves the registry's console: server-rendered pages
+// (web/templates) that htmx makes faster where JavaScript runs, and that
+// work as plain links and GET forms where it does not.
+//
+// Everything a page shows from a card is untrusted: templ escapes it, the
+// templates render only http(s) links from cards (never icons: a viewer's
+// browser must not call a card's hosts), and invisible or bidirectional
+// control characters are shown as visible badges. Every response carries a
+// Content-Security-Policy without 'unsafe-inline' or 'unsafe-eval', so even
+// a template mistake cannot run a card's script.
+package web
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+
+	"github.com/a2aregistry/registry/internal/auth"
+	"github.com/a2aregistry/registry/internal/catalog"
+	"github.com/a2aregistry/registry/internal/web/view"
+	"github.com/a2aregistry/registry/web/static"
+	"github.com/a2aregistry/registry/web/templates"
+)
+
+// Searcher runs catalog searches for the search page.
+type Searcher interface {
+	Search(ctx context.Context, q catalog.Query) (catalog.Page, error)
+}
+
+// AgentReader reads what the agent page shows. *catalog.Store implements
+// it.
+type AgentReader interface {
+	// AgentView reads the agent, its versions, health and verification
+	// report in one read transaction; catalog.ErrNotFound for an unknown
+	// id.
+	AgentView(ctx context.Context, id string, now time.Time) (catalog.AgentView, error)
+	// Version returns catalog.ErrNotFound for an unknown agent or number.
+	Version(ctx context.Context, id string, n int) (catalog.Version, error)
+}
+
+// Principal is the signed-in caller as the console shows them.
+type Principal struct {
+	// Subject is the caller's stable id at the provider; it names them
+	// as the actor of their writes.
+	Subject string
+	Name    string
+	Role    auth.Role
+}
+
+// Options configure a Console.
+type Options struct {
+	Searcher Searcher
+	Agents   AgentReader
+	// Authorizer guards each page by the role it needs, as it guards the
+	// API; nil means no sign-in (development mode): every page is open.
+	Authorizer auth.Authorizer
+	// Principal returns the caller of a request; nil or false when nobody
+	// is signed in.
+	Principal func(echo.Context) (Principal, bool)
+	// CSRFToken returns the token that state-changing requests of this
+	// caller must carry (form field csrf_token, header X-CSRF-Token). When
+	// nil (no sign-in), the console uses one random token per process: a
+	// cross-site page cannot read it, which is all CSRF protection needs.
+	CSRFToken func(echo.Context) string
+	// Registrar serves the register page; nil means none (read-only).
+	Registrar Registrar
+	// Refresher serves "check now" on agent pages; nil means none (the
+	// registry does not crawl).
+	Refresher Refresher
+	// Pauser serves pause and resume on agent pages; nil means none.
+	Pauser Pauser
+	// Keys serves the trusted-keys page (admin); nil means none.
+	Keys KeyStore
+	// DevMode shows the development-mode banner on every page.
+	DevMode bool
+	// IndexNotReady is the error (matched with errors.Is) a Searcher
+	// returns while its index is being built, to show a "being built"
+	// page rather than a failure; nil when the Searcher has none.
+	IndexNotReady error
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+}
+
+// Console holds the console's handlers.
+type Console struct {
+	opts   Options
+	log    *slog.Logger
+	assets *assets
+	// processCSRF is the token when Options.CSRFToken is nil.
+	processCSRF string
+	// now is the clock of health reports; tests replace it.
+	now func() time.Time
+}
+
+// New returns a console over opts; Searcher and Agents must not be nil.
+// It panics if the embedded assets are unusable, which is a build defect
+// (the tests load them).
+func New(opts Options) *Console {
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	as, err := loadAssets(static.FS)
+	if err != nil {
+		panic(fmt.Sprintf("web: loading embedded console assets: %v", err))
+	}
+	return &Console{opts: opts, log: log, assets: as, processCSRF: rand.Text(), now: time.Now}
+}
+
+// Mount adds the console's routes to e. Every route carries the security
+// headers; with sign-in on, each also checks the role it needs.
+func (h *Console) Mount(e *echo.Echo) {
+	read := h.guarded(auth.Viewer)
+	e.GET("/", h.search, read...)
+	e.GET("/agents/:id", h.agent, read...)
+	e.GET("/agents/:id/diff", h.diff, read...)
+	if h.opts.Registrar != nil {
+		edit := h.guarded(auth.Editor)
+		e.GET("/register", h.registerForm, edit...)
+		e.POST("/register", h.register, append(edit, limitBody(maxRegisterForm), h.checkCSRF)...)
+	}
+	h.mountOperations(e)
+	h.mountKeys(e)
+	// Assets are the same for everyone and hold nothing secret: the login
+	// page needs its stylesheet before anyone is signed in.
+	e.GET(assetPrefix+":hash/:name", h.asset, securityHeaders)
+	e.RouteNotFound("/*", h.notFound, securityHeaders)
+}
+
+// guarded is the middleware of a route that needs role: the security
+// headers, then the Authorizer's check (none without sign-in). It goes on
+// each route, as in the API: echo turns a group with middleware into a
+// catch-all.
+func (h *Console) guarded(role auth.Role) []echo.MiddlewareFunc {
+	mw := []echo.MiddlewareFunc{securityHeaders}
+	if h.opts.Authorizer != nil {
+		mw = append(mw, h.opts.Authorizer.RequireRole(role))
+	}
+	return mw
+}
+
+// contentSecurityPolicy allows only our own scripts, styles and images
+// and nothing inline: the templates use no inline script, style
+// attribute or event handler, and htmx is told not to inject its
+// indicator styles (the htmx-config meta tag). Card icons are never
+// loaded (img-src 'self'). frame-ancestors 'none' stops clickjacking
+// (CSP3 §6.4.2); form-action and base-uri stop injected markup from
+// redirecting forms or relative URLs.
+const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " +
+	"connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+
+// securityHeaders sets the headers every console response carries.
+func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		hd := c.Response().Header()
+		hd.Set("Content-Security-Policy", contentSecurityPolicy)
+		hd.Set("X-Content-Type-Options", "nosniff")
+		// Card links also carry rel=noreferrer; this covers everything else:
+		// a search URL may say what a user was looking for.
+		hd.Set("Referrer-Policy", "no-referrer")
+		hd.Set("X-Frame-Options", "DENY") // for browsers without CSP frame-ancestors
+		hd.Set("Cross-Origin-Opener-Policy", "same-origin")
+		return next(c)
+	}
+}
+
+// page is what a handler renders: the whole page's main content and the
+// part an htmx request swaps in.
+type page struct {
+	title string
+	body  templ.Component
+	// fragment answers htmx requests; nil means body.
+	fragment templ.Component
+}
+
+// render writes p with status: the fragment for an htmx request that
+// swaps part of a page, the whole document for everything else (a first
+// visit, a no-JS form, a boosted link, a history restore).
+func (h *Console) render(c echo.Context, status int, p page) error {
+	hd := c.Response().Header()
+	// The same URL answers with a fragment or a document, so caches must
+	// tell them apart; pages may show signed-in content, so none keep it.
+	hd.Add("Vary", hxRequest)
+	hd.Set("Cache-Control", "no-store")
+	var comp templ.Component
+	if isFragmentRequest(c.Request()) {
+		comp = p.fragment
+		if comp == nil {
+			comp = p.body
+		}
+	} else {
+		comp = templates.Page(h.layout(c, p.title), p.body)
+	}
+	c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
+	c.Response().WriteHeader(status)
+	if err := comp.Render(c.Request().Context(), c.Response()); err != nil {
+		return fmt.Errorf("rendering %s: %w", c.Path(), err)
+	}
+	return nil
+}
+
+// layout is the frame of every full page for this request's caller.
+func (h *Console) layout(c echo.Context, title string) view.Layout {
+	l := view.Layout{Title: title, CSS: h.assets.cssURL, JS: h.assets.jsURL, DevMode: h.opts.DevMode}
+	if h.opts.Principal != nil {
+		if p, ok := h.opts.Principal(c); ok {
+			l.User = &view.User{Name: p.Name, Role: p.Role.String()}
+		}
+	}
+	l.CanRegister = h.opts.Registrar != nil && h.canOperate(c)
+	l.CanKeys = h.opts.Keys != nil && h.holds(c, auth.Admin)
+	if tok := h.csrfToken(c); tok != "" {
+		l.CSRFToken = tok
+		// htmx sends these headers with every request it makes, so a
+		// token never travels in a URL (hx-headers, JSON).
+		b, err := json.Marshal(map[string]string{csrfHeader: tok})
+		if err == nil {
+			l.HXHeaders = string(b)
+		}
+	}
+	return l
+}
+
+func (h *Console) notFound(c echo.Context) error {
+	return h.errorPage(c, http.StatusNotFound, "Not found", "There is no page at this address.")
+}
+
+func (h *Console) errorPage(c echo.Context, status int, title, msg string) error {
+	e := view.Error{Status: status, Title: title, Message: msg}
+	return h.render(c, status, page{title: title, body: templates.ErrorPage(e)})
+}
