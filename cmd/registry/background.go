@@ -47,7 +47,7 @@ func (a *app) startBackground(ctx context.Context) (*background.Group, error) {
 	bg.Every("search index sync", indexSyncInterval, a.store.Sync)
 	if a.crawler != nil {
 		a.releaseLeases(ctx)
-		bg.Go("crawler", a.crawler.Run)
+		bg.Go("crawler", a.runCrawler)
 		bg.Every("fetch log prune", fetchLogPruneInterval, a.pruneFetchLog)
 	}
 	if a.cfg.SignIn() {
@@ -69,7 +69,7 @@ func (a *app) startBackground(ctx context.Context) (*background.Group, error) {
 // releaseLeases takes back the leases a killed predecessor on this host
 // left, so its agents are checked at once instead of after lease expiry.
 func (a *app) releaseLeases(ctx context.Context) {
-	n, err := a.store.ReleaseLeases(ctx, leaseOwnerPrefix(), a.crawler.Config().Owner)
+	n, err := a.store.ReleaseLeases(ctx, leaseOwnerPrefix(a.cfg), a.crawler.Config().Owner)
 	switch {
 	case err != nil:
 		a.log.Warn("releasing leases of a previous run", "err", err)
