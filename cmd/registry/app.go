@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 
 	"github.com/a2aregistry/registry/internal/auth"
 	"github.com/a2aregistry/registry/internal/catalog"
@@ -28,6 +29,7 @@ type app struct {
 	runner    *verify.Runner
 	metrics   *telemetry.Metrics
 	auth      *auth.Authenticator
+	indexWarm atomic.Bool // the search index is built (readiness)
 }
 
 // newApp opens the catalog (migrating it) and wires the parts over it.

@@ -43,7 +43,7 @@ func (a *app) startBackground(ctx context.Context) (*background.Group, error) {
 	// The search index is built in the background so the server answers
 	// at once; searches wait for it. Sync picks up what other replicas
 	// sharing a PostgreSQL catalog write.
-	bg.Go("search index build", a.store.WarmIndex)
+	bg.Go("search index build", a.warmIndex)
 	bg.Every("search index sync", indexSyncInterval, a.store.Sync)
 	if a.crawler != nil {
 		a.releaseLeases(ctx)

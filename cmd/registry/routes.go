@@ -19,6 +19,7 @@ func (a *app) handler() http.Handler {
 	if a.crawler != nil {
 		d.refresher = a.crawler
 	}
+	d.ready = &readiness{store: a.store, indexReady: a.indexWarm.Load, log: a.log}
 	return newHandler(d)
 }
 
@@ -31,6 +32,7 @@ type handlerDeps struct {
 	auth      *auth.Authenticator // nil: no sign-in, every route open
 	hosts     []string            // accepted Host names; nil: any
 	origins   []string            // origins trusted for browser writes
+	ready     *readiness          // nil: no /readyz
 }
 
 // newHandler mounts every route: /healthz and the JSON API.
@@ -60,6 +62,10 @@ func newHandler(d handlerDeps) http.Handler {
 	}
 	e.GET("/healthz", healthz)
 	e.HEAD("/healthz", healthz)
+	if d.ready != nil {
+		e.GET("/readyz", d.ready.serve)
+		e.HEAD("/readyz", d.ready.serve)
+	}
 
 	if d.metrics != nil {
 		// Prometheus text format; served on the API's listener, which is
