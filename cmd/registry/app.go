@@ -29,7 +29,8 @@ type app struct {
 	runner    *verify.Runner
 	metrics   *telemetry.Metrics
 	auth      *auth.Authenticator
-	indexWarm atomic.Bool // the search index is built (readiness)
+	indexWarm atomic.Bool  // the search index is built (readiness)
+	lastSync  atomic.Int64 // unix nanoseconds of the index's last catch-up (metrics)
 }
 
 // newApp opens the catalog (migrating it) and wires the parts over it.
@@ -60,7 +61,7 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger) (*app, err
 	if cfg.VerifyFetch {
 		vopts.Client, vopts.FetchOIDC, vopts.Probe = a.client, true, cfg.VerifyProbes
 	}
-	a.runner = verify.NewRunner(verify.New(vopts), store, verify.RunnerOptions{CardLimits: cardLimits(cfg), Logger: log})
+	a.runner = verify.NewRunner(verify.New(vopts), a.metrics.ObserveVerifications(store), verify.RunnerOptions{CardLimits: cardLimits(cfg), Logger: log})
 
 	fetcher := crawler.NewFetcher(a.client, cfg.MaxCardBytes)
 	a.registrar = crawler.NewRegistrar(fetcher, store, cardLimits(cfg), log)
@@ -68,6 +69,7 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger) (*app, err
 		a.crawler = crawler.New(crawlerConfig(cfg), a.metrics.ObserveCrawl(store), fetcher, log)
 	}
 	wireChecks(a.registrar, a.crawler, a.runner)
+	a.registerOpsMetrics()
 	return a, nil
 }
 

@@ -44,7 +44,7 @@ func (a *app) startBackground(ctx context.Context) (*background.Group, error) {
 	// at once; searches wait for it. Sync picks up what other replicas
 	// sharing a PostgreSQL catalog write.
 	bg.Go("search index build", a.warmIndex)
-	bg.Every("search index sync", indexSyncInterval, a.store.Sync)
+	bg.Every("search index sync", indexSyncInterval, a.syncIndex)
 	if a.crawler != nil {
 		a.releaseLeases(ctx)
 		bg.Go("crawler", a.runCrawler)

@@ -88,13 +88,3 @@ func (r *readiness) serve(c echo.Context) error {
 	c.Response().Header().Set("Cache-Control", "no-store")
 	return c.JSON(code, body)
 }
-
-// warmIndex builds the search index and marks this replica's index ready
-// for /readyz.
-func (a *app) warmIndex(ctx context.Context) error {
-	if err := a.store.WarmIndex(ctx); err != nil {
-		return err
-	}
-	a.indexWarm.Store(true)
-	return nil
-}
