@@ -23,7 +23,7 @@ import (
 // and the change feed are not exported: the first are secrets, the others
 // are rebuilt or belong to the old catalog.
 const (
-	exportFormat  = "a2a-registry-export"
+	exportFormat        = "a2a-registry-export"
 	exportFormatVersion = 1
 	// maxExportLine bounds one line: an agent with all its versions.
 	maxExportLine = 256 << 20
