@@ -66,8 +66,9 @@ func (a *app) startBackground(ctx context.Context) (*background.Group, error) {
 	return bg, nil
 }
 
-// releaseLeases takes back the leases a killed predecessor on this host
-// left, so its agents are checked at once instead of after lease expiry.
+// releaseLeases takes back the leases a killed predecessor under this
+// instance name (default: this host) left, so its agents are checked at
+// once instead of after lease expiry.
 func (a *app) releaseLeases(ctx context.Context) {
 	n, err := a.store.ReleaseLeases(ctx, leaseOwnerPrefix(a.cfg), a.crawler.Config().Owner)
 	switch {
