@@ -22,9 +22,9 @@ import (
 
 type replicasFlags struct {
 	n, hosts, replicas, concurrency, perHost, clients int
-	seed                                               int64
-	db, pgSchema, registry, out                        string
-	duration                                           time.Duration
+	seed                                              int64
+	db, pgSchema, registry, out                       string
+	duration                                          time.Duration
 }
 
 // runReplicas runs the real binary as one replica and then as several on
