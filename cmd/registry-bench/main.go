@@ -40,6 +40,8 @@ func main() {
 		err = runCrawl(os.Args[2:])
 	case "mixed":
 		err = runMixed(os.Args[2:])
+	case "replicas":
+		err = runReplicas(os.Args[2:])
 	case "-h", "-help", "--help", "help":
 		usage()
 		return
@@ -66,6 +68,9 @@ benchmarks:
   mixed     run the real registry serve over a catalog whose loopback fleet
             keeps changing: search latency idle and while the crawler
             writes, versions stored per second, time to the first search
+  replicas  run one and then several registry serve replicas on one
+            PostgreSQL catalog: first crawl and revalidation throughput,
+            search latency while crawling, API requests/s, and the ratios
 `)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 
 	"github.com/a2aregistry/registry/internal/auth"
 	"github.com/a2aregistry/registry/internal/catalog"
@@ -28,6 +29,7 @@ type app struct {
 	runner    *verify.Runner
 	metrics   *telemetry.Metrics
 	auth      *auth.Authenticator
+	lastSync  atomic.Int64 // unix nanoseconds of the index's last catch-up (metrics)
 }
 
 // newApp opens the catalog (migrating it) and wires the parts over it.
@@ -58,7 +60,7 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger) (*app, err
 	if cfg.VerifyFetch {
 		vopts.Client, vopts.FetchOIDC, vopts.Probe = a.client, true, cfg.VerifyProbes
 	}
-	a.runner = verify.NewRunner(verify.New(vopts), store, verify.RunnerOptions{CardLimits: cardLimits(cfg), Logger: log})
+	a.runner = verify.NewRunner(verify.New(vopts), a.metrics.ObserveVerifications(store), verify.RunnerOptions{CardLimits: cardLimits(cfg), Logger: log})
 
 	fetcher := crawler.NewFetcher(a.client, cfg.MaxCardBytes)
 	a.registrar = crawler.NewRegistrar(fetcher, store, cardLimits(cfg), log)
@@ -66,6 +68,7 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger) (*app, err
 		a.crawler = crawler.New(crawlerConfig(cfg), a.metrics.ObserveCrawl(store), fetcher, log)
 	}
 	wireChecks(a.registrar, a.crawler, a.runner)
+	a.registerOpsMetrics()
 	return a, nil
 }
 

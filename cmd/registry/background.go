@@ -44,11 +44,11 @@ func (a *app) startBackground(ctx context.Context) (*background.Group, error) {
 	// at once; a search waits at most the build's first second, then answers
 	// 503 with Retry-After until the index is ready. Sync picks up what other replicas
 	// sharing a PostgreSQL catalog write.
-	bg.Go("search index build", a.store.WarmIndex)
-	bg.Every("search index sync", indexSyncInterval, a.store.Sync)
+	bg.Go("search index build", a.warmIndex)
+	bg.Every("search index sync", indexSyncInterval, a.syncIndex)
 	if a.crawler != nil {
 		a.releaseLeases(ctx)
-		bg.Go("crawler", a.crawler.Run)
+		bg.Go("crawler", a.runCrawler)
 		bg.Every("fetch log prune", fetchLogPruneInterval, a.pruneFetchLog)
 	}
 	if a.cfg.SignIn() {
@@ -67,10 +67,11 @@ func (a *app) startBackground(ctx context.Context) (*background.Group, error) {
 	return bg, nil
 }
 
-// releaseLeases takes back the leases a killed predecessor on this host
-// left, so its agents are checked at once instead of after lease expiry.
+// releaseLeases takes back the leases a killed predecessor under this
+// instance name (default: this host) left, so its agents are checked at
+// once instead of after lease expiry.
 func (a *app) releaseLeases(ctx context.Context) {
-	n, err := a.store.ReleaseLeases(ctx, leaseOwnerPrefix(), a.crawler.Config().Owner)
+	n, err := a.store.ReleaseLeases(ctx, leaseOwnerPrefix(a.cfg), a.crawler.Config().Owner)
 	switch {
 	case err != nil:
 		a.log.Warn("releasing leases of a previous run", "err", err)

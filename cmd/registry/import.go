@@ -24,13 +24,17 @@ import (
 // served: then under that canonical card URL, the agent registering or
 // crawling the URL updates (one file only, since a URL names one agent).
 func runImport(ctx context.Context, args []string, stdout, stderr io.Writer, getenv env) int {
-	var servedAt string
+	var servedAt, fromExport string
 	urlFlag := func(fs *flag.FlagSet) {
 		fs.StringVar(&servedAt, "url", "", "the card URL the (single) FILE is served at; the card is filed under that agent")
+		fs.StringVar(&fromExport, "from-export", "", "restore an empty catalog from FILE, written by `registry export`")
 	}
-	cfg, fs, code, ok := loadConfig("import", "[flags] FILE... | --url URL FILE", config.Logging|config.Storage|config.Cards, args, stderr, getenv, urlFlag)
+	cfg, fs, code, ok := loadConfig("import", "[flags] FILE... | --url URL FILE | --from-export FILE", config.Logging|config.Storage|config.Cards, args, stderr, getenv, urlFlag)
 	if !ok {
 		return code
+	}
+	if fromExport != "" {
+		return runImportExport(ctx, cfg, fs, fromExport, servedAt, stdout, stderr)
 	}
 	if fs.NArg() == 0 {
 		fmt.Fprintln(stderr, "registry import: no files given")

@@ -6,6 +6,7 @@
 //	registry serve [flags]          run the HTTP server
 //	registry migrate [flags]        apply database migrations and exit
 //	registry import [flags] FILE... add agent card files to the catalog
+//	registry export [flags]         write the catalog as JSON lines
 //	registry version                print the version
 //
 // Every flag can also be set with a REGISTRY_* environment variable; run
@@ -64,6 +65,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv en
 		return runVerify(ctx, rest, stdout, stderr, getenv)
 	case "keys":
 		return runKeys(ctx, rest, stdout, stderr, getenv)
+	case "export":
+		return runExport(ctx, rest, stdout, stderr, getenv)
+	case "healthcheck":
+		return runHealthcheck(ctx, rest, stdout, stderr, getenv)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, versionString())
 		return exitOK
@@ -84,9 +89,12 @@ Usage:
   registry serve [flags]            run the HTTP server (JSON API under /api/v1)
   registry migrate [flags]          apply database migrations and exit
   registry import [flags] FILE...   add agent card files to the catalog
+  registry import --from-export FILE  restore an empty catalog from an export
+  registry export [--out FILE]      write the catalog as JSON lines (agents, versions, keys)
   registry crawl [flags] URL...     fetch and check agent cards, print a report
   registry verify [flags] CARD      check a card's signatures, schemes and transports
   registry keys add|list|revoke     manage the trust store of pinned signing keys
+  registry healthcheck [flags]      exit 0 when the local server is ready (GET /readyz)
   registry version                  print the version
   registry help                     show this text
 

@@ -14,24 +14,39 @@ import (
 )
 
 // crawlerConfig maps the crawl settings onto the crawler's. The lease
-// owner starts with the host name so that a restart can take back the
-// leases of its killed predecessor (see leaseOwnerPrefix).
+// owner starts with the instance name (default: the host name) so that a
+// restart can take back the leases of its killed predecessor (see
+// leaseOwnerPrefix).
+//
+// A claim takes at most a few rounds of work for this replica's workers:
+// leases it holds but cannot start yet keep the other replicas off those
+// agents, and when it dies they wait for the lease to expire.
 func crawlerConfig(cfg config.Config) crawler.Config {
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
+	lease := cfg.CrawlLease
+	if lease == 0 {
+		lease = max(crawler.DefaultLease, 4*cfg.FetchTimeout)
+	}
 	return crawler.Config{
-		Owner:       leaseOwnerPrefix() + hex.EncodeToString(b),
+		Owner:       leaseOwnerPrefix(cfg) + hex.EncodeToString(b),
 		Concurrency: cfg.CrawlConcurrency,
 		PerHost:     cfg.CrawlPerHost,
+		BatchSize:   min(crawler.DefaultBatchSize, 4*cfg.CrawlConcurrency),
 		MinInterval: cfg.CrawlMinInterval,
 		MaxInterval: cfg.CrawlMaxInterval,
 		DownAfter:   cfg.CrawlDownAfter,
-		Lease:       max(crawler.DefaultLease, 4*cfg.FetchTimeout),
+		Lease:       lease,
 		Limits:      cardLimits(cfg),
 	}
 }
 
-func leaseOwnerPrefix() string {
+// leaseOwnerPrefix is the part of this replica's lease owner that
+// survives a restart: the instance name, else the host name.
+func leaseOwnerPrefix(cfg config.Config) string {
+	if cfg.Instance != "" {
+		return cfg.Instance + "/"
+	}
 	host, err := os.Hostname()
 	if err != nil || host == "" {
 		host = "registry"

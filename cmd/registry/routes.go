@@ -21,6 +21,7 @@ func (a *app) handler() http.Handler {
 	if a.crawler != nil {
 		d.refresher = a.crawler
 	}
+	d.ready = &readiness{store: a.store, indexReady: func() bool { return a.store.IndexState().Ready }, log: a.log}
 	return newHandler(d)
 }
 
@@ -36,6 +37,7 @@ type handlerDeps struct {
 	agents    web.AgentReader     // the console's agent pages
 	pauser    web.Pauser          // nil: the console cannot pause crawling
 	keys      web.KeyStore        // nil: no trusted-keys page
+	ready     *readiness          // nil: no /readyz
 }
 
 // newHandler mounts every route: /healthz and the JSON API.
@@ -65,6 +67,10 @@ func newHandler(d handlerDeps) http.Handler {
 	}
 	e.GET("/healthz", healthz)
 	e.HEAD("/healthz", healthz)
+	if d.ready != nil {
+		e.GET("/readyz", d.ready.serve)
+		e.HEAD("/readyz", d.ready.serve)
+	}
 
 	if d.metrics != nil {
 		// Prometheus text format; served on the API's listener, which is

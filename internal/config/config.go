@@ -89,6 +89,11 @@ type Config struct {
 	CrawlMaxInterval  time.Duration
 	CrawlDownAfter    int
 	FetchLogRetention time.Duration
+	// CrawlLease is how long a claim keeps other replicas off an agent;
+	// zero: the crawler's default, or 4× FetchTimeout if longer.
+	CrawlLease time.Duration
+	// Instance names this replica in crawl leases; empty: the host name.
+	Instance string
 	// VerifyFetch lets the background verifier fetch what cards name: JWKS
 	// from jku, OpenID discovery documents, and (with VerifyProbes) the
 	// declared interfaces. Off, signatures verify against pinned keys only.
@@ -266,6 +271,10 @@ func (c Config) validateCrawl() error {
 		return fmt.Errorf("%w: crawl-min-interval must be positive, got %v", ErrInvalid, c.CrawlMinInterval)
 	case c.CrawlMaxInterval < c.CrawlMinInterval:
 		return fmt.Errorf("%w: crawl-max-interval (%v) is shorter than crawl-min-interval (%v)", ErrInvalid, c.CrawlMaxInterval, c.CrawlMinInterval)
+	case c.CrawlLease < 0:
+		return fmt.Errorf("%w: crawl-lease must not be negative, got %v", ErrInvalid, c.CrawlLease)
+	case strings.Contains(c.Instance, "/"):
+		return fmt.Errorf("%w: instance %q must not contain /", ErrInvalid, c.Instance)
 	case c.CrawlDownAfter < 1:
 		return fmt.Errorf("%w: crawl-down-after must be at least 1, got %d", ErrInvalid, c.CrawlDownAfter)
 	case c.VerifyProbes && !c.VerifyFetch:

@@ -1,0 +1,262 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/a2aregistry/registry/internal/catalog"
+	"github.com/a2aregistry/registry/internal/config"
+)
+
+// The export format: JSON lines, one object per line with a "type". The
+// first line is the header; then every agent, then every trusted key.
+// Raw card bytes are base64 (encoding/json's []byte), so they come back
+// byte for byte. Sign-in sessions, verification reports, the fetch log
+// and the change feed are not exported: the first are secrets, the others
+// are rebuilt or belong to the old catalog.
+const (
+	exportFormat        = "a2a-registry-export"
+	exportFormatVersion = 1
+	// maxExportLine bounds one line: an agent with all its versions.
+	maxExportLine = 256 << 20
+)
+
+type exportLine struct {
+	Type       string          `json:"type"` // header, agent, trusted_key
+	Header     *exportHeader   `json:"header,omitempty"`
+	Agent      *exportAgent    `json:"agent,omitempty"`
+	TrustedKey *exportTrustKey `json:"trusted_key,omitempty"`
+}
+
+type exportHeader struct {
+	Format          string    `json:"format"`
+	Version         int       `json:"version"`
+	ExportedAt      time.Time `json:"exported_at"`
+	RegistryVersion string    `json:"registry_version"`
+	SchemaVersion   int64     `json:"schema_version"`
+	Database        string    `json:"database"`
+}
+
+type exportAgent struct {
+	ID        string          `json:"id"`
+	CardURL   string          `json:"card_url"`
+	Health    string          `json:"health"`
+	CreatedAt time.Time       `json:"created_at"`
+	UpdatedAt time.Time       `json:"updated_at"`
+	FetchedAt time.Time       `json:"fetched_at"`
+	Versions  []exportVersion `json:"versions"`
+	Crawl     exportCrawl     `json:"crawl"`
+}
+
+type exportVersion struct {
+	Number     int       `json:"number"`
+	Source     string    `json:"source"`
+	ReceivedAt time.Time `json:"received_at"`
+	Raw        []byte    `json:"raw"` // base64
+}
+
+type exportCrawl struct {
+	NextCheckAt         time.Time  `json:"next_check_at"`
+	Paused              bool       `json:"paused"`
+	ETag                string     `json:"etag,omitempty"`
+	LastModified        string     `json:"last_modified,omitempty"`
+	ServedURL           string     `json:"served_url,omitempty"`
+	LegacyPath          bool       `json:"legacy_path,omitempty"`
+	ConsecutiveFailures int        `json:"consecutive_failures,omitempty"`
+	LastCheckAt         *time.Time `json:"last_check_at,omitempty"`
+	LastSuccessAt       *time.Time `json:"last_success_at,omitempty"`
+	LastErrorClass      string     `json:"last_error_class,omitempty"`
+	LastErrorMessage    string     `json:"last_error_message,omitempty"`
+	LastErrorStatus     int        `json:"last_error_status,omitempty"`
+	LastErrorAt         *time.Time `json:"last_error_at,omitempty"`
+}
+
+type exportTrustKey struct {
+	ID         string          `json:"id"`
+	KID        string          `json:"kid"`
+	JWK        json.RawMessage `json:"jwk"`
+	Thumbprint string          `json:"thumbprint"`
+	Origins    []string        `json:"origins"`
+	NotAfter   *time.Time      `json:"not_after,omitempty"`
+	RevokedAt  *time.Time      `json:"revoked_at,omitempty"`
+	CreatedAt  time.Time       `json:"created_at"`
+}
+
+// runExport writes the catalog as JSON lines to --out or stdout.
+func runExport(ctx context.Context, args []string, stdout, stderr io.Writer, getenv env) int {
+	var out string
+	cfg, fs, code, ok := loadConfig("export", "[flags]", config.Logging|config.Storage|config.Cards, args, stderr, getenv,
+		func(fs *flag.FlagSet) { fs.StringVar(&out, "out", "", "write to FILE instead of stdout") })
+	if !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return exitUsage
+	}
+	return withStore(ctx, "export", cfg, stderr, func(store *catalog.Store, log *slog.Logger) int {
+		w := stdout
+		if out != "" {
+			f, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+			if err != nil {
+				log.Error("export failed", "err", err)
+				return exitFail
+			}
+			defer f.Close()
+			w = f
+		}
+		agents, keys, err := exportCatalog(ctx, store, w)
+		if err != nil {
+			log.Error("export failed", "err", err)
+			return exitFail
+		}
+		log.Info("exported catalog", "agents", agents, "trusted_keys", keys)
+		return exitOK
+	})
+}
+
+// exportCatalog writes the header, every agent and every trusted key.
+func exportCatalog(ctx context.Context, store *catalog.Store, w io.Writer) (agents, keys int, err error) {
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	schema, _, err := store.SchemaVersion(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	if err := enc.Encode(exportLine{Type: "header", Header: &exportHeader{Format: exportFormat, Version: exportFormatVersion,
+		ExportedAt: time.Now().UTC(), RegistryVersion: versionString(), SchemaVersion: schema, Database: store.Dialect()}}); err != nil {
+		return 0, 0, err
+	}
+	err = store.ExportAgents(ctx, func(a catalog.ExportedAgent) error {
+		agents++
+		return enc.Encode(exportLine{Type: "agent", Agent: agentToExport(a)})
+	})
+	if err != nil {
+		return agents, 0, err
+	}
+	tks, err := store.TrustedKeys(ctx)
+	if err != nil {
+		return agents, 0, err
+	}
+	for _, k := range tks {
+		line := exportLine{Type: "trusted_key", TrustedKey: &exportTrustKey{ID: k.ID, KID: k.KID, JWK: k.JWK,
+			Thumbprint: k.Thumbprint, Origins: k.Origins, NotAfter: catalog.ExportTimePtr(k.NotAfter),
+			RevokedAt: catalog.ExportTimePtr(k.RevokedAt), CreatedAt: *catalog.ExportTimePtr(&k.CreatedAt)}}
+		if err := enc.Encode(line); err != nil {
+			return agents, keys, err
+		}
+		keys++
+	}
+	return agents, keys, bw.Flush()
+}
+
+func agentToExport(a catalog.ExportedAgent) *exportAgent {
+	c := a.Crawl
+	e := &exportAgent{ID: a.ID, CardURL: a.CardURL, Health: a.Health, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt,
+		FetchedAt: a.FetchedAt, Crawl: exportCrawl{NextCheckAt: c.NextCheckAt, Paused: c.Paused, ETag: c.ETag,
+			LastModified: c.LastModified, ServedURL: c.ServedURL, LegacyPath: c.LegacyPath, ConsecutiveFailures: c.ConsecutiveFailures,
+			LastCheckAt: c.LastCheckAt, LastSuccessAt: c.LastSuccessAt, LastErrorClass: c.LastErrorClass,
+			LastErrorMessage: c.LastErrorMessage, LastErrorStatus: c.LastErrorStatus, LastErrorAt: c.LastErrorAt}}
+	for _, v := range a.Versions {
+		e.Versions = append(e.Versions, exportVersion{Number: v.Number, Source: v.Source, ReceivedAt: v.ReceivedAt, Raw: v.Raw})
+	}
+	return e
+}
+
+func agentFromExport(e *exportAgent) catalog.ExportedAgent {
+	c := e.Crawl
+	a := catalog.ExportedAgent{ID: e.ID, CardURL: e.CardURL, Health: e.Health, CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt,
+		FetchedAt: e.FetchedAt, Crawl: catalog.ExportedCrawl{NextCheckAt: c.NextCheckAt, Paused: c.Paused, ETag: c.ETag,
+			LastModified: c.LastModified, ServedURL: c.ServedURL, LegacyPath: c.LegacyPath, ConsecutiveFailures: c.ConsecutiveFailures,
+			LastCheckAt: c.LastCheckAt, LastSuccessAt: c.LastSuccessAt, LastErrorClass: c.LastErrorClass,
+			LastErrorMessage: c.LastErrorMessage, LastErrorStatus: c.LastErrorStatus, LastErrorAt: c.LastErrorAt}}
+	for _, v := range e.Versions {
+		a.Versions = append(a.Versions, catalog.ExportedVersion{Number: v.Number, Source: v.Source, ReceivedAt: v.ReceivedAt, Raw: v.Raw})
+	}
+	return a
+}
+
+// errBadExport marks a file that is not an export this release reads.
+var errBadExport = errors.New("not a registry export")
+
+// runImportExport restores an empty catalog from an export file.
+func runImportExport(ctx context.Context, cfg config.Config, fs *flag.FlagSet, path, servedAt string, stdout, stderr io.Writer) int {
+	if fs.NArg() > 0 || servedAt != "" {
+		fmt.Fprintln(stderr, "registry import: --from-export takes no card files and no --url")
+		fs.Usage()
+		return exitUsage
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		fmt.Fprintf(stderr, "registry import: %v\n", err)
+		return exitFail
+	}
+	defer f.Close()
+	return withStore(ctx, "import", cfg, stderr, func(store *catalog.Store, log *slog.Logger) int {
+		agents, keys, err := importCatalog(ctx, store, f, cfg)
+		if err != nil {
+			log.Error("import failed", "file", path, "agents_restored", agents, "err", err)
+			return exitFail
+		}
+		fmt.Fprintf(stdout, "%s: restored %d agents and %d trusted keys\n", path, agents, keys)
+		return exitOK
+	})
+}
+
+// importCatalog reads an export into store, which must be empty. An
+// interrupted import leaves the agents restored so far: empty the
+// catalog (or start from a fresh database) and run it again.
+func importCatalog(ctx context.Context, store *catalog.Store, r io.Reader, cfg config.Config) (agents, keys int, err error) {
+	if err := store.CheckEmpty(ctx); err != nil {
+		return 0, 0, err
+	}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 1<<20), maxExportLine)
+	lim := cardLimits(cfg)
+	line := 0
+	for sc.Scan() {
+		line++
+		var l exportLine
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			return agents, keys, fmt.Errorf("%w: line %d: %w", errBadExport, line, err)
+		}
+		switch {
+		case line == 1:
+			if l.Type != "header" || l.Header == nil || l.Header.Format != exportFormat || l.Header.Version != exportFormatVersion {
+				return 0, 0, fmt.Errorf("%w: no %s version %d header", errBadExport, exportFormat, exportFormatVersion)
+			}
+		case l.Type == "agent" && l.Agent != nil:
+			// Cards are parsed again under --max-card-bytes: raise it
+			// if the old catalog accepted larger ones.
+			if err := store.ImportAgent(ctx, cliActor, agentFromExport(l.Agent), lim); err != nil {
+				return agents, keys, fmt.Errorf("line %d: %w", line, err)
+			}
+			agents++
+		case l.Type == "trusted_key" && l.TrustedKey != nil:
+			k := l.TrustedKey
+			if err := store.RestoreTrustedKey(ctx, catalog.TrustedKey{ID: k.ID, KID: k.KID, JWK: k.JWK, Thumbprint: k.Thumbprint,
+				Origins: k.Origins, NotAfter: k.NotAfter, RevokedAt: k.RevokedAt, CreatedAt: k.CreatedAt}); err != nil {
+				return agents, keys, fmt.Errorf("line %d: %w", line, err)
+			}
+			keys++
+		default:
+			return agents, keys, fmt.Errorf("%w: line %d: unknown entry %q", errBadExport, line, l.Type)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return agents, keys, fmt.Errorf("reading export: %w", err)
+	}
+	if line == 0 {
+		return 0, 0, fmt.Errorf("%w: empty file", errBadExport)
+	}
+	return agents, keys, nil
+}

@@ -1,0 +1,264 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2aregistry/registry/examples"
+	"github.com/a2aregistry/registry/internal/card"
+	"github.com/a2aregistry/registry/internal/catalog"
+	"github.com/a2aregistry/registry/internal/catalog/catalogtest"
+	"github.com/a2aregistry/registry/internal/config"
+	"github.com/a2aregistry/registry/internal/importer"
+	"github.com/a2aregistry/registry/internal/synth"
+)
+
+// TestExportImport moves a catalog from SQLite to PostgreSQL (and back
+// into SQLite) through `registry export` and `registry import
+// --from-export`: every raw version comes back byte for byte, searches
+// answer the same, crawl state and trusted keys survive, and exporting the
+// copy gives the same file.
+func TestExportImport(t *testing.T) {
+	ctx := context.Background()
+	src := catalogtest.SQLite(t)
+	cfg := config.Default()
+	lim := cardLimits(cfg)
+
+	// The shipped examples, synthetic agents with several versions, one of
+	// them checked and down, and trusted keys (one revoked).
+	im := &importer.Importer{Store: src, Limits: lim}
+	if _, err := im.FS(ctx, examples.Cards, "cards/*.json"); err != nil {
+		t.Fatal(err)
+	}
+	gen := synth.New(5)
+	var ids []string
+	for i := range 12 {
+		url := fmt.Sprintf("https://agents%d.example.com/.well-known/agent-card.json", i)
+		for v := range 1 + i%3 {
+			raw := gen.Card(i)
+			if v > 0 {
+				raw = []byte(strings.Replace(string(raw), `"name":"`, fmt.Sprintf(`"name":"v%d `, v), 1))
+			}
+			c, err := card.Parse(raw, lim)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := src.Upsert(ctx, catalog.System("test"), catalog.UpsertInput{CardURL: url, Card: c, Source: catalog.SourceURL})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v == 0 {
+				ids = append(ids, res.Agent.ID)
+			}
+		}
+	}
+	now := time.Now().UTC()
+	if _, err := src.RecordFetches(ctx, catalog.System("test"), []catalog.FetchOutcome{
+		{AgentID: ids[0], At: now, Status: 503, Class: "http_5xx", Message: "HTTP 503 from agents0.example.com",
+			Health: catalog.HealthDown, ConsecutiveFailures: 3, NextCheckAt: now.Add(time.Hour)},
+		{AgentID: ids[1], At: now, Status: 304, NotModified: true, ETag: `"abc"`, Health: catalog.HealthUp, NextCheckAt: now.Add(2 * time.Hour)},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	key, err := src.AddTrustedKey(ctx, catalog.System("test"), catalog.TrustedKey{KID: "k1", JWK: json.RawMessage(`{"kty":"OKP","crv":"Ed25519","x":"AAAA"}`),
+		Thumbprint: "t1", Origins: []string{"https://agents1.example.com"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.RevokeTrustedKey(ctx, catalog.System("test"), key.ID, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.AddTrustedKey(ctx, catalog.System("test"), catalog.TrustedKey{KID: "k2", JWK: json.RawMessage(`{"kty":"OKP","crv":"Ed25519","x":"BBBB"}`),
+		Thumbprint: "t2", Origins: []string{"*"}}); err != nil {
+		t.Fatal(err)
+	}
+
+	var exported bytes.Buffer
+	agents, keys, err := exportCatalog(ctx, src, &exported)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total, _ := src.Count(ctx); agents != total || keys != 2 {
+		t.Fatalf("exported %d agents (catalog has %d) and %d keys", agents, total, keys)
+	}
+
+	for _, dst := range []struct {
+		name  string
+		store func(testing.TB) *catalog.Store
+	}{
+		{"postgres", catalogtest.Postgres},
+		{"sqlite", catalogtest.SQLite},
+	} {
+		t.Run(dst.name, func(t *testing.T) {
+			to := dst.store(t)
+			gotAgents, gotKeys, err := importCatalog(ctx, to, bytes.NewReader(exported.Bytes()), cfg)
+			if err != nil || gotAgents != agents || gotKeys != keys {
+				t.Fatalf("import = %d agents, %d keys, %v; want %d, %d", gotAgents, gotKeys, err, agents, keys)
+			}
+			sameRawVersions(t, src, to)
+			sameSearches(t, src, to)
+			srcKeys, _ := src.TrustedKeys(ctx)
+			toKeys, _ := to.TrustedKeys(ctx)
+			if !slices.EqualFunc(srcKeys, toKeys, sameKey) {
+				t.Errorf("trusted keys differ:\n%+v\n%+v", srcKeys, toKeys)
+			}
+			// The copy exports as the original did, header aside.
+			var again bytes.Buffer
+			if _, _, err := exportCatalog(ctx, to, &again); err != nil {
+				t.Fatal(err)
+			}
+			if a, b := withoutHeader(exported.String()), withoutHeader(again.String()); a != b {
+				t.Errorf("export of the copy differs from the original export")
+			}
+			// A second import is refused: an export restores, it never merges.
+			if _, _, err := importCatalog(ctx, to, bytes.NewReader(exported.Bytes()), cfg); !errors.Is(err, catalog.ErrNotEmpty) {
+				t.Errorf("import into a full catalog: %v; want ErrNotEmpty", err)
+			}
+		})
+	}
+}
+
+func withoutHeader(s string) string {
+	_, rest, _ := strings.Cut(s, "\n")
+	return rest
+}
+
+func sameKey(a, b catalog.TrustedKey) bool {
+	// PostgreSQL keeps microseconds.
+	us := func(x *time.Time) *time.Time { return catalog.ExportTimePtr(x) }
+	eq := func(x, y *time.Time) bool {
+		x, y = us(x), us(y)
+		return x == nil && y == nil || x != nil && y != nil && x.Equal(*y)
+	}
+	return a.ID == b.ID && a.KID == b.KID && bytes.Equal(a.JWK, b.JWK) && a.Thumbprint == b.Thumbprint &&
+		slices.Equal(a.Origins, b.Origins) && eq(a.NotAfter, b.NotAfter) && eq(a.RevokedAt, b.RevokedAt) && eq(&a.CreatedAt, &b.CreatedAt)
+}
+
+// sameRawVersions checks every version of every agent of a is in b under
+// the same id, byte for byte.
+func sameRawVersions(t *testing.T, a, b *catalog.Store) {
+	t.Helper()
+	ctx := context.Background()
+	page, err := a.Search(ctx, catalog.Query{Limit: catalog.MaxLimit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range page.Items {
+		va, err := a.Versions(ctx, s.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vb, err := b.Versions(ctx, s.ID)
+		if err != nil {
+			t.Fatalf("agent %s missing from the copy: %v", s.ID, err)
+		}
+		if len(va) != len(vb) {
+			t.Fatalf("agent %s: %d versions, copy has %d", s.ID, len(va), len(vb))
+		}
+		for _, v := range va {
+			x, err := a.Version(ctx, s.ID, v.Number)
+			if err != nil {
+				t.Fatal(err)
+			}
+			y, err := b.Version(ctx, s.ID, v.Number)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(x.Raw, y.Raw) {
+				t.Errorf("agent %s version %d: raw bytes differ", s.ID, v.Number)
+			}
+		}
+	}
+}
+
+// sameSearches runs the same queries on both catalogs and compares the
+// answers in full: items (ids, health, scores, timestamps), totals, facets.
+func sameSearches(t *testing.T, a, b *catalog.Store) {
+	t.Helper()
+	ctx := context.Background()
+	queries := []catalog.Query{
+		{Limit: catalog.MaxLimit},
+		{Text: "invoice"},
+		{Text: "translate documents"},
+		{Filters: map[string][]string{catalog.FieldHealth: {catalog.HealthDown}}},
+		{Filters: map[string][]string{catalog.FieldInputMode: {"application/*"}}, Limit: 5},
+	}
+	for _, q := range queries {
+		pa, err := a.Search(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pb, err := b.Search(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// PostgreSQL keeps microseconds.
+		for _, p := range []*catalog.Page{&pa, &pb} {
+			for i := range p.Items {
+				p.Items[i].UpdatedAt = p.Items[i].UpdatedAt.Truncate(time.Microsecond).UTC()
+			}
+		}
+		ja, _ := json.Marshal(pa)
+		jb, _ := json.Marshal(pb)
+		if !bytes.Equal(ja, jb) {
+			t.Errorf("query %+v answers differently:\n%s\n%s", q, ja, jb)
+		}
+		if pa.Total == 0 {
+			t.Errorf("query %+v finds nothing: a weak comparison", q)
+		}
+	}
+}
+
+func TestImportRefusesWhatIsNoExport(t *testing.T) {
+	header := `{"type":"header","header":{"format":"a2a-registry-export","version":1}}` + "\n"
+	tests := []struct{ name, file string }{
+		{"empty", ""},
+		{"no header", `{"type":"agent","agent":{"id":"x"}}` + "\n"},
+		{"another format", `{"type":"header","header":{"format":"other","version":1}}` + "\n"},
+		{"a later version", `{"type":"header","header":{"format":"a2a-registry-export","version":2}}` + "\n"},
+		{"not JSON", header + "card.json\n"},
+		{"unknown entry", header + `{"type":"session","session":{}}` + "\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := catalogtest.SQLite(t)
+			if _, _, err := importCatalog(context.Background(), s, strings.NewReader(tt.file), config.Default()); !errors.Is(err, errBadExport) {
+				t.Fatalf("import: %v; want errBadExport", err)
+			}
+		})
+	}
+}
+
+// TestExportImportCommands runs the two commands as an operator would.
+func TestExportImportCommands(t *testing.T) {
+	dir := t.TempDir()
+	from, to, file := "sqlite:"+dir+"/from.db", "sqlite:"+dir+"/to.db", dir+"/catalog.jsonl"
+	ctx := context.Background()
+	var out, errOut bytes.Buffer
+	s := catalogtest.Open(t, from)
+	im := &importer.Importer{Store: s, Limits: cardLimits(config.Default())}
+	if _, err := im.FS(ctx, examples.Cards, "cards/*.json"); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := s.Count(ctx)
+	if code := run(ctx, []string{"export", "--db", from, "--out", file}, &out, &errOut, func(string) string { return "" }); code != exitOK {
+		t.Fatalf("export: exit %d: %s", code, errOut.String())
+	}
+	if code := run(ctx, []string{"import", "--db", to, "--from-export", file}, &out, &errOut, func(string) string { return "" }); code != exitOK {
+		t.Fatalf("import: exit %d: %s", code, errOut.String())
+	}
+	if got, _ := catalogtest.Open(t, to).Count(ctx); got != want || want == 0 {
+		t.Fatalf("%d agents after import, want %d", got, want)
+	}
+	// --from-export restores a whole catalog: no card files beside it.
+	if code := run(ctx, []string{"import", "--db", to, "--from-export", file, "card.json"}, &out, &errOut, func(string) string { return "" }); code != exitUsage {
+		t.Fatalf("import --from-export with a card file: exit %d, want %d", code, exitUsage)
+	}
+}

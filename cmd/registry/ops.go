@@ -1,0 +1,45 @@
+package main
+
+import (
+	"context"
+	"time"
+
+	"github.com/a2aregistry/registry/internal/telemetry"
+)
+
+// warmIndex builds the search index and notes when it caught up, for the
+// staleness metric (readiness asks the store itself).
+func (a *app) warmIndex(ctx context.Context) error {
+	if err := a.store.WarmIndex(ctx); err != nil {
+		return err
+	}
+	a.lastSync.Store(time.Now().UnixNano())
+	return nil
+}
+
+// syncIndex applies the other replicas' writes to the search index and
+// notes when it caught up, for the staleness metric.
+func (a *app) syncIndex(ctx context.Context) error {
+	if err := a.store.Sync(ctx); err != nil {
+		return err
+	}
+	if a.store.IndexState().Ready {
+		a.lastSync.Store(time.Now().UnixNano())
+	}
+	return nil
+}
+
+// registerOpsMetrics exports what an operator watches besides requests and
+// checks: the crawl queue and its lag, the database pool, the index.
+func (a *app) registerOpsMetrics() {
+	a.metrics.RegisterCrawlQueue(a.store)
+	a.metrics.RegisterDBStats(a.store.DBStats)
+	a.metrics.RegisterIndex(func() telemetry.IndexStats {
+		st := a.store.IndexState()
+		s := telemetry.IndexStats{Ready: st.Ready, Agents: st.Agents}
+		if ns := a.lastSync.Load(); ns != 0 {
+			s.LastSync = time.Unix(0, ns)
+		}
+		return s
+	})
+}

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+)
+
+// readyTimeout bounds the database round trips of one readiness check, so
+// a hung database makes the probe fail rather than hang.
+const readyTimeout = 2 * time.Second
+
+// Reasons /readyz gives for not being ready; stable, for dashboards and
+// runbooks.
+const (
+	notReadyDatabase      = "database_unreachable"
+	notReadySchemaUnknown = "schema_version_unknown"
+	notReadySchemaBehind  = "schema_behind"
+	notReadySchemaAhead   = "schema_ahead"
+	notReadyIndex         = "index_building"
+)
+
+// readinessStore is what readiness asks the catalog.
+type readinessStore interface {
+	Ping(ctx context.Context) error
+	// SchemaVersion is the database's migration version and the highest
+	// one this binary embeds.
+	SchemaVersion(ctx context.Context) (have, want int64, err error)
+}
+
+// readiness answers /readyz: whether this replica should get traffic. It
+// is ready when its database answers, the schema is exactly the one this
+// binary was built for (a replica of an older release must not write to a
+// schema a newer one migrated, nor a new one serve before its migrations
+// ran), and its search index is built (searches answer 503 until then).
+type readiness struct {
+	store      readinessStore
+	indexReady func() bool
+	log        *slog.Logger
+}
+
+// readyBody is /readyz's answer.
+type readyBody struct {
+	Status string `json:"status"`           // "ready" or "not_ready"
+	Reason string `json:"reason,omitempty"` // one of the notReady* codes
+	// Schema versions, when the database answered.
+	SchemaVersion int64 `json:"schema_version,omitempty"`
+	BinaryVersion int64 `json:"binary_schema_version,omitempty"`
+}
+
+// check returns the body and whether the replica is ready.
+func (r *readiness) check(ctx context.Context) (readyBody, bool) {
+	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
+	defer cancel()
+	notReady := func(reason string) (readyBody, bool) {
+		return readyBody{Status: "not_ready", Reason: reason}, false
+	}
+	if err := r.store.Ping(ctx); err != nil {
+		r.log.Warn("not ready: database unreachable", "err", err)
+		return notReady(notReadyDatabase)
+	}
+	have, want, err := r.store.SchemaVersion(ctx)
+	if err != nil {
+		r.log.Warn("not ready: reading the schema version", "err", err)
+		return notReady(notReadySchemaUnknown)
+	}
+	body := readyBody{Status: "ready", SchemaVersion: have, BinaryVersion: want}
+	switch {
+	case have < want:
+		body.Status, body.Reason = "not_ready", notReadySchemaBehind
+	case have > want:
+		body.Status, body.Reason = "not_ready", notReadySchemaAhead
+	case !r.indexReady():
+		body.Status, body.Reason = "not_ready", notReadyIndex
+	}
+	return body, body.Reason == ""
+}
+
+func (r *readiness) serve(c echo.Context) error {
+	body, ok := r.check(c.Request().Context())
+	code := http.StatusOK
+	if !ok {
+		code = http.StatusServiceUnavailable
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return c.JSON(code, body)
+}

@@ -1,0 +1,278 @@
+package catalog
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/a2aregistry/registry/internal/card"
+)
+
+// ExportedAgent is one agent as an export carries it: what the catalog
+// cannot derive again. Derived rows (skills, facets, lint findings, the
+// summary) are rebuilt from the raw versions on import; verification
+// reports are redone by the verification runner; the fetch log and the
+// change feed stay with the catalog they describe.
+type ExportedAgent struct {
+	ID, CardURL string
+	Health      string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	FetchedAt   time.Time
+	// Versions are every stored version, oldest first, bytes verbatim.
+	Versions []ExportedVersion
+	Crawl    ExportedCrawl
+}
+
+// ExportedVersion is one stored version of a card.
+type ExportedVersion struct {
+	Number     int
+	Source     string
+	ReceivedAt time.Time
+	Raw        []byte
+}
+
+// ExportedCrawl is an agent's crawl schedule and last outcome; leases are
+// not exported (they belong to the replicas of the old catalog).
+type ExportedCrawl struct {
+	NextCheckAt         time.Time
+	Paused              bool
+	ETag, LastModified  string
+	ServedURL           string
+	LegacyPath          bool
+	ConsecutiveFailures int
+	LastCheckAt         *time.Time
+	LastSuccessAt       *time.Time
+	LastErrorClass      string
+	LastErrorMessage    string
+	LastErrorStatus     int
+	LastErrorAt         *time.Time
+}
+
+// exportPage is how many agents one export query reads.
+const exportPage = 200
+
+type exportRow struct {
+	PK                  int64
+	ID                  string
+	CardURL             string
+	Health              string
+	CreatedAt           time.Time
+	UpdatedAt           time.Time
+	FetchedAt           time.Time
+	NextCheckAt         *time.Time
+	Paused              *bool
+	ETag                *string
+	LastModified        *string
+	ServedURL           *string
+	LegacyPath          *bool
+	ConsecutiveFailures *int
+	LastCheckAt         *time.Time
+	LastSuccessAt       *time.Time
+	LastErrorClass      *string
+	LastErrorMessage    *string
+	LastErrorStatus     *int
+	LastErrorAt         *time.Time
+}
+
+type exportVersionRow struct {
+	AgentPK    int64
+	Number     int
+	Source     string
+	ReceivedAt time.Time
+	Raw        []byte
+}
+
+// ExportAgents calls fn with every agent in creation order. Each page is
+// read in its own transaction: an export of a live catalog is consistent
+// per agent, not across agents (use the database's own backup for a
+// snapshot).
+func (s *Store) ExportAgents(ctx context.Context, fn func(ExportedAgent) error) error {
+	var after int64
+	for {
+		var rows []exportRow
+		err := s.db.WithContext(ctx).Raw(`SELECT a.pk, a.id, a.card_url, a.health, a.created_at, a.updated_at, a.fetched_at,
+			c.next_check_at, c.paused, c.etag, c.last_modified, c.served_url, c.legacy_path, c.consecutive_failures,
+			c.last_check_at, c.last_success_at, c.last_error_class, c.last_error_message, c.last_error_status, c.last_error_at
+			FROM agents a LEFT JOIN crawl_state c ON c.agent_pk = a.pk
+			WHERE a.pk > ? ORDER BY a.pk LIMIT ?`, after, exportPage).Scan(&rows).Error
+		if err != nil {
+			return fmt.Errorf("exporting agents: %w", err)
+		}
+		if len(rows) == 0 {
+			return nil
+		}
+		pks := make([]int64, len(rows))
+		for i, r := range rows {
+			pks[i] = r.PK
+		}
+		var vrows []exportVersionRow
+		if err := s.db.WithContext(ctx).Raw(`SELECT agent_pk, number, source, received_at, raw FROM card_versions
+			WHERE agent_pk IN ? ORDER BY agent_pk, number`, pks).Scan(&vrows).Error; err != nil {
+			return fmt.Errorf("exporting card versions: %w", err)
+		}
+		versions := make(map[int64][]ExportedVersion, len(rows))
+		for _, v := range vrows {
+			versions[v.AgentPK] = append(versions[v.AgentPK], ExportedVersion{Number: v.Number, Source: v.Source,
+				ReceivedAt: exportTime(v.ReceivedAt), Raw: v.Raw})
+		}
+		for _, r := range rows {
+			if err := fn(exportedAgent(r, versions[r.PK])); err != nil {
+				return err
+			}
+		}
+		after = rows[len(rows)-1].PK
+	}
+}
+
+func exportedAgent(r exportRow, versions []ExportedVersion) ExportedAgent {
+	deref := func(p *string) string {
+		if p == nil {
+			return ""
+		}
+		return *p
+	}
+	a := ExportedAgent{ID: r.ID, CardURL: r.CardURL, Health: r.Health, CreatedAt: exportTime(r.CreatedAt),
+		UpdatedAt: exportTime(r.UpdatedAt), FetchedAt: exportTime(r.FetchedAt), Versions: versions}
+	c := &a.Crawl
+	if r.NextCheckAt != nil {
+		c.NextCheckAt = exportTime(*r.NextCheckAt)
+	}
+	c.Paused = r.Paused != nil && *r.Paused
+	c.ETag, c.LastModified, c.ServedURL = deref(r.ETag), deref(r.LastModified), deref(r.ServedURL)
+	c.LegacyPath = r.LegacyPath != nil && *r.LegacyPath
+	if r.ConsecutiveFailures != nil {
+		c.ConsecutiveFailures = *r.ConsecutiveFailures
+	}
+	if r.LastErrorStatus != nil {
+		c.LastErrorStatus = *r.LastErrorStatus
+	}
+	c.LastCheckAt, c.LastSuccessAt, c.LastErrorAt = ExportTimePtr(r.LastCheckAt), ExportTimePtr(r.LastSuccessAt), ExportTimePtr(r.LastErrorAt)
+	c.LastErrorClass, c.LastErrorMessage = deref(r.LastErrorClass), deref(r.LastErrorMessage)
+	return a
+}
+
+// exportTime is a time as exports carry it: UTC, in microseconds, which
+// both databases keep (SQLite would keep nanoseconds, PostgreSQL does
+// not), so an export of a copy equals the export of the original.
+func exportTime(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
+
+// ExportTimePtr is exportTime of an optional time.
+func ExportTimePtr(t *time.Time) *time.Time {
+	if t == nil || t.IsZero() {
+		return nil
+	}
+	u := exportTime(*t)
+	return &u
+}
+
+// ErrNotEmpty is returned by imports into a catalog that holds agents or
+// trusted keys already: an export restores a catalog, it does not merge.
+var ErrNotEmpty = errors.New("catalog: not empty")
+
+// CheckEmpty returns ErrNotEmpty unless the catalog has no agent and no
+// trusted key.
+func (s *Store) CheckEmpty(ctx context.Context) error {
+	var n int64
+	if err := s.db.WithContext(ctx).Raw(`SELECT (SELECT COUNT(*) FROM agents) + (SELECT COUNT(*) FROM trusted_keys)`).
+		Scan(&n).Error; err != nil {
+		return fmt.Errorf("checking the catalog is empty: %w", err)
+	}
+	if n > 0 {
+		return ErrNotEmpty
+	}
+	return nil
+}
+
+// ImportAgent restores one exported agent: its versions are stored in
+// order through Upsert (so every derived row is rebuilt from the raw
+// bytes, as the running registry would), then its id, timestamps, health
+// and crawl state are set to the exported ones, and the agent is indexed
+// again if this Store's search index is built.
+func (s *Store) ImportAgent(ctx context.Context, actor Actor, a ExportedAgent, lim card.Limits) error {
+	if len(a.Versions) == 0 {
+		return fmt.Errorf("%w: agent %s has no versions", ErrInvalidQuery, a.ID)
+	}
+	var pk int64
+	for i, v := range a.Versions {
+		if v.Number != i+1 {
+			return fmt.Errorf("%w: agent %s: version %d where %d was expected", ErrInvalidQuery, a.ID, v.Number, i+1)
+		}
+		c, err := card.Parse(v.Raw, lim)
+		if err != nil {
+			return fmt.Errorf("agent %s version %d: %w", a.ID, v.Number, err)
+		}
+		res, err := s.Upsert(ctx, actor, UpsertInput{CardURL: a.CardURL, Card: c, Source: v.Source, ReceivedAt: v.ReceivedAt,
+			NextCheckAt: a.Crawl.NextCheckAt, Paused: a.Crawl.Paused})
+		if err != nil {
+			return fmt.Errorf("agent %s version %d: %w", a.ID, v.Number, err)
+		}
+		if !res.NewVersion || (i == 0) != res.Created {
+			// Two consecutive versions with the same bytes, or an agent
+			// the catalog had already: not an export of one catalog.
+			return fmt.Errorf("%w: agent %s version %d did not become a version of its own", ErrConflict, a.ID, v.Number)
+		}
+		if i == 0 {
+			if err := s.db.WithContext(ctx).Raw("SELECT pk FROM agents WHERE id = ?", res.Agent.ID).Scan(&pk).Error; err != nil {
+				return fmt.Errorf("agent %s: %w", a.ID, err)
+			}
+		}
+	}
+	c := a.Crawl
+	err := s.transact(ctx, func(tx *txn) error {
+		// A new seq, so that a search index built meanwhile takes the
+		// restored state over the one Upsert published.
+		seqs, err := allocate(tx, "seq", 1)
+		if err != nil {
+			return err
+		}
+		if err := tx.Exec(`UPDATE agents SET id = ?, created_at = ?, updated_at = ?, fetched_at = ?, health = ?, seq = ? WHERE pk = ?`,
+			a.ID, a.CreatedAt.UTC(), a.UpdatedAt.UTC(), a.FetchedAt.UTC(), a.Health, seqs[0], pk).Error; err != nil {
+			return err
+		}
+		if err := tx.Exec(`UPDATE changes SET agent_id = ? WHERE agent_pk = ?`, a.ID, pk).Error; err != nil {
+			return err
+		}
+		return tx.Exec(`UPDATE crawl_state SET next_check_at = ?, paused = ?, etag = ?, last_modified = ?, served_url = ?,
+			legacy_path = ?, consecutive_failures = ?, last_check_at = ?, last_success_at = ?, last_error_class = ?,
+			last_error_message = ?, last_error_status = ?, last_error_at = ?, lease_owner = '', lease_until = NULL
+			WHERE agent_pk = ?`, c.NextCheckAt.UTC(), c.Paused, c.ETag, c.LastModified, c.ServedURL, c.LegacyPath,
+			c.ConsecutiveFailures, utcPtr(c.LastCheckAt), utcPtr(c.LastSuccessAt), c.LastErrorClass, c.LastErrorMessage,
+			c.LastErrorStatus, utcPtr(c.LastErrorAt), pk).Error
+	})
+	if err != nil {
+		return fmt.Errorf("restoring agent %s: %w", a.ID, err)
+	}
+	if err := s.refreshDocs(ctx, []int64{pk}); err != nil {
+		return fmt.Errorf("indexing restored agent %s: %w", a.ID, err)
+	}
+	return nil
+}
+
+// RestoreTrustedKey stores an exported trusted key as it was: id,
+// creation and revocation times included.
+func (s *Store) RestoreTrustedKey(ctx context.Context, k TrustedKey) error {
+	origins, err := json.Marshal(k.Origins)
+	if err != nil {
+		return err
+	}
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Exec("INSERT INTO trusted_keys ("+trustedKeyColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+			k.ID, k.KID, string(k.JWK), k.Thumbprint, string(origins), utcPtr(k.NotAfter), utcPtr(k.RevokedAt),
+			k.CreatedAt.UTC()).Error; err != nil {
+			return err
+		}
+		return trustChanged(tx, k.KID)
+	})
+	if errors.Is(err, gorm.ErrDuplicatedKey) {
+		err = fmt.Errorf("%w: trusted key %s", ErrConflict, k.ID)
+	}
+	if err != nil {
+		return fmt.Errorf("restoring trusted key %s: %w", k.ID, err)
+	}
+	return nil
+}

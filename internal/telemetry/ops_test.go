@@ -1,0 +1,81 @@
+package telemetry_test
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2aregistry/registry/internal/catalog"
+	"github.com/a2aregistry/registry/internal/telemetry"
+)
+
+type fakeVerifyStore struct{}
+
+func (fakeVerifyStore) TrustGeneration(context.Context) (int64, error) { return 0, nil }
+func (fakeVerifyStore) DueVerifications(context.Context, time.Time, int) ([]catalog.VerifyTarget, error) {
+	return nil, nil
+}
+func (fakeVerifyStore) RecordVerifications(context.Context, catalog.Actor, []catalog.VerificationInput) error {
+	return nil
+}
+
+type queue catalog.CrawlQueue
+
+func (q queue) CrawlQueue(context.Context, time.Time) (catalog.CrawlQueue, error) {
+	return catalog.CrawlQueue(q), nil
+}
+
+func TestOpsMetrics(t *testing.T) {
+	m := telemetry.New(nil)
+	vs := m.ObserveVerifications(fakeVerifyStore{})
+	if err := vs.RecordVerifications(context.Background(), catalog.System("test"), []catalog.VerificationInput{
+		{Status: catalog.SignatureVerified}, {Status: catalog.SignatureUnsigned}, {Status: catalog.SignatureUnsigned},
+		{Status: "made-up"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	m.RegisterCrawlQueue(queue{Due: 7, OldestDue: time.Now().Add(-time.Hour)})
+	m.RegisterDBStats(func() sql.DBStats { return sql.DBStats{MaxOpenConnections: 16, OpenConnections: 3, InUse: 1, Idle: 2} })
+	m.RegisterIndex(func() telemetry.IndexStats {
+		return telemetry.IndexStats{Ready: true, Agents: 120, LastSync: time.Now().Add(-3 * time.Second)}
+	})
+	out := scrape(t, m)
+	for _, want := range []string{
+		`registry_verifications_total{status="verified"} 1`,
+		`registry_verifications_total{status="unsigned"} 2`,
+		`registry_verifications_total{status="invalid"} 0`,
+		`registry_verifications_total{status="other"} 1`,
+		"registry_crawl_queue_due 7",
+		"registry_crawl_lag_seconds 3600",
+		"registry_db_connections_max 16",
+		"registry_db_connections_in_use 1",
+		"registry_search_index_ready 1",
+		"registry_search_index_agents 120",
+		"registry_search_index_staleness_seconds 3",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+}
+
+// A catalog with nothing due lags by nothing, and an index whose size is
+// unknown exports no size.
+func TestOpsMetricsIdle(t *testing.T) {
+	m := telemetry.New(nil)
+	m.RegisterCrawlQueue(queue{})
+	m.RegisterIndex(func() telemetry.IndexStats { return telemetry.IndexStats{Agents: -1} })
+	out := scrape(t, m)
+	for _, want := range []string{"registry_crawl_queue_due 0", "registry_crawl_lag_seconds 0", "registry_search_index_ready 0"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+	for _, absent := range []string{"registry_search_index_agents", "registry_search_index_staleness_seconds "} {
+		if strings.Contains(out, absent) {
+			t.Errorf("metrics carry %q", absent)
+		}
+	}
+}
