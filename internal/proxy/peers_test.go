@@ -1,0 +1,218 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"iter"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	grpcv0 "github.com/a2aproject/a2a-go/v2/a2agrpc/v0"
+	grpcv1 "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"google.golang.org/grpc"
+
+	"github.com/a2aregistry/registry/internal/card"
+	"github.com/a2aregistry/registry/internal/safehttp"
+)
+
+// Words the test agent understands, as the text of the first part.
+const (
+	// sayAsk makes the agent ask for input; the next message on the task
+	// completes it.
+	sayAsk = "ask"
+	// sayWait makes the agent work until canceled.
+	sayWait = "wait"
+	// sayEcho makes the agent answer the Authorization header it got,
+	// to prove the transcript scrubs it.
+	sayEcho = "echo-auth"
+)
+
+// agent is an honest a2asrv executor: a task, working, one artifact per
+// word, completed; or input-required, or work until canceled.
+type agent struct {
+	// started is closed (once) when a sayWait task is working.
+	started chan struct{}
+}
+
+func (a *agent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		text := ""
+		if ec.Message != nil && len(ec.Message.Parts) > 0 {
+			text = ec.Message.Parts[0].Text()
+		}
+		if ec.StoredTask == nil {
+			if !yield(a2a.NewSubmittedTask(ec, ec.Message), nil) {
+				return
+			}
+		}
+		if !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, nil), nil) {
+			return
+		}
+		switch {
+		case text == sayAsk && ec.StoredTask == nil:
+			q := a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart("which city?"))
+			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateInputRequired, q), nil)
+			return
+		case text == sayWait:
+			if a.started != nil {
+				close(a.started)
+			}
+			<-ctx.Done()
+			return
+		case text == sayEcho:
+			got := ""
+			if ec.ServiceParams != nil {
+				if v, ok := ec.ServiceParams.Get("authorization"); ok && len(v) > 0 {
+					got = v[0]
+				}
+			}
+			text = "you sent " + got
+		}
+		var id a2a.ArtifactID
+		for i, w := range strings.Fields("done: " + text) {
+			var ev *a2a.TaskArtifactUpdateEvent
+			if i == 0 {
+				ev = a2a.NewArtifactEvent(ec, a2a.NewTextPart(w))
+				id = ev.Artifact.ID
+			} else {
+				ev = a2a.NewArtifactUpdateEvent(ec, id, a2a.NewTextPart(" "+w))
+			}
+			if !yield(ev, nil) {
+				return
+			}
+		}
+		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, nil), nil)
+	}
+}
+
+func (a *agent) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
+	}
+}
+
+// peer is one in-process agent serving one binding of one version.
+type peer struct {
+	iface card.Interface
+	agent *agent
+}
+
+// guard wraps h so that it answers 401 unless the request carries
+// Authorization: want.
+func guard(want string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != want {
+			http.Error(w, "unauthenticated", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// peerOptions shape startPeer.
+type peerOptions struct {
+	// wrap guards the HTTP handler (credentials).
+	wrap func(http.Handler) http.Handler
+}
+
+// startPeer serves a fresh agent over binding and version ("1.0" or
+// "0.3") on loopback.
+func startPeer(t *testing.T, binding, version string, o peerOptions) peer {
+	t.Helper()
+	ag := &agent{}
+	h := a2asrv.NewHandler(ag)
+	v1 := version == "1.0"
+	if binding == card.BindingGRPC {
+		lis, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := grpc.NewServer()
+		if v1 {
+			grpcv1.NewHandler(h).RegisterWith(s)
+		} else {
+			grpcv0.NewHandler(h).RegisterWith(s)
+		}
+		go func() { _ = s.Serve(lis) }()
+		t.Cleanup(s.Stop)
+		return peer{iface: card.Interface{URL: lis.Addr().String(), Binding: binding, ProtocolVersion: version}, agent: ag}
+	}
+	var hh http.Handler
+	switch {
+	case binding == card.BindingJSONRPC && v1:
+		hh = a2asrv.NewJSONRPCHandler(h)
+	case binding == card.BindingJSONRPC:
+		hh = a2av0.NewJSONRPCHandler(h)
+	case v1:
+		hh = a2asrv.NewRESTHandler(h)
+	default:
+		hh = a2av0.NewRESTHandler(h)
+	}
+	if o.wrap != nil {
+		hh = o.wrap(hh)
+	}
+	srv := httptest.NewServer(hh)
+	t.Cleanup(srv.Close)
+	return peer{iface: card.Interface{URL: srv.URL, Binding: binding, ProtocolVersion: version}, agent: ag}
+}
+
+// loopback is the safe client tests use: loopback opened, streams
+// unbounded.
+func loopback() *safehttp.Client {
+	return safehttp.New(safehttp.Config{
+		AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
+		Timeout:       -1,
+		MaxBodyBytes:  -1,
+	})
+}
+
+func cardOf(streaming bool, ifaces ...card.Interface) *card.Card {
+	return &card.Card{Name: "test", Capabilities: card.Capabilities{Streaming: streaming}, Interfaces: ifaces}
+}
+
+func text(s string) *a2a.Message {
+	return a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(s))
+}
+
+// closedURL is a loopback URL nothing listens on.
+func closedURL(t *testing.T) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := lis.Addr().String()
+	lis.Close()
+	return "http://" + addr
+}
+
+// tokenServer is an OAuth2 token endpoint for the client credentials
+// grant (RFC 6749 §4.4) that mints token for id:secret.
+func tokenServer(t *testing.T, id, secret, token string) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u, p, ok := r.BasicAuth()
+		if err := r.ParseForm(); err != nil || !ok || u != id || p != secret || r.PostForm.Get("grant_type") != "client_credentials" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			// An endpoint that echoes what it got: the proxy must not pass
+			// this body on.
+			_ = json.NewEncoder(w).Encode(map[string]string{"error": "invalid_client", "error_description": "bad secret " + p})
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"access_token": token, "token_type": "Bearer", "expires_in": 3600})
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/token"
+}
+
+func errorIs(err, target error) bool { return errors.Is(err, target) }
