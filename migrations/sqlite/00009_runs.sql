@@ -1,0 +1,26 @@
+-- +goose Up
+-- Test runs against agents (the built-in A2A client): one row per
+-- conversation a tester started. transcript_json is the evidence: the
+-- request without credentials, every event with its timing, interfaces
+-- tried, protocol violations. Credentials never reach this table. Rows
+-- older than the retention are pruned.
+CREATE TABLE runs (
+    id               TEXT     PRIMARY KEY,
+    agent_pk         INTEGER  NOT NULL REFERENCES agents (pk) ON DELETE CASCADE,
+    subject          TEXT     NOT NULL DEFAULT '',
+    interface_url    TEXT     NOT NULL DEFAULT '',
+    binding          TEXT     NOT NULL DEFAULT '',
+    protocol_version TEXT     NOT NULL DEFAULT '',
+    state            TEXT     NOT NULL,
+    context_id       TEXT     NOT NULL DEFAULT '',
+    task_id          TEXT     NOT NULL DEFAULT '',
+    error_code       TEXT     NOT NULL DEFAULT '',
+    transcript_json  TEXT     NOT NULL DEFAULT '{}',
+    created_at       DATETIME NOT NULL,
+    updated_at       DATETIME NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX runs_agent_created ON runs (agent_pk, created_at);
+CREATE INDEX runs_updated_at ON runs (updated_at);
+
+-- +goose Down
+DROP TABLE runs;
