@@ -203,7 +203,8 @@ func TestSearchParametersDocumented(t *testing.T) {
 func TestRoutesDocumented(t *testing.T) {
 	doc, _ := loadSpec(t)
 	e := echo.New()
-	New(Options{Catalog: newFakeCatalog(), Registrar: &fakeRegistrar{}, Refresher: &fakeRefresher{}}).Mount(e)
+	New(Options{Catalog: newFakeCatalog(), Registrar: &fakeRegistrar{}, Refresher: &fakeRefresher{},
+		Runner: newTestRunner(), Runs: newFakeRunStore()}).Mount(e)
 	var mounted []string
 	for _, r := range e.Routes() {
 		if r.Method == echo.RouteNotFound || r.Method == http.MethodHead {
@@ -293,6 +294,21 @@ func TestSchemasMatchTypes(t *testing.T) {
 		"Change":          reflect.TypeFor[catalog.Change](),
 		"ChangeList":      reflect.TypeFor[ChangeList](),
 		"RegisterRequest": reflect.TypeFor[RegisterRequest](),
+		"RunRequest":      reflect.TypeFor[RunRequest](),
+		"RunMessage":      reflect.TypeFor[RunMessage](),
+		"RunCredentials":  reflect.TypeFor[RunCredentials](),
+		"RunInterface":    reflect.TypeFor[RunInterface](),
+		"RunResponse":     reflect.TypeFor[RunResponse](),
+		"RunEvent":        reflect.TypeFor[RunEvent](),
+		"RunTurn":         reflect.TypeFor[RunTurn](),
+		"RunSkipped":      reflect.TypeFor[RunSkipped](),
+		"RunFallback":     reflect.TypeFor[RunFallback](),
+		"RunViolation":    reflect.TypeFor[RunViolation](),
+		"RunError":        reflect.TypeFor[RunError](),
+		"RunFailure":      reflect.TypeFor[RunFailure](),
+		"RunStarted":      reflect.TypeFor[RunStarted](),
+		"RunSummary":      reflect.TypeFor[RunSummary](),
+		"RunList":         reflect.TypeFor[RunList](),
 		// The stored verification report is verify.Report as JSON.
 		"VerificationReport": reflect.TypeFor[verify.Report](),
 		"SignatureReport":    reflect.TypeFor[verify.SignatureReport](),

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -12,24 +13,25 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/a2aregistry/registry/internal/card"
+	"github.com/a2aregistry/registry/internal/proxy/proxytest"
 )
 
 // TestSendEveryBindingAndVersion runs a streamed and a blocking task
 // against an honest a2asrv agent over each binding and version.
 func TestSendEveryBindingAndVersion(t *testing.T) {
-	p := New(Options{Client: loopback()})
+	p := New(Options{Client: proxytest.Loopback()})
 	for _, binding := range []string{card.BindingJSONRPC, card.BindingHTTPJSON, card.BindingGRPC} {
 		for _, version := range []string{"1.0", "0.3"} {
 			for _, stream := range []bool{true, false} {
 				t.Run(binding+"/"+version+"/stream="+map[bool]string{true: "yes", false: "no"}[stream], func(t *testing.T) {
-					pe := startPeer(t, binding, version, peerOptions{})
+					pe := proxytest.Start(t, binding, version, proxytest.Options{})
 					var relayed []Event
-					x, err := p.Send(t.Context(), Call{Card: cardOf(true, pe.iface)}, text("hello world"), stream, func(e Event) { relayed = append(relayed, e) })
+					x, err := p.Send(t.Context(), Call{Card: proxytest.Card(true, pe.Interface)}, proxytest.Text("hello world"), stream, func(e Event) { relayed = append(relayed, e) })
 					if err != nil {
 						t.Fatalf("Send: %v", err)
 					}
-					if x.Endpoint.Interface != pe.iface || x.Endpoint.Speaks != version {
-						t.Errorf("endpoint = %+v, want %+v speaking %s", x.Endpoint, pe.iface, version)
+					if x.Endpoint.Interface != pe.Interface || x.Endpoint.Speaks != version {
+						t.Errorf("endpoint = %+v, want %+v speaking %s", x.Endpoint, pe.Interface, version)
 					}
 					if got := x.State(); got != string(a2a.TaskStateCompleted) {
 						t.Errorf("state = %q, want completed", got)
@@ -70,19 +72,19 @@ func artifactText(t *a2a.Task) string {
 
 // TestMultiTurn answers an input request on the same task.
 func TestMultiTurn(t *testing.T) {
-	p := New(Options{Client: loopback()})
+	p := New(Options{Client: proxytest.Loopback()})
 	for _, version := range []string{"1.0", "0.3"} {
 		t.Run(version, func(t *testing.T) {
-			pe := startPeer(t, card.BindingJSONRPC, version, peerOptions{})
-			call := Call{Card: cardOf(true, pe.iface)}
-			x, err := p.Send(t.Context(), call, text(sayAsk), true, nil)
+			pe := proxytest.Start(t, card.BindingJSONRPC, version, proxytest.Options{})
+			call := Call{Card: proxytest.Card(true, pe.Interface)}
+			x, err := p.Send(t.Context(), call, proxytest.Text(proxytest.SayAsk), true, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if x.State() != string(a2a.TaskStateInputRequired) {
 				t.Fatalf("state = %q, want input-required", x.State())
 			}
-			reply := text("Paris")
+			reply := proxytest.Text("Paris")
 			reply.TaskID, reply.ContextID = x.Task.ID, x.Task.ContextID
 			y, err := p.Send(t.Context(), call, reply, true, nil)
 			if err != nil {
@@ -105,13 +107,13 @@ func TestMultiTurn(t *testing.T) {
 // TestCancelAndResubscribe cancels a working task from another call while
 // a resubscription watches it.
 func TestCancelAndResubscribe(t *testing.T) {
-	p := New(Options{Client: loopback()})
+	p := New(Options{Client: proxytest.Loopback()})
 	for _, binding := range []string{card.BindingJSONRPC, card.BindingGRPC} {
 		t.Run(binding, func(t *testing.T) {
-			pe := startPeer(t, binding, "1.0", peerOptions{})
-			pe.agent.started = make(chan struct{})
-			call := Call{Card: cardOf(true, pe.iface)}
-			msg := text(sayWait)
+			pe := proxytest.Start(t, binding, "1.0", proxytest.Options{})
+			pe.Agent.Started = make(chan struct{})
+			call := Call{Card: proxytest.Card(true, pe.Interface)}
+			msg := proxytest.Text(proxytest.SayWait)
 			taskIDs := make(chan a2a.TaskID, 1)
 			done := make(chan *Exchange, 1)
 			go func() {
@@ -126,7 +128,7 @@ func TestCancelAndResubscribe(t *testing.T) {
 				done <- x
 			}()
 			id := <-taskIDs
-			<-pe.agent.started
+			<-pe.Agent.Started
 			resub := make(chan *Exchange, 1)
 			subscribed := make(chan struct{})
 			go func() {
@@ -162,24 +164,24 @@ func TestCancelAndResubscribe(t *testing.T) {
 // does not answer, and the exchange says so; a caller's pick is tried
 // alone.
 func TestFallback(t *testing.T) {
-	p := New(Options{Client: loopback()})
-	pe := startPeer(t, card.BindingJSONRPC, "1.0", peerOptions{})
-	dead := card.Interface{URL: closedURL(t), Binding: card.BindingJSONRPC, ProtocolVersion: "1.0"}
-	c := cardOf(true, dead, pe.iface)
+	p := New(Options{Client: proxytest.Loopback()})
+	pe := proxytest.Start(t, card.BindingJSONRPC, "1.0", proxytest.Options{})
+	dead := card.Interface{URL: proxytest.ClosedURL(t), Binding: card.BindingJSONRPC, ProtocolVersion: "1.0"}
+	c := proxytest.Card(true, dead, pe.Interface)
 
-	x, err := p.Send(t.Context(), Call{Card: c}, text("hi"), true, nil)
+	x, err := p.Send(t.Context(), Call{Card: c}, proxytest.Text("hi"), true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(x.Attempts) != 1 || x.Attempts[0].Interface != dead {
 		t.Errorf("attempts = %+v, want the dead interface", x.Attempts)
 	}
-	if x.Endpoint.Interface != pe.iface {
+	if x.Endpoint.Interface != pe.Interface {
 		t.Errorf("answered by %+v", x.Endpoint)
 	}
 
-	_, err = p.Send(t.Context(), Call{Card: c, Choice: Choice{URL: dead.URL}}, text("hi"), true, nil)
-	if !errorIs(err, ErrUnreachable) {
+	_, err = p.Send(t.Context(), Call{Card: c, Choice: Choice{URL: dead.URL}}, proxytest.Text("hi"), true, nil)
+	if !errors.Is(err, ErrUnreachable) {
 		t.Errorf("picked dead interface: err = %v, want ErrUnreachable", err)
 	}
 }
@@ -187,9 +189,9 @@ func TestFallback(t *testing.T) {
 // TestInterfaceRules: undeclared URLs are refused, unknown versions are
 // never guessed.
 func TestInterfaceRules(t *testing.T) {
-	p := New(Options{Client: loopback()})
-	pe := startPeer(t, card.BindingJSONRPC, "1.0", peerOptions{})
-	unknown := pe.iface
+	p := New(Options{Client: proxytest.Loopback()})
+	pe := proxytest.Start(t, card.BindingJSONRPC, "1.0", proxytest.Options{})
+	unknown := pe.Interface
 	unknown.ProtocolVersion = card.VersionUnknown
 	tests := []struct {
 		name   string
@@ -197,15 +199,15 @@ func TestInterfaceRules(t *testing.T) {
 		choice Choice
 		want   error
 	}{
-		{"undeclared url", cardOf(true, pe.iface), Choice{URL: "http://127.0.0.1:1/elsewhere"}, ErrInterfaceNotDeclared},
-		{"unknown version", cardOf(true, unknown), Choice{}, ErrVersionUnknown},
-		{"extension binding", cardOf(true, card.Interface{URL: pe.iface.URL, Binding: "WEBSOCKET", ProtocolVersion: "1.0"}), Choice{}, ErrNoUsableInterface},
-		{"unknown version picked", cardOf(true, unknown), Choice{SpeakVersion: "1.0"}, nil},
+		{"undeclared url", proxytest.Card(true, pe.Interface), Choice{URL: "http://127.0.0.1:1/elsewhere"}, ErrInterfaceNotDeclared},
+		{"unknown version", proxytest.Card(true, unknown), Choice{}, ErrVersionUnknown},
+		{"extension binding", proxytest.Card(true, card.Interface{URL: pe.Interface.URL, Binding: "WEBSOCKET", ProtocolVersion: "1.0"}), Choice{}, ErrNoUsableInterface},
+		{"unknown version picked", proxytest.Card(true, unknown), Choice{SpeakVersion: "1.0"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := p.Send(t.Context(), Call{Card: tt.card, Choice: tt.choice}, text("hi"), false, nil)
-			if !errorIs(err, tt.want) {
+			_, err := p.Send(t.Context(), Call{Card: tt.card, Choice: tt.choice}, proxytest.Text("hi"), false, nil)
+			if !errors.Is(err, tt.want) {
 				t.Errorf("err = %v, want %v", err, tt.want)
 			}
 		})
@@ -216,8 +218,8 @@ func TestInterfaceRules(t *testing.T) {
 // asks, and never lets a secret into what the proxy returns.
 func TestCredentials(t *testing.T) {
 	const secret = "s3cr3t-value-xyz"
-	p := New(Options{Client: loopback()})
-	tokenURL := tokenServer(t, "client-1", secret, "minted-"+secret)
+	p := New(Options{Client: proxytest.Loopback()})
+	tokenURL := proxytest.TokenServer(t, "client-1", secret, "minted-"+secret)
 	schemes := []card.SecurityScheme{
 		{Name: "bearer", Type: card.SchemeHTTP, Scheme: "Bearer"},
 		{Name: "key", Type: card.SchemeAPIKey, In: "header", ParamName: "X-Api-Key"},
@@ -240,24 +242,24 @@ func TestCredentials(t *testing.T) {
 		scheme string
 		want   error
 	}{
-		{"bearer", func(h http.Handler) http.Handler { return guard("Bearer "+secret, h) }, Credentials{Bearer: secret}, "bearer", nil},
-		{"missing bearer", func(h http.Handler) http.Handler { return guard("Bearer "+secret, h) }, Credentials{}, "", ErrAgent},
+		{"bearer", func(h http.Handler) http.Handler { return proxytest.Guard("Bearer "+secret, h) }, Credentials{Bearer: secret}, "bearer", nil},
+		{"missing bearer", func(h http.Handler) http.Handler { return proxytest.Guard("Bearer "+secret, h) }, Credentials{}, "", ErrAgent},
 		{"api key header", keyGuard, Credentials{APIKey: secret}, "key", nil},
 		{"basic", func(h http.Handler) http.Handler {
-			return guard("Basic "+base64.StdEncoding.EncodeToString([]byte("ann:"+secret)), h)
+			return proxytest.Guard("Basic "+base64.StdEncoding.EncodeToString([]byte("ann:"+secret)), h)
 		}, Credentials{Basic: &Basic{Username: "ann", Password: secret}}, "basic", nil},
-		{"oauth2 client credentials", func(h http.Handler) http.Handler { return guard("Bearer minted-"+secret, h) },
+		{"oauth2 client credentials", func(h http.Handler) http.Handler { return proxytest.Guard("Bearer minted-"+secret, h) },
 			Credentials{OAuth2ClientCredentials: &ClientCredentials{ClientID: "client-1", ClientSecret: secret}}, "oauth", nil},
 		{"oauth2 wrong secret", nil,
 			Credentials{OAuth2ClientCredentials: &ClientCredentials{ClientID: "client-1", ClientSecret: "wrong-" + secret}}, "", ErrTokenRequest},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			pe := startPeer(t, card.BindingJSONRPC, "1.0", peerOptions{wrap: tt.wrap})
-			c := cardOf(true, pe.iface)
+			pe := proxytest.Start(t, card.BindingJSONRPC, "1.0", proxytest.Options{Wrap: tt.wrap})
+			c := proxytest.Card(true, pe.Interface)
 			c.SecuritySchemes = schemes
-			x, err := p.Send(t.Context(), Call{Card: c, Credentials: tt.creds}, text(sayEcho), true, nil)
-			if !errorIs(err, tt.want) {
+			x, err := p.Send(t.Context(), Call{Card: c, Credentials: tt.creds}, proxytest.Text(proxytest.SayEcho), true, nil)
+			if !errors.Is(err, tt.want) {
 				t.Fatalf("err = %v, want %v", err, tt.want)
 			}
 			if err == nil && x.Scheme != tt.scheme {
@@ -288,9 +290,9 @@ func TestCredentials(t *testing.T) {
 // TestCredentialsNotDeclared refuses to hand a secret to an agent whose
 // card asks for none of that kind.
 func TestCredentialsNotDeclared(t *testing.T) {
-	p := New(Options{Client: loopback()})
-	pe := startPeer(t, card.BindingJSONRPC, "1.0", peerOptions{})
-	c := cardOf(true, pe.iface)
+	p := New(Options{Client: proxytest.Loopback()})
+	pe := proxytest.Start(t, card.BindingJSONRPC, "1.0", proxytest.Options{})
+	c := proxytest.Card(true, pe.Interface)
 	c.SecuritySchemes = []card.SecurityScheme{{Name: "key", Type: card.SchemeAPIKey, In: "header", ParamName: "X-Key"}}
 	for _, cr := range []Credentials{
 		{Bearer: "tok"},
@@ -298,7 +300,7 @@ func TestCredentialsNotDeclared(t *testing.T) {
 		{OAuth2ClientCredentials: &ClientCredentials{ClientID: "a", ClientSecret: "b"}},
 		{Bearer: "tok", APIKey: "k"},
 	} {
-		if _, err := p.Send(t.Context(), Call{Card: c, Credentials: cr}, text("hi"), false, nil); !errorIs(err, ErrCredentials) {
+		if _, err := p.Send(t.Context(), Call{Card: c, Credentials: cr}, proxytest.Text("hi"), false, nil); !errors.Is(err, ErrCredentials) {
 			t.Errorf("%+v: err = %v, want ErrCredentials", cr, err)
 		}
 	}
@@ -306,20 +308,20 @@ func TestCredentialsNotDeclared(t *testing.T) {
 
 // TestMessageLimits refuses oversized messages before anything is sent.
 func TestMessageLimits(t *testing.T) {
-	p := New(Options{Client: loopback(), MaxFileBytes: 10, MaxMessageBytes: 200})
-	c := cardOf(true, card.Interface{URL: closedURL(t), Binding: card.BindingJSONRPC, ProtocolVersion: "1.0"})
+	p := New(Options{Client: proxytest.Loopback(), MaxFileBytes: 10, MaxMessageBytes: 200})
+	c := proxytest.Card(true, card.Interface{URL: proxytest.ClosedURL(t), Binding: card.BindingJSONRPC, ProtocolVersion: "1.0"})
 	tests := []struct {
 		name string
 		msg  *a2a.Message
 		want error
 	}{
 		{"file too large", a2a.NewMessage(a2a.MessageRoleUser, a2a.NewRawPart(make([]byte, 11))), ErrMessageTooLarge},
-		{"message too large", text(strings.Repeat("x", 300)), ErrMessageTooLarge},
+		{"message too large", proxytest.Text(strings.Repeat("x", 300)), ErrMessageTooLarge},
 		{"no parts", a2a.NewMessage(a2a.MessageRoleUser), ErrInvalidMessage},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, err := p.Send(t.Context(), Call{Card: c}, tt.msg, false, nil); !errorIs(err, tt.want) {
+			if _, err := p.Send(t.Context(), Call{Card: c}, tt.msg, false, nil); !errors.Is(err, tt.want) {
 				t.Errorf("err = %v, want %v", err, tt.want)
 			}
 		})

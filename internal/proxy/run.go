@@ -40,6 +40,10 @@ type Event struct {
 	// State is the task state a task or status update carries
 	// (TASK_STATE_…), empty otherwise.
 	State string
+	// TaskID and ContextID are those the event names.
+	TaskID, ContextID string
+	// Via is the interface it came over.
+	Via Endpoint
 	// Data is the event object (a Task, Message, TaskStatusUpdateEvent or
 	// TaskArtifactUpdateEvent) in v1.0 JSON, credentials scrubbed.
 	Data json.RawMessage
@@ -96,6 +100,8 @@ type Exchange struct {
 	// agent's direct message. Both nil when the operation failed.
 	Task    *a2a.Task
 	Message *a2a.Message
+	// Result is Task or Message in v1.0 JSON, credentials scrubbed.
+	Result json.RawMessage
 	// Duration is the whole operation's time.
 	Duration time.Duration
 }
@@ -208,6 +214,7 @@ func (p *Proxy) do(ctx context.Context, call Call, emit func(Event), op func(con
 		}
 		err = rec.consume(op(ctx, conn))
 		_ = conn.client.Destroy()
+		x.Result = result(x, au)
 		if err == nil {
 			x.Duration = p.now().Sub(start)
 			return x, nil
@@ -226,6 +233,24 @@ func (p *Proxy) do(ctx context.Context, call Call, emit func(Event), op func(con
 		msg += ": " + au.scrub(last.Error())
 	}
 	return x, &Error{Cause: ErrUnreachable, Message: msg}
+}
+
+// result encodes the final task or message.
+func result(x *Exchange, au *auth) json.RawMessage {
+	var v any
+	switch {
+	case x.Task != nil:
+		v = x.Task
+	case x.Message != nil:
+		v = x.Message
+	default:
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	return au.scrubBytes(b)
 }
 
 // classify turns an SDK error into an Error safe to store.
@@ -278,7 +303,11 @@ var knownStates = map[a2a.TaskState]bool{
 
 func (r *recorder) add(ev a2a.Event) {
 	r.seq++
-	e := Event{Seq: r.seq, At: r.now().Sub(r.start)}
+	e := Event{Seq: r.seq, At: r.now().Sub(r.start), Via: r.x.Endpoint}
+	if ti, ok := ev.(a2a.TaskInfoProvider); ok {
+		info := ti.TaskInfo()
+		e.TaskID, e.ContextID = string(info.TaskID), info.ContextID
+	}
 	violate := func(code, format string, args ...any) {
 		r.x.Violations = append(r.x.Violations, Violation{Code: code, Seq: r.seq, Detail: fmt.Sprintf(format, args...)})
 	}

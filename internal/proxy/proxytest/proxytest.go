@@ -1,9 +1,11 @@
-package proxy
+// Package proxytest runs honest A2A agents in-process (a2asrv from the
+// official Go SDK) over every binding and version, for tests of the proxy
+// and of what drives it.
+package proxytest
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"iter"
 	"net"
 	"net/http"
@@ -25,24 +27,24 @@ import (
 
 // Words the test agent understands, as the text of the first part.
 const (
-	// sayAsk makes the agent ask for input; the next message on the task
+	// SayAsk makes the agent ask for input; the next message on the task
 	// completes it.
-	sayAsk = "ask"
-	// sayWait makes the agent work until canceled.
-	sayWait = "wait"
-	// sayEcho makes the agent answer the Authorization header it got,
+	SayAsk = "ask"
+	// SayWait makes the agent work until canceled.
+	SayWait = "wait"
+	// SayEcho makes the agent answer the Authorization header it got,
 	// to prove the transcript scrubs it.
-	sayEcho = "echo-auth"
+	SayEcho = "echo-auth"
 )
 
-// agent is an honest a2asrv executor: a task, working, one artifact per
+// Agent is an honest a2asrv executor: a task, working, one artifact per
 // word, completed; or input-required, or work until canceled.
-type agent struct {
-	// started is closed (once) when a sayWait task is working.
-	started chan struct{}
+type Agent struct {
+	// Started is closed (once) when a SayWait task is working.
+	Started chan struct{}
 }
 
-func (a *agent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+func (a *Agent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
 		text := ""
 		if ec.Message != nil && len(ec.Message.Parts) > 0 {
@@ -57,17 +59,17 @@ func (a *agent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Se
 			return
 		}
 		switch {
-		case text == sayAsk && ec.StoredTask == nil:
+		case text == SayAsk && ec.StoredTask == nil:
 			q := a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart("which city?"))
 			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateInputRequired, q), nil)
 			return
-		case text == sayWait:
-			if a.started != nil {
-				close(a.started)
+		case text == SayWait:
+			if a.Started != nil {
+				close(a.Started)
 			}
 			<-ctx.Done()
 			return
-		case text == sayEcho:
+		case text == SayEcho:
 			got := ""
 			if ec.ServiceParams != nil {
 				if v, ok := ec.ServiceParams.Get("authorization"); ok && len(v) > 0 {
@@ -93,21 +95,21 @@ func (a *agent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Se
 	}
 }
 
-func (a *agent) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+func (a *Agent) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
 		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
 	}
 }
 
-// peer is one in-process agent serving one binding of one version.
-type peer struct {
-	iface card.Interface
-	agent *agent
+// Peer is one in-process agent serving one binding of one version.
+type Peer struct {
+	Interface card.Interface
+	Agent     *Agent
 }
 
-// guard wraps h so that it answers 401 unless the request carries
+// Guard wraps h so that it answers 401 unless the request carries
 // Authorization: want.
-func guard(want string, h http.Handler) http.Handler {
+func Guard(want string, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != want {
 			http.Error(w, "unauthenticated", http.StatusUnauthorized)
@@ -117,17 +119,17 @@ func guard(want string, h http.Handler) http.Handler {
 	})
 }
 
-// peerOptions shape startPeer.
-type peerOptions struct {
-	// wrap guards the HTTP handler (credentials).
-	wrap func(http.Handler) http.Handler
+// Options shape Start.
+type Options struct {
+	// Wrap guards the HTTP handler (credentials).
+	Wrap func(http.Handler) http.Handler
 }
 
-// startPeer serves a fresh agent over binding and version ("1.0" or
+// Start serves a fresh agent over binding and version ("1.0" or
 // "0.3") on loopback.
-func startPeer(t *testing.T, binding, version string, o peerOptions) peer {
+func Start(t testing.TB, binding, version string, o Options) Peer {
 	t.Helper()
-	ag := &agent{}
+	ag := &Agent{}
 	h := a2asrv.NewHandler(ag)
 	v1 := version == "1.0"
 	if binding == card.BindingGRPC {
@@ -143,7 +145,7 @@ func startPeer(t *testing.T, binding, version string, o peerOptions) peer {
 		}
 		go func() { _ = s.Serve(lis) }()
 		t.Cleanup(s.Stop)
-		return peer{iface: card.Interface{URL: lis.Addr().String(), Binding: binding, ProtocolVersion: version}, agent: ag}
+		return Peer{Interface: card.Interface{URL: lis.Addr().String(), Binding: binding, ProtocolVersion: version}, Agent: ag}
 	}
 	var hh http.Handler
 	switch {
@@ -156,17 +158,17 @@ func startPeer(t *testing.T, binding, version string, o peerOptions) peer {
 	default:
 		hh = a2av0.NewRESTHandler(h)
 	}
-	if o.wrap != nil {
-		hh = o.wrap(hh)
+	if o.Wrap != nil {
+		hh = o.Wrap(hh)
 	}
 	srv := httptest.NewServer(hh)
 	t.Cleanup(srv.Close)
-	return peer{iface: card.Interface{URL: srv.URL, Binding: binding, ProtocolVersion: version}, agent: ag}
+	return Peer{Interface: card.Interface{URL: srv.URL, Binding: binding, ProtocolVersion: version}, Agent: ag}
 }
 
-// loopback is the safe client tests use: loopback opened, streams
+// Loopback is the safe client tests use: loopback opened, streams
 // unbounded.
-func loopback() *safehttp.Client {
+func Loopback() *safehttp.Client {
 	return safehttp.New(safehttp.Config{
 		AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
 		Timeout:       -1,
@@ -174,16 +176,18 @@ func loopback() *safehttp.Client {
 	})
 }
 
-func cardOf(streaming bool, ifaces ...card.Interface) *card.Card {
+// Card is a card declaring ifaces.
+func Card(streaming bool, ifaces ...card.Interface) *card.Card {
 	return &card.Card{Name: "test", Capabilities: card.Capabilities{Streaming: streaming}, Interfaces: ifaces}
 }
 
-func text(s string) *a2a.Message {
+// Text is a user message of one text part.
+func Text(s string) *a2a.Message {
 	return a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(s))
 }
 
-// closedURL is a loopback URL nothing listens on.
-func closedURL(t *testing.T) string {
+// ClosedURL is a loopback URL nothing listens on.
+func ClosedURL(t testing.TB) string {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -194,9 +198,9 @@ func closedURL(t *testing.T) string {
 	return "http://" + addr
 }
 
-// tokenServer is an OAuth2 token endpoint for the client credentials
+// TokenServer is an OAuth2 token endpoint for the client credentials
 // grant (RFC 6749 §4.4) that mints token for id:secret.
-func tokenServer(t *testing.T, id, secret, token string) string {
+func TokenServer(t testing.TB, id, secret, token string) string {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u, p, ok := r.BasicAuth()
@@ -214,5 +218,3 @@ func tokenServer(t *testing.T, id, secret, token string) string {
 	t.Cleanup(srv.Close)
 	return srv.URL + "/token"
 }
-
-func errorIs(err, target error) bool { return errors.Is(err, target) }
