@@ -9,6 +9,7 @@ import (
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/config"
 	"github.com/a2aregistry/registry/internal/crawler"
+	"github.com/a2aregistry/registry/internal/proxy"
 	"github.com/a2aregistry/registry/internal/safehttp"
 	"github.com/a2aregistry/registry/internal/telemetry"
 	"github.com/a2aregistry/registry/internal/verify"
@@ -28,6 +29,11 @@ type app struct {
 	runner    *verify.Runner
 	metrics   *telemetry.Metrics
 	auth      *auth.Authenticator
+	// proxy runs testers' tasks against agents over proxyClient, within
+	// runLimits.
+	proxy       *proxy.Proxy
+	proxyClient *safehttp.Client
+	runLimits   *proxy.Limiter
 }
 
 // newApp opens the catalog (migrating it) and wires the parts over it.
@@ -66,6 +72,11 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger) (*app, err
 		a.crawler = crawler.New(crawlerConfig(cfg), a.metrics.ObserveCrawl(store), fetcher, log)
 	}
 	wireChecks(a.registrar, a.crawler, a.runner)
+	a.proxyClient = newProxyClient(cfg)
+	a.proxy = proxy.New(proxy.Options{Client: a.proxyClient, MaxRun: cfg.RunMaxDuration,
+		MaxMessageBytes: cfg.RunMaxMessageBytes, MaxFileBytes: cfg.RunMaxFileBytes, Logger: log})
+	a.runLimits = proxy.NewLimiter(proxy.Limits{MaxConcurrent: cfg.RunMaxConcurrent,
+		MaxConcurrentPerUser: cfg.RunMaxConcurrentUser, PerUserPerMinute: cfg.RunRatePerMinute})
 	return a, nil
 }
 
@@ -73,5 +84,6 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger) (*app, err
 // work and the HTTP server must have stopped.
 func (a *app) close() {
 	a.client.CloseIdleConnections()
+	a.proxyClient.CloseIdleConnections()
 	closeStore(a.store, a.log)
 }

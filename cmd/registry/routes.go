@@ -9,6 +9,7 @@ import (
 
 	"github.com/a2aregistry/registry/internal/api"
 	"github.com/a2aregistry/registry/internal/auth"
+	"github.com/a2aregistry/registry/internal/proxy"
 	"github.com/a2aregistry/registry/internal/telemetry"
 )
 
@@ -18,6 +19,9 @@ func (a *app) handler() http.Handler {
 		hosts: a.cfg.AcceptedHosts(), origins: a.cfg.TrustedOrigins()}
 	if a.crawler != nil {
 		d.refresher = a.crawler
+	}
+	if a.proxy != nil {
+		d.runner, d.runs, d.runLimits = a.proxy, a.store, a.runLimits
 	}
 	return newHandler(d)
 }
@@ -31,6 +35,9 @@ type handlerDeps struct {
 	auth      *auth.Authenticator // nil: no sign-in, every route open
 	hosts     []string            // accepted Host names; nil: any
 	origins   []string            // origins trusted for browser writes
+	runner    api.Runner          // nil: no test runs
+	runs      api.RunStore
+	runLimits *proxy.Limiter
 }
 
 // newHandler mounts every route: /healthz and the JSON API.
@@ -76,6 +83,9 @@ func newHandler(d handlerDeps) http.Handler {
 	}
 	if d.refresher != nil {
 		opts.Refresher = d.refresher
+	}
+	if d.runner != nil {
+		opts.Runner, opts.Runs, opts.RunLimiter = d.runner, d.runs, d.runLimits
 	}
 	api.New(opts).Mount(e)
 	return e

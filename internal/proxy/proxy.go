@@ -70,7 +70,11 @@ type Options struct {
 	// part's bytes. Zero means 4 MiB and 2 MiB.
 	MaxMessageBytes int64
 	MaxFileBytes    int64
-	Logger          *slog.Logger
+	// MaxEvents bounds the events one operation records (and relays): a
+	// transcript is held in memory until the operation ends. Zero means
+	// 2000.
+	MaxEvents int
+	Logger    *slog.Logger
 }
 
 // Defaults of Options.
@@ -78,6 +82,7 @@ const (
 	DefaultMaxRun          = 5 * time.Minute
 	DefaultMaxMessageBytes = 4 << 20
 	DefaultMaxFileBytes    = 2 << 20
+	DefaultMaxEvents       = 2000
 )
 
 // Proxy talks to agents. It is safe for concurrent use.
@@ -95,6 +100,9 @@ func New(opts Options) *Proxy {
 	}
 	if opts.MaxMessageBytes <= 0 {
 		opts.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if opts.MaxEvents <= 0 {
+		opts.MaxEvents = DefaultMaxEvents
 	}
 	if opts.MaxFileBytes <= 0 {
 		opts.MaxFileBytes = DefaultMaxFileBytes

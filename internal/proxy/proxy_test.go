@@ -327,3 +327,14 @@ func TestMessageLimits(t *testing.T) {
 		})
 	}
 }
+
+// TestMaxEvents stops recording a stream past the limit, as an agent
+// error.
+func TestMaxEvents(t *testing.T) {
+	p := New(Options{Client: proxytest.Loopback(), MaxEvents: 3})
+	pe := proxytest.Start(t, card.BindingJSONRPC, "1.0", proxytest.Options{})
+	x, err := p.Send(t.Context(), Call{Card: proxytest.Card(true, pe.Interface)}, proxytest.Text("one two three four"), true, nil)
+	if !errors.Is(err, ErrAgent) || len(x.Events) != 3 {
+		t.Errorf("err = %v with %d events, want ErrAgent after 3", err, len(x.Events))
+	}
+}

@@ -202,7 +202,7 @@ func (p *Proxy) do(ctx context.Context, call Call, emit func(Event), op func(con
 		return x, err
 	}
 	x.Scheme = au.scheme
-	rec := &recorder{x: x, au: au, start: start, now: p.now, emit: emit}
+	rec := &recorder{x: x, au: au, start: start, now: p.now, emit: emit, max: p.opts.MaxEvents}
 	var last error
 	for _, ep := range eps {
 		x.Endpoint = ep
@@ -280,7 +280,12 @@ type recorder struct {
 	// ended is set by a Message or a terminal state: nothing may follow.
 	ended  bool
 	taskID a2a.TaskID
+	max    int
 }
+
+// errTooManyEvents stops an operation whose agent sent more than the
+// proxy records.
+var errTooManyEvents = errors.New("too many events")
 
 func (r *recorder) consume(events iter.Seq2[a2a.Event, error]) error {
 	for ev, err := range events {
@@ -289,6 +294,9 @@ func (r *recorder) consume(events iter.Seq2[a2a.Event, error]) error {
 		}
 		if ev == nil {
 			continue
+		}
+		if r.seq >= r.max {
+			return fmt.Errorf("the agent sent more than %d events: %w", r.max, errTooManyEvents)
 		}
 		r.add(ev)
 	}
