@@ -199,6 +199,9 @@ func (a *API) agentDetail(c echo.Context, ag catalog.Agent) (AgentDetail, error)
 		return AgentDetail{}, fmt.Errorf("loading verification of agent %s: %w", ag.ID, err)
 	}
 	d := newAgentDetail(ag, versions, health)
+	if d.Check, err = a.latestCheck(ctx, ag.ID); err != nil {
+		return AgentDetail{}, err
+	}
 	// The report is of the current version only: a report on an older
 	// version says nothing about the bytes served now.
 	if ver != nil && ver.Version == ag.CurrentVersion {

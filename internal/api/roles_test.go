@@ -41,7 +41,7 @@ func TestRouteRoles(t *testing.T) {
 	writes, runs := 0, 0
 	for _, r := range a.routes() {
 		switch {
-		case strings.Contains(r.path, "runs"):
+		case strings.Contains(r.path, "runs") || strings.HasSuffix(r.path, "/checks"):
 			runs++
 			if r.role != auth.Tester {
 				t.Errorf("%s %s needs %v, want tester", r.method, r.path, r.role)
@@ -63,8 +63,8 @@ func TestRouteRoles(t *testing.T) {
 	if writes == 0 {
 		t.Error("no write route in the table: registrar and refresher were given")
 	}
-	if runs != 5 {
-		t.Errorf("%d run routes in the table, want 5: runner and run store were given", runs)
+	if runs != 6 {
+		t.Errorf("%d run and check routes in the table, want 6: runner and run store were given", runs)
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/a2aregistry/registry/internal/auth"
+	"github.com/a2aregistry/registry/internal/card"
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/proxy"
 )
@@ -27,6 +28,7 @@ import (
 type Runner interface {
 	Send(ctx context.Context, call proxy.Call, msg *a2a.Message, stream bool, emit func(proxy.Event)) (*proxy.Exchange, error)
 	Cancel(ctx context.Context, call proxy.Call, taskID string) (*proxy.Exchange, error)
+	Check(ctx context.Context, c *card.Card, creds proxy.Credentials) []proxy.InterfaceCheck
 	Limits() (maxRun time.Duration, maxMessage, maxFile int64)
 }
 
@@ -35,7 +37,9 @@ type RunStore interface {
 	CreateRun(ctx context.Context, r catalog.Run) error
 	UpdateRun(ctx context.Context, r catalog.Run) error
 	Run(ctx context.Context, id string) (catalog.Run, error)
-	AgentRuns(ctx context.Context, agentID string, limit int) ([]catalog.Run, error)
+	// AgentRuns lists an agent's runs of one kind (catalog.RunKindRun,
+	// catalog.RunKindCheck), newest first.
+	AgentRuns(ctx context.Context, agentID, kind string, limit int) ([]catalog.Run, error)
 }
 
 // Run states besides the task states (TASK_STATE_…) a run takes from its
@@ -53,7 +57,7 @@ const maxRunsListed = 100
 // isRunRoute tells the routes whose bodies carry messages (files
 // included), which get a larger body limit than the rest of the API.
 func isRunRoute(path string) bool {
-	return strings.HasSuffix(path, "/runs") || strings.HasSuffix(path, "/messages") || strings.HasSuffix(path, "/cancel")
+	return strings.HasSuffix(path, "/runs") || strings.HasSuffix(path, "/checks") || strings.HasSuffix(path, "/messages") || strings.HasSuffix(path, "/cancel")
 }
 
 // maxRunBody is the largest run request: the message limit, base64
@@ -81,7 +85,7 @@ func (a *API) startRun(c echo.Context) error {
 		return err
 	}
 	now := time.Now().UTC()
-	run := catalog.Run{ID: uuid.NewString(), AgentID: ag.ID, Subject: subject(ctx), State: RunStateRunning,
+	run := catalog.Run{ID: uuid.NewString(), AgentID: ag.ID, Kind: catalog.RunKindRun, Subject: subject(ctx), State: RunStateRunning,
 		ContextID: msg.ContextID, TaskID: string(msg.TaskID), CreatedAt: now, UpdatedAt: now}
 	tr := proxy.Transcript{Format: proxy.TranscriptFormat, Turns: []proxy.Turn{}}
 	choice := proxy.Choice{URL: in.Interface, Binding: in.Binding, SpeakVersion: in.ProtocolVersion}
@@ -182,7 +186,7 @@ func (a *API) listRuns(c echo.Context) error {
 		}
 		limit = n
 	}
-	runs, err := a.runs.AgentRuns(ctx, c.Param("id"), limit)
+	runs, err := a.runs.AgentRuns(ctx, c.Param("id"), catalog.RunKindRun, limit)
 	if err != nil {
 		return fmt.Errorf("listing runs: %w", err)
 	}
@@ -198,7 +202,7 @@ func (a *API) listRuns(c echo.Context) error {
 func (a *API) ownRun(c echo.Context) (catalog.Run, catalog.Agent, error) {
 	ctx := c.Request().Context()
 	run, err := a.runs.Run(ctx, c.Param("id"))
-	if errors.Is(err, catalog.ErrNotFound) {
+	if errors.Is(err, catalog.ErrNotFound) || (err == nil && run.Kind == catalog.RunKindCheck) {
 		return run, catalog.Agent{}, newError(http.StatusNotFound, CodeNotFound, "no run with id %q", c.Param("id"))
 	}
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -137,6 +138,18 @@ func TestCredentialsNeverKept(t *testing.T) {
 						t.Errorf("%s refused: the answer holds a secret: %s", name, rec.Body)
 					}
 				}
+			}
+			// A check with credentials, then the agent shows it.
+			rec := env.do(t, http.MethodPost, "/api/v1/agents/"+ids["bearer"]+"/checks", `{"credentials": `+creds["bearer"]+`}`, jsonHeader)
+			if rec.Code != http.StatusCreated {
+				t.Fatalf("check: %d %s", rec.Code, rec.Body)
+			}
+			var detail AgentDetail
+			if err := json.Unmarshal(env.do(t, http.MethodGet, "/api/v1/agents/"+ids["bearer"], "", nil).Body.Bytes(), &detail); err != nil {
+				t.Fatal(err)
+			}
+			if detail.Check == nil || detail.Check.Works != "all" {
+				t.Errorf("agent check = %+v, want works all", detail.Check)
 			}
 			if !strings.Contains(logs.String(), "run turn") {
 				t.Fatalf("no run was logged; the log search would prove nothing: %s", logs.String())

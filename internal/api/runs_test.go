@@ -72,12 +72,12 @@ func (f *fakeRunStore) Run(_ context.Context, id string) (catalog.Run, error) {
 	return r, nil
 }
 
-func (f *fakeRunStore) AgentRuns(_ context.Context, agentID string, limit int) ([]catalog.Run, error) {
+func (f *fakeRunStore) AgentRuns(_ context.Context, agentID, kind string, limit int) ([]catalog.Run, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out []catalog.Run
 	for _, r := range f.runs {
-		if r.AgentID == agentID {
+		if r.AgentID == agentID && r.Kind == kind {
 			out = append(out, r)
 		}
 	}
@@ -365,5 +365,31 @@ func TestProxyCodesHaveAPICodes(t *testing.T) {
 		if code := proxy.ErrorCode(err); !slices.Contains(api, code) {
 			t.Errorf("proxy code %q of %v is not an API code", code, err)
 		}
+	}
+}
+
+// TestCheckAgent records which declared interfaces work and shows the
+// latest check in the agent.
+func TestCheckAgent(t *testing.T) {
+	env := newRunEnv(t, card.BindingJSONRPC, "1.0", nil)
+	c := proxytest.Card(true, env.peer.Interface, card.Interface{URL: proxytest.ClosedURL(t), Binding: card.BindingJSONRPC, ProtocolVersion: "1.0"})
+	ag := env.cat.agents["peer"]
+	ag.Card = c
+	env.cat.agents["peer"] = ag
+	rec := env.do(t, http.MethodPost, "/api/v1/agents/peer/checks", "", nil)
+	if rec.Code != http.StatusCreated {
+		t.Fatalf("check: %d %s", rec.Code, rec.Body)
+	}
+	var got CheckResponse
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Works != "some" || len(got.Interfaces) != 2 || !got.Interfaces[0].Works || got.Interfaces[1].Cause != CodeAgentUnreachable {
+		t.Errorf("check = %+v", got)
+	}
+	// Checks are not runs: the runs list leaves them out.
+	list := env.do(t, http.MethodGet, "/api/v1/agents/peer/runs", "", nil)
+	if !strings.Contains(list.Body.String(), `"runs":[]`) {
+		t.Errorf("runs list shows the check: %s", list.Body)
 	}
 }

@@ -17,6 +17,8 @@ import (
 type Run struct {
 	ID      string
 	AgentID string
+	// Kind is RunKindRun or RunKindCheck.
+	Kind string
 	// Subject is who started the run (auth principal subject).
 	Subject         string
 	InterfaceURL    string
@@ -33,7 +35,15 @@ type Run struct {
 	UpdatedAt  time.Time
 }
 
-const runColumns = "r.id, a.id, r.subject, r.interface_url, r.binding, r.protocol_version, r.state, r.context_id, r.task_id, r.error_code, r.transcript_json, r.created_at, r.updated_at"
+// Run kinds.
+const (
+	// RunKindRun is a tester's conversation with an agent.
+	RunKindRun = "run"
+	// RunKindCheck is a declared-vs-working check of every interface.
+	RunKindCheck = "check"
+)
+
+const runColumns = "r.id, a.id, r.kind, r.subject, r.interface_url, r.binding, r.protocol_version, r.state, r.context_id, r.task_id, r.error_code, r.transcript_json, r.created_at, r.updated_at"
 
 // CreateRun stores a new run of an existing agent: ErrNotFound for an
 // unknown agent, ErrConflict for an id already used.
@@ -45,10 +55,14 @@ func (s *Store) CreateRun(ctx context.Context, r Run) error {
 	if len(tr) == 0 {
 		tr = []byte("{}")
 	}
-	res := s.db.WithContext(ctx).Exec(`INSERT INTO runs (id, agent_pk, subject, interface_url, binding, protocol_version, state,
+	kind := r.Kind
+	if kind == "" {
+		kind = RunKindRun
+	}
+	res := s.db.WithContext(ctx).Exec(`INSERT INTO runs (id, agent_pk, kind, subject, interface_url, binding, protocol_version, state,
 		context_id, task_id, error_code, transcript_json, created_at, updated_at)
-		SELECT ?, pk, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM agents WHERE id = ?`,
-		r.ID, r.Subject, r.InterfaceURL, r.Binding, r.ProtocolVersion, r.State,
+		SELECT ?, pk, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM agents WHERE id = ?`,
+		r.ID, kind, r.Subject, r.InterfaceURL, r.Binding, r.ProtocolVersion, r.State,
 		r.ContextID, r.TaskID, r.ErrorCode, string(tr), r.CreatedAt.UTC(), r.UpdatedAt.UTC(), r.AgentID)
 	if errors.Is(res.Error, gorm.ErrDuplicatedKey) {
 		return fmt.Errorf("creating run: %w", ErrConflict)
@@ -93,12 +107,13 @@ func (s *Store) Run(ctx context.Context, id string) (Run, error) {
 	return runs[0], nil
 }
 
-// AgentRuns lists an agent's runs, newest first, at most limit.
-func (s *Store) AgentRuns(ctx context.Context, agentID string, limit int) ([]Run, error) {
+// AgentRuns lists an agent's runs of kind (RunKindRun, RunKindCheck),
+// newest first, at most limit.
+func (s *Store) AgentRuns(ctx context.Context, agentID, kind string, limit int) ([]Run, error) {
 	if limit <= 0 {
 		limit = 50
 	}
-	return s.queryRuns(ctx, "SELECT "+runColumns+" FROM runs r JOIN agents a ON a.pk = r.agent_pk WHERE a.id = ? ORDER BY r.created_at DESC, r.id DESC LIMIT ?", agentID, limit)
+	return s.queryRuns(ctx, "SELECT "+runColumns+" FROM runs r JOIN agents a ON a.pk = r.agent_pk WHERE a.id = ? AND r.kind = ? ORDER BY r.created_at DESC, r.id DESC LIMIT ?", agentID, kind, limit)
 }
 
 func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]Run, error) {
@@ -113,7 +128,7 @@ func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]Run, er
 			r  Run
 			tr sql.RawBytes
 		)
-		if err := rows.Scan(&r.ID, &r.AgentID, &r.Subject, &r.InterfaceURL, &r.Binding, &r.ProtocolVersion, &r.State,
+		if err := rows.Scan(&r.ID, &r.AgentID, &r.Kind, &r.Subject, &r.InterfaceURL, &r.Binding, &r.ProtocolVersion, &r.State,
 			&r.ContextID, &r.TaskID, &r.ErrorCode, &tr, &r.CreatedAt, &r.UpdatedAt); err != nil {
 			return nil, fmt.Errorf("reading runs: %w", err)
 		}

@@ -16,7 +16,7 @@ func TestRunLifecycle(t *testing.T) {
 		ctx := context.Background()
 		agent := upsert(t, s, "https://translate.example.org/.well-known/agent-card.json", v10Card).Agent
 		t0 := time.Date(2026, 3, 1, 9, 0, 0, 123456000, time.UTC)
-		run := catalog.Run{ID: "r1", AgentID: agent.ID, Subject: "ann", State: "running",
+		run := catalog.Run{ID: "r1", AgentID: agent.ID, Kind: catalog.RunKindRun, Subject: "ann", State: "running",
 			Transcript: []byte(`{"turns":[]}`), CreatedAt: t0, UpdatedAt: t0}
 		if err := s.CreateRun(ctx, run); err != nil {
 			t.Fatal(err)
@@ -47,12 +47,21 @@ func TestRunLifecycle(t *testing.T) {
 		if err := s.CreateRun(ctx, later); err != nil {
 			t.Fatal(err)
 		}
-		list, err := s.AgentRuns(ctx, agent.ID, 10)
+		check := later
+		check.ID, check.Kind = "c1", catalog.RunKindCheck
+		if err := s.CreateRun(ctx, check); err != nil {
+			t.Fatal(err)
+		}
+		list, err := s.AgentRuns(ctx, agent.ID, catalog.RunKindRun, 10)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(list) != 2 || list[0].ID != "r3" || list[1].ID != "r1" {
 			t.Errorf("AgentRuns = %+v, want r3 then r1", list)
+		}
+		checks, err := s.AgentRuns(ctx, agent.ID, catalog.RunKindCheck, 1)
+		if err != nil || len(checks) != 1 || checks[0].ID != "c1" || checks[0].Kind != catalog.RunKindCheck {
+			t.Errorf("checks = %+v, %v; want c1", checks, err)
 		}
 
 		n, err := s.PruneRuns(ctx, t0.Add(30*time.Minute))
