@@ -89,7 +89,7 @@ func (a *API) startRun(c echo.Context) error {
 		ContextID: msg.ContextID, TaskID: string(msg.TaskID), CreatedAt: now, UpdatedAt: now}
 	tr := proxy.Transcript{Format: proxy.TranscriptFormat, Turns: []proxy.Turn{}}
 	choice := proxy.Choice{URL: in.Interface, Binding: in.Binding, SpeakVersion: in.ProtocolVersion}
-	return a.runSend(c, ag, run, tr, choice, in.credentials(), msg, true)
+	return a.runSend(c, ag, run, tr, choice, in.credentials(), in.Extensions, msg, true)
 }
 
 func (a *API) continueRun(c echo.Context) error {
@@ -115,7 +115,7 @@ func (a *API) continueRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return a.runSend(c, ag, run, tr, pinned(run, in), in.credentials(), msg, false)
+	return a.runSend(c, ag, run, tr, pinned(run, in), in.credentials(), in.Extensions, msg, false)
 }
 
 func (a *API) cancelRun(c echo.Context) error {
@@ -237,8 +237,11 @@ func pinned(run catalog.Run, in RunRequest) proxy.Choice {
 // runSend sends msg for run and answers as JSON or, when the caller
 // accepts text/event-stream, as a stream of server-sent events.
 func (a *API) runSend(c echo.Context, ag catalog.Agent, run catalog.Run, tr proxy.Transcript, choice proxy.Choice,
-	creds proxy.Credentials, msg *a2a.Message, create bool) error {
+	creds proxy.Credentials, exts []string, msg *a2a.Message, create bool) error {
 	ctx := c.Request().Context()
+	if err := declaredExtensions(ag.Card, exts); err != nil {
+		return err
+	}
 	release, err := a.acquire(c)
 	if err != nil {
 		return err
@@ -252,7 +255,7 @@ func (a *API) runSend(c echo.Context, ag catalog.Agent, run catalog.Run, tr prox
 		}
 		c.Response().Header().Set(echo.HeaderLocation, BasePath+"/runs/"+run.ID)
 	}
-	call := proxy.Call{Card: ag.Card, Choice: choice, Credentials: creds}
+	call := proxy.Call{Card: ag.Card, Choice: choice, Credentials: creds, Extensions: exts}
 	base := len(tr.Turns)
 	started := time.Now()
 	// The task id is stored as soon as the agent names it, so another
@@ -424,6 +427,19 @@ func preflightError(err error) error {
 		return e
 	case code == proxy.CodeMessageTooLarge:
 		return newError(http.StatusRequestEntityTooLarge, CodePayloadTooLarge, "%v", err)
+	}
+	return nil
+}
+
+// declaredExtensions refuses extensions the card does not declare: the
+// registry activates only what the agent says it supports.
+func declaredExtensions(c *card.Card, exts []string) error {
+	for _, uri := range exts {
+		if !slices.ContainsFunc(c.Capabilities.Extensions, func(e card.Extension) bool { return e.URI == uri }) {
+			e := newError(http.StatusBadRequest, CodeInvalidBody, "extension %q is not declared by the agent's card", uri)
+			e.body.Parameter = "extensions"
+			return e
+		}
 	}
 	return nil
 }

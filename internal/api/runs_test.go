@@ -306,6 +306,7 @@ func TestRunRefusals(t *testing.T) {
 		{"part without content", "/api/v1/agents/peer/runs", `{"message": {"parts": [{"filename": "x"}]}}`, nil, http.StatusBadRequest, CodeInvalidMessage},
 		{"agent role", "/api/v1/agents/peer/runs", `{"message": {"role": "agent", "parts": [{"text": "x"}]}}`, nil, http.StatusBadRequest, CodeInvalidMessage},
 		{"no message", "/api/v1/agents/peer/runs", `{}`, nil, http.StatusBadRequest, CodeInvalidBody},
+		{"undeclared extension", "/api/v1/agents/peer/runs", runBody("hi", `, "extensions": ["https://example.com/x"]`), nil, http.StatusBadRequest, CodeInvalidBody},
 		{"unknown field", "/api/v1/agents/peer/runs", runBody("hi", `, "token": "x"`), nil, http.StatusBadRequest, CodeInvalidBody},
 		{"unknown run", "/api/v1/runs/nope/messages", runBody("hi", ""), nil, http.StatusNotFound, CodeNotFound},
 	}

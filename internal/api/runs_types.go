@@ -27,6 +27,9 @@ type RunRequest struct {
 	ContextID       string          `json:"context_id,omitempty"`
 	TaskID          string          `json:"task_id,omitempty"`
 	Credentials     *RunCredentials `json:"credentials,omitempty"`
+	// Extensions are URIs of extensions the card declares, activated for
+	// this request (A2A-Extensions).
+	Extensions []string `json:"extensions,omitempty"`
 }
 
 // RunMessage is an A2A v1.0 Message as the caller writes it.
@@ -111,6 +114,7 @@ type RunTurn struct {
 	// value); Scheme the card's scheme it satisfied.
 	CredentialKind string        `json:"credential_kind,omitempty"`
 	Scheme         string        `json:"scheme,omitempty"`
+	Extensions     []string      `json:"extensions,omitempty"`
 	Streamed       bool          `json:"streamed"`
 	Interface      *RunInterface `json:"interface,omitempty"`
 	// Speaks is the protocol version used when the card declared none.
@@ -203,7 +207,7 @@ func newRunResponse(r catalog.Run, tr proxy.Transcript) RunResponse {
 	}
 	for i, t := range tr.Turns {
 		rt := RunTurn{Op: t.Op, StartedAt: t.StartedAt, DurationMS: t.DurationMS, Message: t.Message,
-			CredentialKind: t.CredentialKind, Scheme: t.Scheme, Streamed: t.Streamed, EventCount: len(t.Events)}
+			CredentialKind: t.CredentialKind, Scheme: t.Scheme, Extensions: t.Extensions, Streamed: t.Streamed, EventCount: len(t.Events)}
 		if t.Interface != nil {
 			rt.Interface = &RunInterface{URL: t.Interface.URL, Binding: t.Interface.Binding, ProtocolVersion: t.Interface.ProtocolVersion}
 			if t.Interface.Speaks != t.Interface.ProtocolVersion {

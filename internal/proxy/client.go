@@ -49,7 +49,7 @@ func (c *connection) lastDialErr() error {
 // (binding, version): the v1.0 transports for 1.x, a2acompat/a2av0's for
 // 0.2 and 0.3. The SDK sets A2A-Version from the version of the transport
 // it picked; the tenant travels in each request (v1.0 §3.2 tenant).
-func (p *Proxy) connect(ctx context.Context, ep Endpoint, au *auth) (*connection, error) {
+func (p *Proxy) connect(ctx context.Context, ep Endpoint, au *auth, extensions []string) (*connection, error) {
 	conn := &connection{}
 	v1, _ := wireVersion(ep.Speaks)
 	hc := p.client.HTTPClient()
@@ -93,8 +93,17 @@ func (p *Proxy) connect(ctx context.Context, ep Endpoint, au *auth) (*connection
 		return nil, fmt.Errorf("%w: binding %s", ErrNoUsableInterface, ep.Binding)
 	}
 	opts := []a2aclient.FactoryOption{a2aclient.WithDefaultsDisabled(), opt}
-	if au != nil && len(au.headers) > 0 {
-		opts = append(opts, a2aclient.WithCallInterceptors(&headerInterceptor{headers: au.headers}))
+	headers := map[string][]string{}
+	if au != nil {
+		for k, v := range au.headers {
+			headers[k] = v
+		}
+	}
+	if len(extensions) > 0 {
+		headers[a2a.SvcParamExtensions] = extensions
+	}
+	if len(headers) > 0 {
+		opts = append(opts, a2aclient.WithCallInterceptors(&headerInterceptor{headers: headers}))
 	}
 	iface := &a2a.AgentInterface{
 		URL:             ep.URL,

@@ -338,3 +338,33 @@ func TestMaxEvents(t *testing.T) {
 		t.Errorf("err = %v with %d events, want ErrAgent after 3", err, len(x.Events))
 	}
 }
+
+// TestTenantAndExtensions: the interface's tenant and the activated
+// extensions reach the agent.
+func TestTenantAndExtensions(t *testing.T) {
+	p := New(Options{Client: proxytest.Loopback()})
+	tenanted := proxytest.Start(t, card.BindingHTTPJSON, "1.0", proxytest.Options{Tenant: true})
+	tenanted.Interface.Tenant = "acme"
+	plain := proxytest.Start(t, card.BindingJSONRPC, "1.0", proxytest.Options{})
+	tests := []struct {
+		name  string
+		iface card.Interface
+		say   string
+		exts  []string
+		want  string
+	}{
+		{"tenant", tenanted.Interface, proxytest.SayTenant, nil, "done: tenant acme"},
+		{"extensions", plain.Interface, proxytest.SayExtensions, []string{"https://example.com/ext/v1"}, "done: extensions https://example.com/ext/v1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			x, err := p.Send(t.Context(), Call{Card: proxytest.Card(true, tt.iface), Extensions: tt.exts}, proxytest.Text(tt.say), false, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := artifactText(x.Task); got != tt.want {
+				t.Errorf("agent saw %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -19,6 +19,9 @@ type Call struct {
 	Card        *card.Card
 	Choice      Choice
 	Credentials Credentials
+	// Extensions are the URIs of extensions the caller activates, sent as
+	// A2A-Extensions (v1.0 §3.2.6; X-A2A-Extensions to v0.3 agents).
+	Extensions []string
 }
 
 // Event kinds, named after the v1.0 StreamResponse fields.
@@ -91,7 +94,9 @@ type Exchange struct {
 	// Endpoint is the interface that answered (or the last one tried).
 	Endpoint Endpoint
 	// Scheme is the card's security scheme the credentials satisfied.
-	Scheme     string
+	Scheme string
+	// Extensions are those activated.
+	Extensions []string
 	Skipped    []Skipped
 	Attempts   []Attempt
 	Events     []Event
@@ -191,7 +196,7 @@ func single(f func() (a2a.Event, error)) iter.Seq2[a2a.Event, error] {
 func (p *Proxy) do(ctx context.Context, call Call, emit func(Event), op func(context.Context, *connection) iter.Seq2[a2a.Event, error]) (*Exchange, error) {
 	start := p.now()
 	eps, skipped, err := endpoints(call.Card, call.Choice)
-	x := &Exchange{Skipped: skipped}
+	x := &Exchange{Skipped: skipped, Extensions: call.Extensions}
 	if err != nil {
 		return x, err
 	}
@@ -206,7 +211,7 @@ func (p *Proxy) do(ctx context.Context, call Call, emit func(Event), op func(con
 	var last error
 	for _, ep := range eps {
 		x.Endpoint = ep
-		conn, err := p.connect(ctx, ep, au)
+		conn, err := p.connect(ctx, ep, au, call.Extensions)
 		if err != nil {
 			x.Attempts = append(x.Attempts, Attempt{Interface: ep.Interface, Speaks: ep.Speaks, Error: au.scrub(err.Error())})
 			last = err

@@ -42,6 +42,7 @@ type Turn struct {
 	TaskID         string          `json:"task_id,omitempty"`
 	CredentialKind string          `json:"credential_kind,omitempty"`
 	Scheme         string          `json:"scheme,omitempty"`
+	Extensions     []string        `json:"extensions,omitempty"`
 	Streamed       bool            `json:"streamed,omitempty"`
 	Interface      *TurnInterface  `json:"interface,omitempty"`
 	Skipped        []TurnSkipped   `json:"skipped,omitempty"`
@@ -158,7 +159,7 @@ func NewTurn(op string, started time.Time, msg *a2a.Message, taskID string, cred
 	}
 	if x != nil {
 		t.DurationMS = ms(x.Duration)
-		t.Scheme = x.Scheme
+		t.Scheme, t.Extensions = x.Scheme, x.Extensions
 		if x.Endpoint.URL != "" {
 			t.Interface = &TurnInterface{URL: x.Endpoint.URL, Binding: x.Endpoint.Binding,
 				ProtocolVersion: x.Endpoint.ProtocolVersion, Speaks: x.Endpoint.Speaks, Tenant: x.Endpoint.Tenant}

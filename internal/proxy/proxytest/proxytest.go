@@ -35,6 +35,10 @@ const (
 	// SayEcho makes the agent answer the Authorization header it got,
 	// to prove the transcript scrubs it.
 	SayEcho = "echo-auth"
+	// SayExtensions makes the agent answer the extensions it was asked
+	// to activate, and SayTenant the tenant it was called for.
+	SayExtensions = "echo-extensions"
+	SayTenant     = "echo-tenant"
 )
 
 // Agent is an honest a2asrv executor: a task, working, one artifact per
@@ -77,6 +81,15 @@ func (a *Agent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Se
 				}
 			}
 			text = "you sent " + got
+		case text == SayExtensions:
+			text = "extensions"
+			if ec.ServiceParams != nil {
+				if v, ok := ec.ServiceParams.Get(a2a.SvcParamExtensions); ok {
+					text += " " + strings.Join(v, " ")
+				}
+			}
+		case text == SayTenant:
+			text = "tenant " + ec.Tenant
 		}
 		var id a2a.ArtifactID
 		for i, w := range strings.Fields("done: " + text) {
@@ -123,6 +136,8 @@ func Guard(want string, h http.Handler) http.Handler {
 type Options struct {
 	// Wrap guards the HTTP handler (credentials).
 	Wrap func(http.Handler) http.Handler
+	// Tenant serves HTTP+JSON v1.0 under /{tenant}/ (v1.0 §11.3).
+	Tenant bool
 }
 
 // Start serves a fresh agent over binding and version ("1.0" or
@@ -153,6 +168,8 @@ func Start(t testing.TB, binding, version string, o Options) Peer {
 		hh = a2asrv.NewJSONRPCHandler(h)
 	case binding == card.BindingJSONRPC:
 		hh = a2av0.NewJSONRPCHandler(h)
+	case v1 && o.Tenant:
+		hh = a2asrv.NewTenantRESTHandler("/{*}", h)
 	case v1:
 		hh = a2asrv.NewRESTHandler(h)
 	default:
