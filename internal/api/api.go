@@ -198,6 +198,7 @@ func (a *API) routes() []route {
 			route{method: http.MethodGet, path: "/runs/:id", role: auth.Tester, handler: a.getRun},
 			route{method: http.MethodPost, path: "/runs/:id/cancel", role: auth.Tester, handler: a.cancelRun},
 			route{method: http.MethodPost, path: "/runs/:id/messages", role: auth.Tester, handler: a.continueRun},
+			route{method: http.MethodPost, path: "/runs/:id/resubscribe", role: auth.Tester, handler: a.resubscribeRun},
 			route{method: http.MethodPost, path: "/agents/:id/checks", role: auth.Tester, handler: a.checkAgent},
 		)
 	}

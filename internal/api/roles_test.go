@@ -63,8 +63,8 @@ func TestRouteRoles(t *testing.T) {
 	if writes == 0 {
 		t.Error("no write route in the table: registrar and refresher were given")
 	}
-	if runs != 6 {
-		t.Errorf("%d run and check routes in the table, want 6: runner and run store were given", runs)
+	if runs != 7 {
+		t.Errorf("%d run and check routes in the table, want 7: runner and run store were given", runs)
 	}
 }
 

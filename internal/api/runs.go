@@ -28,6 +28,7 @@ import (
 type Runner interface {
 	Send(ctx context.Context, call proxy.Call, msg *a2a.Message, stream bool, emit func(proxy.Event)) (*proxy.Exchange, error)
 	Cancel(ctx context.Context, call proxy.Call, taskID string) (*proxy.Exchange, error)
+	Resubscribe(ctx context.Context, call proxy.Call, taskID string, emit func(proxy.Event)) (*proxy.Exchange, error)
 	Check(ctx context.Context, c *card.Card, creds proxy.Credentials) []proxy.InterfaceCheck
 	Limits() (maxRun time.Duration, maxMessage, maxFile int64)
 }
@@ -57,7 +58,7 @@ const maxRunsListed = 100
 // isRunRoute tells the routes whose bodies carry messages (files
 // included), which get a larger body limit than the rest of the API.
 func isRunRoute(path string) bool {
-	return strings.HasSuffix(path, "/runs") || strings.HasSuffix(path, "/checks") || strings.HasSuffix(path, "/messages") || strings.HasSuffix(path, "/cancel")
+	return strings.HasSuffix(path, "/runs") || strings.HasSuffix(path, "/checks") || strings.HasSuffix(path, "/resubscribe") || strings.HasSuffix(path, "/messages") || strings.HasSuffix(path, "/cancel")
 }
 
 // maxRunBody is the largest run request: the message limit, base64
@@ -116,6 +117,33 @@ func (a *API) continueRun(c echo.Context) error {
 		return err
 	}
 	return a.runSend(c, ag, run, tr, pinned(run, in), in.credentials(), in.Extensions, msg, false)
+}
+
+// resubscribeRun reopens the stream of the run's task (v1.0
+// SubscribeToTask, v0.3 tasks/resubscribe), for a tester whose stream was
+// cut.
+func (a *API) resubscribeRun(c echo.Context) error {
+	run, ag, err := a.ownRun(c)
+	if err != nil {
+		return err
+	}
+	in, err := a.decodeRunRequest(c, false)
+	if err != nil {
+		return err
+	}
+	if in.Message != nil {
+		e := newError(http.StatusBadRequest, CodeInvalidBody, "a resubscription sends no message")
+		e.body.Parameter = "message"
+		return e
+	}
+	if run.TaskID == "" {
+		return newError(http.StatusConflict, CodeRunNoTask, "the run has no task to follow")
+	}
+	tr, err := transcriptOf(run)
+	if err != nil {
+		return err
+	}
+	return a.runSend(c, ag, run, tr, pinned(run, in), in.credentials(), in.Extensions, nil, false)
 }
 
 func (a *API) cancelRun(c echo.Context) error {
@@ -242,6 +270,19 @@ func (a *API) runSend(c echo.Context, ag catalog.Agent, run catalog.Run, tr prox
 	if err := declaredExtensions(ag.Card, exts); err != nil {
 		return err
 	}
+	// msg nil means a resubscription to the run's task.
+	op, taskID, streamed := proxy.OpSend, "", ag.Card.Capabilities.Streaming
+	send := func(ctx context.Context, call proxy.Call, emit func(proxy.Event)) (*proxy.Exchange, error) {
+		return a.runner.Send(ctx, call, msg, true, emit)
+	}
+	if msg != nil {
+		taskID = string(msg.TaskID)
+	} else {
+		op, taskID, streamed = proxy.OpResubscribe, run.TaskID, true
+		send = func(ctx context.Context, call proxy.Call, emit func(proxy.Event)) (*proxy.Exchange, error) {
+			return a.runner.Resubscribe(ctx, call, run.TaskID, emit)
+		}
+	}
 	release, err := a.acquire(c)
 	if err != nil {
 		return err
@@ -275,8 +316,8 @@ func (a *API) runSend(c echo.Context, ag catalog.Agent, run catalog.Run, tr prox
 		}
 	}
 	if !acceptsEventStream(c.Request()) {
-		x, serr := a.runner.Send(ctx, call, msg, true, note)
-		tr.Turns = append(tr.Turns, proxy.NewTurn(proxy.OpSend, started, msg, string(msg.TaskID), creds, ag.Card.Capabilities.Streaming, x, serr))
+		x, serr := send(ctx, call, note)
+		tr.Turns = append(tr.Turns, proxy.NewTurn(op, started, msg, taskID, creds, streamed, x, serr))
 		run = a.settle(run, &tr, x, serr)
 		if err := a.saveRun(ctx, run, tr, base, true); err != nil {
 			return err
@@ -297,11 +338,11 @@ func (a *API) runSend(c echo.Context, ag catalog.Agent, run catalog.Run, tr prox
 		return err
 	}
 	sse.send("run", RunStarted{ID: run.ID, AgentID: run.AgentID})
-	x, serr := a.runner.Send(ctx, call, msg, true, func(e proxy.Event) {
+	x, serr := send(ctx, call, func(e proxy.Event) {
 		sse.send("a2a", RunEvent{Turn: base, Seq: e.Seq, AtMS: float64(e.At.Microseconds()) / 1000, Kind: e.Kind, State: e.State, Data: e.Data})
 		note(e)
 	})
-	tr.Turns = append(tr.Turns, proxy.NewTurn(proxy.OpSend, started, msg, string(msg.TaskID), creds, ag.Card.Capabilities.Streaming, x, serr))
+	tr.Turns = append(tr.Turns, proxy.NewTurn(op, started, msg, taskID, creds, streamed, x, serr))
 	run = a.settle(run, &tr, x, serr)
 	if err := a.saveRun(ctx, run, tr, base, true); err != nil {
 		a.log.Error("api: storing run", "err", err, "run_id", run.ID)

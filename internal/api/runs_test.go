@@ -394,3 +394,66 @@ func TestCheckAgent(t *testing.T) {
 		t.Errorf("runs list shows the check: %s", list.Body)
 	}
 }
+
+// TestRunResubscribe follows a working task from a second stream while
+// the first one runs, then cancels it: both streams end canceled.
+func TestRunResubscribe(t *testing.T) {
+	env := newRunEnv(t, card.BindingJSONRPC, "1.0", nil)
+	env.peer.Agent.Started = make(chan struct{})
+	srv := httptest.NewServer(env.e)
+	defer srv.Close()
+	stream := func(path, body string) *http.Response {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp
+	}
+	first := stream("/api/v1/agents/peer/runs", runBody(proxytest.SayWait, ""))
+	var runID string
+	resubscribed := make(chan string, 1)
+	readEvents(t, first.Body, func(e sseEvent) bool {
+		switch {
+		case e.name == "run":
+			var s RunStarted
+			_ = json.Unmarshal([]byte(e.data), &s)
+			runID = s.ID
+		case e.name == "a2a" && strings.Contains(e.data, "TASK_STATE_WORKING"):
+			<-env.peer.Agent.Started
+			second := stream("/api/v1/runs/"+runID+"/resubscribe", "{}")
+			following := make(chan struct{})
+			go func() {
+				var last sseEvent
+				once := false
+				readEvents(t, second.Body, func(e sseEvent) bool {
+					if e.name == "a2a" && !once {
+						once = true
+						close(following)
+					}
+					last = e
+					return true
+				})
+				if !once {
+					close(following)
+				}
+				var r RunResponse
+				_ = json.Unmarshal([]byte(last.data), &r)
+				resubscribed <- last.name + " " + r.State
+			}()
+			<-following
+			if rec := env.do(t, http.MethodPost, "/api/v1/runs/"+runID+"/cancel", "", nil); rec.Code != http.StatusOK {
+				t.Errorf("cancel: %d %s", rec.Code, rec.Body)
+			}
+		case e.name == "done" || e.name == "error":
+			return false
+		}
+		return true
+	})
+	if got := <-resubscribed; got != "done TASK_STATE_CANCELED" {
+		t.Errorf("resubscription ended with %q, want done TASK_STATE_CANCELED", got)
+	}
+}
