@@ -26,13 +26,15 @@ const proxyBodyBytes = 32 << 20
 
 // newProxyClient is the guarded client test runs reach agents with: the
 // same address allowlist, no overall timeout (streams last up to
-// --run-max-duration, which bounds each run instead), and a larger body
-// cap than cards get.
+// --run-max-duration, which bounds each run instead), a larger body cap
+// than cards get, and no redirects: a run calls only URLs the card
+// declares, and a redirect would name another.
 func newProxyClient(cfg config.Config) *safehttp.Client {
 	return safehttp.New(safehttp.Config{
 		AllowNetworks: cfg.AllowNetworks,
 		Timeout:       -1,
 		MaxBodyBytes:  proxyBodyBytes,
+		MaxRedirects:  -1,
 		UserAgent:     "a2a-registry/" + versionString(),
 	})
 }

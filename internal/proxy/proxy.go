@@ -62,7 +62,8 @@ var (
 type Options struct {
 	// Client makes every outbound connection. Build it with a negative
 	// Timeout (streams last longer than any fixed exchange limit; MaxRun
-	// bounds them instead).
+	// bounds them instead) and negative MaxRedirects (a redirect would
+	// make the proxy call a URL the card does not declare).
 	Client *safehttp.Client
 	// MaxRun bounds one operation, streams included. Zero means 5 minutes.
 	MaxRun time.Duration

@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -366,5 +368,23 @@ func TestTenantAndExtensions(t *testing.T) {
 				t.Errorf("agent saw %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestNoRedirects: an interface that redirects elsewhere does not get the
+// proxy to call a URL the card does not declare.
+func TestNoRedirects(t *testing.T) {
+	p := New(Options{Client: proxytest.Loopback()})
+	var called atomic.Bool
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { called.Store(true) }))
+	defer elsewhere.Close()
+	redirector := httptest.NewServer(http.RedirectHandler(elsewhere.URL, http.StatusTemporaryRedirect))
+	defer redirector.Close()
+	c := proxytest.Card(true, card.Interface{URL: redirector.URL, Binding: card.BindingJSONRPC, ProtocolVersion: "1.0"})
+	if _, err := p.Send(t.Context(), Call{Card: c}, proxytest.Text("hi"), false, nil); !errors.Is(err, ErrAgent) && !errors.Is(err, ErrUnreachable) {
+		t.Errorf("err = %v, want the redirect refused", err)
+	}
+	if called.Load() {
+		t.Error("the proxy followed the redirect to an undeclared URL")
 	}
 }

@@ -183,13 +183,14 @@ func Start(t testing.TB, binding, version string, o Options) Peer {
 	return Peer{Interface: card.Interface{URL: srv.URL, Binding: binding, ProtocolVersion: version}, Agent: ag}
 }
 
-// Loopback is the safe client tests use: loopback opened, streams
-// unbounded.
+// Loopback is the safe client tests use, configured as serve's proxy
+// client is: loopback opened, streams unbounded, no redirects.
 func Loopback() *safehttp.Client {
 	return safehttp.New(safehttp.Config{
 		AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
 		Timeout:       -1,
 		MaxBodyBytes:  -1,
+		MaxRedirects:  -1,
 	})
 }
 
