@@ -323,6 +323,9 @@ func (a *API) runSend(c echo.Context, ag catalog.Agent, run catalog.Run, tr prox
 			return err
 		}
 		if herr := preflightError(serr); herr != nil {
+			// The attempt is kept as evidence, but the answer is the
+			// caller's mistake, not a run to go and read.
+			c.Response().Header().Del(echo.HeaderLocation)
 			return herr
 		}
 		status := http.StatusOK
