@@ -254,7 +254,13 @@ func (a *API) ownRun(c echo.Context) (catalog.Run, catalog.Agent, error) {
 // pinned keeps a conversation on the interface its run used: a task lives
 // on the server that made it.
 func pinned(run catalog.Run, in RunRequest) proxy.Choice {
-	ch := proxy.Choice{URL: run.InterfaceURL, Binding: run.Binding, SpeakVersion: in.ProtocolVersion}
+	// The version spoken is the one the run spoke, which the tester chose
+	// when the card declared none.
+	speak := in.ProtocolVersion
+	if speak == "" {
+		speak = run.ProtocolVersion
+	}
+	ch := proxy.Choice{URL: run.InterfaceURL, Binding: run.Binding, Version: run.ProtocolVersion, SpeakVersion: speak}
 	if run.InterfaceURL == "" {
 		// The first turn never reached an interface: choose afresh.
 		ch = proxy.Choice{URL: in.Interface, Binding: in.Binding, SpeakVersion: in.ProtocolVersion}

@@ -457,3 +457,30 @@ func TestRunResubscribe(t *testing.T) {
 		t.Errorf("resubscription ended with %q, want done TASK_STATE_CANCELED", got)
 	}
 }
+
+// TestRunKeepsPickedVersion: a conversation over an interface whose card
+// declares no version goes on in the version the tester picked, without
+// naming it again, and stays on the interface it started on.
+func TestRunKeepsPickedVersion(t *testing.T) {
+	env := newRunEnv(t, card.BindingJSONRPC, "0.3", nil)
+	unknown := env.peer.Interface
+	unknown.ProtocolVersion = card.VersionUnknown
+	// The same URL declared again as 1.0 (a mixed card): the wrong wire
+	// format for this server.
+	v1 := env.peer.Interface
+	v1.ProtocolVersion = "1.0"
+	env.cat.agents["peer"] = catalog.Agent{ID: "peer", Card: proxytest.Card(true, unknown, v1)}
+	rec := env.do(t, http.MethodPost, "/api/v1/agents/peer/runs", runBody(proxytest.SayAsk, `, "interface": "`+unknown.URL+`", "protocol_version": "0.3"`), jsonHeader)
+	run := decodeRun(t, rec)
+	if run.Awaiting != "input" {
+		t.Fatalf("first turn: %d %s", rec.Code, rec.Body)
+	}
+	rec = env.do(t, http.MethodPost, "/api/v1/runs/"+run.ID+"/messages", runBody("Paris", ""), jsonHeader)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("second turn: %d %s", rec.Code, rec.Body)
+	}
+	next := decodeRun(t, rec)
+	if next.State != "TASK_STATE_COMPLETED" || len(next.Turns) != 2 || next.Turns[1].Speaks != "0.3" {
+		t.Errorf("second turn: %d state %q, turn %+v", rec.Code, next.State, next.Turns[1])
+	}
+}

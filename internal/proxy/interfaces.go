@@ -55,7 +55,9 @@ func endpoints(c *card.Card, ch Choice) ([]Endpoint, []Skipped, error) {
 		if ch.Binding != "" && in.Binding != ch.Binding {
 			continue
 		}
-		if ch.Version != "" && in.ProtocolVersion != ch.Version {
+		// An interface of unknown version matches any: the version is
+		// then the one the caller speaks (SpeakVersion).
+		if ch.Version != "" && in.ProtocolVersion != ch.Version && in.ProtocolVersion != card.VersionUnknown {
 			continue
 		}
 		matched = true
