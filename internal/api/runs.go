@@ -433,24 +433,36 @@ func (a *API) saveRun(ctx context.Context, run catalog.Run, tr proxy.Transcript,
 		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
 	}
-	if cur, err := a.runs.Run(ctx, run.ID); err == nil {
-		if stored, err := transcriptOf(cur); err == nil && len(stored.Turns) > base {
-			merged := append(slices.Clone(tr.Turns[:base]), stored.Turns[base:]...)
-			merged = append(merged, tr.Turns[base:]...)
-			slices.SortStableFunc(merged, func(x, y proxy.Turn) int { return x.StartedAt.Compare(y.StartedAt) })
-			tr.Turns = merged
+	// Read, merge, write only if nobody wrote in between; else again.
+	for attempt := 1; ; attempt++ {
+		cur, err := a.runs.Run(ctx, run.ID)
+		if err != nil {
+			return fmt.Errorf("storing run: %w", err)
 		}
+		out := tr
+		if stored, err := transcriptOf(cur); err == nil && len(stored.Turns) > base {
+			out.Turns = append(slices.Clone(stored.Turns), tr.Turns[base:]...)
+			slices.SortStableFunc(out.Turns, func(x, y proxy.Turn) int { return x.StartedAt.Compare(y.StartedAt) })
+		}
+		b, err := json.Marshal(out)
+		if err != nil {
+			return fmt.Errorf("encoding transcript: %w", err)
+		}
+		run.Transcript, run.Revision = b, cur.Revision
+		err = a.runs.UpdateRun(ctx, run)
+		if errors.Is(err, catalog.ErrConflict) && attempt < maxSaveAttempts {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("storing run: %w", err)
+		}
+		return nil
 	}
-	b, err := json.Marshal(tr)
-	if err != nil {
-		return fmt.Errorf("encoding transcript: %w", err)
-	}
-	run.Transcript = b
-	if err := a.runs.UpdateRun(ctx, run); err != nil {
-		return fmt.Errorf("storing run: %w", err)
-	}
-	return nil
 }
+
+// maxSaveAttempts bounds the retries of a run update that lost a race;
+// only the few requests of one run's tester ever race.
+const maxSaveAttempts = 8
 
 // preflightError answers the caller's own mistakes (an undeclared
 // interface, unusable credentials, an oversized message) as 4xx; other

@@ -57,7 +57,11 @@ func (f *fakeRunStore) UpdateRun(_ context.Context, r catalog.Run) error {
 	if !ok {
 		return catalog.ErrNotFound
 	}
-	r.AgentID, r.Subject, r.CreatedAt = old.AgentID, old.Subject, old.CreatedAt
+	if old.Revision != r.Revision {
+		return catalog.ErrConflict
+	}
+	r.AgentID, r.Kind, r.Subject, r.CreatedAt = old.AgentID, old.Kind, old.Subject, old.CreatedAt
+	r.Revision++
 	f.runs[r.ID] = r
 	return nil
 }

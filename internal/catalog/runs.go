@@ -31,8 +31,11 @@ type Run struct {
 	TaskID     string
 	ErrorCode  string
 	Transcript []byte
-	CreatedAt  time.Time
-	UpdatedAt  time.Time
+	// Revision counts updates; UpdateRun applies only to the revision it
+	// names.
+	Revision  int64
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // Run kinds.
@@ -43,7 +46,7 @@ const (
 	RunKindCheck = "check"
 )
 
-const runColumns = "r.id, a.id, r.kind, r.subject, r.interface_url, r.binding, r.protocol_version, r.state, r.context_id, r.task_id, r.error_code, r.transcript_json, r.created_at, r.updated_at"
+const runColumns = "r.id, a.id, r.kind, r.subject, r.interface_url, r.binding, r.protocol_version, r.state, r.context_id, r.task_id, r.error_code, r.transcript_json, r.revision, r.created_at, r.updated_at"
 
 // CreateRun stores a new run of an existing agent: ErrNotFound for an
 // unknown agent, ErrConflict for an id already used.
@@ -77,20 +80,26 @@ func (s *Store) CreateRun(ctx context.Context, r Run) error {
 }
 
 // UpdateRun replaces a run's mutable fields (everything but id, agent,
-// subject and creation time); ErrNotFound when the run is gone.
+// kind, subject and creation time) if its revision is still r.Revision,
+// and moves the revision on: ErrConflict when another update came first
+// (read the run again and merge), ErrNotFound when the run is gone.
 func (s *Store) UpdateRun(ctx context.Context, r Run) error {
 	tr := r.Transcript
 	if len(tr) == 0 {
 		tr = []byte("{}")
 	}
 	res := s.db.WithContext(ctx).Exec(`UPDATE runs SET interface_url = ?, binding = ?, protocol_version = ?, state = ?,
-		context_id = ?, task_id = ?, error_code = ?, transcript_json = ?, updated_at = ? WHERE id = ?`,
-		r.InterfaceURL, r.Binding, r.ProtocolVersion, r.State, r.ContextID, r.TaskID, r.ErrorCode, string(tr), r.UpdatedAt.UTC(), r.ID)
+		context_id = ?, task_id = ?, error_code = ?, transcript_json = ?, updated_at = ?, revision = revision + 1
+		WHERE id = ? AND revision = ?`,
+		r.InterfaceURL, r.Binding, r.ProtocolVersion, r.State, r.ContextID, r.TaskID, r.ErrorCode, string(tr), r.UpdatedAt.UTC(), r.ID, r.Revision)
 	if res.Error != nil {
 		return fmt.Errorf("updating run: %w", res.Error)
 	}
 	if res.RowsAffected == 0 {
-		return fmt.Errorf("run %s: %w", r.ID, ErrNotFound)
+		if _, err := s.Run(ctx, r.ID); err != nil {
+			return err
+		}
+		return fmt.Errorf("run %s changed since revision %d: %w", r.ID, r.Revision, ErrConflict)
 	}
 	return nil
 }
@@ -129,7 +138,7 @@ func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]Run, er
 			tr sql.RawBytes
 		)
 		if err := rows.Scan(&r.ID, &r.AgentID, &r.Kind, &r.Subject, &r.InterfaceURL, &r.Binding, &r.ProtocolVersion, &r.State,
-			&r.ContextID, &r.TaskID, &r.ErrorCode, &tr, &r.CreatedAt, &r.UpdatedAt); err != nil {
+			&r.ContextID, &r.TaskID, &r.ErrorCode, &tr, &r.Revision, &r.CreatedAt, &r.UpdatedAt); err != nil {
 			return nil, fmt.Errorf("reading runs: %w", err)
 		}
 		r.Transcript = append([]byte(nil), tr...)

@@ -35,6 +35,11 @@ func TestRunLifecycle(t *testing.T) {
 		if err := s.UpdateRun(ctx, run); err != nil {
 			t.Fatal(err)
 		}
+		// A second update from the same revision lost the race.
+		if err := s.UpdateRun(ctx, run); !errors.Is(err, catalog.ErrConflict) {
+			t.Errorf("stale UpdateRun = %v, want ErrConflict", err)
+		}
+		run.Revision++
 		got, err := s.Run(ctx, "r1")
 		if err != nil {
 			t.Fatal(err)

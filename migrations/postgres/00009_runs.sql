@@ -18,6 +18,9 @@ CREATE TABLE runs (
     task_id          TEXT     NOT NULL DEFAULT '',
     error_code       TEXT     NOT NULL DEFAULT '',
     transcript_json  TEXT     NOT NULL DEFAULT '{}',
+    -- revision counts updates: several requests may add to one run (a
+    -- cancel while a stream runs), each updating only the revision it read.
+    revision         INTEGER  NOT NULL DEFAULT 0,
     created_at       TIMESTAMPTZ NOT NULL,
     updated_at       TIMESTAMPTZ NOT NULL
 );
