@@ -2,7 +2,10 @@ package proxy
 
 import (
 	"context"
+	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -138,4 +141,23 @@ func BenchmarkConcurrentStreams(b *testing.B) {
 	}
 	b.ReportMetric(float64(errs.Load()), "errors")
 	reportPercentiles(b, d, "run-")
+	if hwm, ok := peakRSS(); ok {
+		// The whole test process: the proxy and the in-process peer.
+		b.ReportMetric(float64(hwm)/(1<<20), "peak-RSS-MiB")
+	}
+}
+
+// peakRSS reads the process's peak resident set size (Linux VmHWM).
+func peakRSS() (int64, bool) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, false
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kb << 10, err == nil
+		}
+	}
+	return 0, false
 }
