@@ -58,7 +58,12 @@ const maxRunsListed = 100
 // isRunRoute tells the routes whose bodies carry messages (files
 // included), which get a larger body limit than the rest of the API.
 func isRunRoute(path string) bool {
-	return strings.HasSuffix(path, "/runs") || strings.HasSuffix(path, "/checks") || strings.HasSuffix(path, "/resubscribe") || strings.HasSuffix(path, "/messages") || strings.HasSuffix(path, "/cancel")
+	for _, suffix := range []string{"/runs", "/checks", "/messages", "/cancel", "/resubscribe"} {
+		if strings.HasSuffix(path, suffix) {
+			return true
+		}
+	}
+	return false
 }
 
 // maxRunBody is the largest run request: the message limit, base64
@@ -186,7 +191,8 @@ func (a *API) cancelRun(c echo.Context) error {
 
 func (a *API) getRun(c echo.Context) error {
 	run, err := a.runs.Run(c.Request().Context(), c.Param("id"))
-	if errors.Is(err, catalog.ErrNotFound) {
+	// A check is read through its agent (AgentDetail.check), not here.
+	if errors.Is(err, catalog.ErrNotFound) || (err == nil && run.Kind == catalog.RunKindCheck) {
 		return newError(http.StatusNotFound, CodeNotFound, "no run with id %q", c.Param("id"))
 	}
 	if err != nil {

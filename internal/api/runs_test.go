@@ -15,7 +15,9 @@ import (
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/labstack/echo/v4"
 
+	"github.com/a2aregistry/registry/internal/auth"
 	"github.com/a2aregistry/registry/internal/card"
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/proxy"
@@ -486,5 +488,44 @@ func TestRunKeepsPickedVersion(t *testing.T) {
 	next := decodeRun(t, rec)
 	if next.State != "TASK_STATE_COMPLETED" || len(next.Turns) != 2 || next.Turns[1].Speaks != "0.3" {
 		t.Errorf("second turn: %d state %q, turn %+v", rec.Code, next.State, next.Turns[1])
+	}
+}
+
+// TestRunBelongsToItsTester: another tester may read a run but not
+// continue or cancel it; an admin may.
+func TestRunBelongsToItsTester(t *testing.T) {
+	var as auth.Principal
+	env := newRunEnv(t, card.BindingJSONRPC, "1.0", func(o *Options) {
+		o.Authorizer = authorizerFunc(func(need auth.Role) echo.MiddlewareFunc {
+			return func(next echo.HandlerFunc) echo.HandlerFunc {
+				return func(c echo.Context) error {
+					c.SetRequest(c.Request().WithContext(auth.WithPrincipal(c.Request().Context(), as, "")))
+					return next(c)
+				}
+			}
+		})
+	})
+	as = auth.Principal{Subject: "ann", Role: auth.Tester}
+	run := decodeRun(t, env.do(t, http.MethodPost, "/api/v1/agents/peer/runs", runBody(proxytest.SayAsk, ""), jsonHeader))
+	tests := []struct {
+		who    auth.Principal
+		method string
+		path   string
+		want   int
+	}{
+		{auth.Principal{Subject: "bob", Role: auth.Tester}, http.MethodGet, "/api/v1/runs/" + run.ID, http.StatusOK},
+		{auth.Principal{Subject: "bob", Role: auth.Editor}, http.MethodPost, "/api/v1/runs/" + run.ID + "/messages", http.StatusForbidden},
+		{auth.Principal{Subject: "bob", Role: auth.Tester}, http.MethodPost, "/api/v1/runs/" + run.ID + "/cancel", http.StatusForbidden},
+		{auth.Principal{Subject: "root", Role: auth.Admin}, http.MethodPost, "/api/v1/runs/" + run.ID + "/messages", http.StatusOK},
+	}
+	for _, tt := range tests {
+		as = tt.who
+		body := ""
+		if strings.HasSuffix(tt.path, "/messages") {
+			body = runBody("Paris", "")
+		}
+		if rec := env.do(t, tt.method, tt.path, body, jsonHeader); rec.Code != tt.want {
+			t.Errorf("%s %s %s: %d, want %d: %s", tt.who.Subject, tt.method, tt.path, rec.Code, tt.want, rec.Body)
+		}
 	}
 }
