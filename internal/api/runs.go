@@ -421,7 +421,9 @@ func (a *API) settle(run catalog.Run, tr *proxy.Transcript, x *proxy.Exchange, e
 	}
 	if err != nil {
 		run.ErrorCode = proxy.ErrorCode(err)
-		if x == nil || (x.Task == nil && x.Message == nil) {
+		// A run that never got an answer failed; one that did keeps the
+		// task's state (a refused cancel leaves the task as it was).
+		if run.State == RunStateRunning && (x == nil || (x.Task == nil && x.Message == nil)) {
 			run.State = RunStateFailed
 		}
 	}

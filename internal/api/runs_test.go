@@ -529,3 +529,15 @@ func TestRunBelongsToItsTester(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusedCancelKeepsState: canceling a completed task is refused by
+// the agent; the run says so and keeps the task's state.
+func TestRefusedCancelKeepsState(t *testing.T) {
+	env := newRunEnv(t, card.BindingJSONRPC, "1.0", nil)
+	run := decodeRun(t, env.do(t, http.MethodPost, "/api/v1/agents/peer/runs", runBody("hi", ""), jsonHeader))
+	rec := env.do(t, http.MethodPost, "/api/v1/runs/"+run.ID+"/cancel", "", nil)
+	got := decodeRun(t, rec)
+	if rec.Code != http.StatusOK || got.State != "TASK_STATE_COMPLETED" || got.Error == nil || got.Error.Code != CodeAgentError {
+		t.Errorf("refused cancel: %d state %q error %+v", rec.Code, got.State, got.Error)
+	}
+}
