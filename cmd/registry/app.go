@@ -10,6 +10,7 @@ import (
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/config"
 	"github.com/a2aregistry/registry/internal/crawler"
+	"github.com/a2aregistry/registry/internal/proxy"
 	"github.com/a2aregistry/registry/internal/safehttp"
 	"github.com/a2aregistry/registry/internal/telemetry"
 	"github.com/a2aregistry/registry/internal/verify"
@@ -30,6 +31,11 @@ type app struct {
 	metrics   *telemetry.Metrics
 	auth      *auth.Authenticator
 	lastSync  atomic.Int64 // unix nanoseconds of the index's last catch-up (metrics)
+	// proxy runs testers' tasks against agents over proxyClient, within
+	// runLimits.
+	proxy       *proxy.Proxy
+	proxyClient *safehttp.Client
+	runLimits   *proxy.Limiter
 }
 
 // newApp opens the catalog (migrating it) and wires the parts over it.
@@ -69,6 +75,11 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger) (*app, err
 	}
 	wireChecks(a.registrar, a.crawler, a.runner)
 	a.registerOpsMetrics()
+	a.proxyClient = newProxyClient(cfg)
+	a.proxy = proxy.New(proxy.Options{Client: a.proxyClient, MaxRun: cfg.RunMaxDuration,
+		MaxMessageBytes: cfg.RunMaxMessageBytes, MaxFileBytes: cfg.RunMaxFileBytes, Logger: log})
+	a.runLimits = proxy.NewLimiter(proxy.Limits{MaxConcurrent: cfg.RunMaxConcurrent,
+		MaxConcurrentPerUser: cfg.RunMaxConcurrentUser, PerUserPerMinute: cfg.RunRatePerMinute})
 	return a, nil
 }
 
@@ -76,5 +87,6 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger) (*app, err
 // work and the HTTP server must have stopped.
 func (a *app) close() {
 	a.client.CloseIdleConnections()
+	a.proxyClient.CloseIdleConnections()
 	closeStore(a.store, a.log)
 }

@@ -21,6 +21,8 @@ const (
 	// sessionPruneInterval is how often dead sign-in sessions are dropped;
 	// they are refused when used whether pruned or not.
 	sessionPruneInterval = 15 * time.Minute
+	// runPruneInterval is how often runs past --run-retention are dropped.
+	runPruneInterval = time.Hour
 )
 
 // startBackground starts the work that runs beside the HTTP server: the
@@ -54,6 +56,7 @@ func (a *app) startBackground(ctx context.Context) (*background.Group, error) {
 	if a.cfg.SignIn() {
 		bg.Every("session prune", sessionPruneInterval, a.pruneSessions)
 	}
+	bg.Every("run prune", runPruneInterval, a.pruneRuns)
 	bg.Go("verification", func(ctx context.Context) error {
 		a.runner.Run(ctx)
 		return nil
@@ -88,6 +91,18 @@ func (a *app) pruneFetchLog(ctx context.Context) error {
 	}
 	if n > 0 {
 		a.log.Info("pruned fetch log", "rows", n)
+	}
+	return nil
+}
+
+// pruneRuns drops test runs older than the retention.
+func (a *app) pruneRuns(ctx context.Context) error {
+	n, err := a.store.PruneRuns(ctx, time.Now().Add(-a.cfg.RunRetention))
+	if err != nil {
+		return fmt.Errorf("pruning runs: %w", err)
+	}
+	if n > 0 {
+		a.log.Info("pruned runs", "rows", n)
 	}
 	return nil
 }

@@ -19,3 +19,22 @@ func newOutboundClient(cfg config.Config, perHost int) *safehttp.Client {
 		MaxIdleConnsPerHost: perHost,
 	})
 }
+
+// proxyBodyBytes caps one response of an agent under test (a stream's
+// whole body included); the run's duration limit bounds its time.
+const proxyBodyBytes = 32 << 20
+
+// newProxyClient is the guarded client test runs reach agents with: the
+// same address allowlist, no overall timeout (streams last up to
+// --run-max-duration, which bounds each run instead), a larger body cap
+// than cards get, and no redirects: a run calls only URLs the card
+// declares, and a redirect would name another.
+func newProxyClient(cfg config.Config) *safehttp.Client {
+	return safehttp.New(safehttp.Config{
+		AllowNetworks: cfg.AllowNetworks,
+		Timeout:       -1,
+		MaxBodyBytes:  proxyBodyBytes,
+		MaxRedirects:  -1,
+		UserAgent:     "a2a-registry/" + versionString(),
+	})
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/a2aregistry/registry/internal/api"
 	"github.com/a2aregistry/registry/internal/auth"
 	"github.com/a2aregistry/registry/internal/catalog"
+	"github.com/a2aregistry/registry/internal/proxy"
 	"github.com/a2aregistry/registry/internal/telemetry"
 	"github.com/a2aregistry/registry/internal/web"
 )
@@ -22,6 +23,9 @@ func (a *app) handler() http.Handler {
 		d.refresher = a.crawler
 	}
 	d.ready = &readiness{store: a.store, indexReady: func() bool { return a.store.IndexState().Ready }, log: a.log}
+	if a.proxy != nil {
+		d.runner, d.runs, d.runLimits = a.proxy, a.store, a.runLimits
+	}
 	return newHandler(d)
 }
 
@@ -38,6 +42,9 @@ type handlerDeps struct {
 	pauser    web.Pauser          // nil: the console cannot pause crawling
 	keys      web.KeyStore        // nil: no trusted-keys page
 	ready     *readiness          // nil: no /readyz
+	runner    api.Runner          // nil: no test runs
+	runs      api.RunStore
+	runLimits *proxy.Limiter
 }
 
 // newHandler mounts every route: /healthz and the JSON API.
@@ -87,6 +94,9 @@ func newHandler(d handlerDeps) http.Handler {
 	}
 	if d.refresher != nil {
 		opts.Refresher = d.refresher
+	}
+	if d.runner != nil {
+		opts.Runner, opts.Runs, opts.RunLimiter = d.runner, d.runs, d.runLimits
 	}
 	api.New(opts).Mount(e)
 	web.New(consoleOptions(d)).Mount(e)

@@ -185,5 +185,9 @@ func (a *API) agentDetail(c echo.Context, id string) (AgentDetail, error) {
 	if v.Agent.Card == nil {
 		return AgentDetail{}, fmt.Errorf("agent %s has no parsed card", id)
 	}
-	return newAgentDetail(v), nil
+	d := newAgentDetail(v)
+	if d.Check, err = a.latestCheck(c.Request().Context(), id); err != nil {
+		return AgentDetail{}, err
+	}
+	return d, nil
 }

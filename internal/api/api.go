@@ -20,6 +20,7 @@ import (
 	"github.com/a2aregistry/registry/internal/auth"
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/crawler"
+	"github.com/a2aregistry/registry/internal/proxy"
 )
 
 // BasePath is where Mount puts the API.
@@ -67,6 +68,12 @@ type Options struct {
 	// Refresher serves POST /agents/{id}/refresh; when nil the route does
 	// not exist (404), as in a registry that does not crawl.
 	Refresher Refresher
+	// Runner and Runs serve test runs against agents (role tester); when
+	// either is nil the run routes do not exist. RunLimiter, when set,
+	// bounds runs in flight and their rate per user.
+	Runner     Runner
+	Runs       RunStore
+	RunLimiter *proxy.Limiter
 	// Authorizer guards each route by the role it needs (see routes).
 	// Nil means no sign-in: every route is open, for development on
 	// loopback.
@@ -82,10 +89,13 @@ type Options struct {
 
 // API holds the handlers of the JSON API.
 type API struct {
-	catalog   Catalog
-	registrar Registrar
-	refresher Refresher
-	authz     auth.Authorizer
+	catalog    Catalog
+	registrar  Registrar
+	refresher  Refresher
+	authz      auth.Authorizer
+	runner     Runner
+	runs       RunStore
+	runLimiter *proxy.Limiter
 	// crossSite refuses browser writes from other sites; it goes on every
 	// state-changing route, before the role check (it needs no session).
 	crossSite echo.MiddlewareFunc
@@ -108,6 +118,9 @@ func New(opts Options) *API {
 		registrar:   opts.Registrar,
 		refresher:   opts.Refresher,
 		authz:       opts.Authorizer,
+		runner:      opts.Runner,
+		runs:        opts.Runs,
+		runLimiter:  opts.RunLimiter,
 		crossSite:   crossSiteGuard(opts.TrustedOrigins, log),
 		log:         log,
 		now:         time.Now,
@@ -174,6 +187,17 @@ func (a *API) routes() []route {
 	}
 	if a.refresher != nil {
 		rs = append(rs, route{method: http.MethodPost, path: "/agents/:id/refresh", role: auth.Editor, handler: a.refreshAgent})
+	}
+	if a.runner != nil && a.runs != nil {
+		rs = append(rs,
+			route{method: http.MethodPost, path: "/agents/:id/runs", role: auth.Tester, handler: a.startRun},
+			route{method: http.MethodGet, path: "/agents/:id/runs", role: auth.Tester, handler: a.listRuns},
+			route{method: http.MethodGet, path: "/runs/:id", role: auth.Tester, handler: a.getRun},
+			route{method: http.MethodPost, path: "/runs/:id/cancel", role: auth.Tester, handler: a.cancelRun},
+			route{method: http.MethodPost, path: "/runs/:id/messages", role: auth.Tester, handler: a.continueRun},
+			route{method: http.MethodPost, path: "/runs/:id/resubscribe", role: auth.Tester, handler: a.resubscribeRun},
+			route{method: http.MethodPost, path: "/agents/:id/checks", role: auth.Tester, handler: a.checkAgent},
+		)
 	}
 	return rs
 }

@@ -25,13 +25,17 @@ const defaultBodyTimeout = 10 * time.Second
 func (a *API) guardBody(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
-		if req.ContentLength > maxRequestBody {
+		limit := int64(maxRequestBody)
+		if a.runner != nil && req.Method == http.MethodPost && isRunRoute(c.Path()) {
+			limit = a.maxRunBody()
+		}
+		if req.ContentLength > limit {
 			// The connection is closed after the answer: the unread body
 			// would otherwise have to be drained first.
 			req.Close = true
 			c.Response().Header().Set(echo.HeaderConnection, "close")
 			return newError(http.StatusRequestEntityTooLarge, CodePayloadTooLarge,
-				"request body of %d bytes exceeds %d bytes", req.ContentLength, maxRequestBody)
+				"request body of %d bytes exceeds %d bytes", req.ContentLength, limit)
 		}
 		if req.ContentLength != 0 && req.Body != nil && req.Body != http.NoBody {
 			// Errors only when the writer cannot set deadlines (tests'

@@ -37,6 +37,21 @@ const (
 	CodeUnavailable          = "unavailable"
 	CodeTimeout              = "timeout"
 	CodeInternal             = "internal"
+
+	// Codes of test runs (the proxy's, see proxy.ErrorCode, and the run
+	// routes' own).
+	CodeInvalidMessage       = "invalid_message"
+	CodeRunNoTask            = "run_has_no_task"
+	CodeTooManyRuns          = "too_many_runs"
+	CodeInterfaceNotDeclared = "interface_not_declared"
+	CodeVersionUnknown       = "protocol_version_unknown"
+	CodeNoUsableInterface    = "no_usable_interface"
+	CodeCredentialsInvalid   = "credentials_invalid"
+	CodeTokenRequestFailed   = "token_request_failed"
+	CodeAgentUnreachable     = "agent_unreachable"
+	CodeAgentError           = "agent_error"
+	CodeRunTimeout           = "run_timeout"
+	CodeRunStopped           = "run_stopped"
 )
 
 // apiError is an error a handler has already turned into an answer.

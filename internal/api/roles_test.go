@@ -31,12 +31,23 @@ func callerWith(have auth.Role) auth.Authorizer {
 	})
 }
 
-// TestRouteRoles holds the route table to its rule: reads need viewer,
-// anything that changes state needs at least editor.
+// TestRouteRoles holds the route table to its rule: test runs (which
+// send live requests to agents, and whose transcripts hold what testers
+// sent) need tester; other reads need viewer, anything else that changes
+// state needs at least editor.
 func TestRouteRoles(t *testing.T) {
-	a := New(Options{Catalog: newFakeCatalog(), Registrar: &fakeRegistrar{}, Refresher: &fakeRefresher{}})
-	writes := 0
+	a := New(Options{Catalog: newFakeCatalog(), Registrar: &fakeRegistrar{}, Refresher: &fakeRefresher{},
+		Runner: newTestRunner(), Runs: newFakeRunStore()})
+	writes, runs := 0, 0
 	for _, r := range a.routes() {
+		switch {
+		case strings.Contains(r.path, "runs") || strings.HasSuffix(r.path, "/checks"):
+			runs++
+			if r.role != auth.Tester {
+				t.Errorf("%s %s needs %v, want tester", r.method, r.path, r.role)
+			}
+			continue
+		}
 		switch r.method {
 		case http.MethodGet, http.MethodHead:
 			if r.role != auth.Viewer {
@@ -51,6 +62,9 @@ func TestRouteRoles(t *testing.T) {
 	}
 	if writes == 0 {
 		t.Error("no write route in the table: registrar and refresher were given")
+	}
+	if runs != 7 {
+		t.Errorf("%d run and check routes in the table, want 7: runner and run store were given", runs)
 	}
 }
 

@@ -77,6 +77,9 @@ type AgentDetail struct {
 	// (verify.Report as JSON); null until the version has been verified.
 	// Its signatures.status equals Signature then.
 	Verification json.RawMessage `json:"verification"`
+	// Check is the latest declared-vs-working check (POST
+	// /agents/{id}/checks), absent until a tester ran one.
+	Check *CheckResponse `json:"check,omitempty"`
 }
 
 // VersionsInfo summarizes an agent's stored card versions.

@@ -42,6 +42,14 @@ const (
 	DefaultCrawlDownAfter    = 3
 	DefaultFetchLogRetention = 30 * 24 * time.Hour
 
+	DefaultRunRetention         = 30 * 24 * time.Hour
+	DefaultRunMaxDuration       = 5 * time.Minute
+	DefaultRunMaxMessageBytes   = 4 << 20
+	DefaultRunMaxFileBytes      = 2 << 20
+	DefaultRunMaxConcurrent     = 64
+	DefaultRunMaxConcurrentUser = 4
+	DefaultRunRatePerMinute     = 30
+
 	DefaultOIDCRolesClaim = "groups"
 	DefaultSessionIdle    = 8 * time.Hour
 	DefaultSessionMax     = 7 * 24 * time.Hour
@@ -129,6 +137,16 @@ type Config struct {
 	// session this long after sign-in.
 	SessionIdle time.Duration
 	SessionMax  time.Duration
+
+	// Test runs (the built-in A2A client, POST /api/v1/agents/{id}/runs).
+	// RunRetention is how long a run's transcript is kept.
+	RunRetention         time.Duration
+	RunMaxDuration       time.Duration
+	RunMaxMessageBytes   int64
+	RunMaxFileBytes      int64
+	RunMaxConcurrent     int
+	RunMaxConcurrentUser int
+	RunRatePerMinute     int
 }
 
 // RoleNone, as a default or anonymous role, grants nothing.
@@ -217,6 +235,14 @@ func Default() Config {
 		CrawlMaxInterval:  DefaultCrawlMaxInterval,
 		CrawlDownAfter:    DefaultCrawlDownAfter,
 		FetchLogRetention: DefaultFetchLogRetention,
+
+		RunRetention:         DefaultRunRetention,
+		RunMaxDuration:       DefaultRunMaxDuration,
+		RunMaxMessageBytes:   DefaultRunMaxMessageBytes,
+		RunMaxFileBytes:      DefaultRunMaxFileBytes,
+		RunMaxConcurrent:     DefaultRunMaxConcurrent,
+		RunMaxConcurrentUser: DefaultRunMaxConcurrentUser,
+		RunRatePerMinute:     DefaultRunRatePerMinute,
 	}
 }
 
@@ -292,6 +318,12 @@ func (c Config) validateSignIn() error {
 		}
 	}
 	switch {
+	case c.RunRetention <= 0 || c.RunMaxDuration <= 0:
+		return fmt.Errorf("%w: run-retention and run-max-duration must be positive, got %v and %v", ErrInvalid, c.RunRetention, c.RunMaxDuration)
+	case c.RunMaxMessageBytes <= 0 || c.RunMaxFileBytes <= 0 || c.RunMaxFileBytes > c.RunMaxMessageBytes:
+		return fmt.Errorf("%w: run-max-file-bytes (%d) must be positive and at most run-max-message-bytes (%d)", ErrInvalid, c.RunMaxFileBytes, c.RunMaxMessageBytes)
+	case c.RunMaxConcurrent <= 0 || c.RunMaxConcurrentUser <= 0 || c.RunRatePerMinute <= 0:
+		return fmt.Errorf("%w: run-max-concurrent, run-max-concurrent-per-user and run-rate-per-minute must be positive", ErrInvalid)
 	case c.SessionIdle <= 0 || c.SessionMax <= 0:
 		return fmt.Errorf("%w: session-idle and session-max must be positive, got %v and %v", ErrInvalid, c.SessionIdle, c.SessionMax)
 	case c.SessionIdle > c.SessionMax:

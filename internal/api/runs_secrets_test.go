@@ -1,0 +1,230 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
+	"github.com/labstack/echo/v4"
+	_ "github.com/mattn/go-sqlite3" // database/sql driver "sqlite3"
+
+	"github.com/a2aregistry/registry/internal/card"
+	"github.com/a2aregistry/registry/internal/catalog"
+	"github.com/a2aregistry/registry/internal/catalog/catalogtest"
+	"github.com/a2aregistry/registry/internal/proxy"
+	"github.com/a2aregistry/registry/internal/proxy/proxytest"
+)
+
+// TestCredentialsNeverKept runs every kind of credential through the API
+// against agents that require them (one echoes the Authorization header
+// back in its answer), on both databases, then searches every log line
+// and every column of every table for the secrets.
+func TestCredentialsNeverKept(t *testing.T) {
+	const (
+		bearer       = "bearer-s3cr3t-0001"
+		apiKey       = "apikey-s3cr3t-0002"
+		password     = "basic-s3cr3t-0003"
+		clientSecret = "client-s3cr3t-0004"
+		minted       = "minted-s3cr3t-0005"
+	)
+	secrets := []string{bearer, apiKey, password, clientSecret, minted}
+	for _, backend := range []struct {
+		name   string
+		dsn    func(testing.TB) string
+		driver string
+		tables string
+	}{
+		{"sqlite", catalogtest.SQLiteDSN, "sqlite3", "SELECT name FROM sqlite_master WHERE type = 'table'"},
+		{"postgres", catalogtest.PostgresDSN, "pgx", "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"},
+	} {
+		t.Run(backend.name, func(t *testing.T) {
+			dsn := backend.dsn(t)
+			store := catalogtest.Open(t, dsn)
+			var logs bytes.Buffer
+			logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+			// The SDK logs through slog's default logger.
+			prev := slog.Default()
+			slog.SetDefault(logger)
+			t.Cleanup(func() { slog.SetDefault(prev) })
+
+			tokenURL := proxytest.TokenServer(t, "client-1", clientSecret, minted)
+			peers := map[string]proxytest.Peer{
+				"bearer": proxytest.Start(t, card.BindingJSONRPC, "1.0", proxytest.Options{Wrap: func(h http.Handler) http.Handler { return proxytest.Guard("Bearer "+bearer, h) }}),
+				"key": proxytest.Start(t, card.BindingHTTPJSON, "1.0", proxytest.Options{Wrap: func(h http.Handler) http.Handler {
+					return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+						if r.URL.Query().Get("key") != apiKey {
+							http.Error(w, "no key", http.StatusUnauthorized)
+							return
+						}
+						h.ServeHTTP(w, r)
+					})
+				}}),
+				"basic": proxytest.Start(t, card.BindingJSONRPC, "0.3", proxytest.Options{Wrap: func(h http.Handler) http.Handler {
+					return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+						if u, p, ok := r.BasicAuth(); !ok || u != "ann" || p != password {
+							http.Error(w, "no", http.StatusUnauthorized)
+							return
+						}
+						h.ServeHTTP(w, r)
+					})
+				}}),
+				"oauth": proxytest.Start(t, card.BindingJSONRPC, "1.0", proxytest.Options{Wrap: func(h http.Handler) http.Handler { return proxytest.Guard("Bearer "+minted, h) }}),
+			}
+			schemes := map[string]string{
+				"bearer": `{"b": {"httpAuthSecurityScheme": {"scheme": "Bearer"}}}`,
+				"key":    `{"k": {"apiKeySecurityScheme": {"location": "query", "name": "key"}}}`,
+				"basic":  `{"basic": {"type": "http", "scheme": "basic"}}`,
+				"oauth":  fmt.Sprintf(`{"o": {"oauth2SecurityScheme": {"flows": {"clientCredentials": {"tokenUrl": %q, "scopes": {}}}}}}`, tokenURL),
+			}
+			ids := map[string]string{}
+			for name, pe := range peers {
+				var raw string
+				if pe.Interface.ProtocolVersion == "0.3" {
+					raw = fmt.Sprintf(`{"name": %q, "description": "d", "version": "1", "protocolVersion": "0.3.0", "url": %q, "preferredTransport": "JSONRPC",
+						"capabilities": {"streaming": true}, "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"], "skills": [],
+						"securitySchemes": %s}`, name, pe.Interface.URL, schemes[name])
+				} else {
+					raw = fmt.Sprintf(`{"name": %q, "description": "d", "version": "1",
+						"supportedInterfaces": [{"url": %q, "protocolBinding": %q, "protocolVersion": "1.0"}],
+						"capabilities": {"streaming": true}, "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"], "skills": [],
+						"securitySchemes": %s}`, name, pe.Interface.URL, pe.Interface.Binding, schemes[name])
+				}
+				c, err := card.Parse([]byte(raw), card.DefaultLimits())
+				if err != nil {
+					t.Fatalf("card %s: %v", name, err)
+				}
+				res, err := store.Upsert(context.Background(), catalog.System("test"), catalog.UpsertInput{CardURL: "https://" + name + ".example.com/.well-known/agent-card.json", Card: c, Source: catalog.SourceURL})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids[name] = res.Agent.ID
+			}
+
+			e := echo.New()
+			New(Options{Catalog: store, Runs: store, Runner: proxy.New(proxy.Options{Client: proxytest.Loopback(), Logger: logger}), Logger: logger}).Mount(e)
+			env := testEnv{e: e}
+			creds := map[string]string{
+				"bearer": fmt.Sprintf(`{"bearer": %q}`, bearer),
+				"key":    fmt.Sprintf(`{"api_key": %q}`, apiKey),
+				"basic":  fmt.Sprintf(`{"basic": {"username": "ann", "password": %q}}`, password),
+				"oauth":  fmt.Sprintf(`{"oauth2_client_credentials": {"client_id": "client-1", "client_secret": %q}}`, clientSecret),
+			}
+			for name, cr := range creds {
+				for _, accept := range []string{"application/json", "text/event-stream"} {
+					rec := env.do(t, http.MethodPost, "/api/v1/agents/"+ids[name]+"/runs", runBody(proxytest.SayEcho, `, "credentials": `+cr),
+						map[string]string{"Content-Type": "application/json", "Accept": accept})
+					body := rec.Body.String()
+					if !strings.Contains(body, "TASK_STATE_COMPLETED") {
+						t.Errorf("%s (%s): the agent did not accept the credentials: %d %s", name, accept, rec.Code, body)
+					}
+					for _, s := range secrets {
+						if strings.Contains(body, s) {
+							t.Errorf("%s (%s): the answer holds a secret: %s", name, accept, body)
+						}
+					}
+				}
+				// A wrong secret fails without echoing what was sent.
+				bad := strings.NewReplacer(bearer, "x"+bearer, apiKey, "x"+apiKey, password, "x"+password, clientSecret, "x"+clientSecret).Replace(cr)
+				rec := env.do(t, http.MethodPost, "/api/v1/agents/"+ids[name]+"/runs", runBody("hi", `, "credentials": `+bad), jsonHeader)
+				for _, s := range secrets {
+					if strings.Contains(rec.Body.String(), s) {
+						t.Errorf("%s refused: the answer holds a secret: %s", name, rec.Body)
+					}
+				}
+			}
+			// A check with credentials, then the agent shows it.
+			rec := env.do(t, http.MethodPost, "/api/v1/agents/"+ids["bearer"]+"/checks", `{"credentials": `+creds["bearer"]+`}`, jsonHeader)
+			if rec.Code != http.StatusCreated {
+				t.Fatalf("check: %d %s", rec.Code, rec.Body)
+			}
+			var detail AgentDetail
+			if err := json.Unmarshal(env.do(t, http.MethodGet, "/api/v1/agents/"+ids["bearer"], "", nil).Body.Bytes(), &detail); err != nil {
+				t.Fatal(err)
+			}
+			if detail.Check == nil || detail.Check.Works != "all" {
+				t.Errorf("agent check = %+v, want works all", detail.Check)
+			}
+			if !strings.Contains(logs.String(), "run turn") {
+				t.Fatalf("no run was logged; the log search would prove nothing: %s", logs.String())
+			}
+			for _, s := range secrets {
+				if strings.Contains(logs.String(), s) {
+					t.Errorf("a log line holds secret %q", s)
+				}
+			}
+			dump := dumpTables(t, backend.driver, dsnForDriver(backend.driver, dsn), backend.tables)
+			if !strings.Contains(dump, "TASK_STATE_COMPLETED") {
+				t.Fatalf("no run was stored; the table search would prove nothing")
+			}
+			for _, s := range secrets {
+				if strings.Contains(dump, s) {
+					t.Errorf("a table holds secret %q", s)
+				}
+			}
+		})
+	}
+}
+
+func dsnForDriver(driver, dsn string) string {
+	if driver == "sqlite3" {
+		return strings.TrimPrefix(dsn, "sqlite:")
+	}
+	return dsn
+}
+
+// dumpTables reads every column of every row of every table as text.
+func dumpTables(t *testing.T, driver, dsn, listTables string) string {
+	t.Helper()
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query(listTables)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tables []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		tables = append(tables, n)
+	}
+	rows.Close()
+	var out strings.Builder
+	for _, tb := range tables {
+		rs, err := db.Query(`SELECT * FROM "` + tb + `"`)
+		if err != nil {
+			t.Fatalf("reading %s: %v", tb, err)
+		}
+		cols, _ := rs.Columns()
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		for rs.Next() {
+			if err := rs.Scan(ptrs...); err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range vals {
+				fmt.Fprintf(&out, "%s\t", v)
+			}
+			out.WriteByte('\n')
+		}
+		rs.Close()
+	}
+	if len(tables) < 5 {
+		t.Fatalf("found only tables %v", tables)
+	}
+	return out.String()
+}

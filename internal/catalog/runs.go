@@ -1,0 +1,161 @@
+package catalog
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// Run is a stored test run: one conversation a tester held with an agent
+// through the registry's A2A client. Transcript is the run's evidence as
+// its owner (the proxy's caller) encoded it; the catalog stores it as
+// given. Nothing here may hold a credential.
+type Run struct {
+	ID      string
+	AgentID string
+	// Kind is RunKindRun or RunKindCheck.
+	Kind string
+	// Subject is who started the run (auth principal subject).
+	Subject         string
+	InterfaceURL    string
+	Binding         string
+	ProtocolVersion string
+	// State is the task state (TASK_STATE_…), or the run's own state
+	// ("running", "message", "failed").
+	State      string
+	ContextID  string
+	TaskID     string
+	ErrorCode  string
+	Transcript []byte
+	// Revision counts updates; UpdateRun applies only to the revision it
+	// names.
+	Revision  int64
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// Run kinds.
+const (
+	// RunKindRun is a tester's conversation with an agent.
+	RunKindRun = "run"
+	// RunKindCheck is a declared-vs-working check of every interface.
+	RunKindCheck = "check"
+)
+
+const runColumns = "r.id, a.id, r.kind, r.subject, r.interface_url, r.binding, r.protocol_version, r.state, r.context_id, r.task_id, r.error_code, r.transcript_json, r.revision, r.created_at, r.updated_at"
+
+// CreateRun stores a new run of an existing agent: ErrNotFound for an
+// unknown agent, ErrConflict for an id already used.
+func (s *Store) CreateRun(ctx context.Context, r Run) error {
+	if r.ID == "" || r.State == "" {
+		return fmt.Errorf("%w: run without id or state", ErrInvalidQuery)
+	}
+	tr := r.Transcript
+	if len(tr) == 0 {
+		tr = []byte("{}")
+	}
+	kind := r.Kind
+	if kind == "" {
+		kind = RunKindRun
+	}
+	res := s.db.WithContext(ctx).Exec(`INSERT INTO runs (id, agent_pk, kind, subject, interface_url, binding, protocol_version, state,
+		context_id, task_id, error_code, transcript_json, created_at, updated_at)
+		SELECT ?, pk, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM agents WHERE id = ?`,
+		r.ID, kind, r.Subject, r.InterfaceURL, r.Binding, r.ProtocolVersion, r.State,
+		r.ContextID, r.TaskID, r.ErrorCode, string(tr), r.CreatedAt.UTC(), r.UpdatedAt.UTC(), r.AgentID)
+	if errors.Is(res.Error, gorm.ErrDuplicatedKey) {
+		return fmt.Errorf("creating run: %w", ErrConflict)
+	}
+	if res.Error != nil {
+		return fmt.Errorf("creating run: %w", res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return fmt.Errorf("creating run of agent %s: %w", r.AgentID, ErrNotFound)
+	}
+	return nil
+}
+
+// UpdateRun replaces a run's mutable fields (everything but id, agent,
+// kind, subject and creation time) if its revision is still r.Revision,
+// and moves the revision on: ErrConflict when another update came first
+// (read the run again and merge), ErrNotFound when the run is gone.
+func (s *Store) UpdateRun(ctx context.Context, r Run) error {
+	tr := r.Transcript
+	if len(tr) == 0 {
+		tr = []byte("{}")
+	}
+	res := s.db.WithContext(ctx).Exec(`UPDATE runs SET interface_url = ?, binding = ?, protocol_version = ?, state = ?,
+		context_id = ?, task_id = ?, error_code = ?, transcript_json = ?, updated_at = ?, revision = revision + 1
+		WHERE id = ? AND revision = ?`,
+		r.InterfaceURL, r.Binding, r.ProtocolVersion, r.State, r.ContextID, r.TaskID, r.ErrorCode, string(tr), r.UpdatedAt.UTC(), r.ID, r.Revision)
+	if res.Error != nil {
+		return fmt.Errorf("updating run: %w", res.Error)
+	}
+	if res.RowsAffected == 0 {
+		if _, err := s.Run(ctx, r.ID); err != nil {
+			return err
+		}
+		return fmt.Errorf("run %s changed since revision %d: %w", r.ID, r.Revision, ErrConflict)
+	}
+	return nil
+}
+
+// Run returns one run, or ErrNotFound.
+func (s *Store) Run(ctx context.Context, id string) (Run, error) {
+	runs, err := s.queryRuns(ctx, "SELECT "+runColumns+" FROM runs r JOIN agents a ON a.pk = r.agent_pk WHERE r.id = ?", id)
+	if err != nil {
+		return Run{}, err
+	}
+	if len(runs) == 0 {
+		return Run{}, fmt.Errorf("run %s: %w", id, ErrNotFound)
+	}
+	return runs[0], nil
+}
+
+// AgentRuns lists an agent's runs of kind (RunKindRun, RunKindCheck),
+// newest first, at most limit.
+func (s *Store) AgentRuns(ctx context.Context, agentID, kind string, limit int) ([]Run, error) {
+	if limit <= 0 {
+		limit = 50
+	}
+	return s.queryRuns(ctx, "SELECT "+runColumns+" FROM runs r JOIN agents a ON a.pk = r.agent_pk WHERE a.id = ? AND r.kind = ? ORDER BY r.created_at DESC, r.id DESC LIMIT ?", agentID, kind, limit)
+}
+
+func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]Run, error) {
+	rows, err := s.db.WithContext(ctx).Raw(q, args...).Rows()
+	if err != nil {
+		return nil, fmt.Errorf("reading runs: %w", err)
+	}
+	defer rows.Close()
+	var out []Run
+	for rows.Next() {
+		var (
+			r  Run
+			tr sql.RawBytes
+		)
+		if err := rows.Scan(&r.ID, &r.AgentID, &r.Kind, &r.Subject, &r.InterfaceURL, &r.Binding, &r.ProtocolVersion, &r.State,
+			&r.ContextID, &r.TaskID, &r.ErrorCode, &tr, &r.Revision, &r.CreatedAt, &r.UpdatedAt); err != nil {
+			return nil, fmt.Errorf("reading runs: %w", err)
+		}
+		r.Transcript = append([]byte(nil), tr...)
+		r.CreatedAt, r.UpdatedAt = r.CreatedAt.UTC(), r.UpdatedAt.UTC()
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading runs: %w", err)
+	}
+	return out, nil
+}
+
+// PruneRuns removes runs last updated before cutoff and returns how many.
+func (s *Store) PruneRuns(ctx context.Context, cutoff time.Time) (int64, error) {
+	res := s.db.WithContext(ctx).Exec("DELETE FROM runs WHERE updated_at < ?", cutoff.UTC())
+	if res.Error != nil {
+		return 0, fmt.Errorf("pruning runs: %w", res.Error)
+	}
+	return res.RowsAffected, nil
+}

@@ -1,0 +1,70 @@
+package proxy
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"testing"
+
+	"github.com/a2aregistry/registry/internal/card"
+	"github.com/a2aregistry/registry/internal/proxy/proxytest"
+)
+
+// rogueStream serves a v1.0 JSON-RPC stream of the given results, in
+// order, whatever is asked.
+func rogueStream(t *testing.T, results ...string) card.Interface {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			ID json.RawMessage `json:"id"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, res := range results {
+			fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%s}\n\n", req.ID, res)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return card.Interface{URL: srv.URL, Binding: card.BindingJSONRPC, ProtocolVersion: "1.0"}
+}
+
+func TestViolations(t *testing.T) {
+	const (
+		task      = `{"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_SUBMITTED"}}}`
+		working   = `{"statusUpdate":{"taskId":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"}}}`
+		completed = `{"statusUpdate":{"taskId":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED"}}}`
+		bogus     = `{"statusUpdate":{"taskId":"t1","contextId":"c1","status":{"state":"TASK_STATE_BOGUS"}}}`
+		other     = `{"statusUpdate":{"taskId":"t2","contextId":"c1","status":{"state":"TASK_STATE_WORKING"}}}`
+		noID      = `{"artifactUpdate":{"contextId":"c1","artifact":{"artifactId":"a","parts":[{"text":"x"}]}}}`
+	)
+	p := New(Options{Client: proxytest.Loopback()})
+	tests := []struct {
+		name    string
+		results []string
+		want    []string
+	}{
+		{"honest", []string{task, working, completed}, nil},
+		{"update before task", []string{working, completed}, []string{ViolationUpdateBeforeTask}},
+		{"event after terminal", []string{task, completed, working}, []string{ViolationEventAfterTerminal}},
+		{"unknown state", []string{task, bogus, completed}, []string{ViolationUnknownState}},
+		{"task changed", []string{task, other, completed}, []string{ViolationTaskChanged}},
+		{"missing task id", []string{task, noID, completed}, []string{ViolationMissingTaskID}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			x, err := p.Send(t.Context(), Call{Card: proxytest.Card(true, rogueStream(t, tt.results...))}, proxytest.Text("hi"), true, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, v := range x.Violations {
+				got = append(got, v.Code)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("violations %v (%+v), want %v", got, x.Violations, tt.want)
+			}
+		})
+	}
+}
