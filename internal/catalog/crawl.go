@@ -107,10 +107,10 @@ func (s *Store) RecordFetches(ctx context.Context, actor Actor, outs []FetchOutc
 	}
 	results := make([]UpsertResult, len(outs))
 	var docs []indexedDoc
-	var healthPKs []int64
+	var healthUps []fieldUpdate
 	err := s.transact(ctx, func(tx *txn) error {
 		var err error
-		docs, healthPKs, err = recordOutcomes(tx, actor, outs, results)
+		docs, healthUps, err = recordOutcomes(tx, actor, outs, results)
 		return err
 	})
 	if err != nil {
@@ -125,8 +125,8 @@ func (s *Store) RecordFetches(ctx context.Context, actor Actor, outs []FetchOutc
 	for _, d := range docs {
 		indexed[d.pk] = true
 	}
-	healthPKs = slices.DeleteFunc(healthPKs, func(pk int64) bool { return indexed[pk] })
-	if err := s.refreshDocs(ctx, healthPKs); err != nil {
+	healthUps = slices.DeleteFunc(healthUps, func(u fieldUpdate) bool { return indexed[u.pk] })
+	if err := s.publishFields(ctx, healthUps); err != nil {
 		s.log.Warn("refreshing search index after health change", "err", err)
 	}
 	return results, nil
@@ -135,13 +135,13 @@ func (s *Store) RecordFetches(ctx context.Context, actor Actor, outs []FetchOutc
 // recordOutcomes stores outs inside tx, filling results. It returns the
 // index documents of the new card versions and the pks of agents whose
 // health changed. Work is per batch: one lookup, one statement per table.
-func recordOutcomes(tx *txn, actor Actor, outs []FetchOutcome, results []UpsertResult) ([]indexedDoc, []int64, error) {
+func recordOutcomes(tx *txn, actor Actor, outs []FetchOutcome, results []UpsertResult) ([]indexedDoc, []fieldUpdate, error) {
 	ids := make([]string, len(outs))
 	for i, o := range outs {
 		ids[i] = o.AgentID
 	}
 	var recs []agentRecord
-	if err := tx.Select("pk", "id", "card_url", "health", "current_version").Where("id IN ?", ids).Find(&recs).Error; err != nil {
+	if err := tx.Select("pk", "id", "card_url", "health", "current_version", "seq").Where("id IN ?", ids).Find(&recs).Error; err != nil {
 		return nil, nil, fmt.Errorf("looking up agents: %w", err)
 	}
 	byID := make(map[string]agentRecord, len(recs))
@@ -171,7 +171,7 @@ func recordOutcomes(tx *txn, actor Actor, outs []FetchOutcome, results []UpsertR
 			health = HealthRemoved
 		}
 		if health != "" && health != rec.Health {
-			healthRows = append(healthRows, agentHealthRow{PK: rec.PK, Health: health, UpdatedAt: now})
+			healthRows = append(healthRows, agentHealthRow{PK: rec.PK, Health: health, UpdatedAt: now, prev: rec.Seq})
 			if health == HealthRemoved {
 				changeRows = append(changeRows, changeRow{AgentPK: rec.PK, AgentID: rec.ID, CardURL: rec.CardURL,
 					Kind: ChangeRemoved, Version: rec.CurrentVersion, At: now})
@@ -195,10 +195,11 @@ func recordOutcomes(tx *txn, actor Actor, outs []FetchOutcome, results []UpsertR
 	if err != nil {
 		return nil, nil, err
 	}
-	healthPKs := make([]int64, len(healthRows))
+	healthUps := make([]fieldUpdate, len(healthRows))
 	for i := range healthRows {
 		healthRows[i].Seq = seqs[i]
-		healthPKs[i] = healthRows[i].PK
+		healthUps[i] = fieldUpdate{pk: healthRows[i].PK, prev: healthRows[i].prev, seq: seqs[i],
+			values: map[string][]string{FieldHealth: {healthRows[i].Health}}}
 	}
 	if err := updateRows(tx, agentHealthUpdate, healthRows); err != nil {
 		return nil, nil, err
@@ -232,7 +233,7 @@ func recordOutcomes(tx *txn, actor Actor, outs []FetchOutcome, results []UpsertR
 	for j, i := range cardAt {
 		results[i] = res[j]
 	}
-	return docs, healthPKs, nil
+	return docs, healthUps, nil
 }
 
 // crawlOutcome is what check o changes in the crawl state of agent pk.

@@ -73,6 +73,31 @@ func (s *Store) indexStarted() bool {
 	return s.build != nil
 }
 
+// fieldUpdate is an in-place change of status fields (health, signature
+// verdict) of one agent, from sequence prev to seq.
+type fieldUpdate struct {
+	pk, prev, seq int64
+	values        map[string][]string
+}
+
+// publishFields applies committed status changes to the index in place
+// (search.Index.SetFields): no reload and no text analysis. An agent the
+// index holds at another state than the change was made on (a concurrent
+// write, or the build still under way) is reloaded from the database.
+func (s *Store) publishFields(ctx context.Context, ups []fieldUpdate) error {
+	if len(ups) == 0 || !s.indexStarted() {
+		return nil
+	}
+	idx := s.idx()
+	var reload []int64
+	for _, u := range ups {
+		if !idx.SetFields(uint32(u.pk), u.prev, u.seq, u.values) {
+			reload = append(reload, u.pk)
+		}
+	}
+	return s.refreshDocs(ctx, reload)
+}
+
 // refreshDocs reloads the index documents of the given agents after a
 // write that changed a facet in place (health, signature status); their
 // seq makes a concurrent newer write win.

@@ -63,6 +63,21 @@ func TestIndexMatchesFreshBuild(t *testing.T) {
 					if _, err := s.Upsert(ctx, testActor, catalog.UpsertInput{CardURL: gen.CardURL(i), Card: parse(raw)}); err != nil {
 						t.Fatal(err)
 					}
+				case k < 6: // a verdict on the current version: status, trust and audit facets
+					a, err := s.Agent(ctx, ids[i])
+					if err != nil {
+						t.Fatal(err)
+					}
+					status, trust := catalog.SignatureUnsigned, ""
+					var codes []string
+					if r.IntN(2) == 0 {
+						status, trust, codes = catalog.SignatureVerified, "pinned", []string{"no_tls", fmt.Sprintf("code_%d", r.IntN(3))}
+					}
+					if err := s.RecordVerifications(ctx, testActor, []catalog.VerificationInput{{AgentID: ids[i],
+						Version: a.CurrentVersion, Status: status, Trust: trust, AuditCodes: codes, Report: []byte(`{}`),
+						VerifiedAt: now, RecheckAt: now.Add(time.Hour)}}); err != nil {
+						t.Fatal(err)
+					}
 				case k < 8: // a check: health changes, sometimes gone for good
 					o := catalog.FetchOutcome{AgentID: ids[i], At: now, Status: 200, Health: catalog.HealthUp, NextCheckAt: now.Add(time.Hour)}
 					switch r.IntN(3) {
@@ -93,6 +108,9 @@ func TestIndexMatchesFreshBuild(t *testing.T) {
 				{Filters: map[string][]string{"health": {catalog.HealthRemoved}}},
 				{Filters: map[string][]string{"health": {catalog.HealthDown}}, Text: "agent"},
 				{Filters: map[string][]string{"signature": {catalog.SignatureUnchecked}}},
+				{Filters: map[string][]string{"signature": {catalog.SignatureVerified}}, Text: "data"},
+				{Filters: map[string][]string{"signature_trust": {"pinned"}}},
+				{Filters: map[string][]string{"audit": {"code_1"}}},
 			}
 			for _, q := range queries {
 				q.Limit = 50

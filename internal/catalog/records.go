@@ -75,6 +75,9 @@ type agentHealthRow struct {
 	Health    string
 	Seq       int64
 	UpdatedAt time.Time
+	// prev is the seq the agent had before (not written): the index
+	// applies the change only on that state (see fieldUpdate).
+	prev int64
 }
 
 var agentHealthUpdate = bulkUpdate[agentHealthRow]{

@@ -137,7 +137,7 @@ func (s *Store) RecordVerifications(ctx context.Context, actor Actor, ins []Veri
 			return fmt.Errorf("%w: report of agent %s is not JSON", ErrInvalidQuery, in.AgentID)
 		}
 	}
-	var changed []int64
+	var changed []fieldUpdate
 	store := func(tx *txn) error {
 		var err error
 		changed, err = recordReports(tx, actor, ins)
@@ -146,18 +146,18 @@ func (s *Store) RecordVerifications(ctx context.Context, actor Actor, ins []Veri
 	if err := s.transact(ctx, store); err != nil {
 		return fmt.Errorf("recording verifications: %w", err)
 	}
-	// As for health (RecordFetches): reload the changed agents' docs.
-	if err := s.refreshDocs(ctx, changed); err != nil {
+	// The verdict is three status facets: changed in place in the index.
+	if err := s.publishFields(ctx, changed); err != nil {
 		s.log.Warn("refreshing search index after verification", "err", err)
 	}
 	return nil
 }
 
-// recordReports stores reports inside tx and returns the pks of agents
-// whose signature status or audit codes changed. The actor is the audit
+// recordReports stores reports inside tx and returns the index changes of
+// the agents whose signature status, trust or audit codes changed. The actor is the audit
 // log's (a later change records it here).
-func recordReports(tx *txn, _ Actor, ins []VerificationInput) ([]int64, error) {
-	var changed []int64
+func recordReports(tx *txn, _ Actor, ins []VerificationInput) ([]fieldUpdate, error) {
+	var changed []fieldUpdate
 	// On PostgreSQL the share lock orders this transaction against
 	// key changes (which update the row); see migration 00003.
 	genQ := "SELECT generation FROM trust_store WHERE id = 1"
@@ -171,18 +171,18 @@ func recordReports(tx *txn, _ Actor, ins []VerificationInput) ([]int64, error) {
 	// The agent row lock serializes reports on one agent from several
 	// replicas, and with card upserts, so two writers never both decide
 	// on the verdict columns from the same stored values.
-	agentQ := "SELECT pk, current_version, signature_status, audit_codes, signature_trust FROM agents WHERE id = ?"
+	agentQ := "SELECT pk, seq, current_version, signature_status, audit_codes, signature_trust FROM agents WHERE id = ?"
 	if tx.d == dialectPostgres {
 		agentQ += " FOR UPDATE"
 	}
 	now := time.Now().UTC()
 	for _, in := range ins {
 		var (
-			pk                   int64
+			pk, seq              int64
 			current              int
 			status, audit, trust string
 		)
-		err := tx.Raw(agentQ, in.AgentID).Row().Scan(&pk, &current, &status, &audit, &trust)
+		err := tx.Raw(agentQ, in.AgentID).Row().Scan(&pk, &seq, &current, &status, &audit, &trust)
 		if errors.Is(err, sql.ErrNoRows) {
 			continue
 		}
@@ -215,12 +215,12 @@ func recordReports(tx *txn, _ Actor, ins []VerificationInput) ([]int64, error) {
 		if err := insertRows(tx, verificationKidsTable, kidRows); err != nil {
 			return nil, fmt.Errorf("storing kids of agent %s: %w", in.AgentID, err)
 		}
-		moved, err := setVerdict(tx, pk, status, audit, trust, in, now)
+		up, err := setVerdict(tx, pk, seq, status, audit, trust, in, now)
 		if err != nil {
 			return nil, err
 		}
-		if moved {
-			changed = append(changed, pk)
+		if up != nil {
+			changed = append(changed, *up)
 		}
 	}
 	return changed, nil
@@ -229,27 +229,29 @@ func recordReports(tx *txn, _ Actor, ins []VerificationInput) ([]int64, error) {
 // setVerdict writes the signature status, audit codes and signature trust
 // of one agent when they differ from the stored ones (status, audit,
 // trust), bumping its seq and updated_at so that the index (and other
-// replicas' Sync) pick it up.
-func setVerdict(tx *txn, pk int64, status, audit, storedTrust string, in VerificationInput, now time.Time) (bool, error) {
+// replicas' Sync) pick it up. It returns the index change, nil when
+// nothing changed.
+func setVerdict(tx *txn, pk, prev int64, status, audit, storedTrust string, in VerificationInput, now time.Time) (*fieldUpdate, error) {
 	codes := dedupe(in.AuditCodes, func(s string) string { return cleanText(s) })
 	slices.Sort(codes)
 	stored, err := decodeAuditCodes(audit)
 	if err != nil {
-		return false, fmt.Errorf("agent %s: %w", in.AgentID, err)
+		return nil, fmt.Errorf("agent %s: %w", in.AgentID, err)
 	}
 	trust := cleanText(in.Trust)
 	if status == in.Status && slices.Equal(stored, codes) && storedTrust == trust {
-		return false, nil
+		return nil, nil
 	}
 	seqs, err := allocate(tx, "seq", 1)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	if err := tx.Exec("UPDATE agents SET signature_status = ?, audit_codes = ?, signature_trust = ?, seq = ?, updated_at = ? WHERE pk = ?",
 		in.Status, jsonArray(codes), trust, seqs[0], now, pk).Error; err != nil {
-		return false, fmt.Errorf("updating verdict of agent %s: %w", in.AgentID, err)
+		return nil, fmt.Errorf("updating verdict of agent %s: %w", in.AgentID, err)
 	}
-	return true, nil
+	return &fieldUpdate{pk: pk, prev: prev, seq: seqs[0], values: map[string][]string{
+		FieldSignature: {in.Status}, FieldSignatureTrust: {trust}, FieldAudit: codes}}, nil
 }
 
 // Verification returns the report on the agent's current card version;

@@ -199,6 +199,65 @@ func analyzeAll(docs []Doc, ps []prepared) {
 	wg.Wait()
 }
 
+// SetFields changes, in a document the index holds at sequence prev, the
+// values of the given fields, and moves it to sequence seq: a status change
+// (health, signature) that leaves the text and the other terms as they
+// are, with no analysis and no reload. It reports false when the index
+// holds the document at another sequence than prev (or not at all): the
+// caller then applies the whole document. Requiring prev keeps a change
+// from landing on a state it was not made on, which a later Apply of an
+// intermediate version, older than seq, could no longer correct.
+func (x *Index) SetFields(id uint32, prev, seq int64, values map[string][]string) bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if int(id) >= len(x.docs) {
+		return false
+	}
+	d := &x.docs[id]
+	if !d.present || d.seq != prev || seq <= prev {
+		return false
+	}
+	nt := x.newTerms[:0]
+	collect := func(facet bool) {
+		for _, t := range d.terms {
+			f := x.terms[t].field
+			if _, replaced := values[f]; !replaced && x.isFacet[f] == facet {
+				nt = append(nt, t)
+			}
+		}
+		for f, vs := range values {
+			if x.isFacet[f] != facet {
+				continue
+			}
+			for _, v := range vs {
+				if v = strings.TrimSpace(v); v != "" {
+					nt = append(nt, x.termFor(f, v))
+				}
+			}
+		}
+	}
+	collect(true)
+	slices.Sort(nt)
+	nt = slices.Compact(nt)
+	nFacet := len(nt)
+	collect(false)
+	slices.Sort(nt[nFacet:])
+	nt = append(nt[:nFacet], slices.Compact(nt[nFacet:])...)
+	x.newTerms = nt
+
+	old := append(x.oldTerms[:0], d.terms...)
+	slices.Sort(old)
+	x.oldTerms = old
+	cur := append(x.curTerms[:0], nt...)
+	slices.Sort(cur)
+	x.curTerms = cur
+	x.diffTerms(id, old, cur)
+	d.terms = x.store(d.terms, nt)
+	d.nFacet = nFacet
+	d.seq = seq
+	return true
+}
+
 // Remove drops a document removed at sequence seq, leaving a tombstone so
 // that an older version delivered late does not bring it back.
 func (x *Index) Remove(id uint32, seq int64) {

@@ -250,3 +250,74 @@ func TestSearchDuringApply(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// SetFields changes status facets in place, and only on the state the
+// change was made on; the result equals a fresh index of the new document.
+func TestSetFields(t *testing.T) {
+	doc := func(seq int64, health string, audit ...string) Doc {
+		fs := []Facet{{"tag", "invoices"}, {"health", health}}
+		for _, a := range audit {
+			fs = append(fs, Facet{"audit", a})
+		}
+		return Doc{ID: 3, Seq: seq, SortKey: "reader", Text: Text{ColName: "invoice reader"}, Facets: fs}
+	}
+	tests := []struct {
+		name       string
+		prev, seq  int64
+		values     map[string][]string
+		wantOK     bool
+		wantDoc    Doc // what a fresh index must equal afterwards
+		wantHealth string
+	}{
+		{"replaces one field", 5, 6, map[string][]string{"health": {"down"}}, true, doc(6, "down"), "down"},
+		{"replaces several and clears one", 5, 7, map[string][]string{"health": {"stale"}, "audit": nil}, true, doc(7, "stale"), "stale"},
+		{"adds values to an empty field", 5, 6, map[string][]string{"audit": {"no_tls", "weak_flow"}}, true, doc(6, "up", "no_tls", "weak_flow"), "up"},
+		{"refuses another prior state", 4, 6, map[string][]string{"health": {"down"}}, false, doc(5, "up"), "up"},
+		{"refuses an older sequence", 5, 5, map[string][]string{"health": {"down"}}, false, doc(5, "up"), "up"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			x := newTestIndex()
+			x.Apply([]Doc{doc(5, "up")})
+			x.MarkReady()
+			if ok := x.SetFields(3, tt.prev, tt.seq, tt.values); ok != tt.wantOK {
+				t.Fatalf("SetFields = %v, want %v", ok, tt.wantOK)
+			}
+			fresh := newTestIndex()
+			fresh.Apply([]Doc{tt.wantDoc})
+			fresh.MarkReady()
+			for _, q := range []Query{
+				{Limit: 10, FacetLimit: 10},
+				{Text: "invoice", Limit: 10, FacetLimit: 10},
+				{Filters: []Filter{{Terms: []Facet{{"health", tt.wantHealth}}}}, Limit: 10, FacetLimit: 10},
+			} {
+				got, err := x.Search(q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := fresh.Search(q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.Total != want.Total || !slices.Equal(got.Hits, want.Hits) || !sameFacets(got.Facets, want.Facets) {
+					t.Errorf("query %+v:\n got %+v\nwant %+v", q, got, want)
+				}
+			}
+			if seq, _ := x.Seq(3); seq != tt.wantDoc.Seq {
+				t.Errorf("Seq = %d, want %d", seq, tt.wantDoc.Seq)
+			}
+		})
+	}
+}
+
+func sameFacets(a, b map[string][]FacetCount) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if !slices.Equal(v, b[k]) {
+			return false
+		}
+	}
+	return true
+}
