@@ -1,0 +1,598 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/a2aregistry/registry/internal/api"
+	"github.com/a2aregistry/registry/internal/auth"
+	"github.com/a2aregistry/registry/internal/card"
+	"github.com/a2aregistry/registry/internal/catalog"
+	"github.com/a2aregistry/registry/internal/proxy"
+	"github.com/a2aregistry/registry/internal/web/view"
+	"github.com/a2aregistry/registry/web/templates"
+)
+
+// The "Try it" panel sends a tester's message to an agent through the
+// proxy, as the run API does (the same api.Runner and api.RunStore), and
+// shows the run: streamed into the page as server-rendered fragments when
+// the page's script runs, as a plain form post answered with the run's
+// page when it does not.
+
+// tryScript is the asset that streams a run into the page.
+const tryScript = "tryit.js"
+
+// maxRunsShown bounds the past runs the panel lists.
+const maxRunsShown = 20
+
+// Form fields of the compose and reply forms.
+const (
+	fieldText         = "text"
+	fieldData         = "data"
+	fieldFile         = "file"
+	fieldInterface    = "interface"
+	fieldBearer       = "cred_bearer"
+	fieldAPIKey       = "cred_api_key"
+	fieldBasicUser    = "cred_basic_username"
+	fieldBasicPass    = "cred_basic_password"
+	fieldClientID     = "cred_client_id"
+	fieldClientSecret = "cred_client_secret"
+	fieldScopes       = "cred_scopes"
+)
+
+// errRunNotYours: only the tester who started a run (or an admin) may
+// continue it, as in the API.
+var errRunNotYours = errors.New("run belongs to another tester")
+
+// mountTryIt adds the panel's routes when the console has a proxy.
+func (h *Console) mountTryIt(e *echo.Echo) {
+	if h.opts.Runner == nil || h.opts.Runs == nil {
+		return
+	}
+	read := h.guarded(auth.Tester)
+	_, maxMsg, _ := h.opts.Runner.Limits()
+	// A file travels as raw bytes in multipart; the rest of the form is
+	// small.
+	write := append(h.guarded(auth.Tester), limitBody(maxMsg+64<<10), h.checkCSRF)
+	e.GET("/agents/:id/try", h.tryPage, read...)
+	e.POST("/agents/:id/try", h.tryStart, write...)
+	e.GET("/agents/:id/runs/:run", h.runPage, read...)
+	e.POST("/agents/:id/runs/:run/messages", h.tryReply, write...)
+	e.POST("/agents/:id/runs/:run/cancel", h.tryCancel, write...)
+}
+
+// canTry tells whether the caller may use the panel.
+func (h *Console) canTry(c echo.Context) bool {
+	return h.opts.Runner != nil && h.opts.Runs != nil && h.holds(c, auth.Tester)
+}
+
+func tryURL(agentID string) string { return agentURL(agentID) + "/try" }
+
+func runURL(agentID, runID string) string {
+	return agentURL(agentID) + "/runs/" + url.PathEscape(runID)
+}
+
+func (h *Console) tryPage(c echo.Context) error {
+	ctx := c.Request().Context()
+	ag, err := h.tryAgent(c)
+	if err != nil {
+		return h.agentError(c, err)
+	}
+	runs, err := h.opts.Runs.AgentRuns(ctx, ag.ID, catalog.RunKindRun, maxRunsShown)
+	if err != nil {
+		return h.agentError(c, fmt.Errorf("listing runs of agent %s: %w", ag.ID, err))
+	}
+	_, _, maxFile := h.opts.Runner.Limits()
+	v := view.TryIt{
+		AgentName: agentName(ag), AgentURL: agentURL(ag.ID), Action: tryURL(ag.ID),
+		CSRFToken: h.csrfToken(c), Creds: credentialForm(ag.Card), MaxFile: maxFile,
+		Script: h.assets.url(tryScript),
+	}
+	for i, in := range ag.Card.Interfaces {
+		label := in.URL + " · " + in.Binding + " · " + in.ProtocolVersion
+		v.Interfaces = append(v.Interfaces, view.TryInterface{Value: strconv.Itoa(i), Label: label})
+	}
+	for _, r := range runs {
+		v.Runs = append(v.Runs, view.RunSummary{URL: runURL(ag.ID, r.ID), State: r.State, ErrorCode: r.ErrorCode, CreatedAt: r.CreatedAt})
+	}
+	return h.render(c, http.StatusOK, page{title: "Try " + v.AgentName, body: templates.TryPage(v)})
+}
+
+func (h *Console) tryStart(c echo.Context) error {
+	ag, err := h.tryAgent(c)
+	if err != nil {
+		return h.agentError(c, err)
+	}
+	msg, err := h.composed(c)
+	if err != nil {
+		return h.errorPage(c, http.StatusBadRequest, "Message not sent", err.Error())
+	}
+	choice, err := chosenInterface(ag.Card, c.FormValue(fieldInterface))
+	if err != nil {
+		return h.errorPage(c, http.StatusBadRequest, "Message not sent", err.Error())
+	}
+	now := time.Now().UTC()
+	run := catalog.Run{ID: uuid.NewString(), AgentID: ag.ID, Kind: catalog.RunKindRun, Subject: h.subject(c),
+		State: api.RunStateRunning, ContextID: msg.ContextID, CreatedAt: now, UpdatedAt: now}
+	if err := h.opts.Runs.CreateRun(c.Request().Context(), run); err != nil {
+		return h.agentError(c, fmt.Errorf("creating run: %w", err))
+	}
+	tr := proxy.Transcript{Format: proxy.TranscriptFormat, Turns: []proxy.Turn{}}
+	return h.converse(c, ag, run, tr, choice, formCredentials(c), msg)
+}
+
+func (h *Console) tryReply(c echo.Context) error {
+	run, ag, tr, err := h.ownRun(c)
+	if err != nil {
+		return h.runError(c, err)
+	}
+	msg, err := h.composed(c)
+	if err != nil {
+		return h.errorPage(c, http.StatusBadRequest, "Message not sent", err.Error())
+	}
+	msg.ContextID = run.ContextID
+	if !a2a.TaskState(run.State).Terminal() {
+		// A terminal task takes no more messages (v1.0 §3.1.1); the
+		// conversation goes on in its context with a new task.
+		msg.TaskID = a2a.TaskID(run.TaskID)
+	}
+	return h.converse(c, ag, run, tr, pinnedChoice(run), formCredentials(c), msg)
+}
+
+func (h *Console) tryCancel(c echo.Context) error {
+	ctx := c.Request().Context()
+	run, ag, tr, err := h.ownRun(c)
+	if err != nil {
+		return h.runError(c, err)
+	}
+	if run.TaskID == "" {
+		return h.errorPage(c, http.StatusConflict, "Nothing to cancel", "The run has no task yet.")
+	}
+	release, err := h.acquireRun(c)
+	if err != nil {
+		return err
+	}
+	defer release()
+	creds := formCredentials(c)
+	started := time.Now()
+	x, cerr := h.opts.Runner.Cancel(ctx, proxy.Call{Card: ag.Card, Choice: pinnedChoice(run), Credentials: creds}, run.TaskID)
+	base := len(tr.Turns)
+	tr.Turns = append(tr.Turns, proxy.NewTurn(proxy.OpCancel, started, nil, run.TaskID, creds, false, x, cerr))
+	run = h.settle(run, &tr, x, cerr)
+	if err := h.saveRun(ctx, run, tr, base); err != nil {
+		return h.agentError(c, err)
+	}
+	return c.Redirect(http.StatusSeeOther, runURL(ag.ID, run.ID))
+}
+
+// converse sends msg on run and answers with the run: as server-sent
+// events of HTML fragments when the page's script asks for them, else
+// with a redirect to the run's page.
+func (h *Console) converse(c echo.Context, ag catalog.Agent, run catalog.Run, tr proxy.Transcript,
+	choice proxy.Choice, creds proxy.Credentials, msg *a2a.Message) error {
+	ctx := c.Request().Context()
+	release, err := h.acquireRun(c)
+	if err != nil {
+		return err
+	}
+	defer release()
+	call := proxy.Call{Card: ag.Card, Choice: choice, Credentials: creds}
+	base := len(tr.Turns)
+	var sse *fragmentStream
+	if acceptsEventStream(c.Request()) {
+		maxRun, _, _ := h.opts.Runner.Limits()
+		sse = startFragmentStream(c, maxRun)
+		sse.send(ctx, "run", templates.TryLive(h.liveView(c, ag, run)))
+	}
+	// The task id is stored as soon as the agent names it, so a cancel
+	// (another request) can act on the task while this one streams.
+	noted := run.TaskID != ""
+	emit := func(e proxy.Event) {
+		if sse != nil {
+			sse.send(ctx, "event", templates.TryEvent(eventView(e.Seq, e.Kind, e.State, e.Data)))
+		}
+		if noted || e.TaskID == "" {
+			return
+		}
+		noted = true
+		r := run
+		r.TaskID, r.ContextID = e.TaskID, e.ContextID
+		r.InterfaceURL, r.Binding, r.ProtocolVersion = e.Via.URL, e.Via.Binding, e.Via.Speaks
+		if err := h.saveRun(ctx, r, tr, base); err != nil {
+			h.log.WarnContext(ctx, "console: noting a run's task", "err", err, "run_id", run.ID)
+		}
+	}
+	started := time.Now()
+	x, serr := h.opts.Runner.Send(ctx, call, msg, true, emit)
+	tr.Turns = append(tr.Turns, proxy.NewTurn(proxy.OpSend, started, msg, string(msg.TaskID), creds, ag.Card.Capabilities.Streaming, x, serr))
+	run = h.settle(run, &tr, x, serr)
+	// The caller may be gone (a closed page); the evidence is kept.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := h.saveRun(sctx, run, tr, base); err != nil {
+		if sse != nil {
+			h.log.ErrorContext(ctx, "console: storing run", "err", err, "run_id", run.ID)
+			sse.sendText("failed", "The run could not be stored.")
+			return nil
+		}
+		return h.agentError(c, err)
+	}
+	if sse != nil {
+		sse.sendText("done", runURL(ag.ID, run.ID))
+		return nil
+	}
+	return c.Redirect(http.StatusSeeOther, runURL(ag.ID, run.ID))
+}
+
+func (h *Console) runPage(c echo.Context) error {
+	run, ag, tr, err := h.loadRun(c)
+	if err != nil {
+		return h.runError(c, err)
+	}
+	v := h.liveView(c, ag, run)
+	v.CreatedAt = run.CreatedAt
+	for _, t := range tr.Turns {
+		v.Turns = append(v.Turns, turnView(t))
+	}
+	result := tr.Task
+	if result == nil {
+		result = tr.Message
+	}
+	if result != nil {
+		v.Result = resultItems(result)
+	}
+	switch a2a.TaskState(run.State) {
+	case a2a.TaskStateInputRequired, a2a.TaskStateAuthRequired:
+		v.ReplyURL = v.URL + "/messages"
+	}
+	return h.render(c, http.StatusOK, page{title: "Run of " + v.AgentName, body: templates.RunPage(v)})
+}
+
+// liveView is the head of a run's page: what a streaming page shows
+// before the run ends.
+func (h *Console) liveView(c echo.Context, ag catalog.Agent, run catalog.Run) view.Run {
+	v := view.Run{
+		AgentName: agentName(ag), AgentURL: agentURL(ag.ID), TryURL: tryURL(ag.ID),
+		URL: runURL(ag.ID, run.ID), State: run.State, ErrorCode: run.ErrorCode,
+		CSRFToken: h.csrfToken(c), Creds: credentialForm(ag.Card), Script: h.assets.url(tryScript),
+	}
+	if !a2a.TaskState(run.State).Terminal() && run.State != api.RunStateMessage && run.State != api.RunStateFailed {
+		v.CancelURL = v.URL + "/cancel"
+	}
+	return v
+}
+
+// tryAgent reads the agent named in the path.
+func (h *Console) tryAgent(c echo.Context) (catalog.Agent, error) {
+	id, ok := pathID(c)
+	if !ok {
+		return catalog.Agent{}, errAgentGone
+	}
+	v, err := h.opts.Agents.AgentView(c.Request().Context(), id, h.now())
+	if err != nil {
+		return catalog.Agent{}, fmt.Errorf("loading agent %s: %w", id, err)
+	}
+	if v.Agent.Card == nil {
+		return catalog.Agent{}, fmt.Errorf("agent %s has no parsed card", id)
+	}
+	return v.Agent, nil
+}
+
+// loadRun reads the run named in the path, of the agent named in the
+// path.
+func (h *Console) loadRun(c echo.Context) (catalog.Run, catalog.Agent, proxy.Transcript, error) {
+	var tr proxy.Transcript
+	ag, err := h.tryAgent(c)
+	if err != nil {
+		return catalog.Run{}, ag, tr, err
+	}
+	run, err := h.opts.Runs.Run(c.Request().Context(), c.Param("run"))
+	if err != nil {
+		return run, ag, tr, fmt.Errorf("reading run: %w", err)
+	}
+	if run.AgentID != ag.ID || run.Kind != catalog.RunKindRun {
+		return run, ag, tr, fmt.Errorf("run %s of agent %s: %w", run.ID, ag.ID, catalog.ErrNotFound)
+	}
+	if err := json.Unmarshal(run.Transcript, &tr); err != nil {
+		return run, ag, tr, fmt.Errorf("decoding transcript of run %s: %w", run.ID, err)
+	}
+	return run, ag, tr, nil
+}
+
+// ownRun is loadRun for a caller who may continue the run.
+func (h *Console) ownRun(c echo.Context) (catalog.Run, catalog.Agent, proxy.Transcript, error) {
+	run, ag, tr, err := h.loadRun(c)
+	if err == nil && h.opts.Authorizer != nil && run.Subject != h.subject(c) && !h.holds(c, auth.Admin) {
+		err = errRunNotYours
+	}
+	return run, ag, tr, err
+}
+
+func (h *Console) runError(c echo.Context, err error) error {
+	if errors.Is(err, errRunNotYours) {
+		return h.errorPage(c, http.StatusForbidden, "Not your run", "Only the tester who started this run may continue it.")
+	}
+	if errors.Is(err, catalog.ErrNotFound) || errors.Is(err, errAgentGone) {
+		return h.errorPage(c, http.StatusNotFound, "Run not found", "This agent has no run with this id.")
+	}
+	return h.agentError(c, err)
+}
+
+// subject names the caller as the owner of their runs.
+func (h *Console) subject(c echo.Context) string {
+	if h.opts.Principal != nil {
+		if p, ok := h.opts.Principal(c); ok && p.Subject != "" {
+			return p.Subject
+		}
+	}
+	return "anonymous"
+}
+
+// acquireRun admits the caller's run under the limits the API applies.
+func (h *Console) acquireRun(c echo.Context) (func(), error) {
+	if h.opts.RunLimiter == nil {
+		return func() {}, nil
+	}
+	release, err := h.opts.RunLimiter.Acquire(h.subject(c))
+	var le *proxy.LimitError
+	if errors.As(err, &le) {
+		secs := int((le.RetryAfter + time.Second - 1) / time.Second)
+		c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
+		return nil, h.errorPage(c, http.StatusTooManyRequests, "Too many runs",
+			fmt.Sprintf("You have too many runs going or started recently. Try again in %d s.", secs))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("admitting run: %w", err)
+	}
+	return release, nil
+}
+
+// composed builds the user message from the form: a text part, a JSON
+// data part, a file part, each optional but not all absent.
+func (h *Console) composed(c echo.Context) (*a2a.Message, error) {
+	msg := a2a.NewMessage(a2a.MessageRoleUser)
+	if t := c.FormValue(fieldText); t != "" {
+		msg.Parts = append(msg.Parts, a2a.NewTextPart(t))
+	}
+	if d := strings.TrimSpace(c.FormValue(fieldData)); d != "" {
+		var v any
+		if err := json.Unmarshal([]byte(d), &v); err != nil {
+			return nil, fmt.Errorf("the data part is not JSON: %w", err)
+		}
+		msg.Parts = append(msg.Parts, a2a.NewDataPart(v))
+	}
+	fh, err := c.FormFile(fieldFile)
+	if err == nil && fh.Size > 0 {
+		_, _, maxFile := h.opts.Runner.Limits()
+		if fh.Size > maxFile {
+			return nil, fmt.Errorf("the file is larger than %d bytes", maxFile)
+		}
+		f, err := fh.Open()
+		if err != nil {
+			return nil, fmt.Errorf("reading the file: %w", err)
+		}
+		defer f.Close()
+		b, err := io.ReadAll(io.LimitReader(f, maxFile+1))
+		if err != nil {
+			return nil, fmt.Errorf("reading the file: %w", err)
+		}
+		p := a2a.NewRawPart(b)
+		p.Filename = fh.Filename
+		p.MediaType = fh.Header.Get(echo.HeaderContentType)
+		if p.MediaType == "" {
+			p.MediaType = "application/octet-stream"
+		}
+		msg.Parts = append(msg.Parts, p)
+	}
+	if len(msg.Parts) == 0 {
+		return nil, errors.New("the message is empty: write text, data or attach a file")
+	}
+	return msg, nil
+}
+
+// chosenInterface maps the form's pick (an index into the card's
+// interfaces, or empty for "any") onto a proxy choice.
+func chosenInterface(cd *card.Card, v string) (proxy.Choice, error) {
+	if v == "" {
+		return proxy.Choice{}, nil
+	}
+	i, err := strconv.Atoi(v)
+	if err != nil || i < 0 || i >= len(cd.Interfaces) {
+		return proxy.Choice{}, errors.New("pick one of the interfaces the card declares")
+	}
+	in := cd.Interfaces[i]
+	return proxy.Choice{URL: in.URL, Binding: in.Binding, Version: in.ProtocolVersion}, nil
+}
+
+// pinnedChoice keeps a conversation on the interface its run used: a
+// task lives on the server that made it.
+func pinnedChoice(run catalog.Run) proxy.Choice {
+	return proxy.Choice{URL: run.InterfaceURL, Binding: run.Binding, Version: run.ProtocolVersion}
+}
+
+// formCredentials reads the credential inputs; the proxy refuses more
+// than one kind.
+func formCredentials(c echo.Context) proxy.Credentials {
+	cr := proxy.Credentials{Bearer: c.FormValue(fieldBearer), APIKey: c.FormValue(fieldAPIKey)}
+	if u, p := c.FormValue(fieldBasicUser), c.FormValue(fieldBasicPass); u != "" || p != "" {
+		cr.Basic = &proxy.Basic{Username: u, Password: p}
+	}
+	if id, s := c.FormValue(fieldClientID), c.FormValue(fieldClientSecret); id != "" || s != "" {
+		cr.OAuth2ClientCredentials = &proxy.ClientCredentials{ClientID: id, ClientSecret: s, Scopes: strings.Fields(c.FormValue(fieldScopes))}
+	}
+	return cr
+}
+
+// credentialForm offers the inputs the card's schemes can use: bearer for
+// http bearer, OpenID Connect and OAuth 2.0 (a token the tester already
+// has), an API key, HTTP Basic, and the client credentials grant where a
+// flow declares it.
+func credentialForm(cd *card.Card) view.CredentialForm {
+	var f view.CredentialForm
+	for _, s := range cd.SecuritySchemes {
+		f.Schemes = append(f.Schemes, s.Name+" ("+s.Type+")")
+		switch strings.ToLower(s.Type) {
+		case "apikey":
+			f.APIKey = true
+		case "http":
+			if strings.EqualFold(s.Scheme, "basic") {
+				f.Basic = true
+			} else {
+				f.Bearer = true
+			}
+		case "openidconnect":
+			f.Bearer = true
+		case "oauth2":
+			f.Bearer = true
+			if slices.ContainsFunc(s.Flows, func(fl card.OAuthFlow) bool { return fl.Name == "clientCredentials" }) {
+				f.ClientCredentials = true
+			}
+		}
+	}
+	return f
+}
+
+// settle folds an operation's outcome into the run, as the API does.
+func (h *Console) settle(run catalog.Run, tr *proxy.Transcript, x *proxy.Exchange, err error) catalog.Run {
+	run.UpdatedAt = time.Now().UTC()
+	run.ErrorCode = ""
+	if x != nil && x.Endpoint.URL != "" {
+		run.InterfaceURL, run.Binding, run.ProtocolVersion = x.Endpoint.URL, x.Endpoint.Binding, x.Endpoint.Speaks
+	}
+	switch {
+	case x != nil && x.Task != nil:
+		run.TaskID, run.ContextID = string(x.Task.ID), x.Task.ContextID
+		run.State = string(x.Task.Status.State)
+		tr.Task, tr.Message = x.Result, nil
+	case x != nil && x.Message != nil:
+		run.State = api.RunStateMessage
+		if x.Message.ContextID != "" {
+			run.ContextID = x.Message.ContextID
+		}
+		tr.Task, tr.Message = nil, x.Result
+	}
+	if err != nil {
+		run.ErrorCode = proxy.ErrorCode(err)
+		if run.State == api.RunStateRunning && (x == nil || (x.Task == nil && x.Message == nil)) {
+			run.State = api.RunStateFailed
+		}
+	}
+	h.log.Info("console: run turn", "run_id", run.ID, "agent_id", run.AgentID, "state", run.State, "error_code", run.ErrorCode)
+	return run
+}
+
+// saveRun stores run with tr, keeping turns other requests stored since
+// this one read the run (from index base on), in time order: a cancel
+// sent while a turn streams belongs to the transcript too.
+func (h *Console) saveRun(ctx context.Context, run catalog.Run, tr proxy.Transcript, base int) error {
+	const maxAttempts = 8
+	for attempt := 1; ; attempt++ {
+		cur, err := h.opts.Runs.Run(ctx, run.ID)
+		if err != nil {
+			return fmt.Errorf("storing run: %w", err)
+		}
+		out := tr
+		var stored proxy.Transcript
+		if json.Unmarshal(cur.Transcript, &stored) == nil && len(stored.Turns) > base {
+			out.Turns = append(slices.Clone(stored.Turns), tr.Turns[base:]...)
+			slices.SortStableFunc(out.Turns, func(x, y proxy.Turn) int { return x.StartedAt.Compare(y.StartedAt) })
+		}
+		b, err := json.Marshal(out)
+		if err != nil {
+			return fmt.Errorf("encoding transcript: %w", err)
+		}
+		run.Transcript, run.Revision = b, cur.Revision
+		err = h.opts.Runs.UpdateRun(ctx, run)
+		if errors.Is(err, catalog.ErrConflict) && attempt < maxAttempts {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("storing run: %w", err)
+		}
+		return nil
+	}
+}
+
+func agentName(ag catalog.Agent) string {
+	if ag.Card != nil && ag.Card.Name != "" {
+		return ag.Card.Name
+	}
+	return ag.ID
+}
+
+func acceptsEventStream(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get(echo.HeaderAccept), ",") {
+		mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err == nil && mt == "text/event-stream" {
+			return true
+		}
+	}
+	return false
+}
+
+// fragmentStream writes server-sent events (WHATWG HTML §9.2) whose data
+// is HTML the console rendered, escaped as every page is.
+type fragmentStream struct {
+	w  *echo.Response
+	id int
+}
+
+func startFragmentStream(c echo.Context, maxRun time.Duration) *fragmentStream {
+	// The server's write timeout is sized for pages; a stream lasts up to
+	// the run limit.
+	_ = http.NewResponseController(c.Response()).SetWriteDeadline(time.Now().Add(maxRun + 30*time.Second))
+	hd := c.Response().Header()
+	hd.Set(echo.HeaderContentType, "text/event-stream")
+	hd.Set("Cache-Control", "no-store")
+	hd.Set("X-Accel-Buffering", "no")
+	c.Response().WriteHeader(http.StatusOK)
+	c.Response().Flush()
+	return &fragmentStream{w: c.Response()}
+}
+
+func (s *fragmentStream) send(ctx context.Context, event string, comp templ.Component) {
+	var b bytes.Buffer
+	if err := comp.Render(ctx, &b); err != nil {
+		return
+	}
+	s.sendText(event, b.String())
+}
+
+// sendText writes one event; each line of data gets its own data field,
+// which the reader joins with newlines again.
+func (s *fragmentStream) sendText(event, data string) {
+	s.id++
+	var b strings.Builder
+	fmt.Fprintf(&b, "event: %s\nid: %d\n", event, s.id)
+	for _, line := range strings.Split(strings.ReplaceAll(data, "\r", ""), "\n") {
+		b.WriteString("data: " + line + "\n")
+	}
+	b.WriteString("\n")
+	_, _ = io.WriteString(s.w, b.String())
+	s.w.Flush()
+}
+
+// url is the content-hashed address of the asset name.
+func (as *assets) url(name string) string {
+	a, ok := as.byName[name]
+	if !ok {
+		return ""
+	}
+	return assetPrefix + a.hash + "/" + name
+}
