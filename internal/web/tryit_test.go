@@ -1,0 +1,377 @@
+package web
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/labstack/echo/v4"
+
+	"github.com/a2aregistry/registry/internal/api"
+	"github.com/a2aregistry/registry/internal/card"
+	"github.com/a2aregistry/registry/internal/catalog"
+	"github.com/a2aregistry/registry/internal/proxy"
+	"github.com/a2aregistry/registry/internal/proxy/proxytest"
+)
+
+// The console drives the proxy and stores runs through the API's
+// interfaces.
+var (
+	_ api.Runner   = (*proxy.Proxy)(nil)
+	_ api.RunStore = (*catalog.Store)(nil)
+)
+
+// tryToken is the bearer token the test agent demands; it must never
+// reach a page, a log or a stored transcript.
+const tryToken = "s3cret-bearer-token-4711"
+
+// syncBuffer collects logs written from several goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// tryFixture is a console with a proxy, over a catalog holding one agent
+// served in-process by an honest a2asrv peer that wants a bearer token.
+type tryFixture struct {
+	*fixture
+	srv   *httptest.Server
+	peer  proxytest.Peer
+	id    string
+	logs  *syncBuffer
+	token string // CSRF
+}
+
+func newTryFixture(t *testing.T) *tryFixture {
+	t.Helper()
+	f := newFixture(t, fixtureOptions{})
+	peer := proxytest.Start(t, card.BindingJSONRPC, "0.3", proxytest.Options{
+		Wrap: func(h http.Handler) http.Handler { return proxytest.Guard("Bearer "+tryToken, h) },
+	})
+	peer.Agent.Started = make(chan struct{})
+	raw, err := json.Marshal(map[string]any{
+		"name": "Peer", "description": "in-process agent", "url": peer.Interface.URL, "version": "1",
+		"protocolVersion": "0.3.0", "preferredTransport": "JSONRPC",
+		"capabilities":      map[string]any{"streaming": true},
+		"defaultInputModes": []string{"text/plain"}, "defaultOutputModes": []string{"text/plain"},
+		"skills":          []any{map[string]any{"id": "echo", "name": "Echo", "description": "echoes", "tags": []string{"t"}}},
+		"securitySchemes": map[string]any{"bearer": map[string]any{"type": "http", "scheme": "bearer"}},
+		"security":        []any{map[string]any{"bearer": []string{}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := f.upsert(t, "https://peer.example/.well-known/agent-card.json", raw, t0)
+	logs := &syncBuffer{}
+	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	px := proxy.New(proxy.Options{Client: proxytest.Loopback(), Logger: log})
+	f.console = New(Options{Searcher: f.store, Agents: f.store, Runner: px, Runs: f.store, Logger: log})
+	f.e = echo.New()
+	f.console.Mount(f.e)
+	srv := httptest.NewServer(f.e)
+	t.Cleanup(srv.Close)
+	return &tryFixture{fixture: f, srv: srv, peer: peer, id: id, logs: logs, token: f.console.processCSRF}
+}
+
+// post sends a multipart form to path; stream asks for server-sent
+// events. Redirects are not followed.
+func (tf *tryFixture) post(t *testing.T, path string, fields map[string]string, stream bool) *http.Response {
+	t.Helper()
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	for k, v := range fields {
+		if err := mw.WriteField(k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := mw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequest(http.MethodPost, tf.srv.URL+path, &body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	if stream {
+		req.Header.Set("Accept", "text/event-stream")
+	}
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+// sse is one server-sent event.
+type sse struct{ event, data string }
+
+// readEvents reads server-sent events until the stream ends, handing
+// each to seen (when not nil) as it arrives.
+func readEvents(t *testing.T, r io.Reader, seen func(sse)) []sse {
+	t.Helper()
+	var out []sse
+	var cur sse
+	var data []string
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			if cur.event != "" {
+				cur.data = strings.Join(data, "\n")
+				out = append(out, cur)
+				if seen != nil {
+					seen(cur)
+				}
+			}
+			cur, data = sse{}, nil
+		case strings.HasPrefix(line, "event: "):
+			cur.event = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			data = append(data, strings.TrimPrefix(line, "data: "))
+		}
+	}
+	return out
+}
+
+func (tf *tryFixture) fields(text string) map[string]string {
+	return map[string]string{csrfField: tf.token, fieldText: text, fieldBearer: tryToken}
+}
+
+// latestRun is the agent's newest run.
+func (tf *tryFixture) latestRun(t *testing.T) catalog.Run {
+	t.Helper()
+	runs, err := tf.store.AgentRuns(context.Background(), tf.id, catalog.RunKindRun, 1)
+	if err != nil || len(runs) == 0 {
+		t.Fatalf("no run stored: %v", err)
+	}
+	r, err := tf.store.Run(context.Background(), runs[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func (tf *tryFixture) getPage(t *testing.T, path string) string {
+	t.Helper()
+	rec := tf.get(t, path, nil)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("GET %s = %d", path, rec.Code)
+	}
+	return rec.Body.String()
+}
+
+// TestTryItStreams sends a task and reads its events as HTML fragments:
+// the agent's text arrives escaped, the run is stored completed, and the
+// credential is nowhere but on the wire to the agent.
+func TestTryItStreams(t *testing.T) {
+	tf := newTryFixture(t)
+	try := "/agents/" + tf.id + "/try"
+
+	agentPage := tf.getPage(t, "/agents/"+tf.id)
+	if !strings.Contains(agentPage, `href="`+try+`"`) {
+		t.Errorf("agent page does not link the Try it panel")
+	}
+	form := tf.getPage(t, try)
+	for _, want := range []string{`name="cred_bearer"`, `enctype="multipart/form-data"`, `data-tryit-stream`, tf.console.assets.url(tryScript)} {
+		if !strings.Contains(form, want) {
+			t.Errorf("Try it page lacks %q", want)
+		}
+	}
+
+	resp := tf.post(t, try, tf.fields("hello "+xssPayload), true)
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("POST = %d %s, want an event stream", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	events := readEvents(t, resp.Body, nil)
+	if len(events) < 3 || events[0].event != "run" || events[len(events)-1].event != "done" {
+		t.Fatalf("events = %v, want run, events…, done", events)
+	}
+	var streamed strings.Builder
+	for _, e := range events[1 : len(events)-1] {
+		if e.event != "event" {
+			t.Errorf("event %q in the middle of the stream", e.event)
+		}
+		streamed.WriteString(e.data)
+	}
+	got := streamed.String()
+	for _, want := range []string{"TASK_STATE_COMPLETED", "done:", "hello", "&lt;script&gt;"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("streamed fragments lack %q:\n%s", want, got)
+		}
+	}
+	for _, bad := range []string{"<script>", "<img", "<svg"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("streamed fragments hold agent markup %q", bad)
+		}
+	}
+
+	run := tf.latestRun(t)
+	if run.State != string(a2a.TaskStateCompleted) {
+		t.Errorf("stored run state = %q, want completed", run.State)
+	}
+	if want := runURL(tf.id, run.ID); events[len(events)-1].data != want {
+		t.Errorf("done names %q, want %q", events[len(events)-1].data, want)
+	}
+	runPage := tf.getPage(t, runURL(tf.id, run.ID))
+	listed := tf.getPage(t, try)
+	if !strings.Contains(listed, runURL(tf.id, run.ID)) {
+		t.Errorf("Try it page does not list the run")
+	}
+	for name, s := range map[string]string{
+		"stream": got, "run page": runPage, "run list": listed, "logs": tf.logs.String(), "stored transcript": string(run.Transcript),
+	} {
+		if strings.Contains(s, tryToken) {
+			t.Errorf("the bearer token appears in the %s", name)
+		}
+	}
+	if strings.Contains(runPage, "<script>window") {
+		t.Errorf("run page holds agent markup")
+	}
+}
+
+// TestTryItPlainPost: without the script, a post answers with the run's
+// page (303), so the panel works without JavaScript.
+func TestTryItPlainPost(t *testing.T) {
+	tf := newTryFixture(t)
+	tests := []struct {
+		name       string
+		fields     map[string]string
+		wantStatus int
+		wantState  string
+	}{
+		{name: "completed", fields: tf.fields("hi"), wantStatus: http.StatusSeeOther, wantState: string(a2a.TaskStateCompleted)},
+		{name: "no credentials: the agent refuses", fields: map[string]string{csrfField: tf.token, fieldText: "hi"},
+			wantStatus: http.StatusSeeOther, wantState: api.RunStateFailed},
+		{name: "empty message", fields: map[string]string{csrfField: tf.token}, wantStatus: http.StatusBadRequest},
+		{name: "data not JSON", fields: map[string]string{csrfField: tf.token, fieldData: "{nope"}, wantStatus: http.StatusBadRequest},
+		{name: "undeclared interface", fields: map[string]string{csrfField: tf.token, fieldText: "hi", fieldInterface: "7"}, wantStatus: http.StatusBadRequest},
+		{name: "no CSRF token", fields: map[string]string{fieldText: "hi"}, wantStatus: http.StatusForbidden},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before, _ := tf.store.AgentRuns(context.Background(), tf.id, catalog.RunKindRun, 100)
+			resp := tf.post(t, "/agents/"+tf.id+"/try", tt.fields, false)
+			if resp.StatusCode != tt.wantStatus {
+				t.Fatalf("POST = %d, want %d", resp.StatusCode, tt.wantStatus)
+			}
+			after, _ := tf.store.AgentRuns(context.Background(), tf.id, catalog.RunKindRun, 100)
+			if tt.wantState == "" {
+				if len(after) != len(before) {
+					t.Errorf("a refused post stored a run")
+				}
+				return
+			}
+			run := tf.latestRun(t)
+			if loc := resp.Header.Get("Location"); loc != runURL(tf.id, run.ID) {
+				t.Errorf("Location = %q, want the run page", loc)
+			}
+			if run.State != tt.wantState {
+				t.Errorf("run state = %q, want %q", run.State, tt.wantState)
+			}
+		})
+	}
+}
+
+// TestTryItReply: a task that asks for input shows a reply box; the reply
+// goes on the same task and completes it.
+func TestTryItReply(t *testing.T) {
+	tf := newTryFixture(t)
+	resp := tf.post(t, "/agents/"+tf.id+"/try", tf.fields(proxytest.SayAsk), true)
+	readEvents(t, resp.Body, nil)
+	run := tf.latestRun(t)
+	if run.State != string(a2a.TaskStateInputRequired) {
+		t.Fatalf("run state = %q, want input-required", run.State)
+	}
+	page := tf.getPage(t, runURL(tf.id, run.ID))
+	reply := runURL(tf.id, run.ID) + "/messages"
+	for _, want := range []string{`action="` + reply + `"`, "which city?"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("run page lacks %q", want)
+		}
+	}
+	resp = tf.post(t, reply, tf.fields("Paris"), true)
+	events := readEvents(t, resp.Body, nil)
+	if len(events) == 0 || events[len(events)-1].event != "done" {
+		t.Fatalf("reply events = %v, want …, done", events)
+	}
+	after, err := tf.store.Run(context.Background(), run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.State != string(a2a.TaskStateCompleted) || after.TaskID != run.TaskID {
+		t.Errorf("after the reply: state %q task %q, want completed on task %q", after.State, after.TaskID, run.TaskID)
+	}
+	var tr proxy.Transcript
+	if err := json.Unmarshal(after.Transcript, &tr); err != nil || len(tr.Turns) != 2 {
+		t.Errorf("transcript holds %d turns (%v), want 2", len(tr.Turns), err)
+	}
+	if page := tf.getPage(t, runURL(tf.id, run.ID)); strings.Contains(page, `action="`+reply+`"`) {
+		t.Errorf("a completed run still offers a reply box")
+	}
+}
+
+// TestTryItCancel cancels a working task while its stream is open; the
+// stream ends and the run is canceled.
+func TestTryItCancel(t *testing.T) {
+	tf := newTryFixture(t)
+	resp := tf.post(t, "/agents/"+tf.id+"/try", tf.fields(proxytest.SayWait), true)
+	working := make(chan struct{})
+	done := make(chan []sse)
+	go func() {
+		once := sync.Once{}
+		done <- readEvents(t, resp.Body, func(e sse) {
+			// The task id is stored before the next event is relayed, so
+			// once "working" arrives a cancel can find the task.
+			if strings.Contains(e.data, string(a2a.TaskStateWorking)) {
+				once.Do(func() { close(working) })
+			}
+		})
+	}()
+	<-working
+	run := tf.latestRun(t)
+	if run.TaskID == "" {
+		t.Fatal("the run's task id was not stored while it streamed")
+	}
+	c := tf.post(t, runURL(tf.id, run.ID)+"/cancel", map[string]string{csrfField: tf.token, fieldBearer: tryToken}, false)
+	if c.StatusCode != http.StatusSeeOther {
+		t.Fatalf("cancel = %d, want 303", c.StatusCode)
+	}
+	events := <-done
+	if last := events[len(events)-1]; last.event != "done" {
+		t.Errorf("stream ended with %q, want done", last.event)
+	}
+	after := tf.latestRun(t)
+	if after.State != string(a2a.TaskStateCanceled) {
+		t.Errorf("run state = %q, want canceled", after.State)
+	}
+	var tr proxy.Transcript
+	if err := json.Unmarshal(after.Transcript, &tr); err != nil || len(tr.Turns) != 2 {
+		t.Errorf("transcript holds %d turns (%v), want the send and the cancel", len(tr.Turns), err)
+	}
+}
