@@ -2,7 +2,8 @@
 // data-tryit-stream is posted with fetch and Accept: text/event-stream;
 // the server answers with server-sent events whose data is HTML it
 // rendered and escaped (event "run": the run's head, "event": one A2A
-// event, "done": the run page's URL, "failed": a message). Forms marked
+// event, "done": the run page's URL, whose content then replaces the
+// live events, "failed": a message). Forms marked
 // data-tryit-post (cancel) are posted in the background. Without this
 // script every form still works as a plain post.
 //
@@ -45,13 +46,29 @@
         list.insertAdjacentHTML("beforeend", data);
       }
     } else if (event === "done") {
-      window.location.assign(data);
+      show(data);
     } else if (event === "failed") {
       var p = document.createElement("p");
       p.className = "error";
       p.textContent = data;
       box.appendChild(p);
     }
+  }
+
+  // show replaces the live events with the finished run's page (its
+  // result, transcript, reply box), fetched as a fragment.
+  function show(url) {
+    fetch(url, { headers: { "HX-Request": "true" }, credentials: "same-origin" }).then(function (resp) {
+      return resp.text();
+    }).then(function (html) {
+      var box = live();
+      if (box) {
+        box.innerHTML = html;
+        wire(box);
+      }
+    }).catch(function () {
+      window.location.assign(url);
+    });
   }
 
   // parse reads server-sent events (WHATWG HTML §9.2.6), enough of it for
