@@ -18,6 +18,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/a2aregistry/registry/internal/api"
+	"github.com/a2aregistry/registry/internal/auth"
 	"github.com/a2aregistry/registry/internal/card"
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/proxy"
@@ -66,6 +67,12 @@ type tryFixture struct {
 
 func newTryFixture(t *testing.T) *tryFixture {
 	t.Helper()
+	return newTryFixtureWith(t, Options{})
+}
+
+// newTryFixtureWith sets Authorizer and Principal from o.
+func newTryFixtureWith(t *testing.T, o Options) *tryFixture {
+	t.Helper()
 	f := newFixture(t, fixtureOptions{})
 	peer := proxytest.Start(t, card.BindingJSONRPC, "0.3", proxytest.Options{
 		Wrap: func(h http.Handler) http.Handler { return proxytest.Guard("Bearer "+tryToken, h) },
@@ -87,7 +94,8 @@ func newTryFixture(t *testing.T) *tryFixture {
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	px := proxy.New(proxy.Options{Client: proxytest.Loopback(), Logger: log})
-	f.console = New(Options{Searcher: f.store, Agents: f.store, Runner: px, Runs: f.store, Logger: log})
+	f.console = New(Options{Searcher: f.store, Agents: f.store, Runner: px, Runs: f.store, Logger: log,
+		Authorizer: o.Authorizer, Principal: o.Principal})
 	f.e = echo.New()
 	f.console.Mount(f.e)
 	srv := httptest.NewServer(f.e)
@@ -98,6 +106,13 @@ func newTryFixture(t *testing.T) *tryFixture {
 // post sends a multipart form to path; stream asks for server-sent
 // events. Redirects are not followed.
 func (tf *tryFixture) post(t *testing.T, path string, fields map[string]string, stream bool) *http.Response {
+	t.Helper()
+	return tf.postAs(t, "", path, fields, stream)
+}
+
+// postAs is post as the caller named by a "subject:role" header (see
+// headerAuth).
+func (tf *tryFixture) postAs(t *testing.T, who, path string, fields map[string]string, stream bool) *http.Response {
 	t.Helper()
 	var body bytes.Buffer
 	mw := multipart.NewWriter(&body)
@@ -114,6 +129,9 @@ func (tf *tryFixture) post(t *testing.T, path string, fields map[string]string, 
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", mw.FormDataContentType())
+	if who != "" {
+		req.Header.Set(testCaller, who)
+	}
 	if stream {
 		req.Header.Set("Accept", "text/event-stream")
 	}
@@ -373,5 +391,130 @@ func TestTryItCancel(t *testing.T) {
 	var tr proxy.Transcript
 	if err := json.Unmarshal(after.Transcript, &tr); err != nil || len(tr.Turns) != 2 {
 		t.Errorf("transcript holds %d turns (%v), want the send and the cancel", len(tr.Turns), err)
+	}
+}
+
+// testCaller is the request header that names the test caller as
+// "subject:role".
+const testCaller = "X-Test-Caller"
+
+func callerOf(c echo.Context) (Principal, bool) {
+	sub, role, _ := strings.Cut(c.Request().Header.Get(testCaller), ":")
+	r, err := auth.ParseRole(role)
+	if err != nil {
+		return Principal{}, false
+	}
+	return Principal{Subject: sub, Name: sub, Role: r}, true
+}
+
+// headerAuth admits the caller of the X-Test-Caller header by role.
+type headerAuth struct{}
+
+func (headerAuth) RequireRole(need auth.Role) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if p, ok := callerOf(c); !ok || !p.Role.Includes(need) {
+				return echo.ErrForbidden
+			}
+			return next(c)
+		}
+	}
+}
+
+// TestTryItRoles: the panel is for testers and above; a run is continued
+// only by the tester who started it, or an admin.
+func TestTryItRoles(t *testing.T) {
+	tf := newTryFixtureWith(t, Options{Authorizer: headerAuth{}, Principal: callerOf})
+	try := "/agents/" + tf.id + "/try"
+	for _, tt := range []struct {
+		who      string
+		wantLink bool
+		wantTry  int
+	}{
+		{who: "vic:viewer", wantLink: false, wantTry: http.StatusForbidden},
+		{who: "alice:tester", wantLink: true, wantTry: http.StatusOK},
+		{who: "ada:admin", wantLink: true, wantTry: http.StatusOK},
+	} {
+		t.Run(tt.who, func(t *testing.T) {
+			agentPage := tf.get(t, "/agents/"+tf.id, map[string]string{testCaller: tt.who}).Body.String()
+			if got := strings.Contains(agentPage, `href="`+try+`"`); got != tt.wantLink {
+				t.Errorf("agent page links Try it: %v, want %v", got, tt.wantLink)
+			}
+			if rec := tf.get(t, try, map[string]string{testCaller: tt.who}); rec.Code != tt.wantTry {
+				t.Errorf("GET %s = %d, want %d", try, rec.Code, tt.wantTry)
+			}
+		})
+	}
+	if resp := tf.postAs(t, "vic:viewer", try, tf.fields("hi"), false); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a viewer's post = %d, want 403", resp.StatusCode)
+	}
+
+	readEvents(t, tf.postAs(t, "alice:tester", try, tf.fields(proxytest.SayAsk), true).Body, nil)
+	run := tf.latestRun(t)
+	if run.Subject != "alice" || run.State != string(a2a.TaskStateInputRequired) {
+		t.Fatalf("run of %q in state %q, want alice's, input-required", run.Subject, run.State)
+	}
+	reply := runURL(tf.id, run.ID) + "/messages"
+	for _, tt := range []struct {
+		who  string
+		want int
+	}{
+		{who: "bob:tester", want: http.StatusForbidden},
+		{who: "ada:admin", want: http.StatusSeeOther},
+	} {
+		if resp := tf.postAs(t, tt.who, reply, tf.fields("Paris"), false); resp.StatusCode != tt.want {
+			t.Errorf("%s replies to alice's run: %d, want %d", tt.who, resp.StatusCode, tt.want)
+		}
+	}
+}
+
+// TestTryItParts: a data part and a file travel as the message's parts
+// (the test agent echoes the text; the transcript keeps what was sent).
+func TestTryItParts(t *testing.T) {
+	tf := newTryFixture(t)
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	for k, v := range map[string]string{csrfField: tf.token, fieldBearer: tryToken, fieldText: "parts", fieldData: `{"city":"Paris"}`} {
+		if err := mw.WriteField(k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fw, err := mw.CreateFormFile(fieldFile, "note.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(fw, "file bytes")
+	if err := mw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequest(http.MethodPost, tf.srv.URL+"/agents/"+tf.id+"/try", &body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("POST = %d, want 303", resp.StatusCode)
+	}
+	var tr proxy.Transcript
+	if err := json.Unmarshal(tf.latestRun(t).Transcript, &tr); err != nil || len(tr.Turns) != 1 {
+		t.Fatalf("transcript: %d turns, %v", len(tr.Turns), err)
+	}
+	sent := resultItems(tr.Turns[0].Message)
+	want := []string{"text", "data", "file"}
+	if len(sent) != len(want) {
+		t.Fatalf("sent %d parts, want %d", len(sent), len(want))
+	}
+	for i, it := range sent {
+		if it.Kind != want[i] {
+			t.Errorf("part %d is %s, want %s", i, it.Kind, want[i])
+		}
+	}
+	if f := sent[2]; f.Filename != "note.txt" || f.Size != len("file bytes") {
+		t.Errorf("file part %q of %d bytes, want note.txt of %d", f.Filename, f.Size, len("file bytes"))
 	}
 }
