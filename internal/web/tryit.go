@@ -47,6 +47,7 @@ const (
 	fieldData         = "data"
 	fieldFile         = "file"
 	fieldInterface    = "interface"
+	fieldSpeak        = "protocol_version"
 	fieldBearer       = "cred_bearer"
 	fieldAPIKey       = "cred_api_key"
 	fieldBasicUser    = "cred_basic_username"
@@ -107,6 +108,7 @@ func (h *Console) tryPage(c echo.Context) error {
 	for i, in := range ag.Card.Interfaces {
 		label := in.URL + " · " + in.Binding + " · " + in.ProtocolVersion
 		v.Interfaces = append(v.Interfaces, view.TryInterface{Value: strconv.Itoa(i), Label: label})
+		v.AskVersion = v.AskVersion || in.ProtocolVersion == card.VersionUnknown
 	}
 	for _, r := range runs {
 		v.Runs = append(v.Runs, view.RunSummary{URL: runURL(ag.ID, r.ID), State: r.State, ErrorCode: r.ErrorCode, CreatedAt: r.CreatedAt})
@@ -123,7 +125,7 @@ func (h *Console) tryStart(c echo.Context) error {
 	if err != nil {
 		return h.errorPage(c, http.StatusBadRequest, "Message not sent", err.Error())
 	}
-	choice, err := chosenInterface(ag.Card, c.FormValue(fieldInterface))
+	choice, err := chosenInterface(ag.Card, c.FormValue(fieldInterface), c.FormValue(fieldSpeak))
 	if err != nil {
 		return h.errorPage(c, http.StatusBadRequest, "Message not sent", err.Error())
 	}
@@ -175,7 +177,7 @@ func (h *Console) tryCancel(c echo.Context) error {
 	base := len(tr.Turns)
 	tr.Turns = append(tr.Turns, proxy.NewTurn(proxy.OpCancel, started, nil, run.TaskID, creds, false, x, cerr))
 	run = h.settle(run, &tr, x, cerr)
-	if err := h.saveRun(ctx, run, tr, base); err != nil {
+	if err := api.SaveRun(ctx, h.opts.Runs, run, tr, base); err != nil {
 		return h.agentError(c, err)
 	}
 	return c.Redirect(http.StatusSeeOther, runURL(ag.ID, run.ID))
@@ -214,7 +216,7 @@ func (h *Console) converse(c echo.Context, ag catalog.Agent, run catalog.Run, tr
 		r := run
 		r.TaskID, r.ContextID = e.TaskID, e.ContextID
 		r.InterfaceURL, r.Binding, r.ProtocolVersion = e.Via.URL, e.Via.Binding, e.Via.Speaks
-		if err := h.saveRun(ctx, r, tr, base); err != nil {
+		if err := api.SaveRun(ctx, h.opts.Runs, r, tr, base); err != nil {
 			h.log.WarnContext(ctx, "console: noting a run's task", "err", err, "run_id", run.ID)
 		}
 	}
@@ -225,7 +227,7 @@ func (h *Console) converse(c echo.Context, ag catalog.Agent, run catalog.Run, tr
 	// The caller may be gone (a closed page); the evidence is kept.
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if err := h.saveRun(sctx, run, tr, base); err != nil {
+	if err := api.SaveRun(sctx, h.opts.Runs, run, tr, base); err != nil {
 		if sse != nil {
 			h.log.ErrorContext(ctx, "console: storing run", "err", err, "run_id", run.ID)
 			sse.sendText("failed", "The run could not be stored.")
@@ -407,23 +409,33 @@ func (h *Console) composed(c echo.Context) (*a2a.Message, error) {
 }
 
 // chosenInterface maps the form's pick (an index into the card's
-// interfaces, or empty for "any") onto a proxy choice.
-func chosenInterface(cd *card.Card, v string) (proxy.Choice, error) {
+// interfaces, or empty for "any") onto a proxy choice. speak is the
+// version to speak where the card declares none; the proxy never guesses
+// it.
+func chosenInterface(cd *card.Card, v, speak string) (proxy.Choice, error) {
+	if speak != "" && speak != "1.0" && speak != "0.3" {
+		return proxy.Choice{}, errors.New("the protocol version to speak is 1.0 or 0.3")
+	}
 	if v == "" {
-		return proxy.Choice{}, nil
+		return proxy.Choice{SpeakVersion: speak}, nil
 	}
 	i, err := strconv.Atoi(v)
 	if err != nil || i < 0 || i >= len(cd.Interfaces) {
 		return proxy.Choice{}, errors.New("pick one of the interfaces the card declares")
 	}
 	in := cd.Interfaces[i]
-	return proxy.Choice{URL: in.URL, Binding: in.Binding, Version: in.ProtocolVersion}, nil
+	return proxy.Choice{URL: in.URL, Binding: in.Binding, Version: in.ProtocolVersion, SpeakVersion: speak}, nil
 }
 
-// pinnedChoice keeps a conversation on the interface its run used: a
-// task lives on the server that made it.
+// pinnedChoice keeps a conversation on the interface its run used (a task
+// lives on the server that made it), speaking the version the run spoke;
+// as the API's does.
 func pinnedChoice(run catalog.Run) proxy.Choice {
-	return proxy.Choice{URL: run.InterfaceURL, Binding: run.Binding, Version: run.ProtocolVersion}
+	if run.InterfaceURL == "" {
+		// The first turn never reached an interface: choose afresh.
+		return proxy.Choice{}
+	}
+	return proxy.Choice{URL: run.InterfaceURL, Binding: run.Binding, Version: run.ProtocolVersion, SpeakVersion: run.ProtocolVersion}
 }
 
 // formCredentials reads the credential inputs; the proxy refuses more
@@ -468,65 +480,11 @@ func credentialForm(cd *card.Card) view.CredentialForm {
 	return f
 }
 
-// settle folds an operation's outcome into the run, as the API does.
+// settle folds an operation's outcome into the run.
 func (h *Console) settle(run catalog.Run, tr *proxy.Transcript, x *proxy.Exchange, err error) catalog.Run {
-	run.UpdatedAt = time.Now().UTC()
-	run.ErrorCode = ""
-	if x != nil && x.Endpoint.URL != "" {
-		run.InterfaceURL, run.Binding, run.ProtocolVersion = x.Endpoint.URL, x.Endpoint.Binding, x.Endpoint.Speaks
-	}
-	switch {
-	case x != nil && x.Task != nil:
-		run.TaskID, run.ContextID = string(x.Task.ID), x.Task.ContextID
-		run.State = string(x.Task.Status.State)
-		tr.Task, tr.Message = x.Result, nil
-	case x != nil && x.Message != nil:
-		run.State = api.RunStateMessage
-		if x.Message.ContextID != "" {
-			run.ContextID = x.Message.ContextID
-		}
-		tr.Task, tr.Message = nil, x.Result
-	}
-	if err != nil {
-		run.ErrorCode = proxy.ErrorCode(err)
-		if run.State == api.RunStateRunning && (x == nil || (x.Task == nil && x.Message == nil)) {
-			run.State = api.RunStateFailed
-		}
-	}
+	run = api.SettleRun(run, tr, x, err)
 	h.log.Info("console: run turn", "run_id", run.ID, "agent_id", run.AgentID, "state", run.State, "error_code", run.ErrorCode)
 	return run
-}
-
-// saveRun stores run with tr, keeping turns other requests stored since
-// this one read the run (from index base on), in time order: a cancel
-// sent while a turn streams belongs to the transcript too.
-func (h *Console) saveRun(ctx context.Context, run catalog.Run, tr proxy.Transcript, base int) error {
-	const maxAttempts = 8
-	for attempt := 1; ; attempt++ {
-		cur, err := h.opts.Runs.Run(ctx, run.ID)
-		if err != nil {
-			return fmt.Errorf("storing run: %w", err)
-		}
-		out := tr
-		var stored proxy.Transcript
-		if json.Unmarshal(cur.Transcript, &stored) == nil && len(stored.Turns) > base {
-			out.Turns = append(slices.Clone(stored.Turns), tr.Turns[base:]...)
-			slices.SortStableFunc(out.Turns, func(x, y proxy.Turn) int { return x.StartedAt.Compare(y.StartedAt) })
-		}
-		b, err := json.Marshal(out)
-		if err != nil {
-			return fmt.Errorf("encoding transcript: %w", err)
-		}
-		run.Transcript, run.Revision = b, cur.Revision
-		err = h.opts.Runs.UpdateRun(ctx, run)
-		if errors.Is(err, catalog.ErrConflict) && attempt < maxAttempts {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("storing run: %w", err)
-		}
-		return nil
-	}
 }
 
 func agentName(ag catalog.Agent) string {

@@ -289,6 +289,7 @@ func TestTryItPlainPost(t *testing.T) {
 		{name: "empty message", fields: map[string]string{csrfField: tf.token}, wantStatus: http.StatusBadRequest},
 		{name: "data not JSON", fields: map[string]string{csrfField: tf.token, fieldData: "{nope"}, wantStatus: http.StatusBadRequest},
 		{name: "undeclared interface", fields: map[string]string{csrfField: tf.token, fieldText: "hi", fieldInterface: "7"}, wantStatus: http.StatusBadRequest},
+		{name: "version to speak not a protocol version", fields: map[string]string{csrfField: tf.token, fieldText: "hi", fieldSpeak: "2.0"}, wantStatus: http.StatusBadRequest},
 		{name: "no CSRF token", fields: map[string]string{fieldText: "hi"}, wantStatus: http.StatusForbidden},
 	}
 	for _, tt := range tests {

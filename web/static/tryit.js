@@ -28,6 +28,20 @@
     return fd;
   }
 
+  // headers are the ones htmx sends (hx-headers on <body>: the CSRF
+  // token), so a request the form parser cannot read (too large) is still
+  // recognised as the console's own.
+  function headers(extra) {
+    var h = {};
+    try {
+      h = JSON.parse(document.body.getAttribute("hx-headers") || "{}");
+    } catch (e) {
+      h = {};
+    }
+    Object.keys(extra).forEach(function (k) { h[k] = extra[k]; });
+    return h;
+  }
+
   function live() {
     return document.getElementById("tryit-live");
   }
@@ -106,7 +120,7 @@
     fetch(form.action, {
       method: "POST",
       body: withCredentials(form),
-      headers: { Accept: "text/event-stream" },
+      headers: headers({ Accept: "text/event-stream" }),
       credentials: "same-origin",
     }).then(function (resp) {
       var type = resp.headers.get("Content-Type") || "";
@@ -144,7 +158,7 @@
   }
 
   function post(form) {
-    fetch(form.action, { method: "POST", body: withCredentials(form), credentials: "same-origin" });
+    fetch(form.action, { method: "POST", body: withCredentials(form), headers: headers({}), credentials: "same-origin" });
   }
 
   function wire(root) {

@@ -11,6 +11,9 @@ type TryIt struct {
 	CSRFToken string
 	// Interfaces are the card's declared interfaces to pick from.
 	Interfaces []TryInterface
+	// AskVersion: some interface declares no protocol version, so the
+	// tester picks the one to speak there.
+	AskVersion bool
 	Creds      CredentialForm
 	// MaxFile is the largest file part the proxy accepts, in bytes.
 	MaxFile int64
