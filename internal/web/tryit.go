@@ -269,8 +269,9 @@ func (h *Console) runPage(c echo.Context) error {
 // liveView is the head of a run's page: what a streaming page shows
 // before the run ends.
 func (h *Console) liveView(c echo.Context, ag catalog.Agent, run catalog.Run) view.Run {
+	_, _, maxFile := h.opts.Runner.Limits()
 	v := view.Run{
-		AgentName: agentName(ag), AgentURL: agentURL(ag.ID), TryURL: tryURL(ag.ID),
+		AgentName: agentName(ag), AgentURL: agentURL(ag.ID), TryURL: tryURL(ag.ID), MaxFile: maxFile,
 		URL: runURL(ag.ID, run.ID), State: run.State, ErrorCode: run.ErrorCode,
 		CSRFToken: h.csrfToken(c), Creds: credentialForm(ag.Card), Script: h.assets.url(tryScript),
 	}
@@ -374,8 +375,14 @@ func (h *Console) composed(c echo.Context) (*a2a.Message, error) {
 	}
 	if d := strings.TrimSpace(c.FormValue(fieldData)); d != "" {
 		var v any
-		if err := json.Unmarshal([]byte(d), &v); err != nil {
+		// Numbers stay as written: float64 would round large integers.
+		dec := json.NewDecoder(strings.NewReader(d))
+		dec.UseNumber()
+		if err := dec.Decode(&v); err != nil {
 			return nil, fmt.Errorf("the data part is not JSON: %w", err)
+		}
+		if dec.More() {
+			return nil, errors.New("the data part holds more than one JSON value")
 		}
 		msg.Parts = append(msg.Parts, a2a.NewDataPart(v))
 	}

@@ -475,7 +475,7 @@ func TestTryItParts(t *testing.T) {
 	tf := newTryFixture(t)
 	var body bytes.Buffer
 	mw := multipart.NewWriter(&body)
-	for k, v := range map[string]string{csrfField: tf.token, fieldBearer: tryToken, fieldText: "parts", fieldData: `{"city":"Paris"}`} {
+	for k, v := range map[string]string{csrfField: tf.token, fieldBearer: tryToken, fieldText: "parts", fieldData: `{"city":"Paris","n":12345678901234567890}`} {
 		if err := mw.WriteField(k, v); err != nil {
 			t.Fatal(err)
 		}
@@ -514,6 +514,9 @@ func TestTryItParts(t *testing.T) {
 		if it.Kind != want[i] {
 			t.Errorf("part %d is %s, want %s", i, it.Kind, want[i])
 		}
+	}
+	if d := sent[1].Text; !strings.Contains(d, "12345678901234567890") {
+		t.Errorf("data part sent as %s, want its number unrounded", d)
 	}
 	if f := sent[2]; f.Filename != "note.txt" || f.Size != len("file bytes") {
 		t.Errorf("file part %q of %d bytes, want note.txt of %d", f.Filename, f.Size, len("file bytes"))

@@ -928,7 +928,7 @@ func RunPage(v view.Run) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = messageInputs(0).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = messageInputs(v.MaxFile).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

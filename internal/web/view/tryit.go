@@ -62,6 +62,7 @@ type Run struct {
 	ReplyURL, CancelURL string
 	CSRFToken           string
 	Creds               CredentialForm
+	MaxFile             int64
 	Script              string
 }
 
