@@ -292,6 +292,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.Navigate(srv.URL+"/agents/"+ids["peer"]),
 		chromedp.Click(`nav.toc a[href$="/try"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`#tryit-text`, chromedp.ByQuery),
+		shot("tryit-form.png"),
 		chromedp.SendKeys(`#tryit-text`, proxytest.SayAsk, chromedp.ByQuery),
 		chromedp.Click(`#compose button[type=submit]`, chromedp.ByQuery),
 		waitFor(live+`.includes('which city?')`),
