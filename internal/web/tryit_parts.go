@@ -122,6 +122,9 @@ func turnView(t proxy.Turn) view.Turn {
 	for _, e := range t.Events {
 		v.Events = append(v.Events, eventView(e.Seq, e.Kind, e.State, e.Data))
 	}
+	for _, vi := range t.Violations {
+		v.Violations = append(v.Violations, vi.Code+": "+vi.Detail)
+	}
 	if t.Error != nil {
 		v.ErrorCode, v.Error = t.Error.Code, t.Error.Message
 	}

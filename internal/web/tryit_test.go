@@ -23,6 +23,8 @@ import (
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/proxy"
 	"github.com/a2aregistry/registry/internal/proxy/proxytest"
+	"github.com/a2aregistry/registry/internal/web/view"
+	"github.com/a2aregistry/registry/web/templates"
 )
 
 // The console drives the proxy and stores runs through the API's
@@ -521,4 +523,73 @@ func TestTryItParts(t *testing.T) {
 	if f := sent[2]; f.Filename != "note.txt" || f.Size != len("file bytes") {
 		t.Errorf("file part %q of %d bytes, want note.txt of %d", f.Filename, f.Size, len("file bytes"))
 	}
+}
+
+// TestEventView reads each v1.0 event shape the proxy relays.
+func TestEventView(t *testing.T) {
+	tests := []struct {
+		name, kind, data string
+		want             []view.Item
+	}{
+		{name: "status message", kind: proxy.KindStatusUpdate,
+			data: `{"taskId":"t","status":{"state":"TASK_STATE_INPUT_REQUIRED","message":{"role":"ROLE_AGENT","parts":[{"text":"which city?"}]}}}`,
+			want: []view.Item{{Kind: "text", Text: "which city?"}}},
+		{name: "artifact chunk", kind: proxy.KindArtifactUpdate,
+			data: `{"taskId":"t","artifact":{"artifactId":"a1","name":"answer","parts":[{"text":" Paris"}]},"append":true}`,
+			want: []view.Item{{Kind: "text", Text: " Paris", Artifact: "answer"}}},
+		{name: "message with data and file", kind: proxy.KindMessage,
+			data: `{"role":"ROLE_AGENT","parts":[{"data":{"a":1}},{"raw":"aGk=","filename":"x.svg","mediaType":"image/svg+xml"},{"url":"https://x.example/f"}]}`,
+			want: []view.Item{{Kind: "data", Text: `{"a":1}`}, {Kind: "file", Filename: "x.svg", MediaType: "image/svg+xml", Size: 2},
+				{Kind: "url", Text: "https://x.example/f"}}},
+		{name: "task without text", kind: proxy.KindTask, data: `{"id":"t","status":{"state":"TASK_STATE_SUBMITTED"}}`},
+		{name: "not JSON", kind: proxy.KindTask, data: `nope`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := eventView(1, tt.kind, "", json.RawMessage(tt.data))
+			if len(got.Items) != len(tt.want) {
+				t.Fatalf("items = %+v, want %+v", got.Items, tt.want)
+			}
+			for i := range tt.want {
+				if got.Items[i] != tt.want[i] {
+					t.Errorf("item %d = %+v, want %+v", i, got.Items[i], tt.want[i])
+				}
+			}
+		})
+	}
+}
+
+// TestRunPageEscapes: what the agent sent — text, artifact names,
+// violation details, error messages — is shown as text.
+func TestRunPageEscapes(t *testing.T) {
+	data := json.RawMessage(`{"parts":[{"text":` + mustJSON(t, xssPayload) + `}]}`)
+	turn := turnView(proxy.Turn{Op: proxy.OpSend,
+		Events:     []proxy.TurnEvent{{Seq: 1, Kind: proxy.KindMessage, Data: data}},
+		Violations: []proxy.TurnViolation{{Code: proxy.ViolationMalformedPart, Detail: xssPayload}},
+		Error:      &proxy.TurnError{Code: proxy.CodeAgentError, Message: xssPayload}})
+	if len(turn.Violations) != 1 || turn.ErrorCode != proxy.CodeAgentError || len(turn.Events) != 1 {
+		t.Fatalf("turn view = %+v", turn)
+	}
+	var b strings.Builder
+	if err := templates.RunPage(view.Run{Turns: []view.Turn{turn}, Result: resultItems(data)}).Render(context.Background(), &b); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, bad := range []string{"<script>", "<img", "<svg"} {
+		if strings.Contains(page, bad) {
+			t.Errorf("run page holds agent markup %q", bad)
+		}
+	}
+	if n := strings.Count(page, "&lt;script&gt;"); n != 4 {
+		t.Errorf("escaped payload shown %d times, want 4 (result, event, violation, error)", n)
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -74,8 +74,11 @@ type Turn struct {
 	CredentialKind string
 	Sent           []Item
 	Events         []Event
-	ErrorCode      string
-	Error          string
+	// Violations are the protocol rules the agent broke, as
+	// "code: detail".
+	Violations []string
+	ErrorCode  string
+	Error      string
 }
 
 // Event is one relayed A2A event.
