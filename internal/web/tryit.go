@@ -110,11 +110,8 @@ func (h *Console) tryStart(c echo.Context) error {
 	now := time.Now().UTC()
 	run := catalog.Run{ID: uuid.NewString(), AgentID: ag.ID, Kind: catalog.RunKindRun, Subject: h.subject(c),
 		State: api.RunStateRunning, ContextID: msg.ContextID, CreatedAt: now, UpdatedAt: now}
-	if err := h.opts.Runs.CreateRun(c.Request().Context(), run); err != nil {
-		return h.agentError(c, fmt.Errorf("creating run: %w", err))
-	}
 	tr := proxy.Transcript{Format: proxy.TranscriptFormat, Turns: []proxy.Turn{}}
-	return h.converse(c, ag, run, tr, choice, formCredentials(c), msg)
+	return h.converse(c, ag, run, tr, choice, formCredentials(c), msg, true)
 }
 
 func (h *Console) tryReply(c echo.Context) error {
@@ -132,7 +129,7 @@ func (h *Console) tryReply(c echo.Context) error {
 		// conversation goes on in its context with a new task.
 		msg.TaskID = a2a.TaskID(run.TaskID)
 	}
-	return h.converse(c, ag, run, tr, pinnedChoice(run), formCredentials(c), msg)
+	return h.converse(c, ag, run, tr, pinnedChoice(run), formCredentials(c), msg, false)
 }
 
 func (h *Console) tryCancel(c echo.Context) error {
@@ -145,7 +142,7 @@ func (h *Console) tryCancel(c echo.Context) error {
 		return h.errorPage(c, http.StatusConflict, "Nothing to cancel", "The run has no task yet.")
 	}
 	release, err := h.acquireRun(c)
-	if err != nil {
+	if release == nil {
 		return err
 	}
 	defer release()
@@ -163,15 +160,21 @@ func (h *Console) tryCancel(c echo.Context) error {
 
 // converse sends msg on run and answers with the run: as server-sent
 // events of HTML fragments when the page's script asks for them, else
-// with a redirect to the run's page.
+// with a redirect to the run's page. create stores run first, once the
+// limits admit it.
 func (h *Console) converse(c echo.Context, ag catalog.Agent, run catalog.Run, tr proxy.Transcript,
-	choice proxy.Choice, creds proxy.Credentials, msg *a2a.Message) error {
+	choice proxy.Choice, creds proxy.Credentials, msg *a2a.Message, create bool) error {
 	ctx := c.Request().Context()
 	release, err := h.acquireRun(c)
-	if err != nil {
+	if release == nil {
 		return err
 	}
 	defer release()
+	if create {
+		if err := h.opts.Runs.CreateRun(ctx, run); err != nil {
+			return h.agentError(c, fmt.Errorf("creating run: %w", err))
+		}
+	}
 	call := proxy.Call{Card: ag.Card, Choice: choice, Credentials: creds}
 	base := len(tr.Turns)
 	var sse *fragmentStream
@@ -326,6 +329,8 @@ func (h *Console) subject(c echo.Context) string {
 }
 
 // acquireRun admits the caller's run under the limits the API applies.
+// A nil release means it was not admitted: the refusal has been rendered
+// (err is what rendering returned) or err says what failed.
 func (h *Console) acquireRun(c echo.Context) (func(), error) {
 	if h.opts.RunLimiter == nil {
 		return func() {}, nil

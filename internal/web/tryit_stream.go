@@ -14,6 +14,8 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
+// acceptsEventStream tells whether the page's script asked for the run as
+// server-sent events.
 func acceptsEventStream(r *http.Request) bool {
 	for _, part := range strings.Split(r.Header.Get(echo.HeaderAccept), ",") {
 		mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))

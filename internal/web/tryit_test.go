@@ -72,7 +72,7 @@ func newTryFixture(t *testing.T) *tryFixture {
 	return newTryFixtureWith(t, Options{})
 }
 
-// newTryFixtureWith sets Authorizer and Principal from o.
+// newTryFixtureWith sets Authorizer, Principal and RunLimiter from o.
 func newTryFixtureWith(t *testing.T, o Options) *tryFixture {
 	t.Helper()
 	f := newFixture(t, fixtureOptions{})
@@ -97,7 +97,7 @@ func newTryFixtureWith(t *testing.T, o Options) *tryFixture {
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	px := proxy.New(proxy.Options{Client: proxytest.Loopback(), Logger: log})
 	f.console = New(Options{Searcher: f.store, Agents: f.store, Runner: px, Runs: f.store, Logger: log,
-		Authorizer: o.Authorizer, Principal: o.Principal})
+		Authorizer: o.Authorizer, Principal: o.Principal, RunLimiter: o.RunLimiter})
 	f.e = echo.New()
 	f.console.Mount(f.e)
 	srv := httptest.NewServer(f.e)
@@ -592,4 +592,20 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestTryItLimited: console runs count against the API's run limits.
+func TestTryItLimited(t *testing.T) {
+	tf := newTryFixtureWith(t, Options{RunLimiter: proxy.NewLimiter(proxy.Limits{PerUserPerMinute: 1})})
+	try := "/agents/" + tf.id + "/try"
+	if resp := tf.post(t, try, tf.fields("one"), false); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("first run = %d, want 303", resp.StatusCode)
+	}
+	resp := tf.post(t, try, tf.fields("two"), false)
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("second run = %d (Retry-After %q), want 429 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	if runs, err := tf.store.AgentRuns(context.Background(), tf.id, catalog.RunKindRun, 10); err != nil || len(runs) != 1 {
+		t.Errorf("%d runs stored (%v), want only the admitted one", len(runs), err)
+	}
 }
