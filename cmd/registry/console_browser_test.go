@@ -306,6 +306,17 @@ func TestConsoleInBrowser(t *testing.T) {
 	if want := "/agents/" + ids["peer"] + "/try"; location != want {
 		t.Errorf("after the run the page is %s, want it to stay on %s", location, want)
 	}
+	// A task that works until canceled: the Cancel button appears while
+	// the stream is open and ends it.
+	run("cancel a working task",
+		chromedp.Navigate(srv.URL+"/agents/"+ids["peer"]+"/try"),
+		chromedp.WaitVisible(`#tryit-text`, chromedp.ByQuery),
+		chromedp.SendKeys(`#tryit-text`, proxytest.SayWait, chromedp.ByQuery),
+		chromedp.Click(`#compose button[type=submit]`, chromedp.ByQuery),
+		waitFor(live+`.includes('TASK_STATE_WORKING')`),
+		chromedp.Click(`#tryit-live form[data-tryit-post] button`, chromedp.ByQuery),
+		waitFor(live+`.includes('TASK_STATE_CANCELED')`),
+	)
 
 	// Dark mode follows the system setting; on a phone nothing runs off
 	// the side of the screen.
