@@ -26,6 +26,8 @@ import (
 	"github.com/a2aregistry/registry/internal/catalog/catalogtest"
 	"github.com/a2aregistry/registry/internal/config"
 	"github.com/a2aregistry/registry/internal/crawler"
+	"github.com/a2aregistry/registry/internal/proxy"
+	"github.com/a2aregistry/registry/internal/proxy/proxytest"
 	"github.com/a2aregistry/registry/internal/verify"
 )
 
@@ -82,8 +84,11 @@ func TestConsoleInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// An honest A2A agent on loopback for the Try it panel.
+	peer := proxytest.Start(t, card.BindingJSONRPC, "0.3", proxytest.Options{})
+	px := proxy.New(proxy.Options{Client: proxytest.Loopback(), Logger: log})
 	srv := httptest.NewServer(newHandler(handlerDeps{log: log, store: store, registrar: registrar, auth: authn,
-		agents: store, pauser: store, keys: store}))
+		agents: store, pauser: store, keys: store, runner: px, runs: store}))
 	t.Cleanup(srv.Close)
 
 	shots := os.Getenv(screenshotDirEnv)
@@ -276,6 +281,43 @@ func TestConsoleInBrowser(t *testing.T) {
 		waitFor(`document.querySelector('h1').textContent === 'Loopback Agent'`),
 	)
 
+	// Try it: the run streams into the page (tryit.js, no inline script);
+	// the agent asks a question, the reply box answers it on the same
+	// task, and the agent's text arrives in the page.
+	// It is stored only now, so the search steps above count the same
+	// agents as before.
+	ids["peer"] = storeTestAgent(t, store, peer.Interface.URL)
+	live := `document.getElementById('tryit-live').textContent`
+	run("try an agent",
+		chromedp.Navigate(srv.URL+"/agents/"+ids["peer"]),
+		chromedp.Click(`nav.toc a[href$="/try"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#tryit-text`, chromedp.ByQuery),
+		shot("tryit-form.png"),
+		chromedp.SendKeys(`#tryit-text`, proxytest.SayAsk, chromedp.ByQuery),
+		chromedp.Click(`#compose button[type=submit]`, chromedp.ByQuery),
+		waitFor(live+`.includes('which city?')`),
+		chromedp.WaitVisible(`#tryit-live #reply textarea[name=text]`, chromedp.ByQuery),
+		chromedp.SendKeys(`#tryit-live #reply textarea[name=text]`, "Paris", chromedp.ByQuery),
+		chromedp.Click(`#tryit-live #reply button[type=submit]`, chromedp.ByQuery),
+		waitFor(live+`.includes('Paris') && `+live+`.includes('TASK_STATE_COMPLETED')`),
+		shot("tryit.png"),
+		chromedp.Evaluate(`location.pathname`, &location),
+	)
+	if want := "/agents/" + ids["peer"] + "/try"; location != want {
+		t.Errorf("after the run the page is %s, want it to stay on %s", location, want)
+	}
+	// A task that works until canceled: the Cancel button appears while
+	// the stream is open and ends it.
+	run("cancel a working task",
+		chromedp.Navigate(srv.URL+"/agents/"+ids["peer"]+"/try"),
+		chromedp.WaitVisible(`#tryit-text`, chromedp.ByQuery),
+		chromedp.SendKeys(`#tryit-text`, proxytest.SayWait, chromedp.ByQuery),
+		chromedp.Click(`#compose button[type=submit]`, chromedp.ByQuery),
+		waitFor(live+`.includes('TASK_STATE_WORKING')`),
+		chromedp.Click(`#tryit-live form[data-tryit-post] button`, chromedp.ByQuery),
+		waitFor(live+`.includes('TASK_STATE_CANCELED')`),
+	)
+
 	// Dark mode follows the system setting; on a phone nothing runs off
 	// the side of the screen.
 	var overflow bool
@@ -392,4 +434,29 @@ func fillBrowserCatalog(t *testing.T, store *catalog.Store) map[string]string {
 		t.Fatalf("storing the verification report: %v", err)
 	}
 	return ids
+}
+
+// storeTestAgent stores a card for an A2A agent served at url (JSON-RPC,
+// v0.3, streaming) and returns its id.
+func storeTestAgent(t *testing.T, store *catalog.Store, url string) string {
+	t.Helper()
+	raw, err := json.Marshal(map[string]any{
+		"name": "Peer Agent", "description": "An in-process A2A agent.", "url": url, "version": "1.0.0",
+		"protocolVersion": "0.3.0", "preferredTransport": "JSONRPC", "capabilities": map[string]any{"streaming": true},
+		"defaultInputModes": []string{"text/plain"}, "defaultOutputModes": []string{"text/plain"},
+		"skills": []any{map[string]any{"id": "ask", "name": "Ask", "description": "Asks back.", "tags": []string{"test"}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := card.Parse(raw, card.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := store.Upsert(context.Background(), catalog.System("test"), catalog.UpsertInput{
+		CardURL: "https://peer.example/.well-known/agent-card.json", Card: c, Source: catalog.SourceURL, ReceivedAt: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Agent.ID
 }

@@ -110,6 +110,9 @@ func newHandler(d handlerDeps) http.Handler {
 func consoleOptions(d handlerDeps) web.Options {
 	o := web.Options{Searcher: d.store, Agents: d.agents, Registrar: d.registrar, Refresher: d.refresher,
 		Pauser: d.pauser, Keys: d.keys, IndexNotReady: catalog.ErrIndexNotReady, Logger: d.log, DevMode: true}
+	if d.runner != nil {
+		o.Runner, o.Runs, o.RunLimiter = d.runner, d.runs, d.runLimits
+	}
 	if d.auth != nil {
 		o.Authorizer = d.auth
 		o.DevMode = d.auth.DevMode()

@@ -403,6 +403,15 @@ func (a *API) acquire(c echo.Context) (func(), error) {
 
 // settle folds an operation's outcome into the run.
 func (a *API) settle(run catalog.Run, tr *proxy.Transcript, x *proxy.Exchange, err error) catalog.Run {
+	run = SettleRun(run, tr, x, err)
+	a.log.Info("api: run turn", "run_id", run.ID, "agent_id", run.AgentID, "state", run.State, "error_code", run.ErrorCode)
+	return run
+}
+
+// SettleRun folds an operation's outcome into the run and its transcript's
+// latest result. The console's "Try it" panel settles its runs with it
+// too, so a run means the same whichever started it.
+func SettleRun(run catalog.Run, tr *proxy.Transcript, x *proxy.Exchange, err error) catalog.Run {
 	run.UpdatedAt = time.Now().UTC()
 	run.ErrorCode = ""
 	if x != nil && x.Endpoint.URL != "" {
@@ -427,7 +436,6 @@ func (a *API) settle(run catalog.Run, tr *proxy.Transcript, x *proxy.Exchange, e
 			run.State = RunStateFailed
 		}
 	}
-	a.log.Info("api: run turn", "run_id", run.ID, "agent_id", run.AgentID, "state", run.State, "error_code", run.ErrorCode)
 	return run
 }
 
@@ -441,9 +449,15 @@ func (a *API) saveRun(ctx context.Context, run catalog.Run, tr proxy.Transcript,
 		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
 	}
+	return SaveRun(ctx, a.runs, run, tr, base)
+}
+
+// SaveRun stores run with tr in runs, merging the turns other requests
+// stored since tr was read (index base on), as saveRun says.
+func SaveRun(ctx context.Context, runs RunStore, run catalog.Run, tr proxy.Transcript, base int) error {
 	// Read, merge, write only if nobody wrote in between; else again.
 	for attempt := 1; ; attempt++ {
-		cur, err := a.runs.Run(ctx, run.ID)
+		cur, err := runs.Run(ctx, run.ID)
 		if err != nil {
 			return fmt.Errorf("storing run: %w", err)
 		}
@@ -457,7 +471,7 @@ func (a *API) saveRun(ctx context.Context, run catalog.Run, tr proxy.Transcript,
 			return fmt.Errorf("encoding transcript: %w", err)
 		}
 		run.Transcript, run.Revision = b, cur.Revision
-		err = a.runs.UpdateRun(ctx, run)
+		err = runs.UpdateRun(ctx, run)
 		if errors.Is(err, catalog.ErrConflict) && attempt < maxSaveAttempts {
 			continue
 		}

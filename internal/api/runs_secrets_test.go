@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
@@ -47,7 +48,8 @@ func TestCredentialsNeverKept(t *testing.T) {
 		t.Run(backend.name, func(t *testing.T) {
 			dsn := backend.dsn(t)
 			store := catalogtest.Open(t, dsn)
-			var logs bytes.Buffer
+			// The agent's SDK goroutines may still log while the test reads.
+			var logs lockedBuffer
 			logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 			// The SDK logs through slog's default logger.
 			prev := slog.Default()
@@ -227,4 +229,22 @@ func dumpTables(t *testing.T, driver, dsn, listTables string) string {
 		t.Fatalf("found only tables %v", tables)
 	}
 	return out.String()
+}
+
+// lockedBuffer is a log sink safe to read while other goroutines write.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

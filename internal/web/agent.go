@@ -82,6 +82,9 @@ func (h *Console) loadAgent(c echo.Context) (view.Agent, error) {
 	if err != nil {
 		return view.Agent{}, err
 	}
+	if h.canTry(c) {
+		a.TryURL = tryURL(id)
+	}
 	if h.canOperate(c) {
 		a.Actions = view.Actions{
 			CSRFToken: h.csrfToken(c),

@@ -22,8 +22,10 @@ import (
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
+	"github.com/a2aregistry/registry/internal/api"
 	"github.com/a2aregistry/registry/internal/auth"
 	"github.com/a2aregistry/registry/internal/catalog"
+	"github.com/a2aregistry/registry/internal/proxy"
 	"github.com/a2aregistry/registry/internal/web/view"
 	"github.com/a2aregistry/registry/web/static"
 	"github.com/a2aregistry/registry/web/templates"
@@ -78,6 +80,12 @@ type Options struct {
 	Pauser Pauser
 	// Keys serves the trusted-keys page (admin); nil means none.
 	Keys KeyStore
+	// Runner and Runs serve the "Try it" panel (tester); either nil means
+	// none. RunLimiter, when set, is the API's: runs from the console
+	// count against the same limits.
+	Runner     api.Runner
+	Runs       api.RunStore
+	RunLimiter *proxy.Limiter
 	// DevMode shows the development-mode banner on every page.
 	DevMode bool
 	// IndexNotReady is the error (matched with errors.Is) a Searcher
@@ -128,6 +136,7 @@ func (h *Console) Mount(e *echo.Echo) {
 	}
 	h.mountOperations(e)
 	h.mountKeys(e)
+	h.mountTryIt(e)
 	// Assets are the same for everyone and hold nothing secret: the login
 	// page needs its stylesheet before anyone is signed in.
 	e.GET(assetPrefix+":hash/:name", h.asset, securityHeaders)

@@ -154,6 +154,8 @@ type Agent struct {
 	Diff *Diff
 	// Actions are what the caller may do to the agent.
 	Actions Actions
+	// TryURL is the "Try it" panel, empty when the caller may not use it.
+	TryURL string
 }
 
 // Actions are the agent actions the caller may take.
