@@ -204,7 +204,7 @@ func TestRoutesDocumented(t *testing.T) {
 	doc, _ := loadSpec(t)
 	e := echo.New()
 	New(Options{Catalog: newFakeCatalog(), Registrar: &fakeRegistrar{}, Refresher: &fakeRefresher{},
-		Runner: newTestRunner(), Runs: newFakeRunStore()}).Mount(e)
+		Runner: newTestRunner(), Runs: newFakeRunStore(), Audit: &fakeAuditLog{}}).Mount(e)
 	var mounted []string
 	for _, r := range e.Routes() {
 		if r.Method == echo.RouteNotFound || r.Method == http.MethodHead {
@@ -322,6 +322,8 @@ func TestSchemasMatchTypes(t *testing.T) {
 		"RunList":          reflect.TypeFor[RunList](),
 		"CheckResponse":    reflect.TypeFor[CheckResponse](),
 		"CheckedInterface": reflect.TypeFor[CheckedInterface](),
+		"AuditList":        reflect.TypeFor[AuditList](),
+		"AuditEntry":       reflect.TypeFor[AuditEntry](),
 		// The stored verification report is verify.Report as JSON.
 		"VerificationReport": reflect.TypeFor[verify.Report](),
 		"SignatureReport":    reflect.TypeFor[verify.SignatureReport](),

@@ -34,12 +34,24 @@ func callerWith(have auth.Role) auth.Authorizer {
 // TestRouteRoles holds the route table to its rule: test runs (which
 // send live requests to agents, and whose transcripts hold what testers
 // sent) need tester; other reads need viewer, anything else that changes
-// state needs at least editor.
+// state needs at least editor. The operator's routes each have their own
+// role: what they reveal or change is the admin's (the audit log, trusted
+// keys, removal) or the editor's (crawling).
 func TestRouteRoles(t *testing.T) {
 	a := New(Options{Catalog: newFakeCatalog(), Registrar: &fakeRegistrar{}, Refresher: &fakeRefresher{},
-		Runner: newTestRunner(), Runs: newFakeRunStore()})
+		Runner: newTestRunner(), Runs: newFakeRunStore(), Audit: &fakeAuditLog{}})
+	operator := map[string]auth.Role{
+		"GET /audit": auth.Admin,
+	}
 	writes, runs := 0, 0
 	for _, r := range a.routes() {
+		if want, ok := operator[r.method+" "+r.path]; ok {
+			if r.role != want {
+				t.Errorf("%s %s needs %v, want %v", r.method, r.path, r.role, want)
+			}
+			delete(operator, r.method+" "+r.path)
+			continue
+		}
 		switch {
 		case strings.Contains(r.path, "runs") || strings.HasSuffix(r.path, "/checks"):
 			runs++
@@ -65,6 +77,9 @@ func TestRouteRoles(t *testing.T) {
 	}
 	if runs != 7 {
 		t.Errorf("%d run and check routes in the table, want 7: runner and run store were given", runs)
+	}
+	for route := range operator {
+		t.Errorf("%s not in the table: what serves it was given", route)
 	}
 }
 

@@ -8,18 +8,22 @@ import (
 
 // DeleteAgent removes an agent and everything stored about it, and leaves
 // a tombstone so that other replicas' search indexes drop it on their next
-// Sync. It returns ErrNotFound when no agent has that id.
-func (s *Store) DeleteAgent(ctx context.Context, id string) error {
+// Sync. It returns ErrNotFound when no agent has that id. The audit log
+// keeps the agent's id and card URL.
+func (s *Store) DeleteAgent(ctx context.Context, actor Actor, id string) error {
+	if err := actor.validate(); err != nil {
+		return err
+	}
 	var pk, seq int64
 	err := s.transact(ctx, func(tx *txn) error {
-		var pks []int64
-		if err := tx.Raw("SELECT pk FROM agents WHERE id = ?", id).Scan(&pks).Error; err != nil {
+		var recs []agentRecord
+		if err := tx.Select("pk", "card_url").Where("id = ?", id).Find(&recs).Error; err != nil {
 			return fmt.Errorf("looking up agent %s: %w", id, err)
 		}
-		if len(pks) == 0 {
+		if len(recs) == 0 {
 			return ErrNotFound
 		}
-		pk = pks[0]
+		pk = recs[0].PK
 		seqs, err := allocate(tx, "seq", 1)
 		if err != nil {
 			return err
@@ -32,7 +36,8 @@ func (s *Store) DeleteAgent(ctx context.Context, id string) error {
 			pk, id, seq, time.Now().UTC()).Error; err != nil {
 			return fmt.Errorf("recording deletion of agent %s: %w", id, err)
 		}
-		return nil
+		return writeAudit(tx.DB, actor, audit{action: ActionRemove, targetKind: TargetAgent, targetID: id,
+			detail: map[string]any{"card_url": recs[0].CardURL}})
 	})
 	if err != nil {
 		return err
