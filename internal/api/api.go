@@ -78,7 +78,7 @@ type Options struct {
 	// pause, resume (editor) and remove (admin); Keys the trusted keys
 	// (admin); Crawl GET /crawler. Each route is absent when its field is
 	// nil.
-	Audit    AuditLog
+	Audit AuditLog
 	// Authorizer guards each route by the role it needs (see routes).
 	// Nil means no sign-in: every route is open, for development on
 	// loopback.
