@@ -130,6 +130,9 @@ func consoleOptions(d handlerDeps) web.Options {
 		}
 		o.CSRFToken = func(c echo.Context) string { return auth.CSRFToken(c.Request().Context()) }
 	}
+	if d.ops != nil {
+		o.Audit = d.ops
+	}
 	return o
 }
 

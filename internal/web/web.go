@@ -78,6 +78,8 @@ type Options struct {
 	Pauser Pauser
 	// Keys serves the trusted-keys page (admin); nil means none.
 	Keys KeyStore
+	// Audit serves the audit log page (admin); nil means none.
+	Audit AuditLog
 	// DevMode shows the development-mode banner on every page.
 	DevMode bool
 	// IndexNotReady is the error (matched with errors.Is) a Searcher
@@ -128,6 +130,7 @@ func (h *Console) Mount(e *echo.Echo) {
 	}
 	h.mountOperations(e)
 	h.mountKeys(e)
+	h.mountAudit(e)
 	// Assets are the same for everyone and hold nothing secret: the login
 	// page needs its stylesheet before anyone is signed in.
 	e.GET(assetPrefix+":hash/:name", h.asset, securityHeaders)
@@ -216,6 +219,7 @@ func (h *Console) layout(c echo.Context, title string) view.Layout {
 	}
 	l.CanRegister = h.opts.Registrar != nil && h.canOperate(c)
 	l.CanKeys = h.opts.Keys != nil && h.holds(c, auth.Admin)
+	l.CanAudit = h.opts.Audit != nil && h.holds(c, auth.Admin)
 	if tok := h.csrfToken(c); tok != "" {
 		l.CSRFToken = tok
 		// htmx sends these headers with every request it makes, so a

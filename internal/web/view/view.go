@@ -32,6 +32,8 @@ type Layout struct {
 	CSRFToken string
 	// CanRegister and CanKeys show the links to those pages.
 	CanRegister, CanKeys bool
+	// CanAudit shows the link to the audit log.
+	CanAudit bool
 }
 
 // User is the caller as the header shows them.

@@ -1,0 +1,29 @@
+package view
+
+import "time"
+
+// Audit is a page of the audit log, newest first.
+type Audit struct {
+	Entries []AuditEntry
+	// Older is the URL of the next (older) page; "" on the last.
+	Older string
+}
+
+// AuditEntry is one audited write.
+type AuditEntry struct {
+	At time.Time
+	// Who is the caller's name or email, else their subject; Subject is
+	// shown beside it when it differs.
+	Who, Subject, Role string
+	// System is true for the registry acting on a request's behalf
+	// (development mode).
+	System bool
+	Action string
+	// TargetKind is "agent" or "key"; TargetURL links to the agent's
+	// page ("" for a key, or an agent since removed).
+	TargetKind, TargetID, TargetURL string
+	// Detail is what the write changed, as compact JSON.
+	Detail     string
+	RequestID  string
+	ClientAddr string
+}
