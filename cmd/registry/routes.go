@@ -53,6 +53,9 @@ type handlerDeps struct {
 // besides the above; *catalog.Store implements it.
 type operations interface {
 	api.AuditLog
+	api.Operator
+	api.Keys
+	api.CrawlStatus
 }
 
 // newHandler mounts every route: /healthz and the JSON API.
@@ -107,7 +110,7 @@ func newHandler(d handlerDeps) http.Handler {
 		opts.Runner, opts.Runs, opts.RunLimiter = d.runner, d.runs, d.runLimits
 	}
 	if d.ops != nil {
-		opts.Audit = d.ops
+		opts.Audit, opts.Operator, opts.Keys, opts.Crawl = d.ops, d.ops, d.ops, d.ops
 	}
 	api.New(opts).Mount(e)
 	web.New(consoleOptions(d)).Mount(e)

@@ -78,7 +78,10 @@ type Options struct {
 	// pause, resume (editor) and remove (admin); Keys the trusted keys
 	// (admin); Crawl GET /crawler. Each route is absent when its field is
 	// nil.
-	Audit AuditLog
+	Audit    AuditLog
+	Operator Operator
+	Keys     Keys
+	Crawl    CrawlStatus
 	// Authorizer guards each route by the role it needs (see routes).
 	// Nil means no sign-in: every route is open, for development on
 	// loopback.
@@ -102,6 +105,9 @@ type API struct {
 	runs       RunStore
 	runLimiter *proxy.Limiter
 	audit      AuditLog
+	operator   Operator
+	keys       Keys
+	crawl      CrawlStatus
 	// crossSite refuses browser writes from other sites; it goes on every
 	// state-changing route, before the role check (it needs no session).
 	crossSite echo.MiddlewareFunc
@@ -128,6 +134,9 @@ func New(opts Options) *API {
 		runs:        opts.Runs,
 		runLimiter:  opts.RunLimiter,
 		audit:       opts.Audit,
+		operator:    opts.Operator,
+		keys:        opts.Keys,
+		crawl:       opts.Crawl,
 		crossSite:   crossSiteGuard(opts.TrustedOrigins, log),
 		log:         log,
 		now:         time.Now,

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/a2aregistry/registry/internal/auth"
+	"github.com/a2aregistry/registry/internal/catalog/catalogtest"
 )
 
 // authorizerFunc adapts a function to auth.Authorizer.
@@ -38,10 +39,18 @@ func callerWith(have auth.Role) auth.Authorizer {
 // role: what they reveal or change is the admin's (the audit log, trusted
 // keys, removal) or the editor's (crawling).
 func TestRouteRoles(t *testing.T) {
+	store := catalogtest.SQLite(t)
 	a := New(Options{Catalog: newFakeCatalog(), Registrar: &fakeRegistrar{}, Refresher: &fakeRefresher{},
-		Runner: newTestRunner(), Runs: newFakeRunStore(), Audit: &fakeAuditLog{}})
+		Runner: newTestRunner(), Runs: newFakeRunStore(), Audit: &fakeAuditLog{}, Operator: store, Keys: store, Crawl: store})
 	operator := map[string]auth.Role{
-		"GET /audit": auth.Admin,
+		"GET /audit":              auth.Admin,
+		"DELETE /agents/:id":      auth.Admin,
+		"POST /agents/:id/pause":  auth.Editor,
+		"POST /agents/:id/resume": auth.Editor,
+		"GET /keys":               auth.Admin,
+		"POST /keys":              auth.Admin,
+		"POST /keys/:id/revoke":   auth.Admin,
+		"GET /crawler":            auth.Editor,
 	}
 	writes, runs := 0, 0
 	for _, r := range a.routes() {

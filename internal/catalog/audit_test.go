@@ -209,3 +209,48 @@ func TestAuditLogPages(t *testing.T) {
 		}
 	})
 }
+
+// Failing hosts group agents by host, most recent failure first, with
+// the class of that failure; an agent whose last check succeeded is not
+// failing.
+func TestFailingHosts(t *testing.T) {
+	catalogtest.ForEach(t, func(t *testing.T, s *catalog.Store) {
+		ctx := context.Background()
+		a := upsert(t, s, "https://hub.example/a/.well-known/agent-card.json", v03Card).Agent.ID
+		b := upsert(t, s, "https://hub.example/b/.well-known/agent-card.json", v02Card).Agent.ID
+		c := upsert(t, s, "https://solo.example/.well-known/agent-card.json", v10Card).Agent.ID
+		d := upsert(t, s, "https://fine.example/.well-known/agent-card.json", v10Card).Agent.ID
+		t0 := time.Now().UTC().Truncate(time.Second)
+		fail := func(id string, at time.Time, class string) catalog.FetchOutcome {
+			return catalog.FetchOutcome{AgentID: id, At: at, Class: class, Message: "m", ConsecutiveFailures: 1,
+				Health: catalog.HealthDown, NextCheckAt: at.Add(time.Hour)}
+		}
+		if _, err := s.RecordFetches(ctx, catalog.System("crawler"), []catalog.FetchOutcome{
+			fail(a, t0.Add(-3*time.Minute), "timeout"), fail(b, t0.Add(-time.Minute), "http_5xx"),
+			fail(c, t0.Add(-2*time.Minute), "dns"),
+			{AgentID: d, At: t0, Status: 200, NotModified: true, Health: catalog.HealthUp, NextCheckAt: t0.Add(time.Hour)},
+		}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.FailingHosts(ctx, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []catalog.FailingHost{
+			{Host: "hub.example", Agents: 2, LastErrorClass: "http_5xx", LastErrorAt: t0.Add(-time.Minute)},
+			{Host: "solo.example", Agents: 1, LastErrorClass: "dns", LastErrorAt: t0.Add(-2 * time.Minute)},
+		}
+		if len(got) != len(want) {
+			t.Fatalf("failing hosts = %+v, want %+v", got, want)
+		}
+		for i := range want {
+			if got[i].Host != want[i].Host || got[i].Agents != want[i].Agents || got[i].LastErrorClass != want[i].LastErrorClass ||
+				!got[i].LastErrorAt.Equal(want[i].LastErrorAt) {
+				t.Errorf("failing host %d = %+v, want %+v", i, got[i], want[i])
+			}
+		}
+		if one, err := s.FailingHosts(ctx, 1); err != nil || len(one) != 1 {
+			t.Errorf("limit 1: %+v, %v", one, err)
+		}
+	})
+}
