@@ -78,6 +78,8 @@ type Options struct {
 	Pauser Pauser
 	// Keys serves the trusted-keys page (admin); nil means none.
 	Keys KeyStore
+	// Remover serves removing an agent (admin); nil means none.
+	Remover Remover
 	// Audit serves the audit log page (admin); nil means none.
 	Audit AuditLog
 	// DevMode shows the development-mode banner on every page.
@@ -131,6 +133,7 @@ func (h *Console) Mount(e *echo.Echo) {
 	h.mountOperations(e)
 	h.mountKeys(e)
 	h.mountAudit(e)
+	h.mountRemove(e)
 	// Assets are the same for everyone and hold nothing secret: the login
 	// page needs its stylesheet before anyone is signed in.
 	e.GET(assetPrefix+":hash/:name", h.asset, securityHeaders)

@@ -27,3 +27,12 @@ type AuditEntry struct {
 	RequestID  string
 	ClientAddr string
 }
+
+// Remove is the confirmation page of removing an agent.
+type Remove struct {
+	// Name and CardURL are card data, shown escaped.
+	Name, CardURL string
+	// URL is the agent page's path.
+	URL       string
+	CSRFToken string
+}

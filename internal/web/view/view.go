@@ -164,6 +164,8 @@ type Actions struct {
 	CSRFToken string
 	// Refresh offers "check now"; Pause offers pause or resume.
 	Refresh, Pause bool
+	// Remove links to the confirmation page of removing the agent (admin).
+	Remove bool
 }
 
 // Interface is a declared interface with its probe, if one ran.
