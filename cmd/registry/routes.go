@@ -134,7 +134,7 @@ func consoleOptions(d handlerDeps) web.Options {
 		o.CSRFToken = func(c echo.Context) string { return auth.CSRFToken(c.Request().Context()) }
 	}
 	if d.ops != nil {
-		o.Audit, o.Remover = d.ops, d.ops
+		o.Audit, o.Remover, o.Crawl = d.ops, d.ops, d.ops
 	}
 	return o
 }

@@ -80,6 +80,8 @@ type Options struct {
 	Keys KeyStore
 	// Remover serves removing an agent (admin); nil means none.
 	Remover Remover
+	// Crawl serves the crawler status page (editor); nil means none.
+	Crawl CrawlStatus
 	// Audit serves the audit log page (admin); nil means none.
 	Audit AuditLog
 	// DevMode shows the development-mode banner on every page.
@@ -134,6 +136,7 @@ func (h *Console) Mount(e *echo.Echo) {
 	h.mountKeys(e)
 	h.mountAudit(e)
 	h.mountRemove(e)
+	h.mountCrawl(e)
 	// Assets are the same for everyone and hold nothing secret: the login
 	// page needs its stylesheet before anyone is signed in.
 	e.GET(assetPrefix+":hash/:name", h.asset, securityHeaders)
@@ -223,6 +226,7 @@ func (h *Console) layout(c echo.Context, title string) view.Layout {
 	l.CanRegister = h.opts.Registrar != nil && h.canOperate(c)
 	l.CanKeys = h.opts.Keys != nil && h.holds(c, auth.Admin)
 	l.CanAudit = h.opts.Audit != nil && h.holds(c, auth.Admin)
+	l.CanCrawl = h.opts.Crawl != nil && h.canOperate(c)
 	if tok := h.csrfToken(c); tok != "" {
 		l.CSRFToken = tok
 		// htmx sends these headers with every request it makes, so a

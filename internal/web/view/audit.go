@@ -36,3 +36,23 @@ type Remove struct {
 	URL       string
 	CSRFToken string
 }
+
+// Crawl is the crawler status page.
+type Crawl struct {
+	// Due counts agents due and not being checked; OldestDue is when the
+	// most overdue was due, Lag how long ago that is.
+	Due       int
+	OldestDue time.Time
+	Lag       time.Duration
+	Failing   []FailingHost
+}
+
+// FailingHost is a host whose agents' last checks failed.
+type FailingHost struct {
+	// Host comes from card URLs: card data, shown escaped.
+	Host   string
+	Agents int
+	// Class and At are its latest failure's.
+	Class string
+	At    time.Time
+}

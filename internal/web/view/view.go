@@ -32,8 +32,9 @@ type Layout struct {
 	CSRFToken string
 	// CanRegister and CanKeys show the links to those pages.
 	CanRegister, CanKeys bool
-	// CanAudit shows the link to the audit log.
-	CanAudit bool
+	// CanAudit and CanCrawl show the links to the audit log and the
+	// crawler status.
+	CanAudit, CanCrawl bool
 }
 
 // User is the caller as the header shows them.
