@@ -104,8 +104,12 @@ func TestMountChecksEachRoutesRole(t *testing.T) {
 			}
 		}
 	})
-	env := newTestEnv(t, func(o *Options) { o.Authorizer = deny })
-	a := New(Options{Catalog: env.cat, Registrar: env.reg, Refresher: env.ref})
+	store := catalogtest.SQLite(t)
+	env := newTestEnv(t, func(o *Options) {
+		o.Authorizer = deny
+		o.Audit, o.Operator, o.Keys, o.Crawl = store, store, store, store
+	})
+	a := New(Options{Catalog: env.cat, Registrar: env.reg, Refresher: env.ref, Audit: store, Operator: store, Keys: store, Crawl: store})
 	for _, r := range a.routes() {
 		asked = nil
 		target := BasePath + strings.NewReplacer(":id", "a1", ":n", "1").Replace(r.path)
