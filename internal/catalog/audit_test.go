@@ -254,3 +254,58 @@ func TestFailingHosts(t *testing.T) {
 		}
 	})
 }
+
+// The audit row is part of the write's transaction: when it cannot be
+// written, the change is rolled back with it.
+func TestAuditFailureRollsBackTheWrite(t *testing.T) {
+	catalogtest.ForEach(t, func(t *testing.T, s *catalog.Store) {
+		ctx := context.Background()
+		agent := upsert(t, s, "https://invoices.example.com/.well-known/agent-card.json", v03Card).Agent
+		if err := s.ExecForTest(ctx, "DROP TABLE audit_log"); err != nil {
+			t.Fatal(err)
+		}
+		ann := catalog.User("sub-ann")
+		now := time.Now()
+		writes := map[string]func() error{
+			"pause":  func() error { return s.SetPaused(ctx, ann, agent.ID, true) },
+			"remove": func() error { return s.DeleteAgent(ctx, ann, agent.ID) },
+			"register": func() error {
+				_, err := s.Upsert(ctx, ann, catalog.UpsertInput{CardURL: "https://weather.example.com/.well-known/agent.json", Card: mustParse(t, v02Card)})
+				return err
+			},
+			"add key": func() error {
+				_, err := s.AddTrustedKey(ctx, ann, catalog.TrustedKey{KID: "k1", JWK: json.RawMessage(`{}`), Thumbprint: "tp", Origins: []string{"*"}})
+				return err
+			},
+			"refresh": func() error {
+				_, err := s.RecordFetches(ctx, ann, []catalog.FetchOutcome{{AgentID: agent.ID, At: now, Status: 304,
+					NotModified: true, Health: catalog.HealthUp, NextCheckAt: now.Add(time.Hour)}})
+				return err
+			},
+			"run": func() error {
+				return s.CreateRun(ctx, ann, catalog.Run{ID: "r1", AgentID: agent.ID, State: "running", CreatedAt: now, UpdatedAt: now})
+			},
+		}
+		for name, write := range writes {
+			if err := write(); err == nil {
+				t.Errorf("%s succeeded without its audit row", name)
+			}
+		}
+		v, err := s.AgentView(ctx, agent.ID, now)
+		if err != nil {
+			t.Fatalf("the agent is gone although its removal failed: %v", err)
+		}
+		if v.Health.Paused || v.Health.LastCheckAt != nil {
+			t.Errorf("health %+v: the pause or the check stayed although its audit row failed", v.Health)
+		}
+		if n, err := s.Count(ctx); err != nil || n != 1 {
+			t.Errorf("agents = %d (%v), want 1: the registration stayed", n, err)
+		}
+		if keys, err := s.TrustedKeys(ctx); err != nil || len(keys) != 0 {
+			t.Errorf("keys = %v (%v), want none", keys, err)
+		}
+		if _, err := s.Run(ctx, "r1"); !errors.Is(err, catalog.ErrNotFound) {
+			t.Errorf("run r1: %v, want ErrNotFound", err)
+		}
+	})
+}
