@@ -309,3 +309,25 @@ func TestAuditFailureRollsBackTheWrite(t *testing.T) {
 		}
 	})
 }
+
+// A batch of registrations is one row per card, in one transaction.
+func TestAuditBatchOneRowPerCard(t *testing.T) {
+	catalogtest.ForEach(t, func(t *testing.T, s *catalog.Store) {
+		ctx := context.Background()
+		res, err := s.UpsertBatch(ctx, catalog.User("sub-ann"), []catalog.UpsertInput{
+			{CardURL: "https://a.example/.well-known/agent-card.json", Card: mustParse(t, v03Card)},
+			{CardURL: "https://b.example/.well-known/agent-card.json", Card: mustParse(t, v10Card)},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		log := auditLog(t, s)
+		if len(log) != 2 {
+			t.Fatalf("audit log = %+v, want two rows", log)
+		}
+		got := map[string]bool{log[0].TargetID: true, log[1].TargetID: true}
+		if !got[res[0].Agent.ID] || !got[res[1].Agent.ID] || log[0].Action != catalog.ActionRegister || log[1].Action != catalog.ActionRegister {
+			t.Errorf("audit log = %+v, want a registration of each", log)
+		}
+	})
+}
