@@ -331,3 +331,23 @@ func TestAuditBatchOneRowPerCard(t *testing.T) {
 		}
 	})
 }
+
+// A removal reaches mirrors through the change feed, as a card that
+// answered 410 Gone does.
+func TestDeleteAgentInChangeFeed(t *testing.T) {
+	catalogtest.ForEach(t, func(t *testing.T, s *catalog.Store) {
+		ctx := context.Background()
+		agent := upsert(t, s, "https://invoices.example.com/.well-known/agent-card.json", v03Card).Agent
+		if err := s.DeleteAgent(ctx, catalog.User("sub-ann"), agent.ID); err != nil {
+			t.Fatal(err)
+		}
+		changes, err := s.Changes(ctx, 0, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := changes[len(changes)-1]
+		if last.Kind != catalog.ChangeRemoved || last.AgentID != agent.ID || last.CardURL != agent.CardURL || last.Version != agent.CurrentVersion {
+			t.Errorf("last change = %+v, want the removal of %s", last, agent.ID)
+		}
+	})
+}
