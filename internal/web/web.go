@@ -47,8 +47,8 @@ type AgentReader interface {
 
 // Principal is the signed-in caller as the console shows them.
 type Principal struct {
-	// Subject is the caller's stable id at the provider; it names them
-	// as the actor of their writes.
+	// Subject is the caller's stable id at the provider. Writes name
+	// their actor from the request itself (api.ActorOf), as the API does.
 	Subject string
 	Name    string
 	Role    auth.Role
