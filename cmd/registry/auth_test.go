@@ -17,6 +17,7 @@ import (
 	"github.com/oauth2-proxy/mockoidc"
 
 	"github.com/a2aregistry/registry/internal/api"
+	"github.com/a2aregistry/registry/internal/card"
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/catalog/catalogtest"
 	"github.com/a2aregistry/registry/internal/config"
@@ -28,16 +29,17 @@ import (
 // address (422), so a call that got past the role check is visible.
 type countingRegistrar struct{ calls atomic.Int32 }
 
-func (r *countingRegistrar) Register(context.Context, string) (catalog.UpsertResult, error) {
+func (r *countingRegistrar) Register(context.Context, catalog.Actor, string) (catalog.UpsertResult, error) {
 	r.calls.Add(1)
 	return catalog.UpsertResult{}, fmt.Errorf("registering: %w", &crawler.FetchError{
 		Class: crawler.ClassBlockedAddress, URL: "https://agent.example/", Err: safehttp.ErrBlockedAddress})
 }
 
 type signInServer struct {
-	oidc *mockoidc.MockOIDC
-	srv  *httptest.Server
-	reg  *countingRegistrar
+	oidc  *mockoidc.MockOIDC
+	srv   *httptest.Server
+	reg   *countingRegistrar
+	store *catalog.Store
 }
 
 // newSignInServer serves the registry's handler with sign-in through an
@@ -71,7 +73,8 @@ func newSignInServer(t *testing.T, tweak func(*config.Config)) *signInServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h = newHandler(handlerDeps{log: log, store: store, registrar: s.reg, auth: authn})
+	h = newHandler(handlerDeps{log: log, store: store, registrar: s.reg, auth: authn, ops: store})
+	s.store = store
 	return s
 }
 
@@ -196,5 +199,42 @@ func TestDevModeAPIOpen(t *testing.T) {
 	s := &signInServer{srv: srv, reg: reg}
 	if resp, e := s.do(t, http.MethodPost, "/api/v1/agents", ""); resp.StatusCode != 422 || reg.calls.Load() != 1 {
 		t.Errorf("POST /api/v1/agents in development mode: %d %+v, registrar calls %d", resp.StatusCode, e, reg.calls.Load())
+	}
+}
+
+// TestAuditNamesTheSignedInCaller: a write with a bearer token is in the
+// audit log under the token's subject and mapped role, with the request's
+// id and address; a write the role refuses is not.
+func TestAuditNamesTheSignedInCaller(t *testing.T) {
+	s := newSignInServer(t, nil)
+	ctx := context.Background()
+	c, err := card.Parse([]byte(`{"name":"Echo","description":"d","url":"https://echo.example/a2a","version":"1.0.0",
+		"protocolVersion":"0.3.0","capabilities":{},"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"skills":[]}`), card.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.store.Upsert(ctx, catalog.System("test"), catalog.UpsertInput{CardURL: "https://echo.example/.well-known/agent-card.json", Card: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	editor := s.token(t, "eng")
+	if resp, e := s.do(t, http.MethodDelete, "/api/v1/agents/"+res.Agent.ID, editor); resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("editor removing: %d %+v", resp.StatusCode, e)
+	}
+	resp, e := s.do(t, http.MethodPost, "/api/v1/agents/"+res.Agent.ID+"/pause", editor)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("editor pausing: %d %+v", resp.StatusCode, e)
+	}
+	log, err := s.store.AuditLog(ctx, "", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(log.Entries) != 1 {
+		t.Fatalf("audit log = %+v, want the one pause", log.Entries)
+	}
+	got := log.Entries[0]
+	if got.ActorKind != catalog.ActorUser || got.Subject != "client-1" || got.Role != "editor" || got.Action != catalog.ActionPause ||
+		got.TargetID != res.Agent.ID || got.RequestID == "" || got.RequestID != resp.Header.Get("X-Request-Id") || got.ClientAddr != "127.0.0.1" {
+		t.Errorf("audit entry = %+v", got)
 	}
 }

@@ -89,7 +89,7 @@ func runKeysAdd(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 		return exitUsage
 	}
 	return withStore(ctx, "keys add", cfg, stderr, func(store *catalog.Store, log *slog.Logger) int {
-		added, err := store.AddTrustedKey(ctx, cliActor, k)
+		added, err := store.AddTrustedKey(ctx, keysActor, k)
 		if errors.Is(err, catalog.ErrConflict) {
 			fmt.Fprintf(stderr, "registry keys add: this key (thumbprint %s) is pinned already; revoke it first to change it\n", k.Thumbprint)
 			return exitFail
@@ -160,7 +160,7 @@ func runKeysRevoke(ctx context.Context, args []string, stdout, stderr io.Writer,
 		return exitUsage
 	}
 	return withStore(ctx, "keys revoke", cfg, stderr, func(store *catalog.Store, log *slog.Logger) int {
-		k, err := store.RevokeTrustedKey(ctx, cliActor, fs.Arg(0), time.Now())
+		k, err := store.RevokeTrustedKey(ctx, keysActor, fs.Arg(0), time.Now())
 		if errors.Is(err, catalog.ErrNotFound) {
 			fmt.Fprintf(stderr, "registry keys revoke: no trusted key %s\n", fs.Arg(0))
 			return exitFail
@@ -184,6 +184,11 @@ func timeOrDash(t *time.Time) string {
 // cliActor is who the catalog records as changing the trust store from
 // the command line.
 var cliActor = catalog.System("cli")
+
+// keysActor is cliActor, audited: a key pinned or revoked from the
+// command line changes whose signatures verify, as one changed through the
+// API does, so the audit log records it (with no request to name).
+var keysActor = cliActor.For(catalog.Request{})
 
 // trustedKeyJSON is one key as `keys list --json` prints it.
 type trustedKeyJSON struct {

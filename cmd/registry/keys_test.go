@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -94,5 +95,19 @@ func TestKeysAddListRevoke(t *testing.T) {
 	}
 	if code, _, stderr := runCmd(t, env, "keys", "frob"); code != exitUsage || !strings.Contains(stderr, "unknown action") {
 		t.Errorf("unknown action: code %d, stderr %q", code, stderr)
+	}
+	// Each change of the trust store is in the audit log, the refused
+	// ones not.
+	store := catalogtest.Open(t, env["REGISTRY_DB"])
+	log, err := store.AuditLog(context.Background(), "", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var actions []string
+	for _, e := range log.Entries {
+		actions = append(actions, e.Subject+" "+e.Action)
+	}
+	if got, want := strings.Join(actions, ", "), "cli key.add, cli key.revoke, cli key.add"; got != want {
+		t.Errorf("audit log newest first: %s, want %s", got, want)
 	}
 }

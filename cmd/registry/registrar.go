@@ -88,7 +88,7 @@ func (s *seedRegistrar) apply(ctx context.Context, seeds []string) {
 		}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			res, err := s.registrar.Register(ctx, seed)
+			res, err := s.registrar.Register(ctx, seedActor, seed)
 			if err != nil {
 				if ctx.Err() == nil {
 					// Not remembered as done: the next change of the file
@@ -125,3 +125,7 @@ func (s *seedRegistrar) known(ctx context.Context, seed string) bool {
 	}
 	return false
 }
+
+// seedActor is who the catalog records as registering the agents of a
+// seed file; not audited, like the crawler's own writes.
+var seedActor = catalog.System("seed")

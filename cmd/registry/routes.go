@@ -18,7 +18,8 @@ import (
 // handler is the registry's HTTP handler over the app's parts.
 func (a *app) handler() http.Handler {
 	d := handlerDeps{log: a.log, store: a.store, registrar: a.registrar, metrics: a.metrics, auth: a.auth,
-		hosts: a.cfg.AcceptedHosts(), origins: a.cfg.TrustedOrigins(), agents: a.store, pauser: a.store, keys: a.store}
+		hosts: a.cfg.AcceptedHosts(), origins: a.cfg.TrustedOrigins(), agents: a.store, pauser: a.store, keys: a.store,
+		ops: a.store}
 	if a.crawler != nil {
 		d.refresher = a.crawler
 	}
@@ -41,10 +42,20 @@ type handlerDeps struct {
 	agents    web.AgentReader     // the console's agent pages
 	pauser    web.Pauser          // nil: the console cannot pause crawling
 	keys      web.KeyStore        // nil: no trusted-keys page
+	ops       operations          // nil: no audit log, no operator endpoints
 	ready     *readiness          // nil: no /readyz
 	runner    api.Runner          // nil: no test runs
 	runs      api.RunStore
 	runLimits *proxy.Limiter
+}
+
+// operations is what the API's and the console's operator pages need
+// besides the above; *catalog.Store implements it.
+type operations interface {
+	api.AuditLog
+	api.Operator
+	api.Keys
+	api.CrawlStatus
 }
 
 // newHandler mounts every route: /healthz and the JSON API.
@@ -98,6 +109,9 @@ func newHandler(d handlerDeps) http.Handler {
 	if d.runner != nil {
 		opts.Runner, opts.Runs, opts.RunLimiter = d.runner, d.runs, d.runLimits
 	}
+	if d.ops != nil {
+		opts.Audit, opts.Operator, opts.Keys, opts.Crawl = d.ops, d.ops, d.ops, d.ops
+	}
 	api.New(opts).Mount(e)
 	web.New(consoleOptions(d)).Mount(e)
 	return e
@@ -121,6 +135,9 @@ func consoleOptions(d handlerDeps) web.Options {
 			return web.Principal{Subject: p.Subject, Name: p.Name, Role: p.Role}, p.Role != 0
 		}
 		o.CSRFToken = func(c echo.Context) string { return auth.CSRFToken(c.Request().Context()) }
+	}
+	if d.ops != nil {
+		o.Audit, o.Remover, o.Crawl = d.ops, d.ops, d.ops
 	}
 	return o
 }

@@ -47,7 +47,7 @@ type Catalog interface {
 
 // Registrar fetches, checks and stores the card behind a URL.
 type Registrar interface {
-	Register(ctx context.Context, input string) (catalog.UpsertResult, error)
+	Register(ctx context.Context, actor catalog.Actor, input string) (catalog.UpsertResult, error)
 }
 
 // Refresher checks one agent's card now, outside the crawl schedule, and
@@ -56,7 +56,7 @@ type Registrar interface {
 // crawler.ErrRefreshCanceled or a context error when the request ended
 // first, and the registry's own faults. *crawler.Crawler implements it.
 type Refresher interface {
-	RefreshNow(ctx context.Context, agentID string) (crawler.RefreshResult, error)
+	RefreshNow(ctx context.Context, actor catalog.Actor, agentID string) (crawler.RefreshResult, error)
 }
 
 // Options configure an API.
@@ -74,6 +74,14 @@ type Options struct {
 	Runner     Runner
 	Runs       RunStore
 	RunLimiter *proxy.Limiter
+	// Audit serves GET /audit (role admin); Operator the agent actions
+	// pause, resume (editor) and remove (admin); Keys the trusted keys
+	// (admin); Crawl GET /crawler. Each route is absent when its field is
+	// nil.
+	Audit    AuditLog
+	Operator Operator
+	Keys     Keys
+	Crawl    CrawlStatus
 	// Authorizer guards each route by the role it needs (see routes).
 	// Nil means no sign-in: every route is open, for development on
 	// loopback.
@@ -96,6 +104,10 @@ type API struct {
 	runner     Runner
 	runs       RunStore
 	runLimiter *proxy.Limiter
+	audit      AuditLog
+	operator   Operator
+	keys       Keys
+	crawl      CrawlStatus
 	// crossSite refuses browser writes from other sites; it goes on every
 	// state-changing route, before the role check (it needs no session).
 	crossSite echo.MiddlewareFunc
@@ -121,6 +133,10 @@ func New(opts Options) *API {
 		runner:      opts.Runner,
 		runs:        opts.Runs,
 		runLimiter:  opts.RunLimiter,
+		audit:       opts.Audit,
+		operator:    opts.Operator,
+		keys:        opts.Keys,
+		crawl:       opts.Crawl,
 		crossSite:   crossSiteGuard(opts.TrustedOrigins, log),
 		log:         log,
 		now:         time.Now,
@@ -199,7 +215,7 @@ func (a *API) routes() []route {
 			route{method: http.MethodPost, path: "/agents/:id/checks", role: auth.Tester, handler: a.checkAgent},
 		)
 	}
-	return rs
+	return append(rs, a.operatorRoutes()...)
 }
 
 // routeMiddleware is mw, then the cross-site check of a state-changing

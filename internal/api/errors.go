@@ -37,6 +37,12 @@ const (
 	CodeUnavailable          = "unavailable"
 	CodeTimeout              = "timeout"
 	CodeInternal             = "internal"
+	// CodeConflict: the write clashes with what is stored (a trusted key
+	// pinned already).
+	CodeConflict = "conflict"
+	// CodeInvalidKey: a JWK that cannot be pinned (symmetric, not a
+	// signature key, a kid that disagrees).
+	CodeInvalidKey = "invalid_key"
 
 	// Codes of test runs (the proxy's, see proxy.ErrorCode, and the run
 	// routes' own).

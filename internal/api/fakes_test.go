@@ -204,7 +204,7 @@ type fakeRefresher struct {
 	id    string
 }
 
-func (f *fakeRefresher) RefreshNow(_ context.Context, id string) (crawler.RefreshResult, error) {
+func (f *fakeRefresher) RefreshNow(_ context.Context, _ catalog.Actor, id string) (crawler.RefreshResult, error) {
 	f.id = id
 	if _, ok := f.cat.agents[id]; !ok {
 		return crawler.RefreshResult{}, fmt.Errorf("refreshing agent %s: agent %s: %w", id, id, catalog.ErrNotFound)
@@ -219,10 +219,11 @@ type fakeRegistrar struct {
 	res   catalog.UpsertResult
 	err   error
 	input string
+	actor catalog.Actor
 }
 
-func (f *fakeRegistrar) Register(_ context.Context, input string) (catalog.UpsertResult, error) {
-	f.input = input
+func (f *fakeRegistrar) Register(_ context.Context, actor catalog.Actor, input string) (catalog.UpsertResult, error) {
+	f.input, f.actor = input, actor
 	return f.res, f.err
 }
 

@@ -25,6 +25,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/a2aregistry/registry/internal/catalog"
+	"github.com/a2aregistry/registry/internal/catalog/catalogtest"
 	"github.com/a2aregistry/registry/internal/verify"
 )
 
@@ -202,9 +203,11 @@ func TestSearchParametersDocumented(t *testing.T) {
 // and every documented operation is mounted.
 func TestRoutesDocumented(t *testing.T) {
 	doc, _ := loadSpec(t)
+	store := catalogtest.SQLite(t)
 	e := echo.New()
 	New(Options{Catalog: newFakeCatalog(), Registrar: &fakeRegistrar{}, Refresher: &fakeRefresher{},
-		Runner: newTestRunner(), Runs: newFakeRunStore()}).Mount(e)
+		Runner: newTestRunner(), Runs: newFakeRunStore(), Audit: &fakeAuditLog{},
+		Operator: store, Keys: store, Crawl: store}).Mount(e)
 	var mounted []string
 	for _, r := range e.Routes() {
 		if r.Method == echo.RouteNotFound || r.Method == http.MethodHead {
@@ -322,6 +325,13 @@ func TestSchemasMatchTypes(t *testing.T) {
 		"RunList":          reflect.TypeFor[RunList](),
 		"CheckResponse":    reflect.TypeFor[CheckResponse](),
 		"CheckedInterface": reflect.TypeFor[CheckedInterface](),
+		"AuditList":        reflect.TypeFor[AuditList](),
+		"AuditEntry":       reflect.TypeFor[AuditEntry](),
+		"TrustedKey":       reflect.TypeFor[TrustedKey](),
+		"TrustedKeyList":   reflect.TypeFor[TrustedKeyList](),
+		"AddKeyRequest":    reflect.TypeFor[AddKeyRequest](),
+		"CrawlerStatus":    reflect.TypeFor[CrawlerStatus](),
+		"FailingHost":      reflect.TypeFor[FailingHost](),
 		// The stored verification report is verify.Report as JSON.
 		"VerificationReport": reflect.TypeFor[verify.Report](),
 		"SignatureReport":    reflect.TypeFor[verify.SignatureReport](),

@@ -28,7 +28,7 @@ func (a *API) refreshAgent(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	res, err := a.refresher.RefreshNow(ctx, id)
+	res, err := a.refresher.RefreshNow(ctx, ActorOf(c), id)
 	var throttled *crawler.ThrottledError
 	switch {
 	case errors.Is(err, catalog.ErrNotFound):

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/a2aregistry/registry/internal/auth"
+	"github.com/a2aregistry/registry/internal/catalog/catalogtest"
 )
 
 // authorizerFunc adapts a function to auth.Authorizer.
@@ -34,12 +35,32 @@ func callerWith(have auth.Role) auth.Authorizer {
 // TestRouteRoles holds the route table to its rule: test runs (which
 // send live requests to agents, and whose transcripts hold what testers
 // sent) need tester; other reads need viewer, anything else that changes
-// state needs at least editor.
+// state needs at least editor. The operator's routes each have their own
+// role: what they reveal or change is the admin's (the audit log, trusted
+// keys, removal) or the editor's (crawling).
 func TestRouteRoles(t *testing.T) {
+	store := catalogtest.SQLite(t)
 	a := New(Options{Catalog: newFakeCatalog(), Registrar: &fakeRegistrar{}, Refresher: &fakeRefresher{},
-		Runner: newTestRunner(), Runs: newFakeRunStore()})
+		Runner: newTestRunner(), Runs: newFakeRunStore(), Audit: &fakeAuditLog{}, Operator: store, Keys: store, Crawl: store})
+	operator := map[string]auth.Role{
+		"GET /audit":              auth.Admin,
+		"DELETE /agents/:id":      auth.Admin,
+		"POST /agents/:id/pause":  auth.Editor,
+		"POST /agents/:id/resume": auth.Editor,
+		"GET /keys":               auth.Admin,
+		"POST /keys":              auth.Admin,
+		"POST /keys/:id/revoke":   auth.Admin,
+		"GET /crawler":            auth.Editor,
+	}
 	writes, runs := 0, 0
 	for _, r := range a.routes() {
+		if want, ok := operator[r.method+" "+r.path]; ok {
+			if r.role != want {
+				t.Errorf("%s %s needs %v, want %v", r.method, r.path, r.role, want)
+			}
+			delete(operator, r.method+" "+r.path)
+			continue
+		}
 		switch {
 		case strings.Contains(r.path, "runs") || strings.HasSuffix(r.path, "/checks"):
 			runs++
@@ -66,6 +87,9 @@ func TestRouteRoles(t *testing.T) {
 	if runs != 7 {
 		t.Errorf("%d run and check routes in the table, want 7: runner and run store were given", runs)
 	}
+	for route := range operator {
+		t.Errorf("%s not in the table: what serves it was given", route)
+	}
 }
 
 // TestMountChecksEachRoutesRole: every route, reached over HTTP, asks the
@@ -80,8 +104,12 @@ func TestMountChecksEachRoutesRole(t *testing.T) {
 			}
 		}
 	})
-	env := newTestEnv(t, func(o *Options) { o.Authorizer = deny })
-	a := New(Options{Catalog: env.cat, Registrar: env.reg, Refresher: env.ref})
+	store := catalogtest.SQLite(t)
+	env := newTestEnv(t, func(o *Options) {
+		o.Authorizer = deny
+		o.Audit, o.Operator, o.Keys, o.Crawl = store, store, store, store
+	})
+	a := New(Options{Catalog: env.cat, Registrar: env.reg, Refresher: env.ref, Audit: store, Operator: store, Keys: store, Crawl: store})
 	for _, r := range a.routes() {
 		asked = nil
 		target := BasePath + strings.NewReplacer(":id", "a1", ":n", "1").Replace(r.path)

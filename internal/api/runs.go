@@ -35,7 +35,7 @@ type Runner interface {
 
 // RunStore keeps runs; *catalog.Store implements it.
 type RunStore interface {
-	CreateRun(ctx context.Context, r catalog.Run) error
+	CreateRun(ctx context.Context, actor catalog.Actor, r catalog.Run) error
 	UpdateRun(ctx context.Context, r catalog.Run) error
 	Run(ctx context.Context, id string) (catalog.Run, error)
 	// AgentRuns lists an agent's runs of one kind (catalog.RunKindRun,
@@ -301,7 +301,7 @@ func (a *API) runSend(c echo.Context, ag catalog.Agent, run catalog.Run, tr prox
 	}
 	defer release()
 	if create {
-		if err := a.runs.CreateRun(ctx, run); errors.Is(err, catalog.ErrNotFound) {
+		if err := a.runs.CreateRun(ctx, ActorOf(c), run); errors.Is(err, catalog.ErrNotFound) {
 			return newError(http.StatusNotFound, CodeNotFound, "no agent with id %q", ag.ID)
 		} else if err != nil {
 			return fmt.Errorf("creating run: %w", err)

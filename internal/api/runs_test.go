@@ -42,7 +42,7 @@ type fakeRunStore struct {
 
 func newFakeRunStore() *fakeRunStore { return &fakeRunStore{runs: map[string]catalog.Run{}} }
 
-func (f *fakeRunStore) CreateRun(_ context.Context, r catalog.Run) error {
+func (f *fakeRunStore) CreateRun(_ context.Context, _ catalog.Actor, r catalog.Run) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if _, ok := f.runs[r.ID]; ok {

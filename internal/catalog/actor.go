@@ -12,6 +12,26 @@ type Actor struct {
 	// Name is the user's stable subject for ActorUser, the component
 	// ("crawler", "verifier", "import", "cli") for ActorSystem.
 	Name string
+	// Request names the request a write was made for (who asked, from
+	// where). It is what makes a write audited: the audit log records a
+	// user's writes and those the registry makes on a request's behalf
+	// (the local admin of development mode), never the crawler's and the
+	// verifier's own background writes, which would flood it.
+	Request *Request
+}
+
+// Request is the caller of the HTTP request behind a write, as the audit
+// log records it.
+type Request struct {
+	// Email and DisplayName describe the user at the time of the write;
+	// the subject (Actor.Name) is what stays stable.
+	Email, DisplayName string
+	// Role is the role the caller held ("viewer" … "admin").
+	Role string
+	// ID is the request's X-Request-Id, to find it in the logs.
+	ID string
+	// ClientAddr is the client's address as the server saw it.
+	ClientAddr string
 }
 
 // ActorKind tells a person from the registry itself.
@@ -30,6 +50,18 @@ func System(name string) Actor { return Actor{Kind: ActorSystem, Name: name} }
 
 // User is the signed-in user with the given subject.
 func User(subject string) Actor { return Actor{Kind: ActorUser, Name: subject} }
+
+// For returns a with the request it acts for, so its writes are audited.
+func (a Actor) For(r Request) Actor {
+	a.Request = &r
+	return a
+}
+
+// audited reports whether a's writes go to the audit log: a user's
+// always, the registry's own only on behalf of a request.
+func (a Actor) audited() bool {
+	return a.Kind == ActorUser || a.Request != nil
+}
 
 func (a Actor) String() string { return string(a.Kind) + ":" + a.Name }
 

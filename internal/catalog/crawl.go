@@ -132,6 +132,20 @@ func (s *Store) RecordFetches(ctx context.Context, actor Actor, outs []FetchOutc
 	return results, nil
 }
 
+// refreshAudits are the audit rows of the checks outs[i] for i in checked.
+func refreshAudits(outs []FetchOutcome, results []UpsertResult, checked []int) []audit {
+	rows := make([]audit, 0, len(checked))
+	for _, i := range checked {
+		o := outs[i]
+		detail := map[string]any{"status": o.Status, "not_modified": o.NotModified, "new_version": results[i].NewVersion}
+		if o.Class != "" {
+			detail["class"] = o.Class
+		}
+		rows = append(rows, audit{action: ActionRefresh, targetKind: TargetAgent, targetID: o.AgentID, detail: detail})
+	}
+	return rows
+}
+
 // recordOutcomes stores outs inside tx, filling results. It returns the
 // index documents of the new card versions and the pks of agents whose
 // health changed. Work is per batch: one lookup, one statement per table.
@@ -156,12 +170,14 @@ func recordOutcomes(tx *txn, actor Actor, outs []FetchOutcome, results []UpsertR
 		changeRows []changeRow
 		cards      []UpsertInput
 		cardAt     []int
+		checked    []int
 	)
 	for i, o := range outs {
 		rec, ok := byID[o.AgentID]
 		if !ok {
 			continue
 		}
+		checked = append(checked, i)
 		at := o.At.UTC()
 		if o.At.IsZero() {
 			at = now
@@ -232,6 +248,9 @@ func recordOutcomes(tx *txn, actor Actor, outs []FetchOutcome, results []UpsertR
 	}
 	for j, i := range cardAt {
 		results[i] = res[j]
+	}
+	if err := writeAudit(tx.DB, actor, refreshAudits(outs, results, checked)...); err != nil {
+		return nil, nil, err
 	}
 	return docs, healthUps, nil
 }
@@ -361,7 +380,17 @@ func (s *Store) SetPaused(ctx context.Context, actor Actor, agentID string, paus
 	if err != nil {
 		return err
 	}
-	if err := s.db.WithContext(ctx).Exec("UPDATE crawl_state SET paused = ? WHERE agent_pk = ?", paused, pk).Error; err != nil {
+	action := ActionResume
+	if paused {
+		action = ActionPause
+	}
+	err = s.transact(ctx, func(tx *txn) error {
+		if err := tx.Exec("UPDATE crawl_state SET paused = ? WHERE agent_pk = ?", paused, pk).Error; err != nil {
+			return err
+		}
+		return writeAudit(tx.DB, actor, audit{action: action, targetKind: TargetAgent, targetID: agentID})
+	})
+	if err != nil {
 		return fmt.Errorf("pausing agent %s: %w", agentID, err)
 	}
 	return nil

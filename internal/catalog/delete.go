@@ -8,18 +8,23 @@ import (
 
 // DeleteAgent removes an agent and everything stored about it, and leaves
 // a tombstone so that other replicas' search indexes drop it on their next
-// Sync. It returns ErrNotFound when no agent has that id.
-func (s *Store) DeleteAgent(ctx context.Context, id string) error {
+// Sync, and a "removed" entry in the change feed. It returns ErrNotFound
+// when no agent has that id. The audit log keeps the agent's id and card
+// URL.
+func (s *Store) DeleteAgent(ctx context.Context, actor Actor, id string) error {
+	if err := actor.validate(); err != nil {
+		return err
+	}
 	var pk, seq int64
 	err := s.transact(ctx, func(tx *txn) error {
-		var pks []int64
-		if err := tx.Raw("SELECT pk FROM agents WHERE id = ?", id).Scan(&pks).Error; err != nil {
+		var recs []agentRecord
+		if err := tx.Select("pk", "card_url", "current_version").Where("id = ?", id).Find(&recs).Error; err != nil {
 			return fmt.Errorf("looking up agent %s: %w", id, err)
 		}
-		if len(pks) == 0 {
+		if len(recs) == 0 {
 			return ErrNotFound
 		}
-		pk = pks[0]
+		pk = recs[0].PK
 		seqs, err := allocate(tx, "seq", 1)
 		if err != nil {
 			return err
@@ -28,11 +33,19 @@ func (s *Store) DeleteAgent(ctx context.Context, id string) error {
 		if err := tx.Exec("DELETE FROM agents WHERE pk = ?", pk).Error; err != nil {
 			return fmt.Errorf("deleting agent %s: %w", id, err)
 		}
+		now := time.Now().UTC()
 		if err := tx.Exec("INSERT INTO agent_tombstones (pk, agent_id, seq, deleted_at) VALUES (?, ?, ?, ?)",
-			pk, id, seq, time.Now().UTC()).Error; err != nil {
+			pk, id, seq, now).Error; err != nil {
 			return fmt.Errorf("recording deletion of agent %s: %w", id, err)
 		}
-		return nil
+		// Mirrors following the change feed learn of the removal as they
+		// learn of a card that answered 410 Gone.
+		if err := appendChanges(tx, []changeRow{{AgentPK: pk, AgentID: id, CardURL: recs[0].CardURL, Kind: ChangeRemoved,
+			Version: recs[0].CurrentVersion, At: now}}); err != nil {
+			return fmt.Errorf("recording deletion of agent %s: %w", id, err)
+		}
+		return writeAudit(tx.DB, actor, audit{action: ActionRemove, targetKind: TargetAgent, targetID: id,
+			detail: map[string]any{"card_url": recs[0].CardURL}})
 	})
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"time"
 
 	"github.com/pressly/goose/v3"
@@ -101,4 +102,62 @@ func parseDBTime(v string) (time.Time, error) {
 		}
 	}
 	return time.Time{}, fmt.Errorf("unrecognised timestamp %q", v)
+}
+
+// FailingHost is a host whose agents' last checks failed.
+type FailingHost struct {
+	Host string
+	// Agents counts its agents whose last check failed.
+	Agents int
+	// LastErrorClass and LastErrorAt are those of its most recent failure.
+	LastErrorClass string
+	LastErrorAt    time.Time
+}
+
+// maxFailingScan bounds the failing agents FailingHosts reads: enough to
+// name the hosts worth an operator's look, without reading a catalog whose
+// whole crawl is failing (a network outage) into memory.
+const maxFailingScan = 10_000
+
+// FailingHosts lists the hosts of agents whose last check failed, most
+// recently failed first, at most limit. Hosts are grouped here rather than
+// in SQL: card URLs are stored whole, and the two databases split URLs
+// differently.
+func (s *Store) FailingHosts(ctx context.Context, limit int) ([]FailingHost, error) {
+	rows, err := s.db.WithContext(ctx).Raw(`SELECT a.card_url, cs.last_error_class, cs.last_error_at
+		FROM crawl_state cs JOIN agents a ON a.pk = cs.agent_pk
+		WHERE cs.consecutive_failures > 0 AND cs.last_error_at IS NOT NULL
+		ORDER BY cs.last_error_at DESC LIMIT ?`, maxFailingScan).Rows()
+	if err != nil {
+		return nil, fmt.Errorf("reading failing agents: %w", err)
+	}
+	defer rows.Close()
+	var out []FailingHost
+	at := map[string]int{}
+	for rows.Next() {
+		var (
+			cardURL, class string
+			when           time.Time
+		)
+		if err := rows.Scan(&cardURL, &class, &when); err != nil {
+			return nil, fmt.Errorf("reading failing agents: %w", err)
+		}
+		host := cardURL
+		if u, err := url.Parse(cardURL); err == nil && u.Host != "" {
+			host = u.Host
+		}
+		if i, ok := at[host]; ok {
+			out[i].Agents++
+			continue
+		}
+		at[host] = len(out)
+		out = append(out, FailingHost{Host: host, Agents: 1, LastErrorClass: class, LastErrorAt: when.UTC()})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading failing agents: %w", err)
+	}
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
 }

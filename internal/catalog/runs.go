@@ -49,8 +49,12 @@ const (
 const runColumns = "r.id, a.id, r.kind, r.subject, r.interface_url, r.binding, r.protocol_version, r.state, r.context_id, r.task_id, r.error_code, r.transcript_json, r.revision, r.created_at, r.updated_at"
 
 // CreateRun stores a new run of an existing agent: ErrNotFound for an
-// unknown agent, ErrConflict for an id already used.
-func (s *Store) CreateRun(ctx context.Context, r Run) error {
+// unknown agent, ErrConflict for an id already used. The audit log
+// records who started it.
+func (s *Store) CreateRun(ctx context.Context, actor Actor, r Run) error {
+	if err := actor.validate(); err != nil {
+		return err
+	}
 	if r.ID == "" || r.State == "" {
 		return fmt.Errorf("%w: run without id or state", ErrInvalidQuery)
 	}
@@ -62,19 +66,30 @@ func (s *Store) CreateRun(ctx context.Context, r Run) error {
 	if kind == "" {
 		kind = RunKindRun
 	}
-	res := s.db.WithContext(ctx).Exec(`INSERT INTO runs (id, agent_pk, kind, subject, interface_url, binding, protocol_version, state,
+	var res *gorm.DB
+	err := s.transact(ctx, func(tx *txn) error {
+		res = tx.Exec(`INSERT INTO runs (id, agent_pk, kind, subject, interface_url, binding, protocol_version, state,
 		context_id, task_id, error_code, transcript_json, created_at, updated_at)
 		SELECT ?, pk, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM agents WHERE id = ?`,
-		r.ID, kind, r.Subject, r.InterfaceURL, r.Binding, r.ProtocolVersion, r.State,
-		r.ContextID, r.TaskID, r.ErrorCode, string(tr), r.CreatedAt.UTC(), r.UpdatedAt.UTC(), r.AgentID)
-	if errors.Is(res.Error, gorm.ErrDuplicatedKey) {
+			r.ID, kind, r.Subject, r.InterfaceURL, r.Binding, r.ProtocolVersion, r.State,
+			r.ContextID, r.TaskID, r.ErrorCode, string(tr), r.CreatedAt.UTC(), r.UpdatedAt.UTC(), r.AgentID)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return ErrNotFound
+		}
+		return writeAudit(tx.DB, actor, audit{action: ActionRun, targetKind: TargetAgent, targetID: r.AgentID,
+			detail: map[string]any{"run_id": r.ID, "kind": kind}})
+	})
+	if errors.Is(err, gorm.ErrDuplicatedKey) {
 		return fmt.Errorf("creating run: %w", ErrConflict)
 	}
-	if res.Error != nil {
-		return fmt.Errorf("creating run: %w", res.Error)
-	}
-	if res.RowsAffected == 0 {
+	if errors.Is(err, ErrNotFound) {
 		return fmt.Errorf("creating run of agent %s: %w", r.AgentID, ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("creating run: %w", err)
 	}
 	return nil
 }

@@ -18,15 +18,15 @@ func TestRunLifecycle(t *testing.T) {
 		t0 := time.Date(2026, 3, 1, 9, 0, 0, 123456000, time.UTC)
 		run := catalog.Run{ID: "r1", AgentID: agent.ID, Kind: catalog.RunKindRun, Subject: "ann", State: "running",
 			Transcript: []byte(`{"turns":[]}`), CreatedAt: t0, UpdatedAt: t0}
-		if err := s.CreateRun(ctx, run); err != nil {
+		if err := s.CreateRun(ctx, catalog.System("test"), run); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.CreateRun(ctx, run); !errors.Is(err, catalog.ErrConflict) {
+		if err := s.CreateRun(ctx, catalog.System("test"), run); !errors.Is(err, catalog.ErrConflict) {
 			t.Errorf("second CreateRun = %v, want ErrConflict", err)
 		}
 		orphan := run
 		orphan.ID, orphan.AgentID = "r2", "no-such-agent"
-		if err := s.CreateRun(ctx, orphan); !errors.Is(err, catalog.ErrNotFound) {
+		if err := s.CreateRun(ctx, catalog.System("test"), orphan); !errors.Is(err, catalog.ErrNotFound) {
 			t.Errorf("CreateRun of unknown agent = %v, want ErrNotFound", err)
 		}
 
@@ -49,12 +49,12 @@ func TestRunLifecycle(t *testing.T) {
 		}
 		later := run
 		later.ID, later.CreatedAt, later.UpdatedAt = "r3", t0.Add(time.Hour), t0.Add(time.Hour)
-		if err := s.CreateRun(ctx, later); err != nil {
+		if err := s.CreateRun(ctx, catalog.System("test"), later); err != nil {
 			t.Fatal(err)
 		}
 		check := later
 		check.ID, check.Kind = "c1", catalog.RunKindCheck
-		if err := s.CreateRun(ctx, check); err != nil {
+		if err := s.CreateRun(ctx, catalog.System("test"), check); err != nil {
 			t.Fatal(err)
 		}
 		list, err := s.AgentRuns(ctx, agent.ID, catalog.RunKindRun, 10)

@@ -69,6 +69,10 @@ func (s *Store) AddTrustedKey(ctx context.Context, actor Actor, k TrustedKey) (T
 			k.ID, k.KID, string(k.JWK), k.Thumbprint, string(origins), utcPtr(k.NotAfter), nil, k.CreatedAt).Error; err != nil {
 			return err
 		}
+		if err := writeAudit(tx, actor, audit{action: ActionKeyAdd, targetKind: TargetTrustedKey, targetID: k.ID,
+			detail: map[string]any{"kid": k.KID, "thumbprint": k.Thumbprint, "origins": k.Origins}}); err != nil {
+			return err
+		}
 		return trustChanged(tx, k.KID)
 	})
 	if errors.Is(err, gorm.ErrDuplicatedKey) {
@@ -107,6 +111,10 @@ func (s *Store) RevokeTrustedKey(ctx context.Context, actor Actor, id string, at
 			return err
 		}
 		out.RevokedAt = &at
+		if err := writeAudit(tx, actor, audit{action: ActionKeyRevoke, targetKind: TargetTrustedKey, targetID: id,
+			detail: map[string]any{"kid": out.KID, "thumbprint": out.Thumbprint}}); err != nil {
+			return err
+		}
 		return trustChanged(tx, out.KID)
 	})
 	if err != nil {

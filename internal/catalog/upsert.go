@@ -49,7 +49,10 @@ func (s *Store) UpsertBatch(ctx context.Context, actor Actor, ins []UpsertInput)
 	store := func(tx *txn) error {
 		var err error
 		changed, err = storeCards(tx, actor, ins, results)
-		return err
+		if err != nil {
+			return err
+		}
+		return writeAudit(tx.DB, actor, registerAudits(results)...)
 	}
 	err := s.transact(ctx, store)
 	if errors.Is(err, gorm.ErrDuplicatedKey) || isUniqueViolation(err) {
@@ -63,6 +66,17 @@ func (s *Store) UpsertBatch(ctx context.Context, actor Actor, ins []UpsertInput)
 	}
 	s.publish(changed)
 	return results, nil
+}
+
+// registerAudits are the audit rows of stored cards, one per input.
+func registerAudits(results []UpsertResult) []audit {
+	rows := make([]audit, len(results))
+	for i, r := range results {
+		rows[i] = audit{action: ActionRegister, targetKind: TargetAgent, targetID: r.Agent.ID, detail: map[string]any{
+			"card_url": r.Agent.CardURL, "created": r.Created, "new_version": r.NewVersion, "version": r.Agent.CurrentVersion,
+		}}
+	}
+	return rows
 }
 
 func validateInput(in *UpsertInput) error {
@@ -85,7 +99,8 @@ func validateInput(in *UpsertInput) error {
 // storeCards stores inputs inside tx, filling results, and returns the
 // index documents to publish after commit. A card URL given twice is stored
 // in order: the inputs are cut into runs without repeats, each stored by
-// storeRun. The actor is the audit log's (a later change records it here).
+// storeRun. The caller records the audit rows: a card stored by a check is
+// audited as the check.
 func storeCards(tx *txn, _ Actor, ins []UpsertInput, results []UpsertResult) ([]indexedDoc, error) {
 	var docs []indexedDoc
 	err := runsWithoutRepeats(ins, func(in UpsertInput) string { return in.CardURL }, func(from, to int) error {

@@ -160,8 +160,9 @@ const hostBusyRetry = 5 * time.Second
 //
 // It does not take the agent's lease: a scheduled check running at the
 // same moment records its own outcome too, which is harmless (two checks,
-// two history rows).
-func (c *Crawler) RefreshNow(ctx context.Context, agentID string) (RefreshResult, error) {
+// two history rows). The outcome is recorded as actor's (the user who
+// asked, for the audit log).
+func (c *Crawler) RefreshNow(ctx context.Context, actor catalog.Actor, agentID string) (RefreshResult, error) {
 	t, err := c.store.CrawlTarget(ctx, agentID)
 	if err != nil {
 		return RefreshResult{}, fmt.Errorf("refreshing agent %s: %w", agentID, err)
@@ -180,7 +181,7 @@ func (c *Crawler) RefreshNow(ctx context.Context, agentID string) (RefreshResult
 	if o.Class == ClassCanceled || ctx.Err() != nil {
 		return RefreshResult{Outcome: o}, fmt.Errorf("refreshing agent %s: %w: %w", agentID, ErrRefreshCanceled, context.Cause(ctx))
 	}
-	stored, err := c.store.RecordFetches(ctx, crawlerActor, []catalog.FetchOutcome{o})
+	stored, err := c.store.RecordFetches(ctx, actor, []catalog.FetchOutcome{o})
 	if err != nil {
 		return RefreshResult{Outcome: o}, fmt.Errorf("refreshing agent %s: recording outcome: %w", agentID, err)
 	}

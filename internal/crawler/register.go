@@ -32,9 +32,9 @@ type CardVerifier interface {
 	VerifyStored(ctx context.Context, t catalog.VerifyTarget) error
 }
 
-// registrarActor is who the catalog records as registering an agent.
-// Until sign-in exists no user can be named; then it is the one who
-// submitted the URL.
+// registrarActor is who the catalog records as making a registration's
+// follow-up writes (its first check): the audit log records the
+// registration itself, under the actor who asked for it.
 var registrarActor = catalog.System("registrar")
 
 // Registrar registers an agent from a URL a user submitted, now rather
@@ -89,8 +89,10 @@ func (r *Registrar) UseVerifier(v CardVerifier) *Registrar {
 // Errors wrap, for errors.As / errors.Is: *FetchError (which wraps
 // ErrInvalidURL for bad input) when the card could not be fetched, and
 // *card.ParseError (card.ErrInvalid) when the bytes are not a card;
-// ProblemOf words both for users. Any other error is the store's.
-func (r *Registrar) Register(ctx context.Context, input string) (catalog.UpsertResult, error) {
+// ProblemOf words both for users. Any other error is the store's. The card
+// is stored as actor's: the user who submitted the URL, or the system part
+// that did (seeds).
+func (r *Registrar) Register(ctx context.Context, actor catalog.Actor, input string) (catalog.UpsertResult, error) {
 	res, err := r.fetcher.Fetch(ctx, input, Conditional{})
 	if err != nil {
 		r.log.WarnContext(ctx, "registering agent: fetch failed", "input", input, "error", err)
@@ -101,7 +103,7 @@ func (r *Registrar) Register(ctx context.Context, input string) (catalog.UpsertR
 		r.log.WarnContext(ctx, "registering agent: card rejected", "card_url", res.URL, "error", err)
 		return catalog.UpsertResult{}, fmt.Errorf("registering %s: card from %s: %w", input, res.URL, err)
 	}
-	out, err := r.store.Upsert(ctx, registrarActor, catalog.UpsertInput{
+	out, err := r.store.Upsert(ctx, actor, catalog.UpsertInput{
 		CardURL:    res.URL,
 		Card:       c,
 		Source:     catalog.SourceURL,

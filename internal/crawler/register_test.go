@@ -75,7 +75,7 @@ func TestRegister(t *testing.T) {
 			if tt.wantClass == ClassInvalidURL {
 				input = "ftp" + input[len("http"):]
 			}
-			res, err := r.Register(t.Context(), input)
+			res, err := r.Register(t.Context(), catalog.System("test"), input)
 
 			if tt.wantCardPath == "" {
 				if len(store.calls) != 0 {
@@ -165,7 +165,7 @@ func TestRegisterIsTheFirstCheck(t *testing.T) {
 	r := NewRegistrar(newTestFetcher(0), store, card.Limits{}, nil).
 		UsePolicy(Policy{MinInterval: time.Minute, Rand: func() float64 { return 0 }}).
 		UseVerifier(ver)
-	res, err := r.Register(t.Context(), srv.URL)
+	res, err := r.Register(t.Context(), catalog.System("test"), srv.URL)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -380,7 +380,7 @@ func TestRefreshNow(t *testing.T) {
 	store.add(catalog.CrawlTarget{AgentID: "b", CardURL: srv.URL + "/b.json", NextCheckAt: t0.Add(time.Hour)})
 	c := testCrawler(t, store, loopback, Config{})
 
-	res, err := c.RefreshNow(t.Context(), "a")
+	res, err := c.RefreshNow(t.Context(), catalog.System("test"), "a")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -390,12 +390,12 @@ func TestRefreshNow(t *testing.T) {
 	if n := len(store.outcomes()); n != 1 {
 		t.Errorf("%d outcomes recorded", n)
 	}
-	if _, err := c.RefreshNow(t.Context(), "nope"); !errors.Is(err, catalog.ErrNotFound) {
+	if _, err := c.RefreshNow(t.Context(), catalog.System("test"), "nope"); !errors.Is(err, catalog.ErrNotFound) {
 		t.Errorf("unknown agent: %v", err)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if _, err := c.RefreshNow(ctx, "b"); !errors.Is(err, ErrRefreshCanceled) {
+	if _, err := c.RefreshNow(ctx, catalog.System("test"), "b"); !errors.Is(err, ErrRefreshCanceled) {
 		t.Errorf("cancelled: %v", err)
 	}
 	if n := len(store.outcomes()); n != 1 {
@@ -438,7 +438,7 @@ func TestRefreshNowThrottled(t *testing.T) {
 			for range tt.busySlots {
 				c.tryReserve(hostKey(srv.URL))
 			}
-			_, err := c.RefreshNow(t.Context(), "a")
+			_, err := c.RefreshNow(t.Context(), catalog.System("test"), "a")
 			var te *ThrottledError
 			if tt.wantRetry == 0 {
 				if err != nil {

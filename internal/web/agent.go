@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/a2aregistry/registry/internal/api"
+	"github.com/a2aregistry/registry/internal/auth"
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/verify"
 	"github.com/a2aregistry/registry/internal/web/view"
@@ -90,6 +91,7 @@ func (h *Console) loadAgent(c echo.Context) (view.Agent, error) {
 			CSRFToken: h.csrfToken(c),
 			Refresh:   h.opts.Refresher != nil,
 			Pause:     h.opts.Pauser != nil,
+			Remove:    h.opts.Remover != nil && h.holds(c, auth.Admin),
 		}
 	}
 	return a, nil

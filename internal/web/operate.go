@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/a2aregistry/registry/internal/api"
 	"github.com/a2aregistry/registry/internal/auth"
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/crawler"
@@ -18,7 +19,7 @@ import (
 // fetch is recorded in the agent's health, not returned. *crawler.Crawler
 // implements it.
 type Refresher interface {
-	RefreshNow(ctx context.Context, agentID string) (crawler.RefreshResult, error)
+	RefreshNow(ctx context.Context, actor catalog.Actor, agentID string) (crawler.RefreshResult, error)
 }
 
 // Pauser stops and resumes crawling one agent; catalog.ErrNotFound for an
@@ -47,7 +48,7 @@ func (h *Console) refresh(c echo.Context) error {
 	if !ok {
 		return h.agentError(c, errAgentGone)
 	}
-	_, err := h.opts.Refresher.RefreshNow(c.Request().Context(), id)
+	_, err := h.opts.Refresher.RefreshNow(c.Request().Context(), h.actor(c), id)
 	if errors.Is(err, crawler.ErrRefreshCanceled) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return h.errorPage(c, http.StatusServiceUnavailable, "Check not finished",
 			"The check did not finish before the request ended; nothing was recorded. Try again.")
@@ -97,15 +98,11 @@ func (h *Console) callerName(c echo.Context) string {
 	return "local admin"
 }
 
-// actor is who the catalog records as making the caller's writes: the
-// signed-in user, or the local admin in development mode.
+// actor is who the catalog records as making the caller's writes, as the
+// API names them (the signed-in user, or the local admin in development
+// mode) with the request the audit log records.
 func (h *Console) actor(c echo.Context) catalog.Actor {
-	if h.opts.Principal != nil {
-		if p, ok := h.opts.Principal(c); ok && p.Subject != "" {
-			return catalog.User(p.Subject)
-		}
-	}
-	return catalog.System("console")
+	return api.ActorOf(c)
 }
 
 // canOperate reports whether the caller may take the actions above.

@@ -27,7 +27,7 @@ type fakeRefresher struct {
 	ids   []string
 }
 
-func (f *fakeRefresher) RefreshNow(ctx context.Context, id string) (crawler.RefreshResult, error) {
+func (f *fakeRefresher) RefreshNow(ctx context.Context, _ catalog.Actor, id string) (crawler.RefreshResult, error) {
 	if f.err != nil {
 		return crawler.RefreshResult{}, f.err
 	}

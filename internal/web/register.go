@@ -19,7 +19,7 @@ import (
 // Registrar fetches, checks and stores the card behind a URL;
 // *crawler.Registrar implements it.
 type Registrar interface {
-	Register(ctx context.Context, input string) (catalog.UpsertResult, error)
+	Register(ctx context.Context, actor catalog.Actor, input string) (catalog.UpsertResult, error)
 }
 
 // maxRegisterLines bounds one paste: each line is a fetch, run one after
@@ -91,7 +91,7 @@ func (h *Console) registerOne(c echo.Context, input string) view.RegisterResult 
 		return r
 	}
 	ctx := c.Request().Context()
-	res, err := h.opts.Registrar.Register(ctx, input)
+	res, err := h.opts.Registrar.Register(ctx, h.actor(c), input)
 	if err != nil {
 		e, ok := api.DescribeRegisterError(input, err)
 		if !ok {

@@ -171,7 +171,7 @@ func (h *Console) converse(c echo.Context, ag catalog.Agent, run catalog.Run, tr
 	}
 	defer release()
 	if create {
-		if err := h.opts.Runs.CreateRun(ctx, run); err != nil {
+		if err := h.opts.Runs.CreateRun(ctx, api.ActorOf(c), run); err != nil {
 			return h.agentError(c, fmt.Errorf("creating run: %w", err))
 		}
 	}

@@ -49,8 +49,8 @@ type AgentReader interface {
 
 // Principal is the signed-in caller as the console shows them.
 type Principal struct {
-	// Subject is the caller's stable id at the provider; it names them
-	// as the actor of their writes.
+	// Subject is the caller's stable id at the provider. Writes name
+	// their actor from the request itself (api.ActorOf), as the API does.
 	Subject string
 	Name    string
 	Role    auth.Role
@@ -86,6 +86,12 @@ type Options struct {
 	Runner     api.Runner
 	Runs       api.RunStore
 	RunLimiter *proxy.Limiter
+	// Remover serves removing an agent (admin); nil means none.
+	Remover Remover
+	// Crawl serves the crawler status page (editor); nil means none.
+	Crawl CrawlStatus
+	// Audit serves the audit log page (admin); nil means none.
+	Audit AuditLog
 	// DevMode shows the development-mode banner on every page.
 	DevMode bool
 	// IndexNotReady is the error (matched with errors.Is) a Searcher
@@ -137,6 +143,9 @@ func (h *Console) Mount(e *echo.Echo) {
 	h.mountOperations(e)
 	h.mountKeys(e)
 	h.mountTryIt(e)
+	h.mountAudit(e)
+	h.mountRemove(e)
+	h.mountCrawl(e)
 	// Assets are the same for everyone and hold nothing secret: the login
 	// page needs its stylesheet before anyone is signed in.
 	e.GET(assetPrefix+":hash/:name", h.asset, securityHeaders)
@@ -225,6 +234,8 @@ func (h *Console) layout(c echo.Context, title string) view.Layout {
 	}
 	l.CanRegister = h.opts.Registrar != nil && h.canOperate(c)
 	l.CanKeys = h.opts.Keys != nil && h.holds(c, auth.Admin)
+	l.CanAudit = h.opts.Audit != nil && h.holds(c, auth.Admin)
+	l.CanCrawl = h.opts.Crawl != nil && h.canOperate(c)
 	if tok := h.csrfToken(c); tok != "" {
 		l.CSRFToken = tok
 		// htmx sends these headers with every request it makes, so a

@@ -32,6 +32,9 @@ type Layout struct {
 	CSRFToken string
 	// CanRegister and CanKeys show the links to those pages.
 	CanRegister, CanKeys bool
+	// CanAudit and CanCrawl show the links to the audit log and the
+	// crawler status.
+	CanAudit, CanCrawl bool
 }
 
 // User is the caller as the header shows them.
@@ -164,6 +167,8 @@ type Actions struct {
 	CSRFToken string
 	// Refresh offers "check now"; Pause offers pause or resume.
 	Refresh, Pause bool
+	// Remove links to the confirmation page of removing the agent (admin).
+	Remove bool
 }
 
 // Interface is a declared interface with its probe, if one ran.

@@ -1,0 +1,138 @@
+package catalog
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// Audited actions. They are stable names: the API returns them and
+// operators search logs and exports for them.
+const (
+	ActionRegister   = "agent.register"
+	ActionRefresh    = "agent.refresh"
+	ActionPause      = "agent.pause"
+	ActionResume     = "agent.resume"
+	ActionRemove     = "agent.remove"
+	ActionRun        = "agent.run"
+	ActionKeyAdd     = "key.add"
+	ActionKeyRevoke  = "key.revoke"
+	TargetAgent      = "agent"
+	TargetTrustedKey = "key"
+)
+
+// AuditEntry is one audited write.
+type AuditEntry struct {
+	ID        int64
+	At        time.Time
+	ActorKind ActorKind
+	// Subject is the user's stable subject, or the registry component.
+	Subject     string
+	DisplayName string
+	Email       string
+	Role        string
+	Action      string
+	TargetKind  string
+	TargetID    string
+	// Detail is what the action changed, a JSON object.
+	Detail     json.RawMessage
+	RequestID  string
+	ClientAddr string
+}
+
+// AuditPage is a page of the audit log, newest first.
+type AuditPage struct {
+	Entries []AuditEntry
+	// Next is the cursor of the following (older) page, "" at the end.
+	Next string
+}
+
+// audit is one row to record: action on a target with its detail.
+type audit struct {
+	action, targetKind, targetID string
+	detail                       any
+}
+
+// writeAudit records what actor did inside tx, the write's own
+// transaction: a write that rolls back leaves no row, and a row whose
+// insert fails rolls the write back. Actors that are not audited (the
+// crawler's and verifier's background writes) record nothing.
+func writeAudit(tx *gorm.DB, actor Actor, rows ...audit) error {
+	if !actor.audited() || len(rows) == 0 {
+		return nil
+	}
+	var req Request
+	if actor.Request != nil {
+		req = *actor.Request
+	}
+	now := time.Now().UTC()
+	for _, r := range rows {
+		detail := []byte("{}")
+		if r.detail != nil {
+			var err error
+			if detail, err = json.Marshal(r.detail); err != nil {
+				return fmt.Errorf("encoding audit detail of %s: %w", r.action, err)
+			}
+		}
+		err := tx.Exec(`INSERT INTO audit_log (at, actor_kind, subject, name, email, role, action, target_kind, target_id,
+			detail_json, request_id, client_addr) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			now, string(actor.Kind), actor.Name, req.DisplayName, req.Email, req.Role, r.action, r.targetKind, r.targetID,
+			string(detail), req.ID, req.ClientAddr).Error
+		if err != nil {
+			return fmt.Errorf("writing audit log (%s %s): %w", r.action, r.targetID, err)
+		}
+	}
+	return nil
+}
+
+// maxAuditPage bounds one page of the audit log.
+const maxAuditPage = 500
+
+// AuditLog reads the audit log newest first: limit entries (at most 500)
+// older than cursor, "" for the newest. A cursor this method did not
+// return is ErrInvalidQuery.
+func (s *Store) AuditLog(ctx context.Context, cursor string, limit int) (AuditPage, error) {
+	if limit <= 0 || limit > maxAuditPage {
+		limit = maxAuditPage
+	}
+	q := s.db.WithContext(ctx).Table("audit_log").Select(
+		"id, at, actor_kind, subject, name, email, role, action, target_kind, target_id, detail_json, request_id, client_addr")
+	if cursor != "" {
+		before, err := strconv.ParseInt(cursor, 10, 64)
+		if err != nil || before <= 0 {
+			return AuditPage{}, fmt.Errorf("%w: audit log cursor %q", ErrInvalidQuery, cursor)
+		}
+		q = q.Where("id < ?", before)
+	}
+	rows, err := q.Order("id DESC").Limit(limit + 1).Rows()
+	if err != nil {
+		return AuditPage{}, fmt.Errorf("reading audit log: %w", err)
+	}
+	defer rows.Close()
+	var page AuditPage
+	for rows.Next() {
+		var (
+			e      AuditEntry
+			kind   string
+			detail string
+		)
+		if err := rows.Scan(&e.ID, &e.At, &kind, &e.Subject, &e.DisplayName, &e.Email, &e.Role, &e.Action,
+			&e.TargetKind, &e.TargetID, &detail, &e.RequestID, &e.ClientAddr); err != nil {
+			return AuditPage{}, fmt.Errorf("reading audit log: %w", err)
+		}
+		e.ActorKind, e.Detail, e.At = ActorKind(kind), json.RawMessage(detail), e.At.UTC()
+		page.Entries = append(page.Entries, e)
+	}
+	if err := rows.Err(); err != nil {
+		return AuditPage{}, fmt.Errorf("reading audit log: %w", err)
+	}
+	if len(page.Entries) > limit {
+		page.Entries = page.Entries[:limit]
+		page.Next = strconv.FormatInt(page.Entries[limit-1].ID, 10)
+	}
+	return page, nil
+}
