@@ -244,24 +244,55 @@ func TestReplicas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusCreated {
-		t.Fatalf("registering on r1: %s", resp.Status)
+	var registered struct {
+		ID string `json:"id"`
 	}
-	found := func(addr string) bool {
+	err = json.NewDecoder(resp.Body).Decode(&registered)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated || err != nil || registered.ID == "" {
+		t.Fatalf("registering on r1: %s, id %q, %v", resp.Status, registered.ID, err)
+	}
+	// hits answers how many agents r's search finds for the new agent's
+	// words; ok is false when the search itself failed.
+	hits := func(addr string) (n int, ok bool) {
 		resp, err := http.Get("http://" + addr + "/api/v1/agents?q=" + url.QueryEscape("quokka ledger"))
 		if err != nil {
-			return false
+			return 0, false
 		}
 		defer resp.Body.Close()
 		var page struct {
 			Total int `json:"total"`
 		}
-		return resp.StatusCode == http.StatusOK && json.NewDecoder(resp.Body).Decode(&page) == nil && page.Total == 1
+		if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&page) != nil {
+			return 0, false
+		}
+		return page.Total, true
 	}
+	found := func(addr string) bool { n, ok := hits(addr); return ok && n == 1 }
+	gone := func(addr string) bool { n, ok := hits(addr); return ok && n == 0 }
 	waitUntil(t, 15*time.Second, "the new agent in r3's search", func() bool { return found(addrs[2]) })
 	if d := time.Since(registeredAt); d > indexSyncInterval+2*time.Second {
 		t.Errorf("r3 found the agent registered on r1 after %v; want within the sync interval %v", d, indexSyncInterval)
+	}
+
+	// Removing it on r1 takes it out of r3's search within one sync
+	// interval too (a tombstone: no row is left for r3 to read).
+	req, err := http.NewRequest(http.MethodDelete, "http://"+addrs[0]+"/api/v1/agents/"+url.PathEscape(registered.ID), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	removedAt := time.Now()
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("removing on r1: %s", resp.Status)
+	}
+	waitUntil(t, 15*time.Second, "the removed agent gone from r3's search", func() bool { return gone(addrs[2]) })
+	if d := time.Since(removedAt); d > indexSyncInterval+2*time.Second {
+		t.Errorf("r3 still found the agent removed on r1 after %v; want within the sync interval %v", d, indexSyncInterval)
 	}
 
 	// The orphaned agents are checked again once their leases expire:
@@ -292,8 +323,8 @@ func TestReplicas(t *testing.T) {
 		t.Errorf("dead replica's agents checked again %v after their leases expired; want within one claim poll (%v)", d, bound)
 	}
 	waitUntil(t, 2*lease+2*crawler.DefaultPollInterval, "every agent checked after the kill", func() bool {
-		// The fleet's agents and the one registered since.
-		return count("SELECT COUNT(*) FROM crawl_state WHERE last_check_at > $1", killedAt) == agents+1
+		// The fleet's agents (the one registered since was removed again).
+		return count("SELECT COUNT(*) FROM crawl_state WHERE last_check_at > $1", killedAt) == agents
 	})
 
 	// The survivors stop cleanly and hand back their leases.
