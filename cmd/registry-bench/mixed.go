@@ -34,6 +34,7 @@ type mixedFlags struct {
 	n, hosts, concurrency, perHost int
 	seed                           int64
 	db, pgSchema, registry, out    string
+	cpuprofile                     string
 	duration, interval             time.Duration
 	change                         float64
 	queries                        int
@@ -63,6 +64,7 @@ func runMixed(args []string) error {
 	fs.Float64Var(&f.change, "change", 1, "share of fetches that return a changed card (0..1)")
 	fs.IntVar(&f.queries, "queries", 2000, "searches in the idle phase")
 	fs.StringVar(&f.out, "json", "", "also write the figures as JSON to this file")
+	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the crawling serve process to this file (REGISTRY_CPUPROFILE)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -113,7 +115,7 @@ func runMixed(args []string) error {
 		"--import-examples=false", "--log-level", "warn"}
 
 	// Phase 1: serve without crawling.
-	srv, err := startServe(bin, tmp, "idle", append(common, "--crawl=false"))
+	srv, err := startServe(bin, tmp, "idle", "", append(common, "--crawl=false"))
 	if err != nil {
 		return err
 	}
@@ -136,7 +138,7 @@ func runMixed(args []string) error {
 
 	// Phase 2: serve crawling every agent every -interval.
 	iv := f.interval.String()
-	srv, err = startServe(bin, tmp, "crawl", append(common, "--crawl=true",
+	srv, err = startServe(bin, tmp, "crawl", f.cpuprofile, append(common, "--crawl=true",
 		"--crawl-min-interval", iv, "--crawl-max-interval", iv,
 		"--crawl-concurrency", strconv.Itoa(f.concurrency), "--crawl-per-host", strconv.Itoa(f.perHost)))
 	if err != nil {
@@ -436,7 +438,7 @@ type serveProc struct {
 	done    chan struct{}
 }
 
-func startServe(bin, dir, name string, args []string) (*serveProc, error) {
+func startServe(bin, dir, name, cpuprofile string, args []string) (*serveProc, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -450,6 +452,9 @@ func startServe(bin, dir, name string, args []string) (*serveProc, error) {
 	}
 	cmd := exec.Command(bin, append([]string{"serve", "--listen", addr}, args...)...)
 	cmd.Stdout, cmd.Stderr = logf, logf
+	if cpuprofile != "" {
+		cmd.Env = append(os.Environ(), "REGISTRY_CPUPROFILE="+cpuprofile)
+	}
 	p := &serveProc{cmd: cmd, base: "http://" + addr, logPath: logPath, done: make(chan struct{})}
 	p.started = time.Now()
 	if err := cmd.Start(); err != nil {

@@ -19,6 +19,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 )
 
@@ -30,9 +31,36 @@ func main() {
 	// After the first signal starts a graceful shutdown, a second one
 	// kills the process the default way.
 	context.AfterFunc(ctx, stop)
+	stopProfile := startCPUProfile(os.Getenv("REGISTRY_CPUPROFILE"), os.Stderr)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv)
+	stopProfile()
 	stop()
 	os.Exit(code)
+}
+
+// startCPUProfile writes a CPU profile of the whole process to path until
+// the returned function is called; a developer aid (registry-bench mixed
+// uses it to see where serve's time goes under crawl), off when path is
+// empty. A profile that cannot be started is reported and skipped.
+func startCPUProfile(path string, stderr io.Writer) func() {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "registry: REGISTRY_CPUPROFILE: %v\n", err)
+		if f != nil {
+			f.Close()
+		}
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}
 }
 
 // Exit codes.
