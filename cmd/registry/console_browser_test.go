@@ -98,13 +98,22 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// Not t.TempDir: chromium's helper processes may still write into
+	// their profile for a moment after the browser is gone, and a failed
+	// RemoveAll would fail the test. The cleanup is registered before the
+	// browser's, so it runs after the browser is closed.
+	profile, err := os.MkdirTemp("", "registry-browser-profile-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { removeProfile(t, profile) })
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(browser),
 		chromedp.NoSandbox,
 		chromedp.DisableGPU,
 		chromedp.Flag("disable-quic", true),
 		chromedp.Flag("disable-component-update", true),
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(profile),
 		chromedp.WindowSize(1280, 900),
 	)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
@@ -459,4 +468,18 @@ func storeTestAgent(t *testing.T, store *catalog.Store, url string) string {
 		t.Fatal(err)
 	}
 	return res.Agent.ID
+}
+
+// removeProfile deletes a browser profile directory, retrying while the
+// browser's last helper processes finish writing into it; what is left
+// after that is logged, not failed on: it is a temporary directory.
+func removeProfile(t *testing.T, dir string) {
+	var err error
+	for range 50 {
+		if err = os.RemoveAll(dir); err == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("leaving browser profile %s: %v", dir, err)
 }
