@@ -327,7 +327,7 @@ func (a *API) runSend(c echo.Context, ag catalog.Agent, run catalog.Run, tr prox
 			a.log.Warn("api: noting a run's task", "err", err, "run_id", run.ID)
 		}
 	}
-	if !acceptsEventStream(c.Request()) {
+	if !AcceptsEventStream(c.Request()) {
 		x, serr := send(ctx, call, note)
 		tr.Turns = append(tr.Turns, proxy.NewTurn(op, started, msg, taskID, creds, streamed, x, serr))
 		run = a.settle(run, &tr, x, serr)
@@ -348,29 +348,26 @@ func (a *API) runSend(c echo.Context, ag catalog.Agent, run catalog.Run, tr prox
 		return c.JSON(status, newRunResponse(run, tr))
 	}
 
-	sse, err := startEventStream(c, a.maxRun())
-	if err != nil {
-		return err
-	}
-	sse.send("run", RunStarted{ID: run.ID, AgentID: run.AgentID})
+	sse := StartEventStream(c, a.maxRun())
+	sse.SendJSON("run", RunStarted{ID: run.ID, AgentID: run.AgentID})
 	x, serr := send(ctx, call, func(e proxy.Event) {
-		sse.send("a2a", RunEvent{Turn: base, Seq: e.Seq, AtMS: float64(e.At.Microseconds()) / 1000, Kind: e.Kind, State: e.State, Data: e.Data})
+		sse.SendJSON("a2a", RunEvent{Turn: base, Seq: e.Seq, AtMS: float64(e.At.Microseconds()) / 1000, Kind: e.Kind, State: e.State, Data: e.Data})
 		note(e)
 	})
 	tr.Turns = append(tr.Turns, proxy.NewTurn(op, started, msg, taskID, creds, streamed, x, serr))
 	run = a.settle(run, &tr, x, serr)
 	if err := a.saveRun(ctx, run, tr, base, true); err != nil {
 		a.log.Error("api: storing run", "err", err, "run_id", run.ID)
-		sse.send("error", RunFailure{RunError: RunError{Code: CodeInternal, Message: "the run could not be stored"}})
+		sse.SendJSON("error", RunFailure{RunError: RunError{Code: CodeInternal, Message: "the run could not be stored"}})
 		return nil
 	}
 	tr, _ = a.storedTranscript(ctx, run.ID, tr)
 	resp := newRunResponse(run, tr)
 	if serr != nil {
-		sse.send("error", RunFailure{RunError: *resp.Error, Run: &resp})
+		sse.SendJSON("error", RunFailure{RunError: *resp.Error, Run: &resp})
 		return nil
 	}
-	sse.send("done", resp)
+	sse.SendJSON("done", resp)
 	return nil
 }
 
@@ -564,7 +561,9 @@ func transcriptOf(run catalog.Run) (proxy.Transcript, error) {
 	return tr, nil
 }
 
-func acceptsEventStream(r *http.Request) bool {
+// AcceptsEventStream tells whether the client asked for server-sent
+// events (Accept: text/event-stream). The console's run pages use it too.
+func AcceptsEventStream(r *http.Request) bool {
 	for _, part := range strings.Split(r.Header.Get(echo.HeaderAccept), ",") {
 		mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
 		if err == nil && mt == "text/event-stream" {
@@ -574,15 +573,16 @@ func acceptsEventStream(r *http.Request) bool {
 	return false
 }
 
-// eventStream writes server-sent events (WHATWG HTML §9.2).
-type eventStream struct {
+// EventStream writes server-sent events (WHATWG HTML §9.2): the run API's
+// JSON events, and the console's HTML fragments.
+type EventStream struct {
 	w  *echo.Response
 	id int
 }
 
-func startEventStream(c echo.Context, maxRun time.Duration) (*eventStream, error) {
-	// The server's write timeout is sized for ordinary answers; a stream
-	// lasts up to the run limit.
+// StartEventStream answers 200 with an event stream that may last up to
+// maxRun (the server's write timeout is sized for ordinary answers).
+func StartEventStream(c echo.Context, maxRun time.Duration) *EventStream {
 	_ = http.NewResponseController(c.Response()).SetWriteDeadline(time.Now().Add(maxRun + 30*time.Second))
 	h := c.Response().Header()
 	h.Set(echo.HeaderContentType, "text/event-stream")
@@ -590,17 +590,29 @@ func startEventStream(c echo.Context, maxRun time.Duration) (*eventStream, error
 	h.Set("X-Accel-Buffering", "no")
 	c.Response().WriteHeader(http.StatusOK)
 	c.Response().Flush()
-	return &eventStream{w: c.Response()}, nil
+	return &EventStream{w: c.Response()}
 }
 
-func (s *eventStream) send(event string, v any) {
+// SendJSON writes one event whose data is v as JSON.
+func (s *EventStream) SendJSON(event string, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		b = []byte(`{"code":"internal","message":"event could not be encoded"}`)
 	}
+	s.Send(event, string(b))
+}
+
+// Send writes one event; each line of data gets its own data field, which
+// the reader joins with newlines again.
+func (s *EventStream) Send(event, data string) {
 	s.id++
-	// json.Marshal never emits a raw newline, so one data line suffices.
-	_, _ = fmt.Fprintf(s.w, "event: %s\nid: %d\ndata: %s\n\n", event, s.id, b)
+	var b strings.Builder
+	fmt.Fprintf(&b, "event: %s\nid: %d\n", event, s.id)
+	for _, line := range strings.Split(strings.ReplaceAll(data, "\r", ""), "\n") {
+		b.WriteString("data: " + line + "\n")
+	}
+	b.WriteString("\n")
+	_, _ = io.WriteString(s.w, b.String())
 	s.w.Flush()
 }
 

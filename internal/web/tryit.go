@@ -177,18 +177,18 @@ func (h *Console) converse(c echo.Context, ag catalog.Agent, run catalog.Run, tr
 	}
 	call := proxy.Call{Card: ag.Card, Choice: choice, Credentials: creds}
 	base := len(tr.Turns)
-	var sse *fragmentStream
-	if acceptsEventStream(c.Request()) {
+	var sse *api.EventStream
+	if api.AcceptsEventStream(c.Request()) {
 		maxRun, _, _ := h.opts.Runner.Limits()
-		sse = startFragmentStream(c, maxRun)
-		sse.send(ctx, "run", templates.TryLive(h.liveView(c, ag, run)))
+		sse = api.StartEventStream(c, maxRun)
+		sendFragment(ctx, sse, "run", templates.TryLive(h.liveView(c, ag, run)))
 	}
 	// The task id is stored as soon as the agent names it, so a cancel
 	// (another request) can act on the task while this one streams.
 	noted := run.TaskID != ""
 	emit := func(e proxy.Event) {
 		if sse != nil {
-			sse.send(ctx, "event", templates.TryEvent(eventView(e.Seq, e.Kind, e.State, e.Data)))
+			sendFragment(ctx, sse, "event", templates.TryEvent(eventView(e.Seq, e.Kind, e.State, e.Data)))
 		}
 		if noted || e.TaskID == "" {
 			return
@@ -211,13 +211,13 @@ func (h *Console) converse(c echo.Context, ag catalog.Agent, run catalog.Run, tr
 	if err := api.SaveRun(sctx, h.opts.Runs, run, tr, base); err != nil {
 		if sse != nil {
 			h.log.ErrorContext(ctx, "console: storing run", "err", err, "run_id", run.ID)
-			sse.sendText("failed", "The run could not be stored.")
+			sse.Send("failed", "The run could not be stored.")
 			return nil
 		}
 		return h.agentError(c, err)
 	}
 	if sse != nil {
-		sse.sendText("done", runURL(ag.ID, run.ID))
+		sse.Send("done", runURL(ag.ID, run.ID))
 		return nil
 	}
 	return c.Redirect(http.StatusSeeOther, runURL(ag.ID, run.ID))
