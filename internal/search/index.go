@@ -217,8 +217,7 @@ func (x *Index) SetFields(id uint32, prev, seq int64, values map[string][]string
 	if !d.present || d.seq != prev || seq <= prev {
 		return false
 	}
-	nt := x.newTerms[:0]
-	collect := func(facet bool) {
+	x.setTerms(id, d, func(facet bool, nt []uint32) []uint32 {
 		for _, t := range d.terms {
 			f := x.terms[t].field
 			if _, replaced := values[f]; !replaced && x.isFacet[f] == facet {
@@ -235,25 +234,8 @@ func (x *Index) SetFields(id uint32, prev, seq int64, values map[string][]string
 				}
 			}
 		}
-	}
-	collect(true)
-	slices.Sort(nt)
-	nt = slices.Compact(nt)
-	nFacet := len(nt)
-	collect(false)
-	slices.Sort(nt[nFacet:])
-	nt = append(nt[:nFacet], slices.Compact(nt[nFacet:])...)
-	x.newTerms = nt
-
-	old := append(x.oldTerms[:0], d.terms...)
-	slices.Sort(old)
-	x.oldTerms = old
-	cur := append(x.curTerms[:0], nt...)
-	slices.Sort(cur)
-	x.curTerms = cur
-	x.diffTerms(id, old, cur)
-	d.terms = x.store(d.terms, nt)
-	d.nFacet = nFacet
+		return nt
+	})
 	d.seq = seq
 	return true
 }
@@ -318,33 +300,17 @@ func (x *Index) addLens(l [NumCols]uint16, sign int) {
 	}
 }
 
-// setLocked applies one document: only the terms, words and term
-// frequencies that differ from the stored version touch posting lists.
-func (x *Index) setLocked(p *prepared) {
-	id := p.ID
-	d := x.docAt(id)
-	if d.known && p.Seq <= d.seq {
-		return
-	}
-	wasPresent := d.present
-	d.known, d.present, d.seq, d.sortKey = true, true, p.Seq, p.SortKey
-
-	// Facet and filter terms: facet fields first, each part sorted and
-	// without repeats (two spellings of one value are one term).
-	nt := x.newTerms[:0]
-	for _, f := range p.Facets {
-		if x.isFacet[f.Field] {
-			nt = append(nt, x.termFor(f.Field, f.Value))
-		}
-	}
+// setTerms replaces doc id's facet and filter terms with those add
+// appends (called for the facet fields, then for the others) and moves the
+// doc between posting lists accordingly. Facet terms come first, each part
+// sorted and without repeats (two spellings of one value are one term), so
+// facet counting reads a prefix.
+func (x *Index) setTerms(id uint32, d *doc, add func(facet bool, nt []uint32) []uint32) {
+	nt := add(true, x.newTerms[:0])
 	slices.Sort(nt)
 	nt = slices.Compact(nt)
 	nFacet := len(nt)
-	for _, f := range p.Facets {
-		if !x.isFacet[f.Field] {
-			nt = append(nt, x.termFor(f.Field, f.Value))
-		}
-	}
+	nt = add(false, nt)
 	slices.Sort(nt[nFacet:])
 	nt = append(nt[:nFacet], slices.Compact(nt[nFacet:])...)
 	x.newTerms = nt
@@ -358,6 +324,27 @@ func (x *Index) setLocked(p *prepared) {
 	x.diffTerms(id, old, cur)
 	d.terms = x.store(d.terms, nt)
 	d.nFacet = nFacet
+}
+
+// setLocked applies one document: only the terms, words and term
+// frequencies that differ from the stored version touch posting lists.
+func (x *Index) setLocked(p *prepared) {
+	id := p.ID
+	d := x.docAt(id)
+	if d.known && p.Seq <= d.seq {
+		return
+	}
+	wasPresent := d.present
+	d.known, d.present, d.seq, d.sortKey = true, true, p.Seq, p.SortKey
+
+	x.setTerms(id, d, func(facet bool, nt []uint32) []uint32 {
+		for _, f := range p.Facets {
+			if x.isFacet[f.Field] == facet {
+				nt = append(nt, x.termFor(f.Field, f.Value))
+			}
+		}
+		return nt
+	})
 
 	// Words.
 	nw := x.newWords[:0]
