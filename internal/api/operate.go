@@ -5,8 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"mime"
+
 	"net/http"
 	"net/url"
 	"strings"
@@ -277,37 +276,4 @@ func (a *API) crawlerStatus(c echo.Context) error {
 		s.FailingHosts[i] = FailingHost{Host: h.Host, Agents: h.Agents, LastErrorClass: h.LastErrorClass, LastErrorAt: h.LastErrorAt}
 	}
 	return c.JSON(http.StatusOK, s)
-}
-
-// decodeJSONBody reads one JSON object of at most limit bytes into v,
-// strictly (unknown fields refused); shape describes the expected body in
-// the error.
-func decodeJSONBody(c echo.Context, v any, limit int64, shape string) error {
-	req := c.Request()
-	mt, _, err := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType))
-	if err != nil || mt != echo.MIMEApplicationJSON {
-		return newError(http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, "Content-Type must be application/json")
-	}
-	dec := json.NewDecoder(http.MaxBytesReader(c.Response(), req.Body, limit))
-	dec.DisallowUnknownFields()
-	err = dec.Decode(v)
-	if err == nil {
-		if _, terr := dec.Token(); terr != io.EOF {
-			err = errors.New("unexpected data after the JSON object")
-			if terr != nil {
-				err = terr
-			}
-		}
-	}
-	var tooLarge *http.MaxBytesError
-	if e := bodyReadFailed(err); e != nil {
-		return e
-	}
-	switch {
-	case errors.As(err, &tooLarge):
-		return newError(http.StatusRequestEntityTooLarge, CodePayloadTooLarge, "request body exceeds %d bytes", limit)
-	case err != nil:
-		return newError(http.StatusBadRequest, CodeInvalidBody, "body must be one JSON object %s%s", shape, jsonProblem(err))
-	}
-	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"strings"
 
@@ -42,32 +41,8 @@ func (a *API) registerAgent(c echo.Context) error {
 
 func decodeRegisterRequest(c echo.Context) (RegisterRequest, error) {
 	var in RegisterRequest
-	req := c.Request()
-	mt, _, err := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType))
-	if err != nil || mt != echo.MIMEApplicationJSON {
-		return in, newError(http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, "Content-Type must be application/json")
-	}
-	dec := json.NewDecoder(http.MaxBytesReader(c.Response(), req.Body, maxRegisterBody))
-	dec.DisallowUnknownFields()
-	err = dec.Decode(&in)
-	if err == nil {
-		// Exactly one JSON value: trailing bytes mean a confused client.
-		if _, terr := dec.Token(); terr != io.EOF {
-			err = errors.New("unexpected data after the JSON object")
-			if terr != nil {
-				err = terr
-			}
-		}
-	}
-	var tooLarge *http.MaxBytesError
-	if e := bodyReadFailed(err); e != nil {
-		return in, e
-	}
-	switch {
-	case errors.As(err, &tooLarge):
-		return in, newError(http.StatusRequestEntityTooLarge, CodePayloadTooLarge, "request body exceeds %d bytes", maxRegisterBody)
-	case err != nil:
-		return in, newError(http.StatusBadRequest, CodeInvalidBody, `body must be one JSON object {"url": "..."}%s`, jsonProblem(err))
+	if err := decodeJSONBody(c, &in, maxRegisterBody, `{"url": "..."}`); err != nil {
+		return in, err
 	}
 	in.URL = strings.TrimSpace(in.URL)
 	if in.URL == "" {

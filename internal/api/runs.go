@@ -625,27 +625,8 @@ func (a *API) decodeRunRequest(c echo.Context, needMessage bool) (RunRequest, er
 	if req.ContentLength == 0 && !needMessage {
 		return in, nil
 	}
-	mt, _, err := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType))
-	if err != nil || mt != echo.MIMEApplicationJSON {
-		return in, newError(http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, "Content-Type must be application/json")
-	}
-	dec := json.NewDecoder(http.MaxBytesReader(c.Response(), req.Body, limit))
-	dec.DisallowUnknownFields()
-	err = dec.Decode(&in)
-	if err == nil {
-		if _, terr := dec.Token(); terr != io.EOF {
-			err = errors.New("unexpected data after the JSON object")
-		}
-	}
-	var tooLarge *http.MaxBytesError
-	if e := bodyReadFailed(err); e != nil {
-		return in, e
-	}
-	switch {
-	case errors.As(err, &tooLarge):
-		return in, newError(http.StatusRequestEntityTooLarge, CodePayloadTooLarge, "request body exceeds %d bytes", limit)
-	case err != nil:
-		return in, newError(http.StatusBadRequest, CodeInvalidBody, "body must be one JSON run request%s", jsonProblem(err))
+	if err := decodeJSONBody(c, &in, limit, `{"message": {...}, ...} (a run request)`); err != nil {
+		return in, err
 	}
 	if needMessage && in.Message == nil {
 		e := newError(http.StatusBadRequest, CodeInvalidBody, "message is required")
