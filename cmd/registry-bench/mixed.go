@@ -78,15 +78,9 @@ func runMixed(args []string) error {
 	}
 	defer os.RemoveAll(tmp)
 
-	bin := f.registry
-	if bin == "" {
-		bin = filepath.Join(tmp, "registry")
-		fmt.Println("building the registry binary")
-		cmd := exec.Command("go", "build", "-o", bin, "github.com/a2aregistry/registry/cmd/registry")
-		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("building registry: %w", err)
-		}
+	bin, err := registryBinary(f.registry, tmp)
+	if err != nil {
+		return err
 	}
 
 	fl, err := startChangingFleet(f.seed, f.n, f.hosts, f.change)
@@ -427,6 +421,22 @@ func startChangingFleet(seed int64, n, hosts int, change float64) (*changingFlee
 		cf.urls[i] = fmt.Sprintf("%s/agents/%d%s", bases[i%hosts], i, crawler.WellKnownCardPath)
 	}
 	return cf, nil
+}
+
+// registryBinary returns bin, or when it is empty builds the registry
+// binary into dir: the benchmarks that run serve measure the real binary.
+func registryBinary(bin, dir string) (string, error) {
+	if bin != "" {
+		return bin, nil
+	}
+	bin = filepath.Join(dir, "registry")
+	fmt.Println("building the registry binary")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/a2aregistry/registry/cmd/registry")
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("building registry: %w", err)
+	}
+	return bin, nil
 }
 
 // serveProc is one `registry serve` child process.

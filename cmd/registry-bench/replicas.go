@@ -8,8 +8,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -59,15 +57,9 @@ func runReplicas(args []string) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	bin := f.registry
-	if bin == "" {
-		bin = filepath.Join(tmp, "registry")
-		fmt.Println("building the registry binary")
-		cmd := exec.Command("go", "build", "-o", bin, "github.com/a2aregistry/registry/cmd/registry")
-		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("building registry: %w", err)
-		}
+	bin, err := registryBinary(f.registry, tmp)
+	if err != nil {
+		return err
 	}
 	// Cards never change: the first crawl stores what the fleet serves
 	// (the catalog holds revision 0 without validators), and every later
