@@ -157,13 +157,7 @@ type AddKeyRequest struct {
 
 func newTrustedKey(k catalog.TrustedKey, now time.Time) TrustedKey {
 	out := TrustedKey{ID: k.ID, KID: k.KID, JWK: json.RawMessage(k.JWK), Thumbprint: k.Thumbprint, Origins: k.Origins,
-		NotAfter: k.NotAfter, RevokedAt: k.RevokedAt, CreatedAt: k.CreatedAt, State: "active"}
-	switch {
-	case k.RevokedAt != nil:
-		out.State = "revoked"
-	case k.NotAfter != nil && !now.Before(*k.NotAfter):
-		out.State = "expired"
-	}
+		NotAfter: k.NotAfter, RevokedAt: k.RevokedAt, CreatedAt: k.CreatedAt, State: k.State(now)}
 	if out.Origins == nil {
 		out.Origins = []string{}
 	}

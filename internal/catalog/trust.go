@@ -30,6 +30,25 @@ type TrustedKey struct {
 	CreatedAt time.Time
 }
 
+// Trusted key states, as of a given time.
+const (
+	KeyActive  = "active"
+	KeyExpired = "expired"
+	KeyRevoked = "revoked"
+)
+
+// State is KeyRevoked once the key is revoked, else KeyExpired from its
+// NotAfter on, else KeyActive.
+func (k TrustedKey) State(now time.Time) string {
+	switch {
+	case k.RevokedAt != nil:
+		return KeyRevoked
+	case k.NotAfter != nil && !now.Before(*k.NotAfter):
+		return KeyExpired
+	}
+	return KeyActive
+}
+
 const trustedKeyColumns = "id, kid, jwk, thumbprint, origins, not_after, revoked_at, created_at"
 
 // AddTrustedKey stores a new trusted key and returns it with its id and

@@ -56,17 +56,13 @@ func (h *Console) renderKeys(c echo.Context, status int, v view.Keys) error {
 	}
 	now := h.now()
 	for _, k := range keys {
-		kv := view.Key{ID: k.ID, KID: k.KID, Thumbprint: k.Thumbprint, Origins: k.Origins, CreatedAt: k.CreatedAt}
+		kv := view.Key{ID: k.ID, KID: k.KID, Thumbprint: k.Thumbprint, Origins: k.Origins, CreatedAt: k.CreatedAt,
+			State: k.State(now)}
 		switch {
 		case k.RevokedAt != nil:
-			kv.State, kv.Until = "revoked", *k.RevokedAt
-		case k.NotAfter != nil && !now.Before(*k.NotAfter):
-			kv.State, kv.Until = "expired", *k.NotAfter
-		default:
-			kv.State = "active"
-			if k.NotAfter != nil {
-				kv.Until = *k.NotAfter
-			}
+			kv.Until = *k.RevokedAt
+		case k.NotAfter != nil:
+			kv.Until = *k.NotAfter
 		}
 		v.Keys = append(v.Keys, kv)
 	}
