@@ -87,28 +87,13 @@ func TestCrashSafety(t *testing.T) {
 		t.Fatal(err)
 	}
 	dbPath := filepath.Join(dir, "catalog.db")
-	args := []string{"serve", "--listen", "127.0.0.1:0", "--db", "sqlite:" + dbPath, "--import-examples=false",
+	args := []string{"--listen", "127.0.0.1:0", "--db", "sqlite:" + dbPath, "--import-examples=false",
 		"--seeds", seeds, "--allow-networks", "127.0.0.0/8", "--crawl-concurrency", "16", "--crawl-per-host", "16",
 		"--crawl-min-interval", "100ms", "--crawl-max-interval", "1s", "--log-level", "warn",
 		// Synthetic cards name hosts under .example (jku, OpenID): tests
 		// reach loopback only.
 		"--verify-fetch=false"}
-	start := func() *exec.Cmd {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$")
-		cmd.Env = append(os.Environ(), crashChildEnv+"="+strings.Join(args, "\n"))
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		// A failed test must not leave a crawler running.
-		t.Cleanup(func() {
-			if cmd.ProcessState == nil {
-				cmd.Process.Kill()
-				cmd.Wait()
-			}
-		})
-		return cmd
-	}
+	start := func() *exec.Cmd { return startServeProcess(t, args) }
 	db, err := sql.Open("sqlite3", "file:"+dbPath+"?_busy_timeout=10000&mode=ro")
 	if err != nil {
 		t.Fatal(err)
