@@ -258,6 +258,9 @@ func storeRun(tx *txn, ins []UpsertInput, results []UpsertResult) ([]indexedDoc,
 			facets: docFacets(sum, rec.SignatureStatus, rec.SignatureTrust, rec.Health, nil), text: textOf(c)})
 		results[i] = UpsertResult{Agent: agentOf(*rec, c), Created: isCreated[i], NewVersion: true}
 	}
+	if err := addAnnotationFacets(tx, docs, recs, writes); err != nil {
+		return nil, err
+	}
 	changedPKs := make([]int64, len(changedAgents))
 	for i, r := range changedAgents {
 		changedPKs[i] = r.PK
