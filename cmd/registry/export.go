@@ -19,7 +19,8 @@ import (
 // The export format: JSON lines, one object per line with a "type". The
 // first line is the header; then every agent, then every trusted key.
 // Raw card bytes are base64 (encoding/json's []byte), so they come back
-// byte for byte. Sign-in sessions, verification reports, the fetch log
+// byte for byte. An agent's annotations travel with it (annotations of a
+// removed agent, kept for its return, do not). Sign-in sessions, verification reports, the fetch log
 // and the change feed are not exported: the first are secrets, the others
 // are rebuilt or belong to the old catalog.
 const (
@@ -54,6 +55,19 @@ type exportAgent struct {
 	FetchedAt time.Time       `json:"fetched_at"`
 	Versions  []exportVersion `json:"versions"`
 	Crawl     exportCrawl     `json:"crawl"`
+	// Annotations are the operator's; absent when the agent has none.
+	// Exports without them (older releases) import as unannotated.
+	Annotations *exportAnnotations `json:"annotations,omitempty"`
+}
+
+type exportAnnotations struct {
+	OwnerTeam      string            `json:"owner_team,omitempty"`
+	Contact        string            `json:"contact,omitempty"`
+	Classification string            `json:"classification,omitempty"`
+	Labels         map[string]string `json:"labels,omitempty"`
+	Notes          string            `json:"notes,omitempty"`
+	ChangedAt      time.Time         `json:"changed_at"`
+	ChangedBy      string            `json:"changed_by,omitempty"`
 }
 
 type exportVersion struct {
@@ -169,6 +183,10 @@ func agentToExport(a catalog.ExportedAgent) *exportAgent {
 	for _, v := range a.Versions {
 		e.Versions = append(e.Versions, exportVersion{Number: v.Number, Source: v.Source, ReceivedAt: v.ReceivedAt, Raw: v.Raw})
 	}
+	if n := a.Annotations; n != nil {
+		e.Annotations = &exportAnnotations{OwnerTeam: n.OwnerTeam, Contact: n.Contact, Classification: n.Classification,
+			Labels: n.Labels, Notes: n.Notes, ChangedAt: n.ChangedAt, ChangedBy: n.ChangedBy}
+	}
 	return e
 }
 
@@ -181,6 +199,10 @@ func agentFromExport(e *exportAgent) catalog.ExportedAgent {
 			LastErrorMessage: c.LastErrorMessage, LastErrorStatus: c.LastErrorStatus, LastErrorAt: c.LastErrorAt}}
 	for _, v := range e.Versions {
 		a.Versions = append(a.Versions, catalog.ExportedVersion{Number: v.Number, Source: v.Source, ReceivedAt: v.ReceivedAt, Raw: v.Raw})
+	}
+	if n := e.Annotations; n != nil {
+		a.Annotations = &catalog.Annotations{OwnerTeam: n.OwnerTeam, Contact: n.Contact, Classification: n.Classification,
+			Labels: n.Labels, Notes: n.Notes, ChangedAt: n.ChangedAt, ChangedBy: n.ChangedBy}
 	}
 	return a
 }

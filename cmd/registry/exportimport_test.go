@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -80,6 +81,20 @@ func TestExportImport(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// Annotations on two agents, one of them with a newer card version.
+	annotated := map[string]catalog.Annotations{}
+	for i, a := range []catalog.Annotations{
+		{OwnerTeam: "Payments", Contact: "pay@example.com", Classification: "confidential",
+			Labels: map[string]string{"env": "prod", "tier": "1"}, Notes: "Internal: call Ed."},
+		{Labels: map[string]string{"env": "dev"}},
+	} {
+		got, err := src.SetAnnotations(ctx, catalog.System("test"), ids[i+1], a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		annotated[ids[i+1]] = got
+	}
+
 	var exported bytes.Buffer
 	agents, keys, err := exportCatalog(ctx, src, &exported)
 	if err != nil {
@@ -104,6 +119,16 @@ func TestExportImport(t *testing.T) {
 			}
 			sameRawVersions(t, src, to)
 			sameSearches(t, src, to)
+			for id, want := range annotated {
+				v, err := to.AgentView(ctx, id, now)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want.ChangedAt = want.ChangedAt.Truncate(time.Microsecond)
+				if got := v.Annotations; !reflect.DeepEqual(got, want) {
+					t.Errorf("annotations of %s after import: %+v, want %+v", id, got, want)
+				}
+			}
 			srcKeys, _ := src.TrustedKeys(ctx)
 			toKeys, _ := to.TrustedKeys(ctx)
 			if !slices.EqualFunc(srcKeys, toKeys, sameKey) {
@@ -189,6 +214,8 @@ func sameSearches(t *testing.T, a, b *catalog.Store) {
 		{Text: "translate documents"},
 		{Filters: map[string][]string{catalog.FieldHealth: {catalog.HealthDown}}},
 		{Filters: map[string][]string{catalog.FieldInputMode: {"application/*"}}, Limit: 5},
+		{Filters: map[string][]string{catalog.FieldLabel: {"env:prod"}}},
+		{Filters: map[string][]string{catalog.FieldOwnerTeam: {"Payments"}, catalog.FieldLabel: {"tier"}}},
 	}
 	for _, q := range queries {
 		pa, err := a.Search(ctx, q)
