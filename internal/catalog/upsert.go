@@ -258,9 +258,6 @@ func storeRun(tx *txn, ins []UpsertInput, results []UpsertResult) ([]indexedDoc,
 			facets: docFacets(sum, rec.SignatureStatus, rec.SignatureTrust, rec.Health, nil), text: textOf(c)})
 		results[i] = UpsertResult{Agent: agentOf(*rec, c), Created: isCreated[i], NewVersion: true}
 	}
-	if err := addAnnotationFacets(tx, docs, recs, writes); err != nil {
-		return nil, err
-	}
 	changedPKs := make([]int64, len(changedAgents))
 	for i, r := range changedAgents {
 		changedPKs[i] = r.PK
@@ -272,6 +269,12 @@ func storeRun(tx *txn, ins []UpsertInput, results []UpsertResult) ([]indexedDoc,
 		return nil, err
 	}
 	if err := insertRows(tx, agentsTable, newAgents); err != nil {
+		return nil, err
+	}
+	// Read once the agents rows are written: on PostgreSQL the update
+	// waited for a concurrent SetAnnotations holding the row, and this
+	// read sees what it committed.
+	if err := addAnnotationFacets(tx, docs, recs, writes); err != nil {
 		return nil, err
 	}
 	if err := insertRows(tx, cardVersionsTable, versions); err != nil {
