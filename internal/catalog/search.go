@@ -131,8 +131,10 @@ func normalizeQuery(q Query) (Query, error) {
 			if len(v) > 256 || !utf8.ValidString(v) {
 				return q, fmt.Errorf("%w: %s value is too long or not UTF-8", ErrInvalidQuery, field)
 			}
-			if _, _, ok := ParseLabelFilter(v); field == FieldLabel && !ok {
-				return q, fmt.Errorf("%w: label must be key or key:value with a valid label key", ErrInvalidQuery)
+			if field == FieldLabel {
+				if _, _, ok := ParseLabelFilter(v); !ok {
+					return q, fmt.Errorf("%w: label must be key or key:value with a valid label key", ErrInvalidQuery)
+				}
 			}
 			filters[field] = append(filters[field], v)
 		}
