@@ -94,6 +94,25 @@ func TestExportImport(t *testing.T) {
 		}
 		annotated[ids[i+1]] = got
 	}
+	// And an agent removed after it was annotated: its annotations wait
+	// for its card URL to be registered again.
+	goneURL := "https://gone.example.com/.well-known/agent-card.json"
+	goneCard, err := card.Parse(gen.Card(40), lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone, err := src.Upsert(ctx, catalog.System("test"), catalog.UpsertInput{CardURL: goneURL, Card: goneCard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	goneAnn, err := src.SetAnnotations(ctx, catalog.System("test"), gone.Agent.ID, catalog.Annotations{OwnerTeam: "Legacy",
+		Labels: map[string]string{"retired": "yes"}, Notes: "Removed in the 2026 clean-up."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := src.DeleteAgent(ctx, catalog.System("test"), gone.Agent.ID); err != nil {
+		t.Fatal(err)
+	}
 
 	var exported bytes.Buffer
 	agents, keys, err := exportCatalog(ctx, src, &exported)
@@ -145,6 +164,20 @@ func TestExportImport(t *testing.T) {
 			// A second import is refused: an export restores, it never merges.
 			if _, _, err := importCatalog(ctx, to, bytes.NewReader(exported.Bytes()), cfg); !errors.Is(err, catalog.ErrNotEmpty) {
 				t.Errorf("import into a full catalog: %v; want ErrNotEmpty", err)
+			}
+			// The removed agent, registered again in the copy, finds its
+			// annotations there.
+			back, err := to.Upsert(ctx, catalog.System("test"), catalog.UpsertInput{CardURL: goneURL, Card: goneCard})
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := to.AgentView(ctx, back.Agent.ID, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			goneAnn.ChangedAt = goneAnn.ChangedAt.Truncate(time.Microsecond)
+			if !reflect.DeepEqual(v.Annotations, goneAnn) {
+				t.Errorf("annotations of the removed agent after import and registering again: %+v, want %+v", v.Annotations, goneAnn)
 			}
 		})
 	}

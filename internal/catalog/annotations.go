@@ -445,3 +445,59 @@ func addAnnotationFacets(tx *txn, docs []indexedDoc, recs []agentRecord, writes 
 	}
 	return nil
 }
+
+// ExportedAnnotations are the annotations of a card URL no agent has now:
+// kept after its agent was removed, for when it is registered again.
+type ExportedAnnotations struct {
+	CardURL     string
+	Annotations Annotations
+}
+
+// ExportOrphanAnnotations calls fn with the annotations of every card URL
+// without an agent, in card URL order. Exports carry them so that a
+// restored catalog keeps them as this one does.
+func (s *Store) ExportOrphanAnnotations(ctx context.Context, fn func(ExportedAnnotations) error) error {
+	var rows []annotationRow
+	if err := s.db.WithContext(ctx).Raw("SELECT " + annotationColumns + ` FROM annotations n
+		WHERE NOT EXISTS (SELECT 1 FROM agents a WHERE a.card_url = n.card_url) ORDER BY card_url`).Scan(&rows).Error; err != nil {
+		return fmt.Errorf("exporting annotations: %w", err)
+	}
+	for _, r := range rows {
+		a, err := r.annotations()
+		if err != nil {
+			return fmt.Errorf("exporting annotations of %s: %w", r.CardURL, err)
+		}
+		a.ChangedAt = exportTime(a.ChangedAt)
+		if err := fn(ExportedAnnotations{CardURL: r.CardURL, Annotations: a}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RestoreAnnotations stores exported annotations of a card URL as they
+// were (change time and author included), replacing any it has.
+func (s *Store) RestoreAnnotations(ctx context.Context, e ExportedAnnotations) error {
+	a, err := NormalizeAnnotations(e.Annotations)
+	if err != nil {
+		return fmt.Errorf("restoring annotations of %s: %w", e.CardURL, err)
+	}
+	if strings.TrimSpace(e.CardURL) == "" {
+		return fmt.Errorf("%w: annotations without a card URL", ErrInvalidQuery)
+	}
+	err = s.transact(ctx, func(tx *txn) error {
+		var n int64
+		if err := tx.Raw("SELECT COUNT(*) FROM agents WHERE card_url = ?", e.CardURL).Scan(&n).Error; err != nil {
+			return err
+		}
+		if n > 0 {
+			// An agent's annotations come with the agent (ImportAgent).
+			return fmt.Errorf("%w: card URL %s has an agent", ErrConflict, e.CardURL)
+		}
+		return writeAnnotations(tx.DB, e.CardURL, a)
+	})
+	if err != nil {
+		return fmt.Errorf("restoring annotations of %s: %w", e.CardURL, err)
+	}
+	return nil
+}
