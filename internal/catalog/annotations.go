@@ -87,14 +87,14 @@ func NormalizeAnnotations(a Annotations) (Annotations, error) {
 		Classification: strings.TrimSpace(a.Classification), Notes: strings.TrimSpace(a.Notes),
 		ChangedAt: a.ChangedAt, ChangedBy: a.ChangedBy,
 	}
-	line := []struct {
+	lines := []struct {
 		field, value string
 		max          int
 	}{
 		{"owner_team", out.OwnerTeam, MaxOwnerTeamLen},
 		{"contact", out.Contact, MaxContactLen},
 	}
-	for _, l := range line {
+	for _, l := range lines {
 		if err := checkLine(l.field, l.value, l.max); err != nil {
 			return Annotations{}, err
 		}
@@ -107,7 +107,7 @@ func NormalizeAnnotations(a Annotations) (Annotations, error) {
 	if !utf8.ValidString(out.Notes) || utf8.RuneCountInString(out.Notes) > MaxNotesLen {
 		return Annotations{}, &AnnotationError{"notes", fmt.Sprintf("must be UTF-8 text of at most %d characters", MaxNotesLen)}
 	}
-	if i := strings.IndexFunc(out.Notes, func(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\t' && r != '\r' }); i >= 0 {
+	if strings.ContainsFunc(out.Notes, func(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\t' && r != '\r' }) {
 		return Annotations{}, &AnnotationError{"notes", "must not hold control characters"}
 	}
 	if len(a.Labels) > MaxLabels {
@@ -137,7 +137,7 @@ func checkLine(field, v string, max int) error {
 	if !utf8.ValidString(v) || utf8.RuneCountInString(v) > max {
 		return &AnnotationError{field, fmt.Sprintf("must be UTF-8 text of at most %d characters", max)}
 	}
-	if strings.IndexFunc(v, func(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) }) >= 0 {
+	if strings.ContainsFunc(v, func(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) }) {
 		return &AnnotationError{field, "must be one line without control or invisible formatting characters"}
 	}
 	return nil
