@@ -88,7 +88,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	peer := proxytest.Start(t, card.BindingJSONRPC, "0.3", proxytest.Options{})
 	px := proxy.New(proxy.Options{Client: proxytest.Loopback(), Logger: log})
 	srv := httptest.NewServer(newHandler(handlerDeps{log: log, store: store, registrar: registrar, auth: authn,
-		agents: store, pauser: store, keys: store, runner: px, runs: store}))
+		agents: store, pauser: store, keys: store, runner: px, runs: store, annotator: store}))
 	t.Cleanup(srv.Close)
 
 	shots := os.Getenv(screenshotDirEnv)
@@ -288,6 +288,28 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.Click(`#register-results a`, chromedp.ByQuery),
 		chromedp.WaitVisible(`#signatures`, chromedp.ByQuery),
 		waitFor(`document.querySelector('h1').textContent === 'Loopback Agent'`),
+	)
+
+	// Annotations: the form posts through htmx and the section is swapped
+	// in place; a label chip leads to the search for that label.
+	run("annotate an agent",
+		chromedp.Navigate(srv.URL+"/agents/"+ids["invoice"]),
+		chromedp.WaitVisible(`#annotations`, chromedp.ByQuery),
+		chromedp.Click(`#annotations summary`, chromedp.ByQuery),
+		chromedp.SendKeys(`#ann-owner`, "Payments Platform", chromedp.ByQuery),
+		chromedp.SendKeys(`#ann-labels`, "env prod", chromedp.ByQuery),
+		chromedp.Click(`#annotations form button`, chromedp.ByQuery),
+		waitFor(`document.querySelector('#annotations .notice.warn') !== null`),
+		chromedp.SetValue(`#ann-labels`, "env=prod\ntier=1", chromedp.ByQuery),
+		chromedp.Click(`#annotations form button`, chromedp.ByQuery),
+		waitFor(`document.querySelectorAll('#annotations a.chip').length === 2`),
+		waitFor(`location.pathname === '/agents/`+ids["invoice"]+`'`),
+		chromedp.ScrollIntoView(`#annotations`, chromedp.ByQuery),
+		shot("annotations.png"),
+		chromedp.Click(`#annotations a.chip`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#filters`, chromedp.ByQuery),
+		waitFor(`location.search === '?label=env%3Aprod'`),
+		waitFor(count+` === '1 agent'`),
 	)
 
 	// Try it: the run streams into the page (tryit.js, no inline script);

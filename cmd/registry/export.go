@@ -19,7 +19,8 @@ import (
 // The export format: JSON lines, one object per line with a "type". The
 // first line is the header; then every agent, then every trusted key.
 // Raw card bytes are base64 (encoding/json's []byte), so they come back
-// byte for byte. Sign-in sessions, verification reports, the fetch log
+// byte for byte. An agent's annotations travel with it; those kept for a
+// removed agent's return have lines of their own, after the agents. Sign-in sessions, verification reports, the fetch log
 // and the change feed are not exported: the first are secrets, the others
 // are rebuilt or belong to the old catalog.
 const (
@@ -30,10 +31,12 @@ const (
 )
 
 type exportLine struct {
-	Type       string          `json:"type"` // header, agent, trusted_key
+	Type       string          `json:"type"` // header, agent, annotations, trusted_key
 	Header     *exportHeader   `json:"header,omitempty"`
 	Agent      *exportAgent    `json:"agent,omitempty"`
 	TrustedKey *exportTrustKey `json:"trusted_key,omitempty"`
+	// Annotations are those of a card URL without an agent.
+	Annotations *exportOrphanAnnotations `json:"annotations,omitempty"`
 }
 
 type exportHeader struct {
@@ -54,6 +57,24 @@ type exportAgent struct {
 	FetchedAt time.Time       `json:"fetched_at"`
 	Versions  []exportVersion `json:"versions"`
 	Crawl     exportCrawl     `json:"crawl"`
+	// Annotations are the operator's; absent when the agent has none.
+	// Exports without them (older releases) import as unannotated.
+	Annotations *exportAnnotations `json:"annotations,omitempty"`
+}
+
+type exportOrphanAnnotations struct {
+	CardURL     string            `json:"card_url"`
+	Annotations exportAnnotations `json:"annotations"`
+}
+
+type exportAnnotations struct {
+	OwnerTeam      string            `json:"owner_team,omitempty"`
+	Contact        string            `json:"contact,omitempty"`
+	Classification string            `json:"classification,omitempty"`
+	Labels         map[string]string `json:"labels,omitempty"`
+	Notes          string            `json:"notes,omitempty"`
+	ChangedAt      time.Time         `json:"changed_at"`
+	ChangedBy      string            `json:"changed_by,omitempty"`
 }
 
 type exportVersion struct {
@@ -143,6 +164,13 @@ func exportCatalog(ctx context.Context, store *catalog.Store, w io.Writer) (agen
 	if err != nil {
 		return agents, 0, err
 	}
+	err = store.ExportOrphanAnnotations(ctx, func(e catalog.ExportedAnnotations) error {
+		n := toExportAnnotations(&e.Annotations)
+		return enc.Encode(exportLine{Type: "annotations", Annotations: &exportOrphanAnnotations{CardURL: e.CardURL, Annotations: *n}})
+	})
+	if err != nil {
+		return agents, 0, err
+	}
 	tks, err := store.TrustedKeys(ctx)
 	if err != nil {
 		return agents, 0, err
@@ -169,6 +197,9 @@ func agentToExport(a catalog.ExportedAgent) *exportAgent {
 	for _, v := range a.Versions {
 		e.Versions = append(e.Versions, exportVersion{Number: v.Number, Source: v.Source, ReceivedAt: v.ReceivedAt, Raw: v.Raw})
 	}
+	if a.Annotations != nil {
+		e.Annotations = toExportAnnotations(a.Annotations)
+	}
 	return e
 }
 
@@ -182,7 +213,21 @@ func agentFromExport(e *exportAgent) catalog.ExportedAgent {
 	for _, v := range e.Versions {
 		a.Versions = append(a.Versions, catalog.ExportedVersion{Number: v.Number, Source: v.Source, ReceivedAt: v.ReceivedAt, Raw: v.Raw})
 	}
+	if e.Annotations != nil {
+		n := fromExportAnnotations(*e.Annotations)
+		a.Annotations = &n
+	}
 	return a
+}
+
+func toExportAnnotations(n *catalog.Annotations) *exportAnnotations {
+	return &exportAnnotations{OwnerTeam: n.OwnerTeam, Contact: n.Contact, Classification: n.Classification,
+		Labels: n.Labels, Notes: n.Notes, ChangedAt: n.ChangedAt, ChangedBy: n.ChangedBy}
+}
+
+func fromExportAnnotations(n exportAnnotations) catalog.Annotations {
+	return catalog.Annotations{OwnerTeam: n.OwnerTeam, Contact: n.Contact, Classification: n.Classification,
+		Labels: n.Labels, Notes: n.Notes, ChangedAt: n.ChangedAt, ChangedBy: n.ChangedBy}
 }
 
 // errBadExport marks a file that is not an export this release reads.
@@ -241,6 +286,11 @@ func importCatalog(ctx context.Context, store *catalog.Store, r io.Reader, cfg c
 				return agents, keys, fmt.Errorf("line %d: %w", line, err)
 			}
 			agents++
+		case l.Type == "annotations" && l.Annotations != nil:
+			if err := store.RestoreAnnotations(ctx, catalog.ExportedAnnotations{CardURL: l.Annotations.CardURL,
+				Annotations: fromExportAnnotations(l.Annotations.Annotations)}); err != nil {
+				return agents, keys, fmt.Errorf("line %d: %w", line, err)
+			}
 		case l.Type == "trusted_key" && l.TrustedKey != nil:
 			k := l.TrustedKey
 			if err := store.RestoreTrustedKey(ctx, catalog.TrustedKey{ID: k.ID, KID: k.KID, JWK: k.JWK, Thumbprint: k.Thumbprint,

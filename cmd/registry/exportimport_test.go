@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -80,6 +81,39 @@ func TestExportImport(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// Annotations on two agents, one of them with a newer card version.
+	annotated := map[string]catalog.Annotations{}
+	for i, a := range []catalog.Annotations{
+		{OwnerTeam: "Payments", Contact: "pay@example.com", Classification: "confidential",
+			Labels: map[string]string{"env": "prod", "tier": "1"}, Notes: "Internal: call Ed."},
+		{Labels: map[string]string{"env": "dev"}},
+	} {
+		got, err := src.SetAnnotations(ctx, catalog.System("test"), ids[i+1], a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		annotated[ids[i+1]] = got
+	}
+	// And an agent removed after it was annotated: its annotations wait
+	// for its card URL to be registered again.
+	goneURL := "https://gone.example.com/.well-known/agent-card.json"
+	goneCard, err := card.Parse(gen.Card(40), lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone, err := src.Upsert(ctx, catalog.System("test"), catalog.UpsertInput{CardURL: goneURL, Card: goneCard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	goneAnn, err := src.SetAnnotations(ctx, catalog.System("test"), gone.Agent.ID, catalog.Annotations{OwnerTeam: "Legacy",
+		Labels: map[string]string{"retired": "yes"}, Notes: "Removed in the 2026 clean-up."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := src.DeleteAgent(ctx, catalog.System("test"), gone.Agent.ID); err != nil {
+		t.Fatal(err)
+	}
+
 	var exported bytes.Buffer
 	agents, keys, err := exportCatalog(ctx, src, &exported)
 	if err != nil {
@@ -104,6 +138,16 @@ func TestExportImport(t *testing.T) {
 			}
 			sameRawVersions(t, src, to)
 			sameSearches(t, src, to)
+			for id, want := range annotated {
+				v, err := to.AgentView(ctx, id, now)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want.ChangedAt = want.ChangedAt.Truncate(time.Microsecond)
+				if got := v.Annotations; !reflect.DeepEqual(got, want) {
+					t.Errorf("annotations of %s after import: %+v, want %+v", id, got, want)
+				}
+			}
 			srcKeys, _ := src.TrustedKeys(ctx)
 			toKeys, _ := to.TrustedKeys(ctx)
 			if !slices.EqualFunc(srcKeys, toKeys, sameKey) {
@@ -120,6 +164,20 @@ func TestExportImport(t *testing.T) {
 			// A second import is refused: an export restores, it never merges.
 			if _, _, err := importCatalog(ctx, to, bytes.NewReader(exported.Bytes()), cfg); !errors.Is(err, catalog.ErrNotEmpty) {
 				t.Errorf("import into a full catalog: %v; want ErrNotEmpty", err)
+			}
+			// The removed agent, registered again in the copy, finds its
+			// annotations there.
+			back, err := to.Upsert(ctx, catalog.System("test"), catalog.UpsertInput{CardURL: goneURL, Card: goneCard})
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := to.AgentView(ctx, back.Agent.ID, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			goneAnn.ChangedAt = goneAnn.ChangedAt.Truncate(time.Microsecond)
+			if !reflect.DeepEqual(v.Annotations, goneAnn) {
+				t.Errorf("annotations of the removed agent after import and registering again: %+v, want %+v", v.Annotations, goneAnn)
 			}
 		})
 	}
@@ -189,6 +247,8 @@ func sameSearches(t *testing.T, a, b *catalog.Store) {
 		{Text: "translate documents"},
 		{Filters: map[string][]string{catalog.FieldHealth: {catalog.HealthDown}}},
 		{Filters: map[string][]string{catalog.FieldInputMode: {"application/*"}}, Limit: 5},
+		{Filters: map[string][]string{catalog.FieldLabel: {"env:prod"}}},
+		{Filters: map[string][]string{catalog.FieldOwnerTeam: {"Payments"}, catalog.FieldLabel: {"tier"}}},
 	}
 	for _, q := range queries {
 		pa, err := a.Search(ctx, q)

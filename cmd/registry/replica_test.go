@@ -275,9 +275,48 @@ func TestReplicas(t *testing.T) {
 		t.Errorf("r3 found the agent registered on r1 after %v; want within the sync interval %v", d, indexSyncInterval)
 	}
 
+	// Annotating it on r1 reaches r3's label filter within one sync
+	// interval: the write moves the agent's seq on, which Sync reads.
+	labelHits := func(addr string) int {
+		resp, err := http.Get("http://" + addr + "/api/v1/agents?label=zoo:quokka")
+		if err != nil {
+			return -1
+		}
+		defer resp.Body.Close()
+		var page struct {
+			Total int `json:"total"`
+		}
+		if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&page) != nil {
+			return -1
+		}
+		return page.Total
+	}
+	req, err := http.NewRequest(http.MethodPut, "http://"+addrs[0]+"/api/v1/agents/"+url.PathEscape(registered.ID)+"/annotations",
+		strings.NewReader(`{"owner_team":"Marsupials","labels":{"zoo":"quokka"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	annotatedAt := time.Now()
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("annotating on r1: %s", resp.Status)
+	}
+	if n := labelHits(addrs[0]); n != 1 {
+		t.Errorf("r1's label search right after annotating finds %d agents, want 1", n)
+	}
+	waitUntil(t, 15*time.Second, "the annotation in r3's label filter", func() bool { return labelHits(addrs[2]) == 1 })
+	if d := time.Since(annotatedAt); d > indexSyncInterval+2*time.Second {
+		t.Errorf("r3 found the annotation made on r1 after %v; want within the sync interval %v", d, indexSyncInterval)
+	}
+
 	// Removing it on r1 takes it out of r3's search within one sync
 	// interval too (a tombstone: no row is left for r3 to read).
-	req, err := http.NewRequest(http.MethodDelete, "http://"+addrs[0]+"/api/v1/agents/"+url.PathEscape(registered.ID), nil)
+	req, err = http.NewRequest(http.MethodDelete, "http://"+addrs[0]+"/api/v1/agents/"+url.PathEscape(registered.ID), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

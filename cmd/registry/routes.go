@@ -19,7 +19,7 @@ import (
 func (a *app) handler() http.Handler {
 	d := handlerDeps{log: a.log, store: a.store, registrar: a.registrar, metrics: a.metrics, auth: a.auth,
 		hosts: a.cfg.AcceptedHosts(), origins: a.cfg.TrustedOrigins(), agents: a.store, pauser: a.store, keys: a.store,
-		ops: a.store}
+		ops: a.store, annotator: a.store}
 	if a.crawler != nil {
 		d.refresher = a.crawler
 	}
@@ -43,6 +43,7 @@ type handlerDeps struct {
 	pauser    web.Pauser          // nil: the console cannot pause crawling
 	keys      web.KeyStore        // nil: no trusted-keys page
 	ops       operations          // nil: no audit log, no operator endpoints
+	annotator annotator           // nil: annotations are read-only
 	ready     *readiness          // nil: no /readyz
 	runner    api.Runner          // nil: no test runs
 	runs      api.RunStore
@@ -56,6 +57,13 @@ type operations interface {
 	api.Operator
 	api.Keys
 	api.CrawlStatus
+}
+
+// annotator writes annotations for the API and the console;
+// *catalog.Store implements it.
+type annotator interface {
+	api.Annotator
+	web.Annotator
 }
 
 // newHandler mounts every route: /healthz and the JSON API.
@@ -112,6 +120,9 @@ func newHandler(d handlerDeps) http.Handler {
 	if d.ops != nil {
 		opts.Audit, opts.Operator, opts.Keys, opts.Crawl = d.ops, d.ops, d.ops, d.ops
 	}
+	if d.annotator != nil {
+		opts.Annotator = d.annotator
+	}
 	api.New(opts).Mount(e)
 	web.New(consoleOptions(d)).Mount(e)
 	return e
@@ -138,6 +149,9 @@ func consoleOptions(d handlerDeps) web.Options {
 	}
 	if d.ops != nil {
 		o.Audit, o.Remover, o.Crawl = d.ops, d.ops, d.ops
+	}
+	if d.annotator != nil {
+		o.Annotator = d.annotator
 	}
 	return o
 }

@@ -100,6 +100,14 @@ func parseSearch(rawQuery string) (catalog.Query, error) {
 				return q, invalidParameter(name, "each %s value must be 1 to %d bytes of UTF-8", name, maxFilterValueLen)
 			}
 		}
+		if name == catalog.FieldLabel {
+			for _, v := range vals {
+				if _, _, ok := catalog.ParseLabelFilter(v); !ok {
+					return q, invalidParameter(name, "label must be key or key:value, the key 1 to %d characters of a-z, 0-9, '.', '_', '-', '/'",
+						catalog.MaxLabelKeyLen)
+				}
+			}
+		}
 		if allowed, ok := enumFilters[name]; ok {
 			for _, v := range vals {
 				if !slices.Contains(allowed, v) {
@@ -186,6 +194,7 @@ func (a *API) agentDetail(c echo.Context, id string) (AgentDetail, error) {
 		return AgentDetail{}, fmt.Errorf("agent %s has no parsed card", id)
 	}
 	d := newAgentDetail(v)
+	d.Annotations = newAnnotations(v.Annotations, a.seesNotes(c))
 	if d.Check, err = a.latestCheck(c.Request().Context(), id); err != nil {
 		return AgentDetail{}, err
 	}

@@ -82,6 +82,9 @@ type Options struct {
 	Operator Operator
 	Keys     Keys
 	Crawl    CrawlStatus
+	// Annotator serves PUT /agents/{id}/annotations (editor); the route
+	// is absent when it is nil.
+	Annotator Annotator
 	// Authorizer guards each route by the role it needs (see routes).
 	// Nil means no sign-in: every route is open, for development on
 	// loopback.
@@ -108,6 +111,7 @@ type API struct {
 	operator   Operator
 	keys       Keys
 	crawl      CrawlStatus
+	annotator  Annotator
 	// crossSite refuses browser writes from other sites; it goes on every
 	// state-changing route, before the role check (it needs no session).
 	crossSite echo.MiddlewareFunc
@@ -137,6 +141,7 @@ func New(opts Options) *API {
 		operator:    opts.Operator,
 		keys:        opts.Keys,
 		crawl:       opts.Crawl,
+		annotator:   opts.Annotator,
 		crossSite:   crossSiteGuard(opts.TrustedOrigins, log),
 		log:         log,
 		now:         time.Now,
@@ -214,6 +219,9 @@ func (a *API) routes() []route {
 			route{method: http.MethodPost, path: "/runs/:id/resubscribe", role: auth.Tester, handler: a.resubscribeRun},
 			route{method: http.MethodPost, path: "/agents/:id/checks", role: auth.Tester, handler: a.checkAgent},
 		)
+	}
+	if a.annotator != nil {
+		rs = append(rs, route{method: http.MethodPut, path: "/agents/:id/annotations", role: auth.Editor, handler: a.setAnnotations})
 	}
 	return append(rs, a.operatorRoutes()...)
 }

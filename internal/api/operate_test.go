@@ -58,7 +58,7 @@ func TestOperatorEndpoints(t *testing.T) {
 		id := res.Agent.ID
 		env := testEnv{e: echo.New()}
 		env.e.Pre(middleware.RequestID())
-		New(Options{Catalog: store, Audit: store, Operator: store, Keys: store, Crawl: store}).Mount(env.e)
+		New(Options{Catalog: store, Audit: store, Operator: store, Keys: store, Crawl: store, Annotator: store}).Mount(env.e)
 
 		var keyID string
 		jwk := testKeyJWK(t, "k1")
@@ -82,6 +82,8 @@ func TestOperatorEndpoints(t *testing.T) {
 				}},
 			{name: "resume", method: http.MethodPost, target: func() string { return "/api/v1/agents/" + id + "/resume" },
 				wantStatus: http.StatusOK, wantAudit: catalog.ActionResume},
+			{name: "annotate", method: http.MethodPut, target: func() string { return "/api/v1/agents/" + id + "/annotations" },
+				body: `{"owner_team":"Echo team","labels":{"env":"prod"}}`, header: jsonCT, wantStatus: http.StatusOK, wantAudit: catalog.ActionAnnotate},
 			{name: "pause an unknown agent", method: http.MethodPost, target: func() string { return "/api/v1/agents/nope/pause" },
 				wantStatus: http.StatusNotFound},
 			{name: "pause with a form body", method: http.MethodPost, target: func() string { return "/api/v1/agents/" + id + "/pause" },

@@ -41,16 +41,18 @@ func callerWith(have auth.Role) auth.Authorizer {
 func TestRouteRoles(t *testing.T) {
 	store := catalogtest.SQLite(t)
 	a := New(Options{Catalog: newFakeCatalog(), Registrar: &fakeRegistrar{}, Refresher: &fakeRefresher{},
-		Runner: newTestRunner(), Runs: newFakeRunStore(), Audit: &fakeAuditLog{}, Operator: store, Keys: store, Crawl: store})
+		Runner: newTestRunner(), Runs: newFakeRunStore(), Audit: &fakeAuditLog{}, Operator: store, Keys: store, Crawl: store,
+		Annotator: store})
 	operator := map[string]auth.Role{
-		"GET /audit":              auth.Admin,
-		"DELETE /agents/:id":      auth.Admin,
-		"POST /agents/:id/pause":  auth.Editor,
-		"POST /agents/:id/resume": auth.Editor,
-		"GET /keys":               auth.Admin,
-		"POST /keys":              auth.Admin,
-		"POST /keys/:id/revoke":   auth.Admin,
-		"GET /crawler":            auth.Editor,
+		"PUT /agents/:id/annotations": auth.Editor,
+		"GET /audit":                  auth.Admin,
+		"DELETE /agents/:id":          auth.Admin,
+		"POST /agents/:id/pause":      auth.Editor,
+		"POST /agents/:id/resume":     auth.Editor,
+		"GET /keys":                   auth.Admin,
+		"POST /keys":                  auth.Admin,
+		"POST /keys/:id/revoke":       auth.Admin,
+		"GET /crawler":                auth.Editor,
 	}
 	writes, runs := 0, 0
 	for _, r := range a.routes() {
@@ -107,9 +109,10 @@ func TestMountChecksEachRoutesRole(t *testing.T) {
 	store := catalogtest.SQLite(t)
 	env := newTestEnv(t, func(o *Options) {
 		o.Authorizer = deny
-		o.Audit, o.Operator, o.Keys, o.Crawl = store, store, store, store
+		o.Audit, o.Operator, o.Keys, o.Crawl, o.Annotator = store, store, store, store, store
 	})
-	a := New(Options{Catalog: env.cat, Registrar: env.reg, Refresher: env.ref, Audit: store, Operator: store, Keys: store, Crawl: store})
+	a := New(Options{Catalog: env.cat, Registrar: env.reg, Refresher: env.ref, Audit: store, Operator: store, Keys: store, Crawl: store,
+		Annotator: store})
 	for _, r := range a.routes() {
 		asked = nil
 		target := BasePath + strings.NewReplacer(":id", "a1", ":n", "1").Replace(r.path)

@@ -80,6 +80,9 @@ type AgentDetail struct {
 	// Check is the latest declared-vs-working check (POST
 	// /agents/{id}/checks), absent until a tester ran one.
 	Check *CheckResponse `json:"check,omitempty"`
+	// Annotations are the operator's (PUT /agents/{id}/annotations);
+	// notes only for editors and admins.
+	Annotations Annotations `json:"annotations"`
 }
 
 // VersionsInfo summarizes an agent's stored card versions.

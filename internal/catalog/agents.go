@@ -65,6 +65,9 @@ type AgentView struct {
 	// Verification is the report on the current version; nil until the
 	// verifier has made one.
 	Verification *Verification
+	// Annotations are the operator's, notes included: callers decide who
+	// sees those.
+	Annotations Annotations
 }
 
 // AgentView reads an agent with its versions, health (uptimes as of now)
@@ -86,7 +89,10 @@ func (s *Store) AgentView(ctx context.Context, id string, now time.Time) (AgentV
 		if v.Health, err = agentHealth(db, id, now); err != nil {
 			return err
 		}
-		v.Verification, err = verificationOf(db, id)
+		if v.Verification, err = verificationOf(db, id); err != nil {
+			return err
+		}
+		v.Annotations, err = annotationOfURL(db, v.Agent.CardURL)
 		return err
 	})
 	if err != nil {

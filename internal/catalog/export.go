@@ -26,6 +26,8 @@ type ExportedAgent struct {
 	// Versions are every stored version, oldest first, bytes verbatim.
 	Versions []ExportedVersion
 	Crawl    ExportedCrawl
+	// Annotations are the operator's; nil when the agent has none.
+	Annotations *Annotations
 }
 
 // ExportedVersion is one stored version of a card.
@@ -120,8 +122,21 @@ func (s *Store) ExportAgents(ctx context.Context, fn func(ExportedAgent) error) 
 			versions[v.AgentPK] = append(versions[v.AgentPK], ExportedVersion{Number: v.Number, Source: v.Source,
 				ReceivedAt: exportTime(v.ReceivedAt), Raw: v.Raw})
 		}
+		urls := make([]string, len(rows))
+		for i, r := range rows {
+			urls[i] = r.CardURL
+		}
+		anns, err := annotationsOf(s.db.WithContext(ctx), urls)
+		if err != nil {
+			return fmt.Errorf("exporting annotations: %w", err)
+		}
 		for _, r := range rows {
-			if err := fn(exportedAgent(r, versions[r.PK])); err != nil {
+			a := exportedAgent(r, versions[r.PK])
+			if ann, ok := anns[r.CardURL]; ok {
+				ann.ChangedAt = exportTime(ann.ChangedAt)
+				a.Annotations = &ann
+			}
+			if err := fn(a); err != nil {
 				return err
 			}
 		}
@@ -190,8 +205,8 @@ func (s *Store) CheckEmpty(ctx context.Context) error {
 
 // ImportAgent restores one exported agent: its versions are stored in
 // order through Upsert (so every derived row is rebuilt from the raw
-// bytes, as the running registry would), then its id, timestamps, health
-// and crawl state are set to the exported ones, and the agent is indexed
+// bytes, as the running registry would), then its id, timestamps, health,
+// crawl state and annotations are set to the exported ones, and the agent is indexed
 // again if this Store's search index is built.
 func (s *Store) ImportAgent(ctx context.Context, actor Actor, a ExportedAgent, lim card.Limits) error {
 	if len(a.Versions) == 0 {
@@ -222,8 +237,18 @@ func (s *Store) ImportAgent(ctx context.Context, actor Actor, a ExportedAgent, l
 			}
 		}
 	}
+	var ann Annotations
+	if a.Annotations != nil {
+		var err error
+		if ann, err = NormalizeAnnotations(*a.Annotations); err != nil {
+			return fmt.Errorf("agent %s: %w", a.ID, err)
+		}
+	}
 	c := a.Crawl
 	err := s.transact(ctx, func(tx *txn) error {
+		if err := writeAnnotations(tx.DB, a.CardURL, ann); err != nil {
+			return err
+		}
 		// A new seq, so that a search index built meanwhile takes the
 		// restored state over the one Upsert published.
 		seqs, err := allocate(tx, "seq", 1)

@@ -256,7 +256,10 @@ func (s *Store) buildIndex(ctx context.Context, idx *search.Index) error {
 func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(search.Doc)) error {
 	s.loadMu.Lock()
 	defer s.loadMu.Unlock()
-	agentsQ := "SELECT pk, seq, name, description, provider, summary, signature_status, signature_trust, health, audit_codes FROM agents"
+	// Annotations are joined by card URL: they are the operator's, kept
+	// apart from the card (see annotations.go).
+	agentsQ := "SELECT pk, seq, name, description, provider, summary, signature_status, signature_trust, health, audit_codes, " +
+		"n.owner_team, n.classification, n.labels FROM agents LEFT JOIN annotations n ON n.card_url = agents.card_url"
 	skillsQ := "SELECT agent_pk, skill_id, name, description, tags, examples FROM skills"
 	if where != "" {
 		agentsQ += " WHERE " + where
@@ -331,8 +334,9 @@ func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(
 			pk, seq                            int64
 			name, desc, provider               string
 			summary, sig, trust, health, audit string
+			owner, class, labels               sql.NullString
 		)
-		if err := agents.Scan(&pk, &seq, &name, &desc, &provider, &summary, &sig, &trust, &health, &audit); err != nil {
+		if err := agents.Scan(&pk, &seq, &name, &desc, &provider, &summary, &sig, &trust, &health, &audit, &owner, &class, &labels); err != nil {
 			return err
 		}
 		var sks []skillText
@@ -348,6 +352,11 @@ func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(
 		if err != nil {
 			return fmt.Errorf("facets of agent %d: %w", pk, err)
 		}
+		af, err := storedAnnotationFacets(owner, class, labels)
+		if err != nil {
+			return fmt.Errorf("annotations of agent %d: %w", pk, err)
+		}
+		fs = append(fs, af...)
 		fn(indexedDoc{pk: pk, seq: seq, sortKey: sortKeyOf(name), facets: fs, text: textOfParts(name, desc, provider, sks)}.searchDoc())
 	}
 	return agents.Err()

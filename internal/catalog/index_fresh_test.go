@@ -54,7 +54,7 @@ func TestIndexMatchesFreshBuild(t *testing.T) {
 				if deleted[i] {
 					continue
 				}
-				switch k := r.IntN(10); {
+				switch k := r.IntN(12); {
 				case k < 4: // a new version: another card's content, or a revised description
 					raw := gen.Card(n + r.IntN(n))
 					if r.IntN(2) == 0 {
@@ -89,6 +89,15 @@ func TestIndexMatchesFreshBuild(t *testing.T) {
 					if _, err := s.RecordFetches(ctx, testActor, []catalog.FetchOutcome{o}); err != nil {
 						t.Fatal(err)
 					}
+				case k < 10: // annotations: owner team, classification and label facets in place
+					ann := catalog.Annotations{OwnerTeam: fmt.Sprintf("team %d", r.IntN(3)),
+						Labels: map[string]string{"env": []string{"prod", "dev"}[r.IntN(2)]}}
+					if r.IntN(3) == 0 {
+						ann = catalog.Annotations{Classification: "internal"}
+					}
+					if _, err := s.SetAnnotations(ctx, testActor, ids[i], ann); err != nil {
+						t.Fatal(err)
+					}
 				default:
 					if err := s.DeleteAgent(ctx, catalog.System("test"), ids[i]); err != nil {
 						t.Fatal(err)
@@ -111,6 +120,9 @@ func TestIndexMatchesFreshBuild(t *testing.T) {
 				{Filters: map[string][]string{"signature": {catalog.SignatureVerified}}, Text: "data"},
 				{Filters: map[string][]string{"signature_trust": {"pinned"}}},
 				{Filters: map[string][]string{"audit": {"code_1"}}},
+				{Filters: map[string][]string{"label": {"env:prod"}}},
+				{Filters: map[string][]string{"label": {"env"}, "owner_team": {"team 1"}}, Text: "data"},
+				{Filters: map[string][]string{"classification": {"internal"}}},
 			}
 			for _, q := range queries {
 				q.Limit = 50

@@ -88,6 +88,13 @@ func filterOf(field, value string) search.Filter {
 		return search.Filter{Field: field, Match: func(mode string) bool { return card.MatchMode(value, mode) }}
 	case FieldSkill:
 		return search.Filter{Terms: []search.Facet{{Field: FieldSkill, Value: value}, {Field: fieldSkillName, Value: value}}}
+	case FieldLabel:
+		// "key" matches any value of the label, "key:value" that value.
+		key, v, _ := ParseLabelFilter(value)
+		if v == "" {
+			return search.Filter{Terms: []search.Facet{{Field: fieldLabelKey, Value: key}}}
+		}
+		return search.Filter{Terms: []search.Facet{{Field: FieldLabel, Value: key + ":" + v}}}
 	default:
 		return search.Filter{Terms: []search.Facet{{Field: field, Value: value}}}
 	}
@@ -123,6 +130,11 @@ func normalizeQuery(q Query) (Query, error) {
 			}
 			if len(v) > 256 || !utf8.ValidString(v) {
 				return q, fmt.Errorf("%w: %s value is too long or not UTF-8", ErrInvalidQuery, field)
+			}
+			if field == FieldLabel {
+				if _, _, ok := ParseLabelFilter(v); !ok {
+					return q, fmt.Errorf("%w: label must be key or key:value with a valid label key", ErrInvalidQuery)
+				}
 			}
 			filters[field] = append(filters[field], v)
 		}

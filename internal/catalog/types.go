@@ -151,6 +151,7 @@ var FilterFields = []string{
 	FieldSkill, FieldTag, FieldInputMode, FieldOutputMode, FieldBinding,
 	FieldProtocolVersion, FieldSecurityScheme, FieldProvider, FieldSignature, FieldHealth,
 	FieldAudit, FieldSignatureTrust,
+	FieldOwnerTeam, FieldClassification, FieldLabel,
 }
 
 // Query is a search: optional text plus filters. Every value of every

@@ -271,6 +271,12 @@ func storeRun(tx *txn, ins []UpsertInput, results []UpsertResult) ([]indexedDoc,
 	if err := insertRows(tx, agentsTable, newAgents); err != nil {
 		return nil, err
 	}
+	// Read once the agents rows are written: on PostgreSQL the update
+	// waited for a concurrent SetAnnotations holding the row, and this
+	// read sees what it committed.
+	if err := addAnnotationFacets(tx, docs, recs, writes); err != nil {
+		return nil, err
+	}
 	if err := insertRows(tx, cardVersionsTable, versions); err != nil {
 		return nil, err
 	}

@@ -86,6 +86,7 @@ func (h *Console) loadAgent(c echo.Context) (view.Agent, error) {
 	if h.canTry(c) {
 		a.TryURL = tryURL(id)
 	}
+	a.Annotations = h.annotationsView(c, id, v.Annotations)
 	if h.canOperate(c) {
 		a.Actions = view.Actions{
 			CSRFToken: h.csrfToken(c),

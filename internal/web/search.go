@@ -31,6 +31,9 @@ var facetLabels = map[string]string{
 	catalog.FieldSignature:       "Signature",
 	catalog.FieldHealth:          "Health",
 	catalog.FieldAudit:           "Security audit",
+	catalog.FieldOwnerTeam:       "Owner team",
+	catalog.FieldClassification:  "Classification",
+	catalog.FieldLabel:           "Label",
 }
 
 // Search parameters the console adds to the API's.

@@ -92,6 +92,9 @@ type Options struct {
 	Crawl CrawlStatus
 	// Audit serves the audit log page (admin); nil means none.
 	Audit AuditLog
+	// Annotator serves editing annotations on agent pages (editor); nil
+	// means they are shown but not editable.
+	Annotator Annotator
 	// DevMode shows the development-mode banner on every page.
 	DevMode bool
 	// IndexNotReady is the error (matched with errors.Is) a Searcher
@@ -146,6 +149,7 @@ func (h *Console) Mount(e *echo.Echo) {
 	h.mountAudit(e)
 	h.mountRemove(e)
 	h.mountCrawl(e)
+	h.mountAnnotations(e)
 	// Assets are the same for everyone and hold nothing secret: the login
 	// page needs its stylesheet before anyone is signed in.
 	e.GET(assetPrefix+":hash/:name", h.asset, securityHeaders)

@@ -159,6 +159,8 @@ type Agent struct {
 	Actions Actions
 	// TryURL is the "Try it" panel, empty when the caller may not use it.
 	TryURL string
+	// Annotations are the operator's, with their edit form for editors.
+	Annotations Annotations
 }
 
 // Actions are the agent actions the caller may take.
