@@ -18,6 +18,7 @@ const (
 	ActionPause      = "agent.pause"
 	ActionResume     = "agent.resume"
 	ActionRemove     = "agent.remove"
+	ActionRestore    = "agent.restore"
 	ActionRun        = "agent.run"
 	ActionKeyAdd     = "key.add"
 	ActionKeyRevoke  = "key.revoke"

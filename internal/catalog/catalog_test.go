@@ -659,10 +659,10 @@ func TestDeleteAgentReachesReplicas(t *testing.T) {
 			}
 			// The agent with the highest pk: SQLite must not hand its pk
 			// or seq to the next agent.
-			if err := a.DeleteAgent(ctx, catalog.System("test"), invoices.Agent.ID); err != nil {
+			if err := a.RemoveAgent(ctx, catalog.System("test"), invoices.Agent.ID); err != nil {
 				t.Fatal(err)
 			}
-			if err := a.DeleteAgent(ctx, catalog.System("test"), invoices.Agent.ID); !errors.Is(err, catalog.ErrNotFound) {
+			if err := a.RemoveAgent(ctx, catalog.System("test"), invoices.Agent.ID); !errors.Is(err, catalog.ErrNotFound) {
 				t.Fatalf("second delete: err = %v, want ErrNotFound", err)
 			}
 			if got := total(a); got != 1 {

@@ -57,7 +57,8 @@ func (h *Console) audit(c echo.Context) error {
 		default:
 			ve.Who = e.Subject
 		}
-		if e.TargetKind == catalog.TargetAgent && e.Action != catalog.ActionRemove {
+		// A removed agent keeps its page (for admins, who read this log).
+		if e.TargetKind == catalog.TargetAgent {
 			ve.TargetURL = agentURL(e.TargetID)
 		}
 		v.Entries = append(v.Entries, ve)

@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -52,8 +51,8 @@ func TestRemoveAgent(t *testing.T) {
 			t.Errorf("%s: status %d, want %d", tt.name, rec.Code, tt.wantStatus)
 		}
 	}
-	if _, err := f.store.AgentView(context.Background(), id, f.console.now()); !errors.Is(err, catalog.ErrNotFound) {
-		t.Errorf("after removal: %v, want ErrNotFound", err)
+	if v, err := f.store.AgentView(context.Background(), id, f.console.now()); err != nil || v.Agent.Removed == nil {
+		t.Errorf("after removal: removed %+v (%v), want the agent kept and marked removed", v.Agent.Removed, err)
 	}
 	log, err := f.store.AuditLog(context.Background(), "", 10)
 	if err != nil || len(log.Entries) != 1 || log.Entries[0].Action != catalog.ActionRemove || log.Entries[0].TargetID != id {

@@ -35,6 +35,8 @@ type Layout struct {
 	// CanAudit and CanCrawl show the links to the audit log and the
 	// crawler status.
 	CanAudit, CanCrawl bool
+	// CanRemoved shows the link to the removed agents (admin).
+	CanRemoved bool
 }
 
 // User is the caller as the header shows them.
@@ -159,6 +161,29 @@ type Agent struct {
 	Actions Actions
 	// TryURL is the "Try it" panel, empty when the caller may not use it.
 	TryURL string
+	// Removed is set when an admin removed the agent (only admins see
+	// the page then); the page shows it as a banner and offers no actions.
+	Removed *Removal
+}
+
+// Removal is who removed an agent and when.
+type Removal struct {
+	At time.Time
+	By string
+}
+
+// RemovedList is the admin's list of removed agents.
+type RemovedList struct {
+	Agents []RemovedAgent
+	// Older is the link to the next page; empty on the last.
+	Older string
+}
+
+// RemovedAgent is one entry of the list of removed agents.
+type RemovedAgent struct {
+	URL, Name, CardURL string
+	Versions           int
+	Removal
 }
 
 // Actions are the agent actions the caller may take.
