@@ -67,6 +67,10 @@ func TestExportImport(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	// An agent an admin removed: it travels removed, and stays restorable.
+	if err := src.RemoveAgent(ctx, catalog.User("sub-root").For(catalog.Request{DisplayName: "Root"}), ids[2]); err != nil {
+		t.Fatal(err)
+	}
 	key, err := src.AddTrustedKey(ctx, catalog.System("test"), catalog.TrustedKey{KID: "k1", JWK: json.RawMessage(`{"kty":"OKP","crv":"Ed25519","x":"AAAA"}`),
 		Thumbprint: "t1", Origins: []string{"https://agents1.example.com"}})
 	if err != nil {
@@ -104,6 +108,12 @@ func TestExportImport(t *testing.T) {
 			}
 			sameRawVersions(t, src, to)
 			sameSearches(t, src, to)
+			if r, err := to.AgentRemoval(ctx, ids[2]); err != nil || r == nil || r.By != "Root" {
+				t.Errorf("removed agent after import: %+v (%v), want removed by Root", r, err)
+			}
+			if r, err := to.AgentRemoval(ctx, ids[3]); err != nil || r != nil {
+				t.Errorf("listed agent after import: removal %+v (%v)", r, err)
+			}
 			srcKeys, _ := src.TrustedKeys(ctx)
 			toKeys, _ := to.TrustedKeys(ctx)
 			if !slices.EqualFunc(srcKeys, toKeys, sameKey) {
