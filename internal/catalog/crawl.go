@@ -12,9 +12,9 @@ import (
 )
 
 // notRemoved keeps the crawl_state rows of agents an admin removed out of
-// the crawl. Their rows stay as they were, so a restore resumes the
-// schedule; a removed agent that is due is skipped by a lookup of its pk
-// (removals are rare next to the crawl).
+// the crawl. Removal parks their next check past any claim (parkedCheck),
+// so the due index does not reach them; this is the rule itself, for a
+// row written otherwise (a lookup by pk per due row).
 const notRemoved = "NOT EXISTS (SELECT 1 FROM agents r WHERE r.pk = crawl_state.agent_pk AND r.removed_at IS NOT NULL)"
 
 // ClaimDue leases up to limit agents whose next check is due (not paused,
@@ -340,10 +340,13 @@ func agentHealth(db *gorm.DB, agentID string, now time.Time) (HealthReport, erro
 		errClass, errMsg                     string
 		errStatus                            int
 	)
+	var removed bool
 	err := db.Raw(`SELECT a.pk, a.health, c.paused, c.consecutive_failures, c.next_check_at,
-		c.last_check_at, c.last_success_at, c.last_error_class, c.last_error_message, c.last_error_status, c.last_error_at
+		c.last_check_at, c.last_success_at, c.last_error_class, c.last_error_message, c.last_error_status, c.last_error_at,
+		a.removed_at IS NOT NULL
 		FROM agents a JOIN crawl_state c ON c.agent_pk = a.pk WHERE a.id = ?`, agentID).Row().
-		Scan(&pk, &r.State, &r.Paused, &r.ConsecutiveFailures, &nextAt, &lastCheck, &lastOK, &errClass, &errMsg, &errStatus, &lastErrAt)
+		Scan(&pk, &r.State, &r.Paused, &r.ConsecutiveFailures, &nextAt, &lastCheck, &lastOK, &errClass, &errMsg, &errStatus, &lastErrAt,
+			&removed)
 	if err != nil {
 		return HealthReport{}, fmt.Errorf("health of agent %s: %w", agentID, translateRow(err))
 	}
@@ -355,7 +358,7 @@ func agentHealth(db *gorm.DB, agentID string, now time.Time) (HealthReport, erro
 		return &u
 	}
 	r.LastCheckAt, r.LastSuccessAt = ptr(lastCheck), ptr(lastOK)
-	if !r.Paused {
+	if !r.Paused && !removed {
 		r.NextCheckAt = ptr(nextAt)
 	}
 	if errClass != "" && lastErrAt.Valid {

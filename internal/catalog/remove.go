@@ -41,9 +41,12 @@ func (s *Store) RemoveAgent(ctx context.Context, actor Actor, id string) error {
 			now, removerName(actor), seq, now, pk).Error; err != nil {
 			return fmt.Errorf("removing agent %s: %w", id, err)
 		}
-		// A lease held by a check under way is dropped; the check's outcome
-		// is skipped (RecordFetches ignores removed agents).
-		if err := tx.Exec("UPDATE crawl_state SET lease_owner = '', lease_until = NULL WHERE agent_pk = ?", pk).Error; err != nil {
+		// The schedule is parked past any claim, so the crawl's due index
+		// never walks removed agents (a restore makes it due again); a
+		// lease held by a check under way is dropped, and the check's
+		// outcome skipped (RecordFetches ignores removed agents).
+		if err := tx.Exec("UPDATE crawl_state SET next_check_at = ?, lease_owner = '', lease_until = NULL WHERE agent_pk = ?",
+			parkedCheck, pk).Error; err != nil {
 			return fmt.Errorf("removing agent %s from the crawl: %w", id, err)
 		}
 		// Mirrors following the change feed learn of the removal as they
@@ -63,6 +66,9 @@ func (s *Store) RemoveAgent(ctx context.Context, actor Actor, id string) error {
 	s.idx().Remove(uint32(pk), seq)
 	return nil
 }
+
+// parkedCheck is the next check of a removed agent: never.
+var parkedCheck = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
 
 // removerName is how the banner of a removed agent names actor.
 func removerName(a Actor) string {
@@ -145,8 +151,8 @@ func decodeRemovedCursor(c string) (time.Time, int64, error) {
 
 // restoreRemoved brings back the removed agents among recs (registered
 // again by a person or an import, never by the crawler): their row is
-// listed again with a new seq, the change feed says "restored", and the
-// audit log records the restore. It returns the pks restored.
+// listed again with a new seq and due for a check, the change feed says
+// "restored", and the audit log records the restore. It returns the pks restored.
 func restoreRemoved(tx *txn, actor Actor, recs []agentRecord, now time.Time) ([]int64, error) {
 	var pks []int64
 	var changes []changeRow
@@ -166,6 +172,11 @@ func restoreRemoved(tx *txn, actor Actor, recs []agentRecord, now time.Time) ([]
 	}
 	if err := tx.Exec("UPDATE agents SET removed_at = NULL, removed_by = '' WHERE pk IN ?", pks).Error; err != nil {
 		return nil, fmt.Errorf("restoring removed agents: %w", err)
+	}
+	// Due at once; a registration's own check then schedules the next by
+	// the card's cache headers.
+	if err := tx.Exec("UPDATE crawl_state SET next_check_at = ? WHERE agent_pk IN ?", now, pks).Error; err != nil {
+		return nil, fmt.Errorf("restoring removed agents to the crawl: %w", err)
 	}
 	if err := appendChanges(tx, changes); err != nil {
 		return nil, fmt.Errorf("restoring removed agents: %w", err)

@@ -48,6 +48,9 @@ func TestRemoveAgentKeepsHistory(t *testing.T) {
 		if v.Agent.Removed == nil || v.Agent.Removed.By != "Root Admin" || v.Agent.Removed.At.IsZero() || len(v.Versions) != 2 {
 			t.Errorf("removed agent view: removed %+v, %d versions", v.Agent.Removed, len(v.Versions))
 		}
+		if v.Health.NextCheckAt != nil {
+			t.Errorf("a removed agent's health report shows a next check at %v", v.Health.NextCheckAt)
+		}
 		if r, err := s.AgentRemoval(ctx, id); err != nil || r == nil || r.By != "Root Admin" {
 			t.Errorf("AgentRemoval = %+v, %v", r, err)
 		}
