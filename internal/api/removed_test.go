@@ -62,11 +62,19 @@ func TestRemovedAgentVisibility(t *testing.T) {
 		}
 		id := res.Agent.ID
 		agent := "/api/v1/agents/" + id
+		runs := newFakeRunStore()
+		if err := runs.CreateRun(ctx, testActor, catalog.Run{ID: "run-1", AgentID: id, Kind: catalog.RunKindRun,
+			Subject: "sub-tester", Transcript: []byte(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
 		as := func(role auth.Role) testEnv {
 			env := testEnv{e: echo.New()}
 			New(Options{Catalog: store, Operator: store, Registrar: storeRegistrar{store, c}, Refresher: &fakeRefresher{cat: newFakeCatalog()},
-				Runner: newTestRunner(), Runs: newFakeRunStore(), Authorizer: signedInAs(role)}).Mount(env.e)
+				Runner: newTestRunner(), Runs: runs, Authorizer: signedInAs(role)}).Mount(env.e)
 			return env
+		}
+		if rec := as(auth.Tester).do(t, http.MethodGet, "/api/v1/runs/run-1", "", nil); rec.Code != http.StatusOK {
+			t.Fatalf("tester reads the run before the removal: %d %s", rec.Code, rec.Body)
 		}
 		searchTotal := func(env testEnv) int {
 			t.Helper()
@@ -121,6 +129,12 @@ func TestRemovedAgentVisibility(t *testing.T) {
 			if rec := admin.do(t, http.MethodPost, target, "", jsonCT); rec.Code != http.StatusConflict {
 				t.Errorf("admin POST %s = %d, want 409", target, rec.Code)
 			}
+		}
+		if rec := as(auth.Tester).do(t, http.MethodGet, "/api/v1/runs/run-1", "", nil); rec.Code != http.StatusNotFound {
+			t.Errorf("tester reads a run of the removed agent: %d, want 404", rec.Code)
+		}
+		if rec := admin.do(t, http.MethodGet, "/api/v1/runs/run-1", "", nil); rec.Code != http.StatusOK {
+			t.Errorf("admin reads a run of the removed agent: %d, want 200", rec.Code)
 		}
 		if n := searchTotal(admin); n != 0 {
 			t.Errorf("admin search finds %d agents, want none (removed agents are listed apart)", n)

@@ -300,7 +300,10 @@ type Register struct {
 type RegisterOutcome string
 
 const (
-	RegisterCreated   RegisterOutcome = "created"
+	RegisterCreated RegisterOutcome = "created"
+	// RegisterRestored: the URL was that of an agent an admin had removed;
+	// it is back, with its id and history.
+	RegisterRestored  RegisterOutcome = "restored"
 	RegisterUpdated   RegisterOutcome = "updated"
 	RegisterUnchanged RegisterOutcome = "unchanged"
 	RegisterFailed    RegisterOutcome = "failed"
