@@ -93,7 +93,8 @@ func TestRemovedAgentPages(t *testing.T) {
 	role := auth.Admin
 	principal := func(echo.Context) (Principal, bool) { return Principal{Subject: "s", Name: "n", Role: role}, true }
 	f := newFixture(t, fixtureOptions{})
-	f.console = New(Options{Searcher: f.store, Agents: f.store, Remover: f.store, Pauser: f.store, Principal: principal, Logger: quietLog})
+	f.console = New(Options{Searcher: f.store, Agents: f.store, Remover: f.store, Pauser: f.store, Principal: principal, Logger: quietLog,
+		Registrar: storeRegistrar{f.store}})
 	f.e = echo.New()
 	f.console.Mount(f.e)
 	ctx := context.Background()
@@ -150,12 +151,12 @@ func TestRemovedAgentPages(t *testing.T) {
 		}
 	}
 
-	c, err := card.Parse(evilCard("1.1.0"), card.DefaultLimits())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.store.Upsert(ctx, remover, catalog.UpsertInput{CardURL: "https://evil.example/.well-known/agent-card.json", Card: c}); err != nil {
-		t.Fatal(err)
+	// An editor registers its URL again from the console.
+	role = auth.Editor
+	rec = f.post(t, "/register", url.Values{"urls": {"https://evil.example/.well-known/agent-card.json"},
+		csrfField: {f.console.processCSRF}}, nil)
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), ">restored<") || !strings.Contains(rec.Body.String(), `href="`+page+`"`) {
+		t.Errorf("registering the removed agent's URL = %d, without a restored result linking to its page", rec.Code)
 	}
 	role = auth.Viewer
 	if rec := f.get(t, page, nil); rec.Code != http.StatusOK || strings.Contains(rec.Body.String(), "removed-banner") {
@@ -176,4 +177,16 @@ func TestRemovedListIsTheAdmins(t *testing.T) {
 	if rec := f.get(t, "/removed", nil); rec.Code != http.StatusUnauthorized {
 		t.Errorf("removed agents without the role = %d, want 401", rec.Code)
 	}
+}
+
+// storeRegistrar registers the evil card (as it is served now) under any
+// URL, as the crawler's Registrar does after its fetch.
+type storeRegistrar struct{ store *catalog.Store }
+
+func (r storeRegistrar) Register(ctx context.Context, actor catalog.Actor, input string) (catalog.UpsertResult, error) {
+	c, err := card.Parse(evilCard("1.1.0"), card.DefaultLimits())
+	if err != nil {
+		return catalog.UpsertResult{}, err
+	}
+	return r.store.Upsert(ctx, actor, catalog.UpsertInput{CardURL: input, Card: c, Source: catalog.SourceURL})
 }
