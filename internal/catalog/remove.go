@@ -152,8 +152,8 @@ func decodeRemovedCursor(c string) (time.Time, int64, error) {
 // restoreRemoved brings back the removed agents among recs (registered
 // again by a person or an import, never by the crawler): their row is
 // listed again with a new seq and due for a check, the change feed says
-// "restored", and the audit log records the restore. It returns the pks restored.
-func restoreRemoved(tx *txn, actor Actor, recs []agentRecord, now time.Time) ([]int64, error) {
+// "restored", and the audit log records the restore.
+func restoreRemoved(tx *txn, actor Actor, recs []agentRecord, now time.Time) error {
 	var pks []int64
 	var changes []changeRow
 	var audits []audit
@@ -168,21 +168,18 @@ func restoreRemoved(tx *txn, actor Actor, recs []agentRecord, now time.Time) ([]
 			detail: map[string]any{"card_url": r.CardURL, "removed_at": r.RemovedAt.UTC(), "removed_by": r.RemovedBy}})
 	}
 	if len(pks) == 0 {
-		return nil, nil
+		return nil
 	}
 	if err := tx.Exec("UPDATE agents SET removed_at = NULL, removed_by = '' WHERE pk IN ?", pks).Error; err != nil {
-		return nil, fmt.Errorf("restoring removed agents: %w", err)
+		return fmt.Errorf("restoring removed agents: %w", err)
 	}
 	// Due at once; a registration's own check then schedules the next by
 	// the card's cache headers.
 	if err := tx.Exec("UPDATE crawl_state SET next_check_at = ? WHERE agent_pk IN ?", now, pks).Error; err != nil {
-		return nil, fmt.Errorf("restoring removed agents to the crawl: %w", err)
+		return fmt.Errorf("restoring removed agents to the crawl: %w", err)
 	}
 	if err := appendChanges(tx, changes); err != nil {
-		return nil, fmt.Errorf("restoring removed agents: %w", err)
+		return fmt.Errorf("restoring removed agents: %w", err)
 	}
-	if err := writeAudit(tx.DB, actor, audits...); err != nil {
-		return nil, err
-	}
-	return pks, nil
+	return writeAudit(tx.DB, actor, audits...)
 }

@@ -212,7 +212,7 @@ func storeRun(tx *txn, actor Actor, ins []UpsertInput, results []UpsertResult) (
 			}
 		}
 	}
-	if _, err := restoreRemoved(tx, actor, restored, now); err != nil {
+	if err := restoreRemoved(tx, actor, restored, now); err != nil {
 		return nil, err
 	}
 	// A restored agent whose bytes did not change gets a new seq, so that
