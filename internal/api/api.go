@@ -193,7 +193,7 @@ type route struct {
 	handler      echo.HandlerFunc
 }
 
-// ofAgent tells a route about one agent, which hideRemoved guards. GET
+// ofAgent tells whether r is about one agent, for hideRemoved to guard. GET
 // /agents/{id} checks the removal in the read it makes anyway.
 func (r route) ofAgent() bool {
 	return strings.HasPrefix(r.path, "/agents/:id") && (r.path != "/agents/:id" || r.method != http.MethodGet)
