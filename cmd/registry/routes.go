@@ -56,6 +56,7 @@ type operations interface {
 	api.Operator
 	api.Keys
 	api.CrawlStatus
+	web.AuditLog
 }
 
 // newHandler mounts every route: /healthz and the JSON API.

@@ -207,6 +207,14 @@ func TestReRegisterRestores(t *testing.T) {
 				if strings.Join(actions, " ") != "agent.register agent.restore agent.remove" {
 					t.Errorf("audit actions %v", actions)
 				}
+				upsert(t, s, "https://other.example/.well-known/agent-card.json", v02Card)
+				if err := s.SetPaused(ctx, admin, upsert(t, s, "https://other.example/x", v10Card).Agent.ID, true); err != nil {
+					t.Fatal(err)
+				}
+				own, err := s.AgentAudit(ctx, id, 2)
+				if err != nil || len(own) != 2 || own[0].Action != catalog.ActionRegister || own[1].Action != catalog.ActionRestore {
+					t.Errorf("AgentAudit(2) = %+v (%v), want the agent's own two newest entries", own, err)
+				}
 			})
 		})
 	}

@@ -88,6 +88,16 @@ func (h *Console) loadAgent(c echo.Context) (view.Agent, error) {
 	if err != nil {
 		return view.Agent{}, err
 	}
+	if h.opts.Audit != nil && h.holds(c, auth.Admin) {
+		entries, err := h.opts.Audit.AgentAudit(ctx, id, agentAuditSize)
+		if err != nil {
+			return view.Agent{}, fmt.Errorf("reading audit entries of agent %s: %w", id, err)
+		}
+		a.Audit = make([]view.AuditEntry, 0, len(entries))
+		for _, e := range entries {
+			a.Audit = append(a.Audit, auditEntryView(e))
+		}
+	}
 	if ag.Removed != nil {
 		// History only: acting on it starts with registering it again.
 		a.Removed = &view.Removal{At: ag.Removed.At, By: ag.Removed.By}

@@ -94,7 +94,7 @@ func TestRemovedAgentPages(t *testing.T) {
 	principal := func(echo.Context) (Principal, bool) { return Principal{Subject: "s", Name: "n", Role: role}, true }
 	f := newFixture(t, fixtureOptions{})
 	f.console = New(Options{Searcher: f.store, Agents: f.store, Remover: f.store, Pauser: f.store, Principal: principal, Logger: quietLog,
-		Registrar: storeRegistrar{f.store}})
+		Registrar: storeRegistrar{f.store}, Audit: f.store})
 	f.e = echo.New()
 	f.console.Mount(f.e)
 	ctx := context.Background()
@@ -115,6 +115,10 @@ func TestRemovedAgentPages(t *testing.T) {
 	}
 	if !strings.Contains(body, `<time datetime="`) {
 		t.Error("the banner does not say when")
+	}
+	audit := body[strings.Index(body, `id="audit"`)+1:]
+	if !strings.Contains(body, `id="audit"`) || !strings.Contains(audit, "<code>agent.remove</code>") {
+		t.Error("the admin's page of the removed agent does not show its audit entries")
 	}
 	for _, action := range []string{`href="` + page + `/remove"`, `action="` + page + `/pause"`} {
 		if strings.Contains(body, action) {
@@ -161,10 +165,15 @@ func TestRemovedAgentPages(t *testing.T) {
 	role = auth.Viewer
 	if rec := f.get(t, page, nil); rec.Code != http.StatusOK || strings.Contains(rec.Body.String(), "removed-banner") {
 		t.Errorf("viewer's page of the restored agent = %d (banner shown: %v)", rec.Code, strings.Contains(rec.Body.String(), "removed-banner"))
+	} else if strings.Contains(rec.Body.String(), `id="audit"`) {
+		t.Error("a viewer is shown the agent's audit entries")
 	}
 	role = auth.Admin
 	if strings.Contains(f.get(t, "/removed", nil).Body.String(), `href="`+page+`"`) {
 		t.Error("the restored agent is still listed as removed")
+	}
+	if !strings.Contains(f.get(t, page, nil).Body.String(), "<code>agent.restore</code>") {
+		t.Error("the admin's page of the restored agent does not show the restore in its audit entries")
 	}
 }
 

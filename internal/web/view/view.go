@@ -164,6 +164,9 @@ type Agent struct {
 	// Removed is set when an admin removed the agent (only admins see
 	// the page then); the page shows it as a banner and offers no actions.
 	Removed *Removal
+	// Audit is the newest audited writes about the agent, shown to
+	// admins; nil for everyone else.
+	Audit []AuditEntry
 }
 
 // Removal is who removed an agent and when.
