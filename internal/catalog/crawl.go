@@ -163,7 +163,7 @@ func recordOutcomes(tx *txn, actor Actor, outs []FetchOutcome, results []UpsertR
 	}
 	var recs []agentRecord
 	// A check that was under way when its agent was removed is dropped.
-	if err := tx.Select("pk", "id", "card_url", "health", "current_version", "seq").
+	if err := tx.locked().Select("pk", "id", "card_url", "health", "current_version", "seq").
 		Where("id IN ? AND removed_at IS NULL", ids).Find(&recs).Error; err != nil {
 		return nil, nil, fmt.Errorf("looking up agents: %w", err)
 	}

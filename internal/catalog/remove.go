@@ -6,6 +6,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 )
 
 // RemoveAgent takes an agent out of the catalog's listings: it leaves
@@ -22,7 +25,7 @@ func (s *Store) RemoveAgent(ctx context.Context, actor Actor, id string) error {
 	var pk, seq int64
 	err := s.transact(ctx, func(tx *txn) error {
 		var recs []agentRecord
-		if err := tx.Select("pk", "card_url", "current_version").Where("id = ? AND removed_at IS NULL", id).
+		if err := tx.locked().Select("pk", "card_url", "current_version").Where("id = ? AND removed_at IS NULL", id).
 			Find(&recs).Error; err != nil {
 			return fmt.Errorf("looking up agent %s: %w", id, err)
 		}
@@ -65,6 +68,19 @@ func (s *Store) RemoveAgent(ctx context.Context, actor Actor, id string) error {
 	// a build that read the agent before the removal cannot bring it back.
 	s.idx().Remove(uint32(pk), seq)
 	return nil
+}
+
+// locked is tx for a read of agents rows the transaction then writes: on
+// PostgreSQL it locks them (FOR UPDATE), so a removal and a card write of
+// one agent happen one after the other and each sees the other's result
+// (a card stored by a check that read the agent before its removal would
+// otherwise list it again). SQLite's write transactions are serialized
+// already.
+func (tx *txn) locked() *gorm.DB {
+	if tx.d == dialectPostgres {
+		return tx.Clauses(clause.Locking{Strength: "UPDATE"})
+	}
+	return tx.DB
 }
 
 // parkedCheck is the next check of a removed agent: never.

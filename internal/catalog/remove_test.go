@@ -3,7 +3,10 @@ package catalog_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -250,6 +253,48 @@ func TestRemovedAgentsPages(t *testing.T) {
 		}
 		if _, err := s.RemovedAgents(ctx, "12.x", 2); !errors.Is(err, catalog.ErrInvalidQuery) {
 			t.Errorf("bad cursor: %v, want ErrInvalidQuery", err)
+		}
+	})
+}
+
+// A removal racing a card write of the same agent (a registration, a
+// crawler check) leaves the index agreeing with the row, whichever
+// commits first: listed and found, or removed and not found.
+func TestRemoveRacesWrites(t *testing.T) {
+	catalogtest.ForEach(t, func(t *testing.T, s *catalog.Store) {
+		ctx := context.Background()
+		for i := range 20 {
+			u := fmt.Sprintf("https://race%d.example/.well-known/agent-card.json", i)
+			id := upsert(t, s, u, v03Card).Agent.ID
+			source := catalog.SourceURL
+			if i%2 == 1 {
+				source = catalog.SourceCrawl
+			}
+			changed := mustParse(t, strings.Replace(v03Card, `"2.1.0"`, fmt.Sprintf(`"3.%d.0"`, i), 1))
+			var wg sync.WaitGroup
+			wg.Go(func() {
+				if err := s.RemoveAgent(ctx, admin, id); err != nil {
+					t.Error(err)
+				}
+			})
+			wg.Go(func() {
+				if _, err := s.Upsert(ctx, admin, catalog.UpsertInput{CardURL: u, Card: changed, Source: source}); err != nil {
+					t.Error(err)
+				}
+			})
+			wg.Wait()
+			r, err := s.AgentRemoval(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := s.Search(ctx, catalog.Query{Filters: map[string][]string{catalog.FieldProvider: {"Acme Finance"}}, Limit: 100})
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := slices.ContainsFunc(p.Items, func(x catalog.Summary) bool { return x.ID == id })
+			if found == (r != nil) {
+				t.Fatalf("race %d (%s write): removed %v but found in search %v", i, source, r != nil, found)
+			}
 		}
 	})
 }

@@ -151,7 +151,7 @@ func storeRun(tx *txn, actor Actor, ins []UpsertInput, results []UpsertResult) (
 	existing := make(map[string]agentRecord, len(ins))
 	for chunk := range slices.Chunk(urls, 500) {
 		var recs []agentRecord
-		if err := tx.Where("card_url IN ?", chunk).Find(&recs).Error; err != nil {
+		if err := tx.locked().Where("card_url IN ?", chunk).Find(&recs).Error; err != nil {
 			return nil, fmt.Errorf("looking up agents: %w", err)
 		}
 		for _, r := range recs {
