@@ -60,6 +60,9 @@ type exportAgent struct {
 	// Annotations are the operator's; absent when the agent has none.
 	// Exports without them (older releases) import as unannotated.
 	Annotations *exportAnnotations `json:"annotations,omitempty"`
+	// Removed is present for an agent an admin removed; it stays removed
+	// (and restorable by registering its URL) after an import.
+	Removed *exportRemoval `json:"removed,omitempty"`
 }
 
 type exportOrphanAnnotations struct {
@@ -75,6 +78,11 @@ type exportAnnotations struct {
 	Notes          string            `json:"notes,omitempty"`
 	ChangedAt      time.Time         `json:"changed_at"`
 	ChangedBy      string            `json:"changed_by,omitempty"`
+}
+
+type exportRemoval struct {
+	At time.Time `json:"at"`
+	By string    `json:"by"`
 }
 
 type exportVersion struct {
@@ -194,6 +202,9 @@ func agentToExport(a catalog.ExportedAgent) *exportAgent {
 			LastModified: c.LastModified, ServedURL: c.ServedURL, LegacyPath: c.LegacyPath, ConsecutiveFailures: c.ConsecutiveFailures,
 			LastCheckAt: c.LastCheckAt, LastSuccessAt: c.LastSuccessAt, LastErrorClass: c.LastErrorClass,
 			LastErrorMessage: c.LastErrorMessage, LastErrorStatus: c.LastErrorStatus, LastErrorAt: c.LastErrorAt}}
+	if a.Removed != nil {
+		e.Removed = &exportRemoval{At: a.Removed.At, By: a.Removed.By}
+	}
 	for _, v := range a.Versions {
 		e.Versions = append(e.Versions, exportVersion{Number: v.Number, Source: v.Source, ReceivedAt: v.ReceivedAt, Raw: v.Raw})
 	}
@@ -210,6 +221,9 @@ func agentFromExport(e *exportAgent) catalog.ExportedAgent {
 			LastModified: c.LastModified, ServedURL: c.ServedURL, LegacyPath: c.LegacyPath, ConsecutiveFailures: c.ConsecutiveFailures,
 			LastCheckAt: c.LastCheckAt, LastSuccessAt: c.LastSuccessAt, LastErrorClass: c.LastErrorClass,
 			LastErrorMessage: c.LastErrorMessage, LastErrorStatus: c.LastErrorStatus, LastErrorAt: c.LastErrorAt}}
+	if e.Removed != nil {
+		a.Removed = &catalog.Removal{At: e.Removed.At, By: e.Removed.By}
+	}
 	for _, v := range e.Versions {
 		a.Versions = append(a.Versions, catalog.ExportedVersion{Number: v.Number, Source: v.Source, ReceivedAt: v.ReceivedAt, Raw: v.Raw})
 	}

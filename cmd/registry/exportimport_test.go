@@ -68,6 +68,10 @@ func TestExportImport(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	// An agent an admin removed: it travels removed, and stays restorable.
+	if err := src.RemoveAgent(ctx, catalog.User("sub-root").For(catalog.Request{DisplayName: "Root"}), ids[2]); err != nil {
+		t.Fatal(err)
+	}
 	key, err := src.AddTrustedKey(ctx, catalog.System("test"), catalog.TrustedKey{KID: "k1", JWK: json.RawMessage(`{"kty":"OKP","crv":"Ed25519","x":"AAAA"}`),
 		Thumbprint: "t1", Origins: []string{"https://agents1.example.com"}})
 	if err != nil {
@@ -110,7 +114,7 @@ func TestExportImport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := src.DeleteAgent(ctx, catalog.System("test"), gone.Agent.ID); err != nil {
+	if err := src.RemoveAgent(ctx, catalog.System("test"), gone.Agent.ID); err != nil {
 		t.Fatal(err)
 	}
 
@@ -148,6 +152,12 @@ func TestExportImport(t *testing.T) {
 					t.Errorf("annotations of %s after import: %+v, want %+v", id, got, want)
 				}
 			}
+			if r, err := to.AgentRemoval(ctx, ids[2]); err != nil || r == nil || r.By != "Root" {
+				t.Errorf("removed agent after import: %+v (%v), want removed by Root", r, err)
+			}
+			if r, err := to.AgentRemoval(ctx, ids[3]); err != nil || r != nil {
+				t.Errorf("listed agent after import: removal %+v (%v)", r, err)
+			}
 			srcKeys, _ := src.TrustedKeys(ctx)
 			toKeys, _ := to.TrustedKeys(ctx)
 			if !slices.EqualFunc(srcKeys, toKeys, sameKey) {
@@ -165,7 +175,7 @@ func TestExportImport(t *testing.T) {
 			if _, _, err := importCatalog(ctx, to, bytes.NewReader(exported.Bytes()), cfg); !errors.Is(err, catalog.ErrNotEmpty) {
 				t.Errorf("import into a full catalog: %v; want ErrNotEmpty", err)
 			}
-			// The removed agent, registered again in the copy, finds its
+			// The removed agent, registered again in the copy, keeps its
 			// annotations there.
 			back, err := to.Upsert(ctx, catalog.System("test"), catalog.UpsertInput{CardURL: goneURL, Card: goneCard})
 			if err != nil {

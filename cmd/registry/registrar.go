@@ -116,7 +116,8 @@ func (s *seedRegistrar) known(ctx context.Context, seed string) bool {
 		return false
 	}
 	for _, u := range urls {
-		if _, err := s.store.AgentByURL(ctx, u); err == nil {
+		// A removed agent is not known: registering its seed restores it.
+		if a, err := s.store.AgentByURL(ctx, u); err == nil && a.Removed == nil {
 			s.mu.Lock()
 			s.done[seed] = true
 			s.mu.Unlock()

@@ -315,7 +315,7 @@ func TestReplicas(t *testing.T) {
 	}
 
 	// Removing it on r1 takes it out of r3's search within one sync
-	// interval too (a tombstone: no row is left for r3 to read).
+	// interval too (r3 reads the row's new seq and its removed_at).
 	req, err = http.NewRequest(http.MethodDelete, "http://"+addrs[0]+"/api/v1/agents/"+url.PathEscape(registered.ID), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -362,8 +362,10 @@ func TestReplicas(t *testing.T) {
 		t.Errorf("dead replica's agents checked again %v after their leases expired; want within one claim poll (%v)", d, bound)
 	}
 	waitUntil(t, 2*lease+2*crawler.DefaultPollInterval, "every agent checked after the kill", func() bool {
-		// The fleet's agents (the one registered since was removed again).
-		return count("SELECT COUNT(*) FROM crawl_state WHERE last_check_at > $1", killedAt) == agents
+		// The fleet's agents (the one registered since was removed again:
+		// its crawl state stays, out of the crawl).
+		return count(`SELECT COUNT(*) FROM crawl_state c JOIN agents a ON a.pk = c.agent_pk
+			WHERE c.last_check_at > $1 AND a.removed_at IS NULL`, killedAt) == agents
 	})
 
 	// The survivors stop cleanly and hand back their leases.

@@ -57,6 +57,7 @@ type operations interface {
 	api.Operator
 	api.Keys
 	api.CrawlStatus
+	web.AuditLog
 }
 
 // annotator writes annotations for the API and the console;

@@ -132,8 +132,9 @@ func listenHost(a net.Addr) string {
 }
 
 // importExamples loads the shipped example cards into an empty catalog so
-// that a first run has something to search. A catalog with any agent is
-// left alone, so deleting the examples is permanent. A broken example is
+// that a first run has something to search. A catalog with any agent,
+// removed ones included, is left alone, so removing the examples is
+// permanent. A broken example is
 // our fault, logged, and does not stop the server.
 func importExamples(ctx context.Context, store *catalog.Store, cfg config.Config, log *slog.Logger) error {
 	n, err := store.Count(ctx)

@@ -16,24 +16,6 @@ import (
 	"github.com/a2aregistry/registry/internal/catalog/catalogtest"
 )
 
-// signedInAs is an Authorizer for a caller signed in with role have: it
-// puts the principal in the request, as the Authenticator does, and
-// refuses routes that need more.
-func signedInAs(have auth.Role) auth.Authorizer {
-	return authorizerFunc(func(need auth.Role) echo.MiddlewareFunc {
-		return func(next echo.HandlerFunc) echo.HandlerFunc {
-			return func(c echo.Context) error {
-				p := auth.Principal{Subject: "sub-" + have.String(), Role: have, Source: auth.SourceBearer}
-				c.SetRequest(c.Request().WithContext(auth.WithPrincipal(c.Request().Context(), p, "")))
-				if !have.Includes(need) {
-					return echo.NewHTTPError(http.StatusForbidden, need.String()+" role required")
-				}
-				return next(c)
-			}
-		}
-	})
-}
-
 // Editors replace annotations, viewers read them without the notes and
 // cannot write them; refused input is a 400 naming the field; labels are
 // search filters and facets.

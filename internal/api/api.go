@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -40,6 +41,10 @@ type Catalog interface {
 	// now) and verification report in one transaction; it returns
 	// catalog.ErrNotFound for an unknown id.
 	AgentView(ctx context.Context, id string, now time.Time) (catalog.AgentView, error)
+	// AgentRemoval is nil for a listed agent, the removal of one an admin
+	// removed, and catalog.ErrNotFound for an unknown id. The reads above
+	// return removed agents too: the API decides who sees them.
+	AgentRemoval(ctx context.Context, id string) (*catalog.Removal, error)
 	// Changes lists the change feed after seq since, oldest first, at most
 	// limit entries.
 	Changes(ctx context.Context, since int64, limit int) ([]catalog.Change, error)
@@ -193,6 +198,12 @@ type route struct {
 	handler      echo.HandlerFunc
 }
 
+// ofAgent tells whether r is about one agent, for hideRemoved to guard. GET
+// /agents/{id} checks the removal in the read it makes anyway.
+func (r route) ofAgent() bool {
+	return strings.HasPrefix(r.path, "/agents/:id") && (r.path != "/agents/:id" || r.method != http.MethodGet)
+}
+
 func (a *API) routes() []route {
 	rs := []route{
 		{method: http.MethodGet, path: "/openapi.json", role: auth.Viewer, handler: serveOpenAPI},
@@ -227,7 +238,8 @@ func (a *API) routes() []route {
 }
 
 // routeMiddleware is mw, then the cross-site check of a state-changing
-// route, then the role check of r when sign-in is on.
+// route, then the role check of r when sign-in is on, then for a route
+// about one agent the check that hides removed agents.
 func (a *API) routeMiddleware(mw []echo.MiddlewareFunc, r route) []echo.MiddlewareFunc {
 	mw = slices.Clip(mw)
 	if r.method != http.MethodGet && r.method != http.MethodHead {
@@ -235,6 +247,9 @@ func (a *API) routeMiddleware(mw []echo.MiddlewareFunc, r route) []echo.Middlewa
 	}
 	if a.authz != nil {
 		mw = append(mw, a.authz.RequireRole(r.role))
+	}
+	if r.ofAgent() {
+		mw = append(mw, a.hideRemoved)
 	}
 	return mw
 }

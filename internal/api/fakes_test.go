@@ -324,3 +324,15 @@ func newFakeCatalog() *fakeCatalog {
 		},
 	}
 }
+
+// AgentRemoval reads the fake agent's Removed.
+func (f *fakeCatalog) AgentRemoval(_ context.Context, id string) (*catalog.Removal, error) {
+	if f.err != nil {
+		return nil, f.err
+	}
+	a, ok := f.agents[id]
+	if !ok {
+		return nil, catalog.ErrNotFound
+	}
+	return a.Removed, nil
+}

@@ -19,10 +19,13 @@ import (
 )
 
 // Operator changes how the registry treats one agent; *catalog.Store
-// implements it. Both return catalog.ErrNotFound for an unknown id.
+// implements it. Both return catalog.ErrNotFound for an unknown id
+// (RemoveAgent also for one removed already), and it lists the removed
+// agents.
 type Operator interface {
 	SetPaused(ctx context.Context, actor catalog.Actor, agentID string, paused bool) error
-	DeleteAgent(ctx context.Context, actor catalog.Actor, id string) error
+	RemoveAgent(ctx context.Context, actor catalog.Actor, id string) error
+	RemovedAgents
 }
 
 // Keys is the trust store of pinned card-signing keys; *catalog.Store
@@ -63,6 +66,7 @@ func (a *API) operatorRoutes() []route {
 	if a.operator != nil {
 		rs = append(rs,
 			route{method: http.MethodDelete, path: "/agents/:id", role: auth.Admin, handler: a.deleteAgent},
+			route{method: http.MethodGet, path: "/removed-agents", role: auth.Admin, handler: a.listRemoved},
 			route{method: http.MethodPost, path: "/agents/:id/pause", role: auth.Editor, handler: func(c echo.Context) error { return a.setPaused(c, true) }},
 			route{method: http.MethodPost, path: "/agents/:id/resume", role: auth.Editor, handler: func(c echo.Context) error { return a.setPaused(c, false) }},
 		)
@@ -105,15 +109,15 @@ func (a *API) setPaused(c echo.Context, paused bool) error {
 	return c.JSON(http.StatusOK, d)
 }
 
-// deleteAgent removes an agent: it leaves search and the change feed
-// records nothing more of it; registering its URL again brings it back as
-// a new agent.
+// deleteAgent removes an agent: it leaves search and the crawl, and
+// only admins see it and its history; registering its URL again restores
+// it with the same id.
 func (a *API) deleteAgent(c echo.Context) error {
 	id, err := agentID(c)
 	if err != nil {
 		return err
 	}
-	err = a.operator.DeleteAgent(c.Request().Context(), ActorOf(c), id)
+	err = a.operator.RemoveAgent(c.Request().Context(), ActorOf(c), id)
 	if errors.Is(err, catalog.ErrNotFound) {
 		return agentNotFound(id)
 	}

@@ -131,8 +131,27 @@ func TestOperatorEndpoints(t *testing.T) {
 				wantStatus: http.StatusNoContent, wantAudit: catalog.ActionRemove},
 			{name: "remove again", method: http.MethodDelete, target: func() string { return "/api/v1/agents/" + id },
 				wantStatus: http.StatusNotFound},
-			{name: "the removed agent", method: http.MethodGet, target: func() string { return "/api/v1/agents/" + id },
-				wantStatus: http.StatusNotFound},
+			{name: "the removed agent, to an admin", method: http.MethodGet, target: func() string { return "/api/v1/agents/" + id },
+				wantStatus: http.StatusOK, check: func(t *testing.T, b []byte) {
+					var d AgentDetail
+					if err := json.Unmarshal(b, &d); err != nil || d.Removed == nil || d.Removed.By != "anonymous" || d.Removed.At.IsZero() {
+						t.Errorf("removed agent %s (%v), want removed by anonymous", b, err)
+					}
+				}},
+			{name: "pause the removed agent", method: http.MethodPost, target: func() string { return "/api/v1/agents/" + id + "/pause" },
+				wantStatus: http.StatusConflict},
+			{name: "list removed agents", method: http.MethodGet, target: func() string { return "/api/v1/removed-agents" },
+				wantStatus: http.StatusOK, check: func(t *testing.T, b []byte) {
+					var l RemovedAgentList
+					if err := json.Unmarshal(b, &l); err != nil || len(l.Items) != 1 || l.Items[0].ID != id || l.Items[0].Name != "Echo" ||
+						l.Items[0].Removed.By != "anonymous" || l.NextCursor != "" {
+						t.Errorf("removed agents %s (%v)", b, err)
+					}
+				}},
+			{name: "list removed agents with a bad cursor", method: http.MethodGet, target: func() string { return "/api/v1/removed-agents?cursor=x" },
+				wantStatus: http.StatusBadRequest},
+			{name: "list removed agents with an unknown parameter", method: http.MethodGet,
+				target: func() string { return "/api/v1/removed-agents?removed=true" }, wantStatus: http.StatusBadRequest},
 		}
 		rows := 0
 		for _, st := range steps {

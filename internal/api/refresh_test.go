@@ -170,8 +170,11 @@ func TestRefreshRouting(t *testing.T) {
 	if allow := rec.Header().Get("Allow"); rec.Code != http.StatusMethodNotAllowed || !strings.Contains(allow, http.MethodPost) || strings.Contains(allow, http.MethodGet) {
 		t.Errorf("GET refresh = %d, Allow %q; want 405 with Allow: POST", rec.Code, rec.Header().Get("Allow"))
 	}
-	if rec := env.do(t, http.MethodPost, "/api/v1/agents/a%311/refresh", "", nil); rec.Code != http.StatusNotFound || env.ref.id != "a11" {
-		t.Errorf("escaped id: status %d, refresher got %q; want 404 for a11", rec.Code, env.ref.id)
+	if rec := env.do(t, http.MethodPost, "/api/v1/agents/%61%31/refresh", "", nil); rec.Code != http.StatusOK || env.ref.id != "a1" {
+		t.Errorf("escaped id: status %d, refresher got %q; want 200 for a1", rec.Code, env.ref.id)
+	}
+	if rec := env.do(t, http.MethodPost, "/api/v1/agents/a%311/refresh", "", nil); rec.Code != http.StatusNotFound {
+		t.Errorf("unknown escaped id: status %d, want 404", rec.Code)
 	}
 
 	noCrawler := newTestEnv(t, func(o *Options) { o.Refresher = nil })

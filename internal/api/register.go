@@ -26,7 +26,7 @@ func (a *API) registerAgent(c echo.Context) error {
 		return registerFailure(in.URL, err)
 	}
 	a.log.Info("api: agent registered", "agent_id", res.Agent.ID, "card_url", res.Agent.CardURL,
-		"created", res.Created, "new_version", res.NewVersion)
+		"created", res.Created, "new_version", res.NewVersion, "restored", res.Restored)
 	d, err := a.agentDetail(c, res.Agent.ID)
 	if err != nil {
 		return err

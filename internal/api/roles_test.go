@@ -53,6 +53,7 @@ func TestRouteRoles(t *testing.T) {
 		"POST /keys":                  auth.Admin,
 		"POST /keys/:id/revoke":       auth.Admin,
 		"GET /crawler":                auth.Editor,
+		"GET /removed-agents":         auth.Admin,
 	}
 	writes, runs := 0, 0
 	for _, r := range a.routes() {

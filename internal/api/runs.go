@@ -198,6 +198,14 @@ func (a *API) getRun(c echo.Context) error {
 	if err != nil {
 		return fmt.Errorf("reading run: %w", err)
 	}
+	if !a.seesRemoved(c) {
+		// The runs of a removed agent are the admins' history, like the rest of it.
+		if r, err := a.catalog.AgentRemoval(c.Request().Context(), run.AgentID); err != nil && !errors.Is(err, catalog.ErrNotFound) {
+			return fmt.Errorf("checking removal of agent %s: %w", run.AgentID, err)
+		} else if r != nil {
+			return newError(http.StatusNotFound, CodeNotFound, "no run with id %q", c.Param("id"))
+		}
+	}
 	tr, err := transcriptOf(run)
 	if err != nil {
 		return err
@@ -248,7 +256,8 @@ func (a *API) ownRun(c echo.Context) (catalog.Run, catalog.Agent, error) {
 		}
 	}
 	ag, err := a.catalog.Agent(ctx, run.AgentID)
-	if errors.Is(err, catalog.ErrNotFound) {
+	if errors.Is(err, catalog.ErrNotFound) || (err == nil && ag.Removed != nil) {
+		// A removed agent's runs are history: read, never continued.
 		return run, ag, newError(http.StatusNotFound, CodeNotFound, "the run's agent is gone")
 	}
 	if err != nil {

@@ -83,6 +83,16 @@ type AgentDetail struct {
 	// Annotations are the operator's (PUT /agents/{id}/annotations);
 	// notes only for editors and admins.
 	Annotations Annotations `json:"annotations"`
+	// Removed is present when an admin removed the agent; only admins
+	// see such an agent at all.
+	Removed *Removal `json:"removed,omitempty"`
+}
+
+// Removal says who removed an agent and when.
+type Removal struct {
+	At time.Time `json:"at"`
+	// By is the remover's display name, email or subject.
+	By string `json:"by"`
 }
 
 // VersionsInfo summarizes an agent's stored card versions.
@@ -242,6 +252,9 @@ func newAgentDetail(v catalog.AgentView) AgentDetail {
 		Findings:       c.Findings,
 		Versions:       VersionsInfo{Count: len(v.Versions)},
 		HealthReport:   newHealthReport(v.Health),
+	}
+	if r := a.Removed; r != nil {
+		d.Removed = &Removal{At: r.At, By: r.By}
 	}
 	if len(v.Versions) > 0 {
 		latest := newVersionSummary(v.Versions[0])

@@ -132,7 +132,12 @@ func (s *Store) read(ctx context.Context, fn func(db *gorm.DB) error) error {
 }
 
 func agentOf(rec agentRecord, c *card.Card) Agent {
+	var removed *Removal
+	if rec.RemovedAt != nil {
+		removed = &Removal{At: rec.RemovedAt.UTC(), By: rec.RemovedBy}
+	}
 	return Agent{
+		Removed:         removed,
 		ID:              rec.ID,
 		CardURL:         rec.CardURL,
 		Card:            c,

@@ -145,8 +145,8 @@ func TestAnnotations(t *testing.T) {
 			t.Errorf("after a new version, label matches %v", ids)
 		}
 
-		// Removal and registration again: a new agent, the same annotations.
-		if err := s.DeleteAgent(ctx, testActor, inv.ID); err != nil {
+		// Removal and registration again: the same agent and annotations.
+		if err := s.RemoveAgent(ctx, testActor, inv.ID); err != nil {
 			t.Fatal(err)
 		}
 		again := upsert(t, s, invoiceURL, v03Card).Agent

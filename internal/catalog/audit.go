@@ -19,6 +19,7 @@ const (
 	ActionResume     = "agent.resume"
 	ActionRemove     = "agent.remove"
 	ActionAnnotate   = "agent.annotate"
+	ActionRestore    = "agent.restore"
 	ActionRun        = "agent.run"
 	ActionKeyAdd     = "key.add"
 	ActionKeyRevoke  = "key.revoke"
@@ -100,8 +101,7 @@ func (s *Store) AuditLog(ctx context.Context, cursor string, limit int) (AuditPa
 	if limit <= 0 || limit > maxAuditPage {
 		limit = maxAuditPage
 	}
-	q := s.db.WithContext(ctx).Table("audit_log").Select(
-		"id, at, actor_kind, subject, name, email, role, action, target_kind, target_id, detail_json, request_id, client_addr")
+	q := s.db.WithContext(ctx).Table("audit_log").Select(auditColumns)
 	if cursor != "" {
 		before, err := strconv.ParseInt(cursor, 10, 64)
 		if err != nil || before <= 0 {
@@ -109,12 +109,42 @@ func (s *Store) AuditLog(ctx context.Context, cursor string, limit int) (AuditPa
 		}
 		q = q.Where("id < ?", before)
 	}
-	rows, err := q.Order("id DESC").Limit(limit + 1).Rows()
+	entries, err := readAudit(q.Order("id DESC").Limit(limit + 1))
 	if err != nil {
-		return AuditPage{}, fmt.Errorf("reading audit log: %w", err)
+		return AuditPage{}, err
+	}
+	page := AuditPage{Entries: entries}
+	if len(page.Entries) > limit {
+		page.Entries = page.Entries[:limit]
+		page.Next = strconv.FormatInt(page.Entries[limit-1].ID, 10)
+	}
+	return page, nil
+}
+
+// AgentAudit returns the newest limit (at most 500) audit entries about
+// one agent, newest first: what the agent page shows admins, removed
+// agents included.
+func (s *Store) AgentAudit(ctx context.Context, agentID string, limit int) ([]AuditEntry, error) {
+	if limit <= 0 || limit > maxAuditPage {
+		limit = maxAuditPage
+	}
+	q := s.db.WithContext(ctx).Table("audit_log").Select(auditColumns).
+		Where("target_kind = ? AND target_id = ?", TargetAgent, agentID)
+	return readAudit(q.Order("id DESC").Limit(limit))
+}
+
+// auditColumns are the columns readAudit scans, in its order.
+const auditColumns = "id, at, actor_kind, subject, name, email, role, action, target_kind, target_id, detail_json, " +
+	"request_id, client_addr"
+
+// readAudit runs q, a SELECT of auditColumns.
+func readAudit(q *gorm.DB) ([]AuditEntry, error) {
+	rows, err := q.Rows()
+	if err != nil {
+		return nil, fmt.Errorf("reading audit log: %w", err)
 	}
 	defer rows.Close()
-	var page AuditPage
+	var out []AuditEntry
 	for rows.Next() {
 		var (
 			e      AuditEntry
@@ -123,17 +153,13 @@ func (s *Store) AuditLog(ctx context.Context, cursor string, limit int) (AuditPa
 		)
 		if err := rows.Scan(&e.ID, &e.At, &kind, &e.Subject, &e.DisplayName, &e.Email, &e.Role, &e.Action,
 			&e.TargetKind, &e.TargetID, &detail, &e.RequestID, &e.ClientAddr); err != nil {
-			return AuditPage{}, fmt.Errorf("reading audit log: %w", err)
+			return nil, fmt.Errorf("reading audit log: %w", err)
 		}
 		e.ActorKind, e.Detail, e.At = ActorKind(kind), json.RawMessage(detail), e.At.UTC()
-		page.Entries = append(page.Entries, e)
+		out = append(out, e)
 	}
 	if err := rows.Err(); err != nil {
-		return AuditPage{}, fmt.Errorf("reading audit log: %w", err)
+		return nil, fmt.Errorf("reading audit log: %w", err)
 	}
-	if len(page.Entries) > limit {
-		page.Entries = page.Entries[:limit]
-		page.Next = strconv.FormatInt(page.Entries[limit-1].ID, 10)
-	}
-	return page, nil
+	return out, nil
 }

@@ -65,7 +65,7 @@ func TestAuditEachWriteOneRow(t *testing.T) {
 				now := time.Now()
 				return agent.ID, s.CreateRun(ctx, ann, catalog.Run{ID: "run-1", AgentID: agent.ID, State: "running", CreatedAt: now, UpdatedAt: now})
 			}, catalog.ActionRun, catalog.TargetAgent, "run_id"},
-			{"remove", func() (string, error) { return agent.ID, s.DeleteAgent(ctx, ann, agent.ID) },
+			{"remove", func() (string, error) { return agent.ID, s.RemoveAgent(ctx, ann, agent.ID) },
 				catalog.ActionRemove, catalog.TargetAgent, "card_url"},
 		}
 		for _, tt := range tests {
@@ -129,7 +129,7 @@ func TestAuditFailedAndBackgroundWrites(t *testing.T) {
 			want  error
 		}{
 			{"pause unknown agent", func() error { return s.SetPaused(ctx, ann, "nope", true) }, catalog.ErrNotFound},
-			{"remove unknown agent", func() error { return s.DeleteAgent(ctx, ann, "nope") }, catalog.ErrNotFound},
+			{"remove unknown agent", func() error { return s.RemoveAgent(ctx, ann, "nope") }, catalog.ErrNotFound},
 			{"revoke unknown key", func() error { _, err := s.RevokeTrustedKey(ctx, ann, "nope", now); return err }, catalog.ErrNotFound},
 			{"add duplicate key", func() error { _, err := s.AddTrustedKey(ctx, ann, key); return err }, catalog.ErrConflict},
 			{"run with a used id", func() error { return s.CreateRun(ctx, ann, run) }, catalog.ErrConflict},
@@ -268,7 +268,7 @@ func TestAuditFailureRollsBackTheWrite(t *testing.T) {
 		now := time.Now()
 		writes := map[string]func() error{
 			"pause":  func() error { return s.SetPaused(ctx, ann, agent.ID, true) },
-			"remove": func() error { return s.DeleteAgent(ctx, ann, agent.ID) },
+			"remove": func() error { return s.RemoveAgent(ctx, ann, agent.ID) },
 			"register": func() error {
 				_, err := s.Upsert(ctx, ann, catalog.UpsertInput{CardURL: "https://weather.example.com/.well-known/agent.json", Card: mustParse(t, v02Card)})
 				return err
@@ -338,7 +338,7 @@ func TestDeleteAgentInChangeFeed(t *testing.T) {
 	catalogtest.ForEach(t, func(t *testing.T, s *catalog.Store) {
 		ctx := context.Background()
 		agent := upsert(t, s, "https://invoices.example.com/.well-known/agent-card.json", v03Card).Agent
-		if err := s.DeleteAgent(ctx, catalog.User("sub-ann"), agent.ID); err != nil {
+		if err := s.RemoveAgent(ctx, catalog.User("sub-ann"), agent.ID); err != nil {
 			t.Fatal(err)
 		}
 		changes, err := s.Changes(ctx, 0, 10)

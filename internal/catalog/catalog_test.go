@@ -633,9 +633,9 @@ func TestSearchStartsIndexBuild(t *testing.T) {
 	}
 }
 
-// A deleted agent leaves every replica's index: the deleting store's at
-// once, the others' at their next Sync.
-func TestDeleteAgentReachesReplicas(t *testing.T) {
+// A removed agent leaves every replica's index, and a restored one comes
+// back: the writing store's at once, the others' at their next Sync.
+func TestRemoveAgentReachesReplicas(t *testing.T) {
 	for name, dsn := range map[string]func(testing.TB) string{"sqlite": catalogtest.SQLiteDSN, "postgres": catalogtest.PostgresDSN} {
 		t.Run(name, func(t *testing.T) {
 			d := dsn(t)
@@ -659,10 +659,10 @@ func TestDeleteAgentReachesReplicas(t *testing.T) {
 			}
 			// The agent with the highest pk: SQLite must not hand its pk
 			// or seq to the next agent.
-			if err := a.DeleteAgent(ctx, catalog.System("test"), invoices.Agent.ID); err != nil {
+			if err := a.RemoveAgent(ctx, catalog.System("test"), invoices.Agent.ID); err != nil {
 				t.Fatal(err)
 			}
-			if err := a.DeleteAgent(ctx, catalog.System("test"), invoices.Agent.ID); !errors.Is(err, catalog.ErrNotFound) {
+			if err := a.RemoveAgent(ctx, catalog.System("test"), invoices.Agent.ID); !errors.Is(err, catalog.ErrNotFound) {
 				t.Fatalf("second delete: err = %v, want ErrNotFound", err)
 			}
 			if got := total(a); got != 1 {
@@ -685,6 +685,25 @@ func TestDeleteAgentReachesReplicas(t *testing.T) {
 			}
 			if _, err := a.Agent(ctx, weather.Agent.ID); err != nil {
 				t.Fatalf("the other agent: %v", err)
+			}
+			// Registering the removed agent's URL again brings it back on
+			// every replica, under its id.
+			back := upsert(t, a, "https://invoices.example.com/.well-known/agent-card.json", v03Card)
+			if back.Agent.ID != invoices.Agent.ID || !back.Restored {
+				t.Fatalf("re-registering: id %s restored %v, want %s restored", back.Agent.ID, back.Restored, invoices.Agent.ID)
+			}
+			if err := b.Sync(ctx); err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range []*catalog.Store{a, b} {
+				p, err := s.Search(ctx, catalog.Query{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				found := slices.ContainsFunc(p.Items, func(x catalog.Summary) bool { return x.ID == invoices.Agent.ID })
+				if p.Total != 3 || !found {
+					t.Fatalf("after the restore: search lists %v, want 3 with the restored agent", ids(p))
+				}
 			}
 		})
 	}

@@ -11,8 +11,14 @@ import (
 	"gorm.io/gorm"
 )
 
+// notRemoved keeps the crawl_state rows of agents an admin removed out of
+// the crawl. Removal parks their next check past any claim (parkedCheck),
+// so the due index does not reach them; this is the rule itself, for a
+// row written otherwise (a lookup by pk per due row).
+const notRemoved = "NOT EXISTS (SELECT 1 FROM agents r WHERE r.pk = crawl_state.agent_pk AND r.removed_at IS NOT NULL)"
+
 // ClaimDue leases up to limit agents whose next check is due (not paused,
-// lease free or expired) to owner for lease, soonest due first. On
+// not removed, lease free or expired) to owner for lease, soonest due first. On
 // PostgreSQL, FOR UPDATE SKIP LOCKED lets replicas claim concurrently
 // without waiting on or double-claiming each other's rows.
 func (s *Store) ClaimDue(ctx context.Context, now time.Time, limit int, owner string, lease time.Duration) ([]CrawlTarget, error) {
@@ -25,12 +31,12 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, limit int, owner st
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		q := `UPDATE crawl_state SET lease_owner = ?, lease_until = ? WHERE agent_pk IN (
 			SELECT agent_pk FROM crawl_state
-			WHERE paused = ? AND next_check_at <= ? AND (lease_until IS NULL OR lease_until < ?)
+			WHERE paused = ? AND next_check_at <= ? AND (lease_until IS NULL OR lease_until < ?) AND ` + notRemoved + `
 			ORDER BY next_check_at LIMIT ?) RETURNING agent_pk`
 		if s.dialect == dialectPostgres {
 			q = `UPDATE crawl_state c SET lease_owner = ?, lease_until = ? FROM (
 				SELECT agent_pk FROM crawl_state
-				WHERE paused = ? AND next_check_at <= ? AND (lease_until IS NULL OR lease_until < ?)
+				WHERE paused = ? AND next_check_at <= ? AND (lease_until IS NULL OR lease_until < ?) AND ` + notRemoved + `
 				ORDER BY next_check_at LIMIT ? FOR UPDATE SKIP LOCKED) d
 				WHERE c.agent_pk = d.agent_pk RETURNING c.agent_pk`
 		}
@@ -50,9 +56,10 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, limit int, owner st
 	return targets, nil
 }
 
-// CrawlTarget returns the crawl state of one agent, for a check on demand.
+// CrawlTarget returns the crawl state of one agent, for a check on demand;
+// ErrNotFound for an unknown or removed agent.
 func (s *Store) CrawlTarget(ctx context.Context, agentID string) (CrawlTarget, error) {
-	ts, err := s.crawlTargets(ctx, "a.id = ?", agentID)
+	ts, err := s.crawlTargets(ctx, "a.id = ? AND a.removed_at IS NULL", agentID)
 	if err != nil {
 		return CrawlTarget{}, err
 	}
@@ -97,7 +104,7 @@ func (s *Store) crawlTargets(ctx context.Context, cond string, arg any) ([]Crawl
 // RecordFetches stores the outcomes of checks in one transaction: new card
 // versions, crawl state and schedule, the fetch log, health changes and the
 // change feed. It releases the outcomes' leases. Outcomes for agents that
-// no longer exist are skipped.
+// no longer exist or were removed are skipped.
 func (s *Store) RecordFetches(ctx context.Context, actor Actor, outs []FetchOutcome) ([]UpsertResult, error) {
 	if err := actor.validate(); err != nil {
 		return nil, err
@@ -155,7 +162,9 @@ func recordOutcomes(tx *txn, actor Actor, outs []FetchOutcome, results []UpsertR
 		ids[i] = o.AgentID
 	}
 	var recs []agentRecord
-	if err := tx.Select("pk", "id", "card_url", "health", "current_version", "seq").Where("id IN ?", ids).Find(&recs).Error; err != nil {
+	// A check that was under way when its agent was removed is dropped.
+	if err := tx.locked().Select("pk", "id", "card_url", "health", "current_version", "seq").
+		Where("id IN ? AND removed_at IS NULL", ids).Find(&recs).Error; err != nil {
 		return nil, nil, fmt.Errorf("looking up agents: %w", err)
 	}
 	byID := make(map[string]agentRecord, len(recs))
@@ -331,10 +340,13 @@ func agentHealth(db *gorm.DB, agentID string, now time.Time) (HealthReport, erro
 		errClass, errMsg                     string
 		errStatus                            int
 	)
+	var removed bool
 	err := db.Raw(`SELECT a.pk, a.health, c.paused, c.consecutive_failures, c.next_check_at,
-		c.last_check_at, c.last_success_at, c.last_error_class, c.last_error_message, c.last_error_status, c.last_error_at
+		c.last_check_at, c.last_success_at, c.last_error_class, c.last_error_message, c.last_error_status, c.last_error_at,
+		a.removed_at IS NOT NULL
 		FROM agents a JOIN crawl_state c ON c.agent_pk = a.pk WHERE a.id = ?`, agentID).Row().
-		Scan(&pk, &r.State, &r.Paused, &r.ConsecutiveFailures, &nextAt, &lastCheck, &lastOK, &errClass, &errMsg, &errStatus, &lastErrAt)
+		Scan(&pk, &r.State, &r.Paused, &r.ConsecutiveFailures, &nextAt, &lastCheck, &lastOK, &errClass, &errMsg, &errStatus, &lastErrAt,
+			&removed)
 	if err != nil {
 		return HealthReport{}, fmt.Errorf("health of agent %s: %w", agentID, translateRow(err))
 	}
@@ -346,7 +358,7 @@ func agentHealth(db *gorm.DB, agentID string, now time.Time) (HealthReport, erro
 		return &u
 	}
 	r.LastCheckAt, r.LastSuccessAt = ptr(lastCheck), ptr(lastOK)
-	if !r.Paused {
+	if !r.Paused && !removed {
 		r.NextCheckAt = ptr(nextAt)
 	}
 	if errClass != "" && lastErrAt.Valid {
@@ -371,14 +383,16 @@ func agentHealth(db *gorm.DB, agentID string, now time.Time) (HealthReport, erro
 	return r, nil
 }
 
-// SetPaused stops or resumes crawling one agent.
+// SetPaused stops or resumes crawling one agent; ErrNotFound for an
+// unknown or removed agent (a restore keeps the paused state it had).
 func (s *Store) SetPaused(ctx context.Context, actor Actor, agentID string, paused bool) error {
 	if err := actor.validate(); err != nil {
 		return err
 	}
-	pk, err := s.pkOf(ctx, agentID)
+	var pk int64
+	err := s.db.WithContext(ctx).Raw("SELECT pk FROM agents WHERE id = ? AND removed_at IS NULL", agentID).Row().Scan(&pk)
 	if err != nil {
-		return err
+		return fmt.Errorf("agent %s: %w", agentID, translateRow(err))
 	}
 	action := ActionResume
 	if paused {

@@ -68,6 +68,9 @@ const (
 	ChangeCreated = "created"
 	ChangeUpdated = "updated"
 	ChangeRemoved = "removed"
+	// ChangeRestored: an agent an admin had removed was registered again
+	// (same id, its history kept).
+	ChangeRestored = "restored"
 )
 
 // Change is one entry of the change feed.

@@ -28,6 +28,9 @@ type ExportedAgent struct {
 	Crawl    ExportedCrawl
 	// Annotations are the operator's; nil when the agent has none.
 	Annotations *Annotations
+	// Removed is set for an agent an admin removed; an import keeps it
+	// removed (and restorable).
+	Removed *Removal
 }
 
 // ExportedVersion is one stored version of a card.
@@ -79,6 +82,8 @@ type exportRow struct {
 	LastErrorMessage    *string
 	LastErrorStatus     *int
 	LastErrorAt         *time.Time
+	RemovedAt           *time.Time
+	RemovedBy           string
 }
 
 type exportVersionRow struct {
@@ -99,7 +104,8 @@ func (s *Store) ExportAgents(ctx context.Context, fn func(ExportedAgent) error) 
 		var rows []exportRow
 		err := s.db.WithContext(ctx).Raw(`SELECT a.pk, a.id, a.card_url, a.health, a.created_at, a.updated_at, a.fetched_at,
 			c.next_check_at, c.paused, c.etag, c.last_modified, c.served_url, c.legacy_path, c.consecutive_failures,
-			c.last_check_at, c.last_success_at, c.last_error_class, c.last_error_message, c.last_error_status, c.last_error_at
+			c.last_check_at, c.last_success_at, c.last_error_class, c.last_error_message, c.last_error_status, c.last_error_at,
+			a.removed_at, a.removed_by
 			FROM agents a LEFT JOIN crawl_state c ON c.agent_pk = a.pk
 			WHERE a.pk > ? ORDER BY a.pk LIMIT ?`, after, exportPage).Scan(&rows).Error
 		if err != nil {
@@ -153,6 +159,9 @@ func exportedAgent(r exportRow, versions []ExportedVersion) ExportedAgent {
 	}
 	a := ExportedAgent{ID: r.ID, CardURL: r.CardURL, Health: r.Health, CreatedAt: exportTime(r.CreatedAt),
 		UpdatedAt: exportTime(r.UpdatedAt), FetchedAt: exportTime(r.FetchedAt), Versions: versions}
+	if r.RemovedAt != nil {
+		a.Removed = &Removal{At: exportTime(*r.RemovedAt), By: r.RemovedBy}
+	}
 	c := &a.Crawl
 	if r.NextCheckAt != nil {
 		c.NextCheckAt = exportTime(*r.NextCheckAt)
@@ -206,8 +215,9 @@ func (s *Store) CheckEmpty(ctx context.Context) error {
 // ImportAgent restores one exported agent: its versions are stored in
 // order through Upsert (so every derived row is rebuilt from the raw
 // bytes, as the running registry would), then its id, timestamps, health,
-// crawl state and annotations are set to the exported ones, and the agent is indexed
-// again if this Store's search index is built.
+// removal, crawl state and annotations are set to the exported ones, and
+// the agent is indexed again if this Store's search index is built (a
+// removed one is taken out of it).
 func (s *Store) ImportAgent(ctx context.Context, actor Actor, a ExportedAgent, lim card.Limits) error {
 	if len(a.Versions) == 0 {
 		return fmt.Errorf("%w: agent %s has no versions", ErrInvalidQuery, a.ID)
@@ -245,6 +255,7 @@ func (s *Store) ImportAgent(ctx context.Context, actor Actor, a ExportedAgent, l
 		}
 	}
 	c := a.Crawl
+	var seq int64
 	err := s.transact(ctx, func(tx *txn) error {
 		if err := writeAnnotations(tx.DB, a.CardURL, ann); err != nil {
 			return err
@@ -255,8 +266,16 @@ func (s *Store) ImportAgent(ctx context.Context, actor Actor, a ExportedAgent, l
 		if err != nil {
 			return err
 		}
-		if err := tx.Exec(`UPDATE agents SET id = ?, created_at = ?, updated_at = ?, fetched_at = ?, health = ?, seq = ? WHERE pk = ?`,
-			a.ID, a.CreatedAt.UTC(), a.UpdatedAt.UTC(), a.FetchedAt.UTC(), a.Health, seqs[0], pk).Error; err != nil {
+		seq = seqs[0]
+		var removedAt *time.Time
+		var removedBy string
+		if a.Removed != nil {
+			at := a.Removed.At.UTC()
+			removedAt, removedBy = &at, a.Removed.By
+		}
+		if err := tx.Exec(`UPDATE agents SET id = ?, created_at = ?, updated_at = ?, fetched_at = ?, health = ?, seq = ?,
+			removed_at = ?, removed_by = ? WHERE pk = ?`,
+			a.ID, a.CreatedAt.UTC(), a.UpdatedAt.UTC(), a.FetchedAt.UTC(), a.Health, seq, removedAt, removedBy, pk).Error; err != nil {
 			return err
 		}
 		if err := tx.Exec(`UPDATE changes SET agent_id = ? WHERE agent_pk = ?`, a.ID, pk).Error; err != nil {
@@ -271,6 +290,10 @@ func (s *Store) ImportAgent(ctx context.Context, actor Actor, a ExportedAgent, l
 	})
 	if err != nil {
 		return fmt.Errorf("restoring agent %s: %w", a.ID, err)
+	}
+	if a.Removed != nil {
+		s.idx().Remove(uint32(pk), seq)
+		return nil
 	}
 	if err := s.refreshDocs(ctx, []int64{pk}); err != nil {
 		return fmt.Errorf("indexing restored agent %s: %w", a.ID, err)

@@ -249,20 +249,23 @@ func (s *Store) buildIndex(ctx context.Context, idx *search.Index) error {
 	return err
 }
 
-// loadDocs streams the index documents of the agents matching where (all
-// when empty) in pk order: two result sets (agents, skills) ordered by pk
+// loadDocs streams the index documents of the listed (not removed) agents
+// matching where (all when empty) in pk order: two result sets (agents, skills) ordered by pk
 // and merged, so memory stays flat whatever the catalog size. Facets come
 // from the agents row (see docFacets).
 func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(search.Doc)) error {
 	s.loadMu.Lock()
 	defer s.loadMu.Unlock()
 	// Annotations are joined by card URL: they are the operator's, kept
-	// apart from the card (see annotations.go).
+	// apart from the card (see annotations.go). Removed agents are never
+	// indexed. The skills of a full build need no such filter: the merge
+	// below skips skills of agents it does not read.
 	agentsQ := "SELECT pk, seq, name, description, provider, summary, signature_status, signature_trust, health, audit_codes, " +
-		"n.owner_team, n.classification, n.labels FROM agents LEFT JOIN annotations n ON n.card_url = agents.card_url"
+		"n.owner_team, n.classification, n.labels FROM agents LEFT JOIN annotations n ON n.card_url = agents.card_url " +
+		"WHERE agents.removed_at IS NULL"
 	skillsQ := "SELECT agent_pk, skill_id, name, description, tags, examples FROM skills"
 	if where != "" {
-		agentsQ += " WHERE " + where
+		agentsQ += " AND (" + where + ")"
 		skillsQ += " WHERE agent_pk IN (SELECT pk FROM agents WHERE " + where + ")"
 		args = append(slices.Clone(args), args...)
 	}

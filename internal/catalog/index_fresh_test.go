@@ -99,7 +99,7 @@ func TestIndexMatchesFreshBuild(t *testing.T) {
 						t.Fatal(err)
 					}
 				default:
-					if err := s.DeleteAgent(ctx, catalog.System("test"), ids[i]); err != nil {
+					if err := s.RemoveAgent(ctx, catalog.System("test"), ids[i]); err != nil {
 						t.Fatal(err)
 					}
 					deleted[i] = true

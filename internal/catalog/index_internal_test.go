@@ -101,14 +101,14 @@ func TestSyncSkipsOwnWrites(t *testing.T) {
 	}
 	loadSynth(t, a, 0, 20)
 	since := a.syncedAt.Add(-syncOverlap)
-	own, err := a.staleDocs(ctx, since)
+	own, _, err := a.staleDocs(ctx, since)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(own) != 0 {
 		t.Fatalf("writer's sync would reload its own %d agents", len(own))
 	}
-	other, err := b.staleDocs(ctx, since)
+	other, _, err := b.staleDocs(ctx, since)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestSyncSkipsOwnWrites(t *testing.T) {
 	if err := b.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
-	after, err := b.staleDocs(ctx, since)
+	after, _, err := b.staleDocs(ctx, since)
 	if err != nil {
 		t.Fatal(err)
 	}

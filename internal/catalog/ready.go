@@ -71,7 +71,7 @@ func (s *Store) CrawlQueue(ctx context.Context, now time.Time) (CrawlQueue, erro
 	// The oldest time comes back as text on SQLite (an aggregate loses the
 	// column's type there), so it is read as text on both and parsed.
 	q := `SELECT COUNT(*) AS n, CAST(MIN(next_check_at) AS TEXT) AS oldest FROM crawl_state
-		WHERE paused = ? AND next_check_at <= ? AND (lease_until IS NULL OR lease_until < ?)`
+		WHERE paused = ? AND next_check_at <= ? AND (lease_until IS NULL OR lease_until < ?) AND ` + notRemoved
 	if err := s.db.WithContext(ctx).Raw(q, false, now, now).Scan(&row).Error; err != nil {
 		return CrawlQueue{}, fmt.Errorf("reading crawl queue: %w", err)
 	}
@@ -126,7 +126,7 @@ const maxFailingScan = 10_000
 func (s *Store) FailingHosts(ctx context.Context, limit int) ([]FailingHost, error) {
 	rows, err := s.db.WithContext(ctx).Raw(`SELECT a.card_url, cs.last_error_class, cs.last_error_at
 		FROM crawl_state cs JOIN agents a ON a.pk = cs.agent_pk
-		WHERE cs.consecutive_failures > 0 AND cs.last_error_at IS NOT NULL
+		WHERE cs.consecutive_failures > 0 AND cs.last_error_at IS NOT NULL AND a.removed_at IS NULL
 		ORDER BY cs.last_error_at DESC LIMIT ?`, maxFailingScan).Rows()
 	if err != nil {
 		return nil, fmt.Errorf("reading failing agents: %w", err)

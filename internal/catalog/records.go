@@ -36,6 +36,11 @@ type agentRecord struct {
 	// SignatureTrust says what vouched for the key that verified the
 	// current version's signature (verify.Trust*); empty when none did.
 	SignatureTrust string
+	// RemovedAt and RemovedBy are set while an admin has removed the
+	// agent (see RemoveAgent); written by their own statements, never by
+	// the bulk ones.
+	RemovedAt *time.Time
+	RemovedBy string
 }
 
 func (agentRecord) TableName() string { return "agents" }

@@ -13,8 +13,9 @@ import (
 const syncOverlap = time.Minute
 
 // Sync brings the in-memory search index up to date with what other
-// writers (replicas sharing a PostgreSQL database) changed: agents written
-// and agents deleted. Writes made through this Store are indexed when they
+// writers (replicas sharing a PostgreSQL database) changed: agents written,
+// removed or restored (all of which change the row's seq and updated_at),
+// and agents deleted before removal kept their rows (tombstones). Writes made through this Store are indexed when they
 // commit; Sync reads only the (pk, seq) of recent rows to find the ones
 // the index lacks, and loads just those. It does nothing before the index
 // is built.
@@ -28,9 +29,12 @@ func (s *Store) Sync(ctx context.Context) error {
 	s.syncMu.Unlock()
 	start := time.Now()
 
-	stale, err := s.staleDocs(ctx, since)
+	stale, removed, err := s.staleDocs(ctx, since)
 	if err != nil {
 		return fmt.Errorf("syncing search index: %w", err)
+	}
+	for _, r := range removed {
+		idx.Remove(uint32(r.pk), r.seq)
 	}
 	if err := s.refreshDocs(ctx, stale); err != nil {
 		return fmt.Errorf("syncing search index: %w", err)
@@ -58,24 +62,32 @@ func (s *Store) Sync(ctx context.Context) error {
 
 // staleDocs returns the pks of agents changed since the given time whose
 // stored seq is newer than the index's: other writers' changes, not ours.
-func (s *Store) staleDocs(ctx context.Context, since time.Time) ([]int64, error) {
-	rows, err := s.sqlDB.QueryContext(ctx, s.rebind("SELECT pk, seq FROM agents WHERE updated_at >= ?"), since)
+// Agents an admin removed come apart, with the seq of their removal.
+func (s *Store) staleDocs(ctx context.Context, since time.Time) (stale []int64, removed []pkSeq, err error) {
+	rows, err := s.sqlDB.QueryContext(ctx, s.rebind(
+		"SELECT pk, seq, CASE WHEN removed_at IS NULL THEN 0 ELSE 1 END FROM agents WHERE updated_at >= ?"), since)
 	if err != nil {
-		return nil, fmt.Errorf("reading changed agents: %w", err)
+		return nil, nil, fmt.Errorf("reading changed agents: %w", err)
 	}
 	defer rows.Close()
-	var stale []int64
 	for rows.Next() {
-		var pk, seq int64
-		if err := rows.Scan(&pk, &seq); err != nil {
-			return nil, fmt.Errorf("reading changed agents: %w", err)
+		var pk, seq, isRemoved int64
+		if err := rows.Scan(&pk, &seq, &isRemoved); err != nil {
+			return nil, nil, fmt.Errorf("reading changed agents: %w", err)
 		}
-		if have, ok := s.idx().Seq(uint32(pk)); !ok || have < seq {
+		if have, ok := s.idx().Seq(uint32(pk)); ok && have >= seq {
+			continue
+		}
+		if isRemoved == 1 {
+			removed = append(removed, pkSeq{pk, seq})
+		} else {
 			stale = append(stale, pk)
 		}
 	}
-	return stale, rows.Err()
+	return stale, removed, rows.Err()
 }
+
+type pkSeq struct{ pk, seq int64 }
 
 // rebind turns ? placeholders into PostgreSQL's $n.
 func (s *Store) rebind(q string) string {

@@ -55,6 +55,32 @@ type Agent struct {
 	UpdatedAt       time.Time
 	// FetchedAt is when the current version's bytes were last received.
 	FetchedAt time.Time
+	// Removed is set while an admin has removed the agent: it is out of
+	// search and the crawl, and readers other than admins must treat it
+	// as not found. Registering its card URL again clears it.
+	Removed *Removal
+}
+
+// Removal is who removed an agent and when.
+type Removal struct {
+	At time.Time
+	// By names the remover as the banner shows them: display name, email
+	// or subject (the audit log keeps all three).
+	By string
+}
+
+// RemovedAgent is one entry of the list of removed agents.
+type RemovedAgent struct {
+	ID, CardURL, Name string
+	CurrentVersion    int
+	Removal
+}
+
+// RemovedPage is a page of removed agents, most recently removed first.
+type RemovedPage struct {
+	Agents []RemovedAgent
+	// Next is the cursor of the following page, "" at the end.
+	Next string
 }
 
 // Summary is the compact view of an agent a search result lists.
@@ -123,6 +149,9 @@ type UpsertResult struct {
 	// NewVersion is true when the raw bytes differed from the current
 	// version (always true when Created).
 	NewVersion bool
+	// Restored is true when the card URL was that of an agent an admin
+	// had removed: it is listed again, with its id and history.
+	Restored bool
 }
 
 // Filter fields, as the API names them in query parameters and facets.

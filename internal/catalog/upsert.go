@@ -72,9 +72,12 @@ func (s *Store) UpsertBatch(ctx context.Context, actor Actor, ins []UpsertInput)
 func registerAudits(results []UpsertResult) []audit {
 	rows := make([]audit, len(results))
 	for i, r := range results {
-		rows[i] = audit{action: ActionRegister, targetKind: TargetAgent, targetID: r.Agent.ID, detail: map[string]any{
-			"card_url": r.Agent.CardURL, "created": r.Created, "new_version": r.NewVersion, "version": r.Agent.CurrentVersion,
-		}}
+		detail := map[string]any{"card_url": r.Agent.CardURL, "created": r.Created, "new_version": r.NewVersion,
+			"version": r.Agent.CurrentVersion}
+		if r.Restored {
+			detail["restored"] = true
+		}
+		rows[i] = audit{action: ActionRegister, targetKind: TargetAgent, targetID: r.Agent.ID, detail: detail}
 	}
 	return rows
 }
@@ -101,10 +104,10 @@ func validateInput(in *UpsertInput) error {
 // in order: the inputs are cut into runs without repeats, each stored by
 // storeRun. The caller records the audit rows: a card stored by a check is
 // audited as the check.
-func storeCards(tx *txn, _ Actor, ins []UpsertInput, results []UpsertResult) ([]indexedDoc, error) {
+func storeCards(tx *txn, actor Actor, ins []UpsertInput, results []UpsertResult) ([]indexedDoc, error) {
 	var docs []indexedDoc
 	err := runsWithoutRepeats(ins, func(in UpsertInput) string { return in.CardURL }, func(from, to int) error {
-		d, err := storeRun(tx, ins[from:to], results[from:to])
+		d, err := storeRun(tx, actor, ins[from:to], results[from:to])
 		docs = append(docs, d...)
 		return err
 	})
@@ -136,8 +139,11 @@ func runsWithoutRepeats[T any, K comparable](items []T, key func(T) K, fn func(f
 }
 
 // storeRun stores inputs with distinct card URLs inside tx, filling
-// results, and returns the index documents to publish after commit.
-func storeRun(tx *txn, ins []UpsertInput, results []UpsertResult) ([]indexedDoc, error) {
+// results, and returns the index documents to publish after commit. A
+// card for an agent an admin removed restores it (same id and history),
+// unless the crawler brought it: a check under way when the agent was
+// removed must not undo the removal.
+func storeRun(tx *txn, actor Actor, ins []UpsertInput, results []UpsertResult) ([]indexedDoc, error) {
 	urls := make([]string, len(ins))
 	for i, in := range ins {
 		urls[i] = cleanText(in.CardURL)
@@ -145,7 +151,7 @@ func storeRun(tx *txn, ins []UpsertInput, results []UpsertResult) ([]indexedDoc,
 	existing := make(map[string]agentRecord, len(ins))
 	for chunk := range slices.Chunk(urls, 500) {
 		var recs []agentRecord
-		if err := tx.Where("card_url IN ?", chunk).Find(&recs).Error; err != nil {
+		if err := tx.locked().Where("card_url IN ?", chunk).Find(&recs).Error; err != nil {
 			return nil, fmt.Errorf("looking up agents: %w", err)
 		}
 		for _, r := range recs {
@@ -157,15 +163,32 @@ func storeRun(tx *txn, ins []UpsertInput, results []UpsertResult) ([]indexedDoc,
 	// reports: replicas sync their search index by it (see Sync).
 	now := time.Now().UTC()
 	var (
-		writes  []int // inputs whose card is new or changed
-		created []int
-		digests = make([]string, len(ins))
-		recs    = make([]agentRecord, len(ins))
+		writes   []int // inputs whose card is new or changed
+		created  []int
+		revived  []int // removed agents restored with unchanged bytes
+		restored []agentRecord
+		// wasRemoved marks the inputs that restore a removed agent.
+		wasRemoved = make(map[int]bool)
+		digests    = make([]string, len(ins))
+		recs       = make([]agentRecord, len(ins))
 	)
 	for i, in := range ins {
 		sum := sha256.Sum256(in.Card.Raw)
 		digests[i] = hex.EncodeToString(sum[:])
 		rec, ok := existing[urls[i]]
+		if ok && rec.RemovedAt != nil {
+			if in.Source == SourceCrawl {
+				results[i] = UpsertResult{Agent: agentOf(rec, in.Card)}
+				continue
+			}
+			restored = append(restored, rec)
+			wasRemoved[i] = true
+			rec.RemovedAt, rec.RemovedBy = nil, ""
+			existing[urls[i]] = rec
+			if rec.RawSHA256 == digests[i] {
+				revived = append(revived, i)
+			}
+		}
 		switch {
 		case !ok:
 			created = append(created, i)
@@ -189,8 +212,32 @@ func storeRun(tx *txn, ins []UpsertInput, results []UpsertResult) ([]indexedDoc,
 			}
 		}
 	}
+	if err := restoreRemoved(tx, actor, restored, now); err != nil {
+		return nil, err
+	}
+	// A restored agent whose bytes did not change gets a new seq, so that
+	// every replica's index takes it back (see Sync), and its document
+	// from the stored row.
+	revivedSeqs, err := allocate(tx, "seq", len(revived))
+	if err != nil {
+		return nil, err
+	}
+	docs := make([]indexedDoc, 0, len(writes)+len(revived))
+	for j, i := range revived {
+		rec := &recs[i]
+		rec.Seq, rec.UpdatedAt = revivedSeqs[j], now
+		if err := tx.Exec("UPDATE agents SET seq = ?, updated_at = ? WHERE pk = ?", rec.Seq, now, rec.PK).Error; err != nil {
+			return nil, fmt.Errorf("restoring agent %s: %w", rec.ID, err)
+		}
+		fs, err := storedDocFacets(rec.Summary, rec.SignatureStatus, rec.SignatureTrust, rec.Health, rec.AuditCodes)
+		if err != nil {
+			return nil, fmt.Errorf("restoring agent %s: %w", rec.ID, err)
+		}
+		docs = append(docs, indexedDoc{pk: rec.PK, seq: rec.Seq, sortKey: sortKeyOf(rec.Name), facets: fs, text: textOf(ins[i].Card)})
+		results[i] = UpsertResult{Agent: agentOf(*rec, ins[i].Card), Restored: true}
+	}
 	if len(writes) == 0 {
-		return nil, nil
+		return docs, nil
 	}
 	seqs, err := allocate(tx, "seq", len(writes))
 	if err != nil {
@@ -217,7 +264,6 @@ func storeRun(tx *txn, ins []UpsertInput, results []UpsertResult) ([]indexedDoc,
 		derived                  derivedRows
 		crawlRows                []crawlStateRow
 		changes                  = make([]changeRow, 0, len(writes))
-		docs                     = make([]indexedDoc, 0, len(writes))
 	)
 	for j, i := range writes {
 		in, c, rec := ins[i], ins[i].Card, &recs[i]
@@ -256,7 +302,7 @@ func storeRun(tx *txn, ins []UpsertInput, results []UpsertResult) ([]indexedDoc,
 			Version: rec.CurrentVersion, At: now})
 		docs = append(docs, indexedDoc{pk: rec.PK, seq: rec.Seq, sortKey: sortKeyOf(c.Name),
 			facets: docFacets(sum, rec.SignatureStatus, rec.SignatureTrust, rec.Health, nil), text: textOf(c)})
-		results[i] = UpsertResult{Agent: agentOf(*rec, c), Created: isCreated[i], NewVersion: true}
+		results[i] = UpsertResult{Agent: agentOf(*rec, c), Created: isCreated[i], NewVersion: true, Restored: wasRemoved[i]}
 	}
 	changedPKs := make([]int64, len(changedAgents))
 	for i, r := range changedAgents {

@@ -22,7 +22,8 @@ import (
 // maxIDLen bounds an agent id from a URL; longer ones cannot exist.
 const maxIDLen = 200
 
-// errAgentGone: the agent was deleted between two reads of one page.
+// errAgentGone: no agent the caller may see has the id of the path (a
+// malformed id, an agent removed, or one removed between two reads).
 var errAgentGone = errors.New("agent gone")
 
 func (h *Console) agent(c echo.Context) error {
@@ -76,12 +77,31 @@ func (h *Console) loadAgent(c echo.Context) (view.Agent, error) {
 		return view.Agent{}, fmt.Errorf("loading agent %s: %w", id, err)
 	}
 	ag, versions, health, ver := v.Agent, v.Versions, v.Health, v.Verification
+	if ag.Removed != nil && !h.holds(c, auth.Admin) {
+		// Only admins see what the registry kept of a removed agent.
+		return view.Agent{}, errAgentGone
+	}
 	if ag.Card == nil {
 		return view.Agent{}, fmt.Errorf("agent %s has no parsed card", id)
 	}
 	a, err := h.agentView(ag, versions, health, ver)
 	if err != nil {
 		return view.Agent{}, err
+	}
+	if h.opts.Audit != nil && h.holds(c, auth.Admin) {
+		entries, err := h.opts.Audit.AgentAudit(ctx, id, agentAuditSize)
+		if err != nil {
+			return view.Agent{}, fmt.Errorf("reading audit entries of agent %s: %w", id, err)
+		}
+		a.Audit = make([]view.AuditEntry, 0, len(entries))
+		for _, e := range entries {
+			a.Audit = append(a.Audit, auditEntryView(e))
+		}
+	}
+	if ag.Removed != nil {
+		// History only: acting on it starts with registering it again.
+		a.Removed = &view.Removal{At: ag.Removed.At, By: ag.Removed.By}
+		return a, nil
 	}
 	if h.canTry(c) {
 		a.TryURL = tryURL(id)

@@ -19,7 +19,12 @@ type AuditLog interface {
 	// AuditLog returns limit entries older than cursor ("" for the
 	// newest), newest first; catalog.ErrInvalidQuery for a bad cursor.
 	AuditLog(ctx context.Context, cursor string, limit int) (catalog.AuditPage, error)
+	// AgentAudit returns the newest limit entries about one agent.
+	AgentAudit(ctx context.Context, agentID string, limit int) ([]catalog.AuditEntry, error)
 }
+
+// agentAuditSize is the entries an agent page shows.
+const agentAuditSize = 20
 
 // auditPageSize is the entries of one console page.
 const auditPageSize = 50
@@ -46,24 +51,29 @@ func (h *Console) audit(c echo.Context) error {
 	}
 	var v view.Audit
 	for _, e := range p.Entries {
-		ve := view.AuditEntry{At: e.At, Subject: e.Subject, Role: e.Role, System: e.ActorKind == catalog.ActorSystem,
-			Action: e.Action, TargetKind: e.TargetKind, TargetID: e.TargetID, Detail: string(e.Detail),
-			RequestID: e.RequestID, ClientAddr: e.ClientAddr}
-		switch {
-		case e.DisplayName != "":
-			ve.Who = e.DisplayName
-		case e.Email != "":
-			ve.Who = e.Email
-		default:
-			ve.Who = e.Subject
-		}
-		if e.TargetKind == catalog.TargetAgent && e.Action != catalog.ActionRemove {
-			ve.TargetURL = agentURL(e.TargetID)
-		}
-		v.Entries = append(v.Entries, ve)
+		v.Entries = append(v.Entries, auditEntryView(e))
 	}
 	if p.Next != "" {
 		v.Older = "/audit?" + url.Values{"cursor": {p.Next}}.Encode()
 	}
 	return h.render(c, http.StatusOK, page{title: "Audit log", body: templates.AuditPage(v)})
+}
+
+func auditEntryView(e catalog.AuditEntry) view.AuditEntry {
+	ve := view.AuditEntry{At: e.At, Subject: e.Subject, Role: e.Role, System: e.ActorKind == catalog.ActorSystem,
+		Action: e.Action, TargetKind: e.TargetKind, TargetID: e.TargetID, Detail: string(e.Detail),
+		RequestID: e.RequestID, ClientAddr: e.ClientAddr}
+	switch {
+	case e.DisplayName != "":
+		ve.Who = e.DisplayName
+	case e.Email != "":
+		ve.Who = e.Email
+	default:
+		ve.Who = e.Subject
+	}
+	// A removed agent keeps its page (for admins, who read this log).
+	if e.TargetKind == catalog.TargetAgent {
+		ve.TargetURL = agentURL(e.TargetID)
+	}
+	return ve
 }

@@ -103,7 +103,7 @@ func (h *Console) registerOne(c echo.Context, input string) view.RegisterResult 
 		return r
 	}
 	h.log.InfoContext(ctx, "console: agent registered", "agent_id", res.Agent.ID, "card_url", res.Agent.CardURL,
-		"created", res.Created, "new_version", res.NewVersion)
+		"created", res.Created, "new_version", res.NewVersion, "restored", res.Restored)
 	r.AgentURL, r.CardURL = agentURL(res.Agent.ID), res.Agent.CardURL
 	if res.Agent.Card != nil {
 		r.Name = res.Agent.Card.Name
@@ -111,6 +111,8 @@ func (h *Console) registerOne(c echo.Context, input string) view.RegisterResult 
 	switch {
 	case res.Created:
 		r.Outcome = view.RegisterCreated
+	case res.Restored:
+		r.Outcome = view.RegisterRestored
 	case res.NewVersion:
 		r.Outcome = view.RegisterUpdated
 	default:

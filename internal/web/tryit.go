@@ -272,6 +272,10 @@ func (h *Console) tryAgent(c echo.Context) (catalog.Agent, error) {
 	if err != nil {
 		return catalog.Agent{}, fmt.Errorf("loading agent %s: %w", id, err)
 	}
+	if v.Agent.Removed != nil {
+		// A removed agent keeps its history, not its test panel.
+		return catalog.Agent{}, errAgentGone
+	}
 	if v.Agent.Card == nil {
 		return catalog.Agent{}, fmt.Errorf("agent %s has no parsed card", id)
 	}

@@ -240,6 +240,7 @@ func (h *Console) layout(c echo.Context, title string) view.Layout {
 	l.CanKeys = h.opts.Keys != nil && h.holds(c, auth.Admin)
 	l.CanAudit = h.opts.Audit != nil && h.holds(c, auth.Admin)
 	l.CanCrawl = h.opts.Crawl != nil && h.canOperate(c)
+	l.CanRemoved = h.opts.Remover != nil && h.holds(c, auth.Admin)
 	if tok := h.csrfToken(c); tok != "" {
 		l.CSRFToken = tok
 		// htmx sends these headers with every request it makes, so a

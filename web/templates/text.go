@@ -171,7 +171,7 @@ func diffClass(k view.DiffKind) string {
 
 func registerClass(o view.RegisterOutcome) string {
 	switch o {
-	case view.RegisterCreated, view.RegisterUpdated:
+	case view.RegisterCreated, view.RegisterUpdated, view.RegisterRestored:
 		return "badge ok"
 	case view.RegisterFailed:
 		return "badge bad"

@@ -35,6 +35,8 @@ type Layout struct {
 	// CanAudit and CanCrawl show the links to the audit log and the
 	// crawler status.
 	CanAudit, CanCrawl bool
+	// CanRemoved shows the link to the removed agents (admin).
+	CanRemoved bool
 }
 
 // User is the caller as the header shows them.
@@ -161,6 +163,32 @@ type Agent struct {
 	TryURL string
 	// Annotations are the operator's, with their edit form for editors.
 	Annotations Annotations
+	// Removed is set when an admin removed the agent (only admins see
+	// the page then); the page shows it as a banner and offers no actions.
+	Removed *Removal
+	// Audit is the newest audited writes about the agent, shown to
+	// admins; nil for everyone else.
+	Audit []AuditEntry
+}
+
+// Removal is who removed an agent and when.
+type Removal struct {
+	At time.Time
+	By string
+}
+
+// RemovedList is the admin's list of removed agents.
+type RemovedList struct {
+	Agents []RemovedAgent
+	// Older is the link to the next page; empty on the last.
+	Older string
+}
+
+// RemovedAgent is one entry of the list of removed agents.
+type RemovedAgent struct {
+	URL, Name, CardURL string
+	Versions           int
+	Removal
 }
 
 // Actions are the agent actions the caller may take.
@@ -277,7 +305,10 @@ type Register struct {
 type RegisterOutcome string
 
 const (
-	RegisterCreated   RegisterOutcome = "created"
+	RegisterCreated RegisterOutcome = "created"
+	// RegisterRestored: the URL was that of an agent an admin had removed;
+	// it is back, with its id and history.
+	RegisterRestored  RegisterOutcome = "restored"
 	RegisterUpdated   RegisterOutcome = "updated"
 	RegisterUnchanged RegisterOutcome = "unchanged"
 	RegisterFailed    RegisterOutcome = "failed"
