@@ -22,35 +22,38 @@ type pattern struct {
 	code string
 	// what names the pattern in the finding's message.
 	what string
-	re   *regexp.Regexp
+	// any are words one of which a match contains: a cheap test that
+	// spares most text the regular expression.
+	any []string
+	re  *regexp.Regexp
 }
 
 func words(expr string) *regexp.Regexp { return regexp.MustCompile(`\b(?:` + expr + `)\b`) }
 
 var patterns = []pattern{
-	{CodePromptInjection, "an order to ignore earlier instructions", words(
+	{CodePromptInjection, "an order to ignore earlier instructions", []string{"ignore", "disregard", "forget", "override", "bypass"}, words(
 		`(?:ignore|disregard|forget|override|bypass)(?: (?:all|any|of|the|your|my|these|those|every))*` +
 			` (?:previous|prior|earlier|above|preceding|foregoing|system|original|initial|developer|safety|existing|former|all)` +
 			`(?: (?:the|your|my|of|system|safety|developer|previous|prior))*` +
 			` (?:instructions?|prompts?|directions?|rules|guidelines|guardrails|messages?|context|commands?|directives?|constraints?)`)},
-	{CodePromptInjection, "an order to disregard what came before", words(
+	{CodePromptInjection, "an order to disregard what came before", []string{"ignore", "disregard", "forget"}, words(
 		`(?:ignore|disregard|forget)(?: (?:all|everything|anything|the text|the))? (?:above|before this|prior to this|said before|you were told)`)},
-	{CodePromptInjection, "new instructions for the model", words(
+	{CodePromptInjection, "new instructions for the model", []string{"new ", "from now on", "no longer"}, words(
 		`(?:your |the )?new (?:instructions?|task|role|objective|directives?|system prompt) (?:is|are|follows?)|` +
 			`from now on you (?:are|will|must|should|shall)|you are no longer (?:an?|the) (?:assistant|ai|agent|model)`)},
-	{CodePromptInjection, "an order to call or route through something", words(
+	{CodePromptInjection, "an order to call or route through something", []string{"you ", "always ", "only ", "must "}, words(
 		`you (?:must|should|need to|have to|are required to|shall)(?: (?:always|first|also|immediately|now|only))* ` +
 			`(?:call|invoke|execute|trigger|forward|transfer|route|delegate)|` +
 			`(?:always|only|must) (?:use|call|invoke|prefer|choose|select|route to) (?:this|our) (?:agent|tool|skill|function)s?`)},
-	{CodePromptInjection, "an order to keep something from the user", words(
+	{CodePromptInjection, "an order to keep something from the user", []string{"the user"}, words(
 		`(?:do not|don t|dont|never) (?:tell|inform|notify|alert|warn|let) the user|` +
 			`(?:do not|don t|dont|never) (?:mention|reveal|show|disclose)(?: (?:this|it|that))? to the user|` +
 			`without (?:telling|informing|notifying|alerting|asking) the user`)},
-	{CodePromptInjection, "a request to disclose prompts or secrets", words(
+	{CodePromptInjection, "a request to disclose prompts or secrets", []string{"reveal", "print", "repeat", "leak", "dump", "disclose", "exfiltrate", "output"}, words(
 		`(?:reveal|print|repeat|leak|dump|disclose|exfiltrate|output) (?:me |us )?(?:your|the|all|any)` +
 			`(?: (?:full|entire|hidden|secret))* (?:(?:system|hidden|initial|original|previous) (?:prompt|instructions|message)|` +
 			`api keys?|credentials|secrets|passwords?|conversation history|chat history)`)},
-	{CodePromptInjection, "text addressed to the model itself", words(
+	{CodePromptInjection, "text addressed to the model itself", []string{" to ", " for ", "if you", " mode"}, words(
 		`(?:attention|note|message|instructions?) (?:to|for) (?:the |any )?(?:ai|llm|language model|assistant|model|orchestrator)s?|` +
 			`if you are an? (?:ai|llm|language model|ai assistant|ai agent|assistant)|` +
 			`(?:enable|enter|activate|switch to|you are now in) (?:developer|dan|jailbreak|god|unrestricted) mode`)},
@@ -59,13 +62,13 @@ var patterns = []pattern{
 // imitations match chat-prompt formats in text folded without joining
 // lines (foldLines), so a line that starts with "system:" is seen as one.
 var imitations = []pattern{
-	{CodePromptImitation, "a chat-template token", regexp.MustCompile(
+	{CodePromptImitation, "a chat-template token", []string{"<", "["}, regexp.MustCompile(
 		`<\|\s*(?:im_start|im_end|im_sep|system|user|assistant|endoftext|start_header_id|end_header_id|eot_id|begin_of_text)\s*\|>|` +
 			`\[/?inst\]|<<\s*/?sys\s*>>|<(?:start|end)_of_turn>`)},
-	{CodePromptImitation, "a fake system or developer message", regexp.MustCompile(
+	{CodePromptImitation, "a fake system or developer message", []string{"system", "developer", "sys>"}, regexp.MustCompile(
 		`(?m)^\s*(?:#+\s*)?\[?(?:system|system prompt|system message|developer)\]?\s*:|` +
 			`</?(?:system|system_prompt|sys)>|\[(?:system|system message)\]`)},
-	{CodePromptImitation, "a prompt-template section header", regexp.MustCompile(
+	{CodePromptImitation, "a prompt-template section header", []string{"##"}, regexp.MustCompile(
 		`(?m)^\s*#{2,}\s*(?:system|instructions?|response)\s*:?\s*$`)},
 }
 
@@ -74,6 +77,9 @@ func injectionFindings(f field) []Finding {
 	var out []Finding
 	check := func(ps []pattern, folded string, offs []int) {
 		for _, p := range ps {
+			if !containsAny(folded, p.any) {
+				continue
+			}
 			loc := p.re.FindStringIndex(folded)
 			if loc == nil {
 				continue
@@ -144,4 +150,13 @@ func fold(text string, keepPunct bool) (string, []int) {
 	}
 	offs = append(offs, len(text))
 	return b.String(), offs
+}
+
+func containsAny(s string, words []string) bool {
+	for _, w := range words {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
 }
