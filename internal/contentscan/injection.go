@@ -109,6 +109,7 @@ func fold(text string, keepPunct bool) (string, []int) {
 	var b strings.Builder
 	offs := make([]int, 0, len(text)+1)
 	space := true // no leading space
+	asciiParts := make([]rune, 0, 4)
 	emit := func(s string, at int) {
 		for i := 0; i < len(s); i++ {
 			offs = append(offs, at)
@@ -119,19 +120,22 @@ func fold(text string, keepPunct bool) (string, []int) {
 		switch {
 		case r >= 0xE0020 && r <= 0xE007E:
 			r -= 0xE0000
+		case r >= 0x20 && r < 0x7F, unicode.IsSpace(r):
 		case invisible(r) || defaultIgnorable(r):
 			continue
 		}
-		var parts string
+		parts := asciiParts[:0]
 		if r < utf8.RuneSelf {
-			parts = string(r)
+			parts = append(parts, r)
 		} else {
-			parts = norm.NFKC.String(string(r))
+			parts = []rune(norm.NFKC.String(string(r)))
 		}
 		for _, c := range parts {
 			c = unicode.ToLower(c)
-			if a, ok := look[c]; ok {
-				c = a
+			if c >= utf8.RuneSelf {
+				if a, ok := look[c]; ok {
+					c = a
+				}
 			}
 			sep := !unicode.IsLetter(c) && !unicode.IsDigit(c) && !unicode.IsMark(c)
 			if keepPunct {
