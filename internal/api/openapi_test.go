@@ -339,6 +339,7 @@ func TestSchemasMatchTypes(t *testing.T) {
 		"Signer":             reflect.TypeFor[verify.Signer](),
 		"SecurityFinding":    reflect.TypeFor[verify.Finding](),
 		"TransportProbe":     reflect.TypeFor[verify.Probe](),
+		"ContentFinding":     reflect.TypeFor[verify.ContentFinding](),
 	} {
 		s := doc.Components.Schemas[name].Value
 		var props []string
