@@ -21,35 +21,37 @@ type NameKeyMatch struct {
 	Text    string
 }
 
-// maxNameKeyMatches bounds one lookup: a name many agents share needs a
-// few of them named, not all.
-const maxNameKeyMatches = 50
+// maxNameKeyMatches bounds the agents one key returns: a name many agents
+// share needs a few of them named, not all.
+const maxNameKeyMatches = 20
 
 // AgentsByNameKey lists agents (removed ones aside) whose current card
-// has one of keys, through the agent_name_keys primary key: a lookup per
-// key, never a scan of the agents.
+// has one of keys, up to maxNameKeyMatches per key, through the
+// agent_name_keys primary key: an index lookup per key, never a scan of
+// the agents.
 func (s *Store) AgentsByNameKey(ctx context.Context, keys []string) ([]NameKeyMatch, error) {
-	if len(keys) == 0 {
-		return nil, nil
-	}
-	rows, err := s.db.WithContext(ctx).Raw(`SELECT k.name_key, a.id, a.card_url, k.text
-		FROM agent_name_keys k JOIN agents a ON a.pk = k.agent_pk
-		WHERE k.name_key IN ? AND a.health <> ? ORDER BY k.name_key, a.pk LIMIT ?`,
-		keys, HealthRemoved, maxNameKeyMatches).Rows()
-	if err != nil {
-		return nil, fmt.Errorf("looking up name keys: %w", err)
-	}
-	defer rows.Close()
 	var out []NameKeyMatch
-	for rows.Next() {
-		var m NameKeyMatch
-		if err := rows.Scan(&m.Key, &m.AgentID, &m.CardURL, &m.Text); err != nil {
-			return nil, fmt.Errorf("looking up name keys: %w", err)
+	for _, key := range keys {
+		rows, err := s.db.WithContext(ctx).Raw(`SELECT k.name_key, a.id, a.card_url, k.text
+			FROM agent_name_keys k JOIN agents a ON a.pk = k.agent_pk
+			WHERE k.name_key = ? AND a.health <> ? ORDER BY k.agent_pk LIMIT ?`,
+			key, HealthRemoved, maxNameKeyMatches).Rows()
+		if err != nil {
+			return nil, fmt.Errorf("looking up name key: %w", err)
 		}
-		out = append(out, m)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("looking up name keys: %w", err)
+		for rows.Next() {
+			var m NameKeyMatch
+			if err := rows.Scan(&m.Key, &m.AgentID, &m.CardURL, &m.Text); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("looking up name key: %w", err)
+			}
+			out = append(out, m)
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("looking up name key: %w", err)
+		}
 	}
 	return out, nil
 }

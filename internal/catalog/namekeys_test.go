@@ -53,7 +53,7 @@ func TestNameKeys(t *testing.T) {
 				"name:weather=" + b.ID + "@" + b.CardURL + ":Wеather",
 				"provider:acme=" + a.ID + "@" + a.CardURL + ":Acme",
 			}
-			if got := lookup("name:weather", "provider:acme", "name:none"); !slices.Equal(got, want) {
+			if got := lookup("name:weather", "name:none", "provider:acme"); !slices.Equal(got, want) {
 				t.Errorf("lookup = %q, want %q", got, want)
 			}
 			if got := lookup("name:older"); len(got) != 0 {

@@ -14,6 +14,7 @@ package contentscan
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -120,9 +121,50 @@ type field struct {
 	kind fieldKind
 }
 
-// fields lists the card's free text with its JSON path. Every card era
-// spells these keys the same way.
+// fields lists the card's free text with its JSON path, read from the raw
+// bytes so that a path names exactly what the card holds (the parsed
+// card skips entries of the wrong type, which would shift indexes). Every
+// card era spells these keys the same way. A card without raw bytes (built
+// in memory) is read from its parsed fields.
 func fields(c *card.Card) []field {
+	var doc map[string]any
+	if len(c.Raw) == 0 || json.Unmarshal(c.Raw, &doc) != nil {
+		return parsedFields(c)
+	}
+	var out []field
+	str := func(path string, v any, k fieldKind) {
+		if s, ok := v.(string); ok {
+			out = append(out, field{path, s, k})
+		}
+	}
+	list := func(path string, v any, k fieldKind) {
+		a, _ := v.([]any)
+		for i, x := range a {
+			str(fmt.Sprintf("%s[%d]", path, i), x, k)
+		}
+	}
+	str("$.name", doc["name"], kindName)
+	str("$.description", doc["description"], kindProse)
+	if p, ok := doc["provider"].(map[string]any); ok {
+		str("$.provider.organization", p["organization"], kindName)
+	}
+	skills, _ := doc["skills"].([]any)
+	for i, x := range skills {
+		sk, ok := x.(map[string]any)
+		if !ok {
+			continue
+		}
+		p := fmt.Sprintf("$.skills[%d]", i)
+		str(p+".id", sk["id"], kindName)
+		str(p+".name", sk["name"], kindName)
+		str(p+".description", sk["description"], kindProse)
+		list(p+".tags", sk["tags"], kindName)
+		list(p+".examples", sk["examples"], kindProse)
+	}
+	return out
+}
+
+func parsedFields(c *card.Card) []field {
 	out := []field{{"$.name", c.Name, kindName}, {"$.description", c.Description, kindProse}}
 	if c.Provider != nil {
 		out = append(out, field{"$.provider.organization", c.Provider.Organization, kindName})
