@@ -148,6 +148,14 @@ func fields(c *card.Card) []field {
 	if p, ok := doc["provider"].(map[string]any); ok {
 		str("$.provider.organization", p["organization"], kindName)
 	}
+	if caps, ok := doc["capabilities"].(map[string]any); ok {
+		exts, _ := caps["extensions"].([]any)
+		for i, x := range exts {
+			if e, ok := x.(map[string]any); ok {
+				str(fmt.Sprintf("$.capabilities.extensions[%d].description", i), e["description"], kindProse)
+			}
+		}
+	}
 	skills, _ := doc["skills"].([]any)
 	for i, x := range skills {
 		sk, ok := x.(map[string]any)
@@ -168,6 +176,9 @@ func parsedFields(c *card.Card) []field {
 	out := []field{{"$.name", c.Name, kindName}, {"$.description", c.Description, kindProse}}
 	if c.Provider != nil {
 		out = append(out, field{"$.provider.organization", c.Provider.Organization, kindName})
+	}
+	for i, e := range c.Capabilities.Extensions {
+		out = append(out, field{fmt.Sprintf("$.capabilities.extensions[%d].description", i), e.Description, kindProse})
 	}
 	for i, sk := range c.Skills {
 		p := fmt.Sprintf("$.skills[%d]", i)
