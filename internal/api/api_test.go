@@ -803,7 +803,7 @@ func sampleReport(t *testing.T) json.RawMessage {
 			Status: verify.ProbeConfirmed, Reachable: true, BindingConfirmed: true, VersionConfirmed: true, TLS: true, TLSVersion: "TLS 1.3", LatencyMS: 12}},
 		Security: []verify.Finding{{Code: verify.FindingAPIKeyInQuery, Severity: verify.SeverityWarning, Path: "$.securitySchemes.k", Message: "m"}},
 		Content: []verify.ContentFinding{{Code: contentscan.CodeConfusableName, Severity: verify.SeverityWarning, Path: "$.name",
-			Message: "m", Excerpt: "P⟨U+200B⟩ay", Why: contentscan.Why(contentscan.CodeConfusableName), Related: []string{"a2"}}},
+			Message: "m", Excerpt: "P⟨U+200B⟩ay", Why: contentscan.Why(contentscan.CodeConfusableName), Related: []contentscan.Related{{AgentID: "a2", Text: "Pay"}}}},
 	}
 	b, err := json.Marshal(rep)
 	if err != nil {

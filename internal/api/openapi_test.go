@@ -26,6 +26,7 @@ import (
 
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/catalog/catalogtest"
+	"github.com/a2aregistry/registry/internal/contentscan"
 	"github.com/a2aregistry/registry/internal/verify"
 )
 
@@ -340,6 +341,7 @@ func TestSchemasMatchTypes(t *testing.T) {
 		"SecurityFinding":    reflect.TypeFor[verify.Finding](),
 		"TransportProbe":     reflect.TypeFor[verify.Probe](),
 		"ContentFinding":     reflect.TypeFor[verify.ContentFinding](),
+		"RelatedAgent":       reflect.TypeFor[contentscan.Related](),
 	} {
 		s := doc.Components.Schemas[name].Value
 		var props []string

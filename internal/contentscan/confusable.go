@@ -88,10 +88,10 @@ func confusableFindings(ctx context.Context, names Names, c *card.Card, origins 
 	var out []Finding
 	for _, k := range keys {
 		provider := strings.HasPrefix(k.Key, keyProvider)
-		var related, texts []string
+		var related []Related
 		same := true
 		for _, m := range matches {
-			if m.Key != k.Key || own[originOf(m.CardURL)] || slices.Contains(related, m.AgentID) {
+			if m.Key != k.Key || own[originOf(m.CardURL)] || slices.ContainsFunc(related, func(r Related) bool { return r.AgentID == m.AgentID }) {
 				continue
 			}
 			identical := norm.NFC.String(m.Text) == norm.NFC.String(k.Text)
@@ -100,10 +100,7 @@ func confusableFindings(ctx context.Context, names Names, c *card.Card, origins 
 			}
 			same = same && identical
 			if len(related) < maxRelated {
-				related = append(related, m.AgentID)
-				if !slices.Contains(texts, m.Text) {
-					texts = append(texts, Visible(m.Text))
-				}
+				related = append(related, Related{AgentID: m.AgentID, Text: Visible(m.Text)})
 			}
 		}
 		if len(related) == 0 {
@@ -113,29 +110,18 @@ func confusableFindings(ctx context.Context, names Names, c *card.Card, origins 
 		switch {
 		case provider:
 			f = newFinding(CodeConfusableProvider, card.SeverityWarning, "$.provider.organization", Visible(k.Text),
-				"the provider %q looks like %s, the provider of %d other catalogued agent(s) from a different origin",
-				Visible(k.Text), quoteAll(texts), len(related))
+				"the provider %q looks like the provider of another catalogued agent from a different origin", Visible(k.Text))
 		case same:
 			f = newFinding(CodeConfusableName, card.SeverityWarning, "$.name", Visible(k.Text),
-				"%d other catalogued agent(s) from a different origin have the same name %q",
-				len(related), Visible(k.Text))
+				"another catalogued agent from a different origin has the same name %q", Visible(k.Text))
 		default:
 			f = newFinding(CodeConfusableName, card.SeverityWarning, "$.name", Visible(k.Text),
-				"the name %q looks like %s, the name of %d other catalogued agent(s) from a different origin",
-				Visible(k.Text), quoteAll(texts), len(related))
+				"the name %q looks like the name of another catalogued agent from a different origin", Visible(k.Text))
 		}
 		f.Related = related
 		out = append(out, f)
 	}
 	return out, nil
-}
-
-func quoteAll(ss []string) string {
-	q := make([]string, len(ss))
-	for i, s := range ss {
-		q[i] = fmt.Sprintf("%q", s)
-	}
-	return strings.Join(q, " or ")
 }
 
 // originOf is the canonical origin of raw (card.CanonicalOrigin); "" when

@@ -101,10 +101,19 @@ type Finding struct {
 	Excerpt string `json:"excerpt,omitempty"`
 	// Why says why it matters.
 	Why string `json:"why"`
-	// Related are the ids of other catalogued agents a confusable-name
-	// finding is about. A reader who may not see one of them must not be
-	// shown it.
-	Related []string `json:"related,omitempty"`
+	// Related are the other catalogued agents a confusable-name or
+	// -provider finding is about. They are kept out of Message, so a
+	// reader who may not see one of them can be shown the finding without
+	// it.
+	Related []Related `json:"related,omitempty"`
+}
+
+// Related is another agent a finding compares with.
+type Related struct {
+	AgentID string `json:"agent_id"`
+	// Text is its name or provider as written, hidden characters made
+	// visible.
+	Text string `json:"text"`
 }
 
 // fieldKind says which checks read a field.

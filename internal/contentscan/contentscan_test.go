@@ -282,7 +282,7 @@ func TestSameOriginNotConfusable(t *testing.T) {
 		t.Errorf("flagged against its own origin:%s", describe(fs))
 	}
 	fs, _ = Scanner{Names: newFakeNames()}.Scan(context.Background(), c, ownOrigins)
-	if len(fs) != 1 || !slices.Equal(fs[0].Related, []string{"paypal"}) {
+	if len(fs) != 1 || !slices.Equal(fs[0].Related, []Related{{AgentID: "paypal", Text: "PayPal Payments"}}) {
 		t.Errorf("want one finding related to paypal, got:%s", describe(fs))
 	}
 }

@@ -71,7 +71,7 @@ func TestRunnerContentScan(t *testing.T) {
 			t.Fatalf("impostor codes %v", codes)
 		}
 		for _, f := range got {
-			if f.Code == contentscan.CodeConfusableName && !slices.Equal(f.Related, []string{real}) {
+			if f.Code == contentscan.CodeConfusableName && !slices.Equal(f.Related, []contentscan.Related{{AgentID: real, Text: "PayPal Payments"}}) {
 				t.Errorf("confusable finding related to %v, want [%s]", f.Related, real)
 			}
 		}
@@ -86,7 +86,8 @@ func TestRunnerContentScan(t *testing.T) {
 		storeCard(t, s, realURL, textCard("PayPal Payments", "Sends payments, faster.", "payments.paypal.example", "2"))
 		runOnce(t, r, 1)
 		got = contentOf(t, s, real)
-		if len(got) != 1 || got[0].Code != contentscan.CodeConfusableName || !slices.Equal(got[0].Related, []string{fake}) {
+		if len(got) != 1 || got[0].Code != contentscan.CodeConfusableName ||
+			!slices.Equal(got[0].Related, []contentscan.Related{{AgentID: fake, Text: "P\u0430yPal Payments"}}) {
 			t.Errorf("original's second version: %s", fmt.Sprint(got))
 		}
 	})

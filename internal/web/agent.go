@@ -154,8 +154,8 @@ func contentView(fs []verify.ContentFinding) []view.ContentFinding {
 	for i, f := range fs {
 		out[i] = view.ContentFinding{Code: f.Code, Severity: string(f.Severity), Path: f.Path,
 			Message: f.Message, Excerpt: f.Excerpt, Why: f.Why}
-		for _, id := range f.Related {
-			out[i].Related = append(out[i].Related, view.AgentRef{ID: id, URL: agentURL(id)})
+		for _, r := range f.Related {
+			out[i].Related = append(out[i].Related, view.AgentRef{ID: r.AgentID, URL: agentURL(r.AgentID), Text: r.Text})
 		}
 	}
 	return out

@@ -126,7 +126,7 @@ func newFixture(t *testing.T, fo fixtureOptions) *fixture {
 	}
 	report.Content = append(report.Content, verify.ContentFinding{Code: contentscan.CodeConfusableName,
 		Severity: verify.SeverityWarning, Path: "$.name", Message: "looks like another",
-		Why: contentscan.Why(contentscan.CodeConfusableName), Related: []string{f.ids["invoice-extractor"]}})
+		Why: contentscan.Why(contentscan.CodeConfusableName), Related: []contentscan.Related{{AgentID: f.ids["invoice-extractor"], Text: "Invoice " + rlo + "Extractor"}}})
 	rb, err := json.Marshal(report)
 	if err != nil {
 		t.Fatal(err)

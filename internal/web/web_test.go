@@ -293,7 +293,7 @@ func TestAgentPage(t *testing.T) {
 		{name: "signature report one by one", target: evil, wantStatus: http.StatusOK, wantFull: true,
 			want: []string{"bad_signature", "ES256", `key-<span class="cp" title="invisible character U+202E in the card">⟨U+202E⟩</span>1`, "pinned", "<code>jcs</code>", "$.url", "no_security",
 				"v2", "current", "diff with current", "Content scan", "content_bidi_control", "content_zero_width",
-				"Bidirectional controls reorder", "Compare with", `<a href="/agents/` + f.ids["invoice-extractor"] + `">`}},
+				"Bidirectional controls reorder", "Compare with", `<a href="/agents/` + f.ids["invoice-extractor"] + `" title="`, `⟨U+202E⟩</span>Extractor</a>`}},
 		{name: "not scanned yet", target: "/agents/" + f.ids["invoice-extractor"], wantStatus: http.StatusOK, wantFull: true,
 			want: []string{"Content scan", "Not scanned yet."}},
 		{name: "diff page", target: evil + "/diff?from=1&to=2", wantStatus: http.StatusOK, wantFull: true,

@@ -200,9 +200,10 @@ type ContentFinding struct {
 	Related                                     []AgentRef
 }
 
-// AgentRef links to another agent's page.
+// AgentRef links to another agent's page; Text is its name or provider
+// (card text).
 type AgentRef struct {
-	ID, URL string
+	ID, URL, Text string
 }
 
 // Health is the crawler's view of an agent.
