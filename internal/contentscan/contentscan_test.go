@@ -351,3 +351,28 @@ func TestPathsFollowRawCard(t *testing.T) {
 	}
 	checkFindings(t, c, fs)
 }
+
+// TestLinkOrigins: what counts as the card's own origin for links.
+func TestLinkOrigins(t *testing.T) {
+	tests := []struct {
+		link    string
+		origins []string
+		own     bool
+	}{
+		{"https://agent.example.com/docs", []string{"https://agent.example.com"}, true},
+		{"https://docs.example.com/x", []string{"https://agent.example.com"}, true},
+		{"https://AGENT.example.com:443/x", []string{"https://agent.example.com"}, true},
+		{"https://example.co.uk/x", []string{"https://agent.example.co.uk"}, true},
+		{"https://other.co.uk/x", []string{"https://agent.example.co.uk"}, false},
+		{"https://evil.example.net/x", []string{"https://agent.example.com"}, false},
+		{"http://198.51.113.9/x", []string{"http://203.0.113.9"}, false},
+		{"http://203.0.113.9/x", []string{"http://203.0.113.9:8080"}, true},
+		{"https://example.com/x", nil, false},
+	}
+	for _, tt := range tests {
+		fs := linkFindings(field{"$.description", "see " + tt.link + ".", kindProse}, tt.origins)
+		if own := len(fs) == 0; own != tt.own {
+			t.Errorf("%s against %v: own %v, want %v", tt.link, tt.origins, own, tt.own)
+		}
+	}
+}

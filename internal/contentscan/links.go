@@ -1,6 +1,7 @@
 package contentscan
 
 import (
+	"net"
 	"net/url"
 	"regexp"
 	"strings"
@@ -59,6 +60,9 @@ func ownOrigin(o string, origins []string) bool {
 // registrable is host's eTLD+1 ("example.co.uk"), "" for IP addresses and
 // hosts without one.
 func registrable(host string) string {
+	if net.ParseIP(strings.Trim(host, "[]")) != nil {
+		return ""
+	}
 	s, err := publicsuffix.EffectiveTLDPlusOne(host)
 	if err != nil {
 		return ""
