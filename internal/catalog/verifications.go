@@ -39,7 +39,8 @@ type VerificationInput struct {
 	TrustGeneration int64
 	// KIDs are the kids the card's signatures name.
 	KIDs []string
-	// AuditCodes are the security-audit finding codes (the audit facet).
+	// AuditCodes are the security-audit and content-scan finding codes
+	// (the audit facet).
 	AuditCodes []string
 	// Trust is the signature_trust facet value; empty when no signature
 	// verified.
