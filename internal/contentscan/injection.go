@@ -2,6 +2,7 @@ package contentscan
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -26,6 +27,9 @@ type pattern struct {
 	// spares most text the regular expression.
 	any []string
 	re  *regexp.Regexp
+	// unless are what, right after a match, makes it an instruction to
+	// a person instead ("you must call" + " us").
+	unless []string
 }
 
 func words(expr string) *regexp.Regexp { return regexp.MustCompile(`\b(?:` + expr + `)\b`) }
@@ -35,28 +39,35 @@ var patterns = []pattern{
 		`(?:ignore|disregard|forget|override|bypass)(?: (?:all|any|of|the|your|my|these|those|every))*` +
 			` (?:previous|prior|earlier|above|preceding|foregoing|system|original|initial|developer|safety|existing|former|all)` +
 			`(?: (?:the|your|my|of|system|safety|developer|previous|prior))*` +
-			` (?:instructions?|prompts?|directions?|rules|guidelines|guardrails|messages?|context|commands?|directives?|constraints?)`)},
+			` (?:instructions?|prompts?|directions?|rules|guidelines|guidance|guardrails|messages?|context|commands?|directives?|constraints?|orders|policies)|` +
+			`(?:ignore|disregard|forget|override|bypass) your (?:own )?(?:instructions|system prompt|prompt|rules|guidelines|guardrails|directives|programming|training|safety)`), nil},
 	{CodePromptInjection, "an order to disregard what came before", []string{"ignore", "disregard", "forget"}, words(
-		`(?:ignore|disregard|forget)(?: (?:all|everything|anything|the text|the))? (?:above|before this|prior to this|said before|you were told)`)},
-	{CodePromptInjection, "new instructions for the model", []string{"new ", "from now on", "no longer"}, words(
+		`(?:ignore|disregard|forget)(?: (?:all|everything|anything|the text|the))? (?:above|before this|prior to this|said before|you were told)`), nil},
+	{CodePromptInjection, "new instructions for the model", []string{"new ", "from now on", "no longer", "override"}, words(
 		`(?:your |the )?new (?:instructions?|task|role|objective|directives?|system prompt) (?:is|are|follows?)|` +
-			`from now on you (?:are|will|must|should|shall)|you are no longer (?:an?|the) (?:assistant|ai|agent|model)`)},
+			`from now on you (?:are|will|must|should|shall)|you are no longer (?:an?|the) (?:assistant|ai|agent|model)|` +
+			`(?:system|admin|administrator|developer|emergency) override`), nil},
 	{CodePromptInjection, "an order to call or route through something", []string{"you ", "always ", "only ", "must "}, words(
-		`you (?:must|should|need to|have to|are required to|shall)(?: (?:always|first|also|immediately|now|only))* ` +
+		`you (?:must|are required to|shall)(?: (?:always|first|also|immediately|now|only))* ` +
 			`(?:call|invoke|execute|trigger|forward|transfer|route|delegate)|` +
-			`(?:always|only|must) (?:use|call|invoke|prefer|choose|select|route to) (?:this|our) (?:agent|tool|skill|function)s?`)},
+			`you (?:should|need to|have to)(?: (?:always|first|also|immediately|now|only))* ` +
+			`(?:call|invoke|use|route to|delegate to|forward to) (?:this|our|the) (?:\pL+ )?(?:agent|tool|function|skill)s?|` +
+			`(?:always|only|must) (?:use|call|invoke|prefer|choose|select|route to) (?:this|our) (?:agent|tool|skill|function)s?`),
+		// "To cancel, you must call us": an instruction to a person.
+		[]string{" us", " me", " our ", " your ", " customer", " support", " a human", " the office", " the hotline", " the help"}},
 	{CodePromptInjection, "an order to keep something from the user", []string{"the user"}, words(
 		`(?:do not|don t|dont|never) (?:tell|inform|notify|alert|warn|let) the user|` +
 			`(?:do not|don t|dont|never) (?:mention|reveal|show|disclose)(?: (?:this|it|that))? to the user|` +
-			`without (?:telling|informing|notifying|alerting|asking) the user`)},
+			`without (?:telling|informing|notifying|alerting|asking) the user`), nil},
 	{CodePromptInjection, "a request to disclose prompts or secrets", []string{"reveal", "print", "repeat", "leak", "dump", "disclose", "exfiltrate", "output"}, words(
 		`(?:reveal|print|repeat|leak|dump|disclose|exfiltrate|output) (?:me |us )?(?:your|the|all|any)` +
 			`(?: (?:full|entire|hidden|secret))* (?:(?:system|hidden|initial|original|previous) (?:prompt|instructions|message)|` +
-			`api keys?|credentials|secrets|passwords?|conversation history|chat history)`)},
-	{CodePromptInjection, "text addressed to the model itself", []string{" to ", " for ", "if you", " mode"}, words(
+			`api keys?|credentials|secrets|passwords?|conversation history|chat history)`), nil},
+	{CodePromptInjection, "text addressed to the model itself", []string{" to ", " for ", "if you", " mode", "as a"}, words(
 		`(?:attention|note|message|instructions?) (?:to|for) (?:the |any )?(?:ai|llm|language model|assistant|model|orchestrator)s?|` +
 			`if you are an? (?:ai|llm|language model|ai assistant|ai agent|assistant)|` +
-			`(?:enable|enter|activate|switch to|you are now in) (?:developer|dan|jailbreak|god|unrestricted) mode`)},
+			`as an? (?:ai|llm|ai language model|language model|ai assistant|ai agent) you (?:must|should|will|are required to)|` +
+			`(?:enable|enter|activate|switch to|you are now in) (?:developer|dan|jailbreak|god|unrestricted) mode`), nil},
 }
 
 // imitations match chat-prompt formats in text folded without joining
@@ -64,12 +75,12 @@ var patterns = []pattern{
 var imitations = []pattern{
 	{CodePromptImitation, "a chat-template token", []string{"<", "["}, regexp.MustCompile(
 		`<\|\s*(?:im_start|im_end|im_sep|system|user|assistant|endoftext|start_header_id|end_header_id|eot_id|begin_of_text)\s*\|>|` +
-			`\[/?inst\]|<<\s*/?sys\s*>>|<(?:start|end)_of_turn>`)},
+			`\[/?inst\]|<<\s*/?sys\s*>>|<(?:start|end)_of_turn>`), nil},
 	{CodePromptImitation, "a fake system or developer message", []string{"system", "developer", "sys>"}, regexp.MustCompile(
 		`(?m)^\s*(?:#+\s*)?\[?(?:system|system prompt|system message|developer)\]?\s*:|` +
-			`</?(?:system|system_prompt|sys)>|\[(?:system|system message)\]`)},
+			`</?(?:system|system_prompt|sys)>|\[(?:system|system message)\]`), nil},
 	{CodePromptImitation, "a prompt-template section header", []string{"##"}, regexp.MustCompile(
-		`(?m)^\s*#{2,}\s*(?:system|instructions?|response)\s*:?\s*$`)},
+		`(?m)^\s*#{2,}\s*(?:system|instructions?|response)\s*:?\s*$`), nil},
 }
 
 // injectionFindings reports each pattern that matches one field.
@@ -80,7 +91,7 @@ func injectionFindings(f field) []Finding {
 			if !containsAny(folded, p.any) {
 				continue
 			}
-			loc := p.re.FindStringIndex(folded)
+			loc := p.match(folded)
 			if loc == nil {
 				continue
 			}
@@ -163,4 +174,15 @@ func containsAny(s string, words []string) bool {
 		}
 	}
 	return false
+}
+
+// match is the first match of p in folded that no unless word follows.
+func (p pattern) match(folded string) []int {
+	for _, loc := range p.re.FindAllStringIndex(folded, -1) {
+		rest := folded[loc[1]:]
+		if !slices.ContainsFunc(p.unless, func(u string) bool { return strings.HasPrefix(rest, u) }) {
+			return loc
+		}
+	}
+	return nil
 }
