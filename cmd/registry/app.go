@@ -62,7 +62,7 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger) (*app, err
 	// every trusted-key change and every expiring key leads to a new one.
 	// Live probes stay off: they reach every declared endpoint of every
 	// catalogued agent, which an operator should choose to do.
-	vopts := verify.Options{Keys: verify.CatalogKeys{Store: store}, Logger: log}
+	vopts := verify.Options{Keys: verify.CatalogKeys{Store: store}, Names: verify.CatalogNames{Store: store}, Logger: log}
 	if cfg.VerifyFetch {
 		vopts.Client, vopts.FetchOIDC, vopts.Probe = a.client, true, cfg.VerifyProbes
 	}

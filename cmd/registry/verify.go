@@ -244,4 +244,12 @@ func writeVerifyText(w io.Writer, input string, c *card.Card, rep *verify.Report
 	for _, f := range rep.Security {
 		fmt.Fprintf(w, "security %s %s at %s: %s\n", f.Severity, f.Code, f.Path, f.Message)
 	}
+	if len(rep.Content) == 0 {
+		fmt.Fprintln(w, "content: no findings")
+	}
+	// Messages and excerpts show hidden characters as ⟨U+XXXX⟩, so the
+	// terminal does not obey a bidirectional override in a card.
+	for _, f := range rep.Content {
+		fmt.Fprintf(w, "content %s %s at %s: %s\n", f.Severity, f.Code, f.Path, f.Message)
+	}
 }

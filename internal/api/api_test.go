@@ -22,6 +22,7 @@ import (
 	"github.com/a2aregistry/registry/internal/auth"
 	"github.com/a2aregistry/registry/internal/card"
 	"github.com/a2aregistry/registry/internal/catalog"
+	"github.com/a2aregistry/registry/internal/contentscan"
 	"github.com/a2aregistry/registry/internal/crawler"
 	"github.com/a2aregistry/registry/internal/safehttp"
 	"github.com/a2aregistry/registry/internal/verify"
@@ -801,6 +802,8 @@ func sampleReport(t *testing.T) json.RawMessage {
 		Transports: []verify.Probe{{URL: "https://agent.example.com/a2a", Binding: "JSONRPC", ProtocolVersion: "1.0", Path: "$.supportedInterfaces[0]",
 			Status: verify.ProbeConfirmed, Reachable: true, BindingConfirmed: true, VersionConfirmed: true, TLS: true, TLSVersion: "TLS 1.3", LatencyMS: 12}},
 		Security: []verify.Finding{{Code: verify.FindingAPIKeyInQuery, Severity: verify.SeverityWarning, Path: "$.securitySchemes.k", Message: "m"}},
+		Content: []verify.ContentFinding{{Code: contentscan.CodeConfusableName, Severity: verify.SeverityWarning, Path: "$.name",
+			Message: "m", Excerpt: "P⟨U+200B⟩ay", Why: contentscan.Why(contentscan.CodeConfusableName), Related: []contentscan.Related{{AgentID: "a2", Text: "Pay"}}}},
 	}
 	b, err := json.Marshal(rep)
 	if err != nil {

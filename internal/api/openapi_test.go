@@ -26,6 +26,7 @@ import (
 
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/catalog/catalogtest"
+	"github.com/a2aregistry/registry/internal/contentscan"
 	"github.com/a2aregistry/registry/internal/verify"
 )
 
@@ -339,6 +340,8 @@ func TestSchemasMatchTypes(t *testing.T) {
 		"Signer":             reflect.TypeFor[verify.Signer](),
 		"SecurityFinding":    reflect.TypeFor[verify.Finding](),
 		"TransportProbe":     reflect.TypeFor[verify.Probe](),
+		"ContentFinding":     reflect.TypeFor[verify.ContentFinding](),
+		"RelatedAgent":       reflect.TypeFor[contentscan.Related](),
 	} {
 		s := doc.Components.Schemas[name].Value
 		var props []string

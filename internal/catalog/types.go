@@ -166,8 +166,9 @@ const (
 	FieldProvider        = "provider"
 	FieldSignature       = "signature"
 	FieldHealth          = "health"
-	// FieldAudit values are the security-audit finding codes of the
-	// current card's verification report (verify.Finding*).
+	// FieldAudit values are the security-audit and content-scan finding
+	// codes of the current card's verification report (verify.Finding*,
+	// contentscan.Code*).
 	FieldAudit = "audit"
 	// FieldSignatureTrust says what vouches for the key of a verified
 	// signature (verify.Trust*): a pinned key, an operator-trusted jku

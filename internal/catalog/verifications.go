@@ -39,11 +39,15 @@ type VerificationInput struct {
 	TrustGeneration int64
 	// KIDs are the kids the card's signatures name.
 	KIDs []string
-	// AuditCodes are the security-audit finding codes (the audit facet).
+	// AuditCodes are the security-audit and content-scan finding codes
+	// (the audit facet).
 	AuditCodes []string
 	// Trust is the signature_trust facet value; empty when no signature
 	// verified.
 	Trust string
+	// NameKeys are the confusable keys of the card's name and provider
+	// (AgentsByNameKey), stored when the version is the current one.
+	NameKeys []NameKey
 }
 
 // Verification is a stored report.
@@ -215,6 +219,9 @@ func recordReports(tx *txn, _ Actor, ins []VerificationInput) ([]fieldUpdate, er
 		}
 		if err := insertRows(tx, verificationKidsTable, kidRows); err != nil {
 			return nil, fmt.Errorf("storing kids of agent %s: %w", in.AgentID, err)
+		}
+		if err := replaceNameKeys(tx, in.AgentID, pk, in.NameKeys); err != nil {
+			return nil, err
 		}
 		up, err := setVerdict(tx, pk, seq, status, audit, trust, in, now)
 		if err != nil {

@@ -1,7 +1,8 @@
 // Package verify checks what an A2A agent card claims: its JWS signatures
 // (over every canonical form real signers produce, with keys from a pinned
 // trust store or a same-origin jku), its transport declarations (by
-// side-effect-free live probes) and its security schemes.
+// side-effect-free live probes), its security schemes and the text it
+// shows to people and models (the content scan, package contentscan).
 //
 // Everything a stranger controls — the card, its jku, its endpoints, its
 // OpenID Connect URL — is reached through the safehttp client only.
@@ -125,6 +126,10 @@ type Report struct {
 	Signatures SignatureReport `json:"signatures"`
 	Transports []Probe         `json:"transports,omitempty"`
 	Security   []Finding       `json:"security_findings"`
+	// Content are the content scan's findings on the card's text
+	// (contentscan); [] when it found nothing, absent from reports made
+	// before it existed and null when the stored card no longer parses.
+	Content []ContentFinding `json:"content_findings"`
 }
 
 // SignatureReport is the verdict on the card's signatures and one entry

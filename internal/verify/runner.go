@@ -208,6 +208,14 @@ func (r *Runner) verifyTarget(ctx context.Context, t catalog.VerifyTarget, gen i
 			in.AuditCodes = append(in.AuditCodes, f.Code)
 		}
 	}
+	for _, f := range rep.Content {
+		if !slices.Contains(in.AuditCodes, f.Code) {
+			in.AuditCodes = append(in.AuditCodes, f.Code)
+		}
+	}
+	if c != nil {
+		in.NameKeys = nameKeys(c)
+	}
 	in.KeysExpireAt = r.keysExpiry(ctx, rep)
 	in.RecheckAt = rep.CheckedAt.Add(r.opts.MaxAge)
 	if !in.KeysExpireAt.IsZero() {

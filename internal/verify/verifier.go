@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/a2aregistry/registry/internal/card"
+	"github.com/a2aregistry/registry/internal/contentscan"
 	"github.com/a2aregistry/registry/internal/safehttp"
 )
 
@@ -39,6 +40,9 @@ type Options struct {
 	ProbeTimeout time.Duration
 	// FetchOIDC fetches openIdConnectUrl discovery documents in Verify.
 	FetchOIDC bool
+	// Names gives the content scan the catalogued agents to compare a
+	// card's name and provider with (CatalogNames); nil skips that check.
+	Names contentscan.Names
 	// Now is the clock (tests); default time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -112,6 +116,7 @@ func (v *Verifier) Verify(ctx context.Context, c *card.Card, cardURL string) *Re
 	r := &Report{CardURL: cardURL, CheckedAt: v.now().UTC(), Origins: cardOrigins(c, cardURL)}
 	r.Signatures = v.VerifySignatures(ctx, c.Raw, r.Origins)
 	r.Security = v.AuditSecurity(ctx, c)
+	r.Content = v.ScanContent(ctx, c, r.Origins)
 	if v.opts.Probe {
 		r.Transports = v.ProbeInterfaces(ctx, c)
 	}

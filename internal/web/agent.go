@@ -151,7 +151,7 @@ func (h *Console) agentView(ag catalog.Agent, versions []catalog.VersionSummary,
 		a.Verification = &view.Verification{
 			Status: string(r.Signatures.Status), CheckedAt: r.CheckedAt, Stale: ver.Stale,
 			Signer: r.Signatures.Signer, Entries: r.Signatures.Entries, Rotation: r.Signatures.Rotation,
-			Audit: r.Security,
+			Audit: r.Security, Content: contentView(r.Content), Scanned: r.Content != nil,
 		}
 		probes = r.Transports
 	}
@@ -166,6 +166,20 @@ func (h *Console) agentView(ag catalog.Agent, versions []catalog.VersionSummary,
 		a.Interfaces = append(a.Interfaces, iv)
 	}
 	return a, nil
+}
+
+// contentView links each finding's related agents. A related agent the
+// caller may not see must not be linked here once agents can be hidden.
+func contentView(fs []verify.ContentFinding) []view.ContentFinding {
+	out := make([]view.ContentFinding, len(fs))
+	for i, f := range fs {
+		out[i] = view.ContentFinding{Code: f.Code, Severity: string(f.Severity), Path: f.Path,
+			Message: f.Message, Excerpt: f.Excerpt, Why: f.Why}
+		for _, r := range f.Related {
+			out[i].Related = append(out[i].Related, view.AgentRef{ID: r.AgentID, URL: agentURL(r.AgentID), Text: r.Text})
+		}
+	}
+	return out
 }
 
 func versionView(id string, v catalog.VersionSummary) view.Version {

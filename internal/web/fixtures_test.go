@@ -17,6 +17,7 @@ import (
 	"github.com/a2aregistry/registry/internal/card"
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/catalog/catalogtest"
+	"github.com/a2aregistry/registry/internal/contentscan"
 	"github.com/a2aregistry/registry/internal/verify"
 )
 
@@ -114,6 +115,18 @@ func newFixture(t *testing.T, fo fixtureOptions) *fixture {
 		},
 		Security: []verify.Finding{{Code: "no_security", Severity: verify.SeverityWarning, Path: "$", Message: "no security"}},
 	}
+	evil, err := card.Parse(evilCard("1.1.0"), card.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The real scan of the evil card (its excerpts hold the XSS payload
+	// and the override), and a confusable name pointing at another agent.
+	if report.Content, err = (contentscan.Scanner{}).Scan(ctx, evil, report.Origins); err != nil {
+		t.Fatal(err)
+	}
+	report.Content = append(report.Content, verify.ContentFinding{Code: contentscan.CodeConfusableName,
+		Severity: verify.SeverityWarning, Path: "$.name", Message: "looks like another",
+		Why: contentscan.Why(contentscan.CodeConfusableName), Related: []contentscan.Related{{AgentID: f.ids["invoice-extractor"], Text: "Invoice " + rlo + "Extractor"}}})
 	rb, err := json.Marshal(report)
 	if err != nil {
 		t.Fatal(err)

@@ -216,6 +216,24 @@ type Verification struct {
 	Entries   []verify.SignatureResult
 	Rotation  bool
 	Audit     []card.Finding
+	// Content is the content scan's findings; nil when the report
+	// predates the scan (Scanned false).
+	Content []ContentFinding
+	Scanned bool
+}
+
+// ContentFinding is a content-scan finding (verify.ContentFinding) with
+// links to the agents it compares with. Message and Excerpt already
+// write hidden characters as ⟨U+XXXX⟩; they are still card text.
+type ContentFinding struct {
+	Code, Severity, Path, Message, Excerpt, Why string
+	Related                                     []AgentRef
+}
+
+// AgentRef links to another agent's page; Text is its name or provider
+// (card text).
+type AgentRef struct {
+	ID, URL, Text string
 }
 
 // Health is the crawler's view of an agent.

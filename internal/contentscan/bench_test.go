@@ -1,0 +1,40 @@
+package contentscan
+
+import (
+	"context"
+	"fmt"
+	"testing"
+)
+
+// BenchmarkScan is one scan of a card with 8 skills of English prose and
+// examples, as the verifier runs it per card version, with the name
+// lookup answered from memory.
+func BenchmarkScan(b *testing.B) {
+	var skills []any
+	for i := range 8 {
+		skills = append(skills, map[string]any{
+			"id": fmt.Sprintf("skill-%d", i), "name": fmt.Sprintf("Skill %d", i),
+			"description": "Looks up invoices by number, customer or date and returns totals, due dates and line items. " +
+				"See https://agent.example.com/docs for the fields.",
+			"tags":     []any{"finance", "invoices", "lookup"},
+			"examples": []any{"Find invoice 2024-118", "What does ACME owe us this quarter?", "List unpaid invoices older than 30 days"},
+		})
+	}
+	c := buildCard(b, map[string]any{"name": "Invoice Desk", "description": "Answers questions about invoices.", "skills": skills})
+	s := Scanner{Names: newFakeNames()}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.Scan(ctx, c, ownOrigins); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkNameKey(b *testing.B) {
+	prototypes() // the table is parsed once per process, not per call
+	b.ReportAllocs()
+	for b.Loop() {
+		NameKey("P\u0430yPal Payments Agent")
+	}
+}
