@@ -394,6 +394,12 @@ func TestCheckAgent(t *testing.T) {
 	if got.Works != "some" || len(got.Interfaces) != 2 || !got.Interfaces[0].Works || got.Interfaces[1].Cause != CodeAgentUnreachable {
 		t.Errorf("check = %+v", got)
 	}
+	// What a check records is what the works search filter accepts.
+	for _, w := range []string{got.Works, proxy.Works(nil)} {
+		if !slices.Contains(enumFilters[catalog.FieldWorks], w) {
+			t.Errorf("check's works %q is not a works filter value %v", w, enumFilters[catalog.FieldWorks])
+		}
+	}
 	// Checks are not runs: the runs list leaves them out.
 	list := env.do(t, http.MethodGet, "/api/v1/agents/peer/runs", "", nil)
 	if !strings.Contains(list.Body.String(), `"runs":[]`) {

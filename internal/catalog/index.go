@@ -256,7 +256,7 @@ func (s *Store) buildIndex(ctx context.Context, idx *search.Index) error {
 func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(search.Doc)) error {
 	s.loadMu.Lock()
 	defer s.loadMu.Unlock()
-	agentsQ := "SELECT pk, seq, name, description, provider, summary, signature_status, signature_trust, health, audit_codes FROM agents"
+	agentsQ := "SELECT pk, seq, name, description, provider, summary, signature_status, signature_trust, health, works, audit_codes FROM agents"
 	skillsQ := "SELECT agent_pk, skill_id, name, description, tags, examples FROM skills"
 	if where != "" {
 		agentsQ += " WHERE " + where
@@ -328,11 +328,11 @@ func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(
 	}
 	for agents.Next() {
 		var (
-			pk, seq                            int64
-			name, desc, provider               string
-			summary, sig, trust, health, audit string
+			pk, seq                                   int64
+			name, desc, provider                      string
+			summary, sig, trust, health, works, audit string
 		)
-		if err := agents.Scan(&pk, &seq, &name, &desc, &provider, &summary, &sig, &trust, &health, &audit); err != nil {
+		if err := agents.Scan(&pk, &seq, &name, &desc, &provider, &summary, &sig, &trust, &health, &works, &audit); err != nil {
 			return err
 		}
 		var sks []skillText
@@ -344,7 +344,7 @@ func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(
 				return err
 			}
 		}
-		fs, err := storedDocFacets(summary, sig, trust, health, audit)
+		fs, err := storedDocFacets(summary, sig, trust, health, works, audit)
 		if err != nil {
 			return fmt.Errorf("facets of agent %d: %w", pk, err)
 		}

@@ -207,7 +207,7 @@ func storeRun(tx *txn, ins []UpsertInput, results []UpsertResult) ([]indexedDoc,
 			return nil, err
 		}
 		recs[i] = agentRecord{PK: pks[j], ID: id.String(), CardURL: urls[i], SignatureStatus: SignatureUnchecked,
-			Health: HealthUnknown, CreatedAt: now}
+			Health: HealthUnknown, Works: WorksUnchecked, CreatedAt: now}
 		isCreated[i] = true
 	}
 
@@ -255,7 +255,7 @@ func storeRun(tx *txn, ins []UpsertInput, results []UpsertResult) ([]indexedDoc,
 		changes = append(changes, changeRow{AgentPK: rec.PK, AgentID: rec.ID, CardURL: rec.CardURL, Kind: kind,
 			Version: rec.CurrentVersion, At: now})
 		docs = append(docs, indexedDoc{pk: rec.PK, seq: rec.Seq, sortKey: sortKeyOf(c.Name),
-			facets: docFacets(sum, rec.SignatureStatus, rec.SignatureTrust, rec.Health, nil), text: textOf(c)})
+			facets: docFacets(sum, rec.SignatureStatus, rec.SignatureTrust, rec.Health, rec.Works, nil), text: textOf(c)})
 		results[i] = UpsertResult{Agent: agentOf(*rec, c), Created: isCreated[i], NewVersion: true}
 	}
 	changedPKs := make([]int64, len(changedAgents))

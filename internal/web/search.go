@@ -31,6 +31,7 @@ var facetLabels = map[string]string{
 	catalog.FieldSignature:       "Signature",
 	catalog.FieldHealth:          "Health",
 	catalog.FieldAudit:           "Security audit",
+	catalog.FieldWorks:           "Interfaces work (last check)",
 }
 
 // Search parameters the console adds to the API's.
