@@ -25,7 +25,7 @@ func (a *app) handler() http.Handler {
 	}
 	d.ready = &readiness{store: a.store, indexReady: func() bool { return a.store.IndexState().Ready }, log: a.log}
 	if a.proxy != nil {
-		d.runner, d.runs, d.runLimits = a.proxy, a.store, a.runLimits
+		d.runner, d.runs, d.runLimits, d.keeper = a.proxy, a.store, a.runLimits, a.keeper
 	}
 	return newHandler(d)
 }
@@ -47,6 +47,7 @@ type handlerDeps struct {
 	runner    api.Runner          // nil: no test runs
 	runs      api.RunStore
 	runLimits *proxy.Limiter
+	keeper    *proxy.Keeper
 }
 
 // operations is what the API's and the console's operator pages need
@@ -107,7 +108,7 @@ func newHandler(d handlerDeps) http.Handler {
 		opts.Refresher = d.refresher
 	}
 	if d.runner != nil {
-		opts.Runner, opts.Runs, opts.RunLimiter = d.runner, d.runs, d.runLimits
+		opts.Runner, opts.Runs, opts.RunLimiter, opts.Keeper = d.runner, d.runs, d.runLimits, d.keeper
 	}
 	if d.ops != nil {
 		opts.Audit, opts.Operator, opts.Keys, opts.Crawl = d.ops, d.ops, d.ops, d.ops
@@ -125,7 +126,7 @@ func consoleOptions(d handlerDeps) web.Options {
 	o := web.Options{Searcher: d.store, Agents: d.agents, Registrar: d.registrar, Refresher: d.refresher,
 		Pauser: d.pauser, Keys: d.keys, IndexNotReady: catalog.ErrIndexNotReady, Logger: d.log, DevMode: true}
 	if d.runner != nil {
-		o.Runner, o.Runs, o.RunLimiter = d.runner, d.runs, d.runLimits
+		o.Runner, o.Runs, o.RunLimiter, o.Keeper = d.runner, d.runs, d.runLimits, d.keeper
 	}
 	if d.auth != nil {
 		o.Authorizer = d.auth

@@ -146,7 +146,7 @@ func (h *Console) tryCancel(c echo.Context) error {
 		return err
 	}
 	defer release()
-	creds := formCredentials(c)
+	creds := h.opts.Keeper.Use(run.ID, h.subject(c), formCredentials(c))
 	started := time.Now()
 	x, cerr := h.opts.Runner.Cancel(ctx, proxy.Call{Card: ag.Card, Choice: pinnedChoice(run), Credentials: creds}, run.TaskID)
 	base := len(tr.Turns)
@@ -175,6 +175,9 @@ func (h *Console) converse(c echo.Context, ag catalog.Agent, run catalog.Run, tr
 			return h.agentError(c, fmt.Errorf("creating run: %w", err))
 		}
 	}
+	// Credentials given are remembered (in memory) for the conversation's
+	// next turns, as the API does; a reply offering none uses those.
+	creds = h.opts.Keeper.Use(run.ID, h.subject(c), creds)
 	call := proxy.Call{Card: ag.Card, Choice: choice, Credentials: creds}
 	base := len(tr.Turns)
 	var sse *api.EventStream
@@ -256,6 +259,7 @@ func (h *Console) liveView(c echo.Context, ag catalog.Agent, run catalog.Run) vi
 		URL: runURL(ag.ID, run.ID), State: run.State, ErrorCode: run.ErrorCode,
 		CSRFToken: h.csrfToken(c), Creds: credentialForm(ag.Card), Script: h.assets.url(tryScript),
 	}
+	v.Creds.Remembered = h.opts.Keeper.Holds(run.ID, h.subject(c))
 	if !a2a.TaskState(run.State).Terminal() && run.State != api.RunStateMessage && run.State != api.RunStateFailed {
 		v.CancelURL = v.URL + "/cancel"
 	}
@@ -352,6 +356,9 @@ func (h *Console) acquireRun(c echo.Context) (func(), error) {
 // settle folds an operation's outcome into the run.
 func (h *Console) settle(run catalog.Run, tr *proxy.Transcript, x *proxy.Exchange, err error) catalog.Run {
 	run = api.SettleRun(run, tr, x, err)
+	if api.RunEnded(run.State) {
+		h.opts.Keeper.Forget(run.ID)
+	}
 	h.log.Info("console: run turn", "run_id", run.ID, "agent_id", run.AgentID, "state", run.State, "error_code", run.ErrorCode)
 	return run
 }

@@ -97,7 +97,7 @@ func newTryFixtureWith(t *testing.T, o Options) *tryFixture {
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	px := proxy.New(proxy.Options{Client: proxytest.Loopback(), Logger: log})
 	f.console = New(Options{Searcher: f.store, Agents: f.store, Runner: px, Runs: f.store, Logger: log,
-		Authorizer: o.Authorizer, Principal: o.Principal, RunLimiter: o.RunLimiter})
+		Authorizer: o.Authorizer, Principal: o.Principal, RunLimiter: o.RunLimiter, Keeper: proxy.NewKeeper(0, 0)})
 	f.e = echo.New()
 	f.console.Mount(f.e)
 	srv := httptest.NewServer(f.e)
@@ -331,12 +331,14 @@ func TestTryItReply(t *testing.T) {
 	}
 	page := tf.getPage(t, runURL(tf.id, run.ID))
 	reply := runURL(tf.id, run.ID) + "/messages"
-	for _, want := range []string{`action="` + reply + `"`, "which city?"} {
+	for _, want := range []string{`action="` + reply + `"`, "which city?", "data-remembered"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("run page lacks %q", want)
 		}
 	}
-	resp = tf.post(t, reply, tf.fields("Paris"), true)
+	// The reply offers no token: the one the run started with is
+	// remembered (the peer refuses a request without it).
+	resp = tf.post(t, reply, map[string]string{csrfField: tf.token, fieldText: "Paris"}, true)
 	events := readEvents(t, resp.Body, nil)
 	if len(events) == 0 || events[len(events)-1].event != "done" {
 		t.Fatalf("reply events = %v, want …, done", events)
@@ -352,8 +354,8 @@ func TestTryItReply(t *testing.T) {
 	if err := json.Unmarshal(after.Transcript, &tr); err != nil || len(tr.Turns) != 2 {
 		t.Errorf("transcript holds %d turns (%v), want 2", len(tr.Turns), err)
 	}
-	if page := tf.getPage(t, runURL(tf.id, run.ID)); strings.Contains(page, `action="`+reply+`"`) {
-		t.Errorf("a completed run still offers a reply box")
+	if page := tf.getPage(t, runURL(tf.id, run.ID)); strings.Contains(page, `action="`+reply+`"`) || strings.Contains(page, "data-remembered") {
+		t.Errorf("a completed run still offers a reply box, or remembers its credentials")
 	}
 }
 

@@ -86,6 +86,9 @@ type Options struct {
 	Runner     api.Runner
 	Runs       api.RunStore
 	RunLimiter *proxy.Limiter
+	// Keeper is the API's: a run's credentials are remembered for its
+	// follow-ups, whichever of the two they come from.
+	Keeper *proxy.Keeper
 	// Remover serves removing an agent (admin); nil means none.
 	Remover Remover
 	// Crawl serves the crawler status page (editor); nil means none.

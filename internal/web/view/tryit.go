@@ -34,6 +34,9 @@ type CredentialForm struct {
 	Bearer, APIKey, Basic, ClientCredentials bool
 	// Schemes names the card's schemes, for the tester to read.
 	Schemes []string
+	// Remembered: the registry holds (in memory) the credentials this
+	// tester gave earlier in the conversation; empty inputs reuse them.
+	Remembered bool
 }
 
 // Any tells whether the card asks for any credential the proxy can send.
