@@ -19,13 +19,13 @@ import (
 func (a *app) handler() http.Handler {
 	d := handlerDeps{log: a.log, store: a.store, registrar: a.registrar, metrics: a.metrics, auth: a.auth,
 		hosts: a.cfg.AcceptedHosts(), origins: a.cfg.TrustedOrigins(), agents: a.store, pauser: a.store, keys: a.store,
-		ops: a.store}
+		ops: a.store, publicURL: a.cfg.PublicURL}
 	if a.crawler != nil {
 		d.refresher = a.crawler
 	}
 	d.ready = &readiness{store: a.store, indexReady: func() bool { return a.store.IndexState().Ready }, log: a.log}
 	if a.proxy != nil {
-		d.runner, d.runs, d.runLimits, d.keeper = a.proxy, a.store, a.runLimits, a.keeper
+		d.runner, d.runs, d.runLimits, d.keeper, d.oauth = a.proxy, a.store, a.runLimits, a.keeper, a.proxy
 	}
 	return newHandler(d)
 }
@@ -48,6 +48,8 @@ type handlerDeps struct {
 	runs      api.RunStore
 	runLimits *proxy.Limiter
 	keeper    *proxy.Keeper
+	oauth     web.OAuthFlows // nil: no OAuth sign-in to agents from the console
+	publicURL string
 }
 
 // operations is what the API's and the console's operator pages need
@@ -126,7 +128,8 @@ func consoleOptions(d handlerDeps) web.Options {
 	o := web.Options{Searcher: d.store, Agents: d.agents, Registrar: d.registrar, Refresher: d.refresher,
 		Pauser: d.pauser, Keys: d.keys, IndexNotReady: catalog.ErrIndexNotReady, Logger: d.log, DevMode: true}
 	if d.runner != nil {
-		o.Runner, o.Runs, o.RunLimiter, o.Keeper = d.runner, d.runs, d.runLimits, d.keeper
+		o.Runner, o.Runs, o.RunLimiter, o.Keeper, o.OAuth = d.runner, d.runs, d.runLimits, d.keeper, d.oauth
+		o.PublicURL = d.publicURL
 	}
 	if d.auth != nil {
 		o.Authorizer = d.auth

@@ -54,6 +54,13 @@ func (h *Console) mountTryIt(e *echo.Echo) {
 	e.GET("/agents/:id/runs/:run", h.runPage, read...)
 	e.POST("/agents/:id/runs/:run/messages", h.tryReply, write...)
 	e.POST("/agents/:id/runs/:run/cancel", h.tryCancel, write...)
+	if h.oauthEnabled() {
+		e.POST("/agents/:id/try/oauth", h.oauthStartNew, write...)
+		e.POST("/agents/:id/runs/:run/oauth", h.oauthStartRun, write...)
+		// The authorization server sends the browser back with a GET; the
+		// state, bound to this tester's session, stands in for CSRF.
+		e.GET(OAuthCallbackPath, h.oauthCallback, read...)
+	}
 }
 
 // canTry tells whether the caller may use the panel.
@@ -81,8 +88,10 @@ func (h *Console) tryPage(c echo.Context) error {
 	v := view.TryIt{
 		AgentName: agentName(ag), AgentURL: agentURL(ag.ID), Action: tryURL(ag.ID),
 		CSRFToken: h.csrfToken(c), Creds: credentialForm(ag.Card), MaxFile: maxFile,
-		Script: h.assets.url(tryScript),
+		Script: h.assets.url(tryScript), OAuth: h.oauthForm(c, ag.Card, tryURL(ag.ID)+"/oauth"),
+		Conversation: h.conversation(c, c.QueryParam(fieldConversation)),
 	}
+	v.Creds.Remembered = v.Conversation != ""
 	for i, in := range ag.Card.Interfaces {
 		label := in.URL + " · " + in.Binding + " · " + in.ProtocolVersion
 		v.Interfaces = append(v.Interfaces, view.TryInterface{Value: strconv.Itoa(i), Label: label})
@@ -107,8 +116,15 @@ func (h *Console) tryStart(c echo.Context) error {
 	if err != nil {
 		return h.errorPage(c, http.StatusBadRequest, "Message not sent", err.Error())
 	}
+	id := uuid.NewString()
+	if conv := h.conversation(c, c.FormValue(fieldConversation)); conv != "" {
+		// The run takes the id a sign-in prepared, and with it the token.
+		if _, err := h.opts.Runs.Run(c.Request().Context(), conv); errors.Is(err, catalog.ErrNotFound) {
+			id = conv
+		}
+	}
 	now := time.Now().UTC()
-	run := catalog.Run{ID: uuid.NewString(), AgentID: ag.ID, Kind: catalog.RunKindRun, Subject: h.subject(c),
+	run := catalog.Run{ID: id, AgentID: ag.ID, Kind: catalog.RunKindRun, Subject: h.subject(c),
 		State: api.RunStateRunning, ContextID: msg.ContextID, CreatedAt: now, UpdatedAt: now}
 	tr := proxy.Transcript{Format: proxy.TranscriptFormat, Turns: []proxy.Turn{}}
 	return h.converse(c, ag, run, tr, choice, formCredentials(c), msg, true)
@@ -246,6 +262,7 @@ func (h *Console) runPage(c echo.Context) error {
 	switch a2a.TaskState(run.State) {
 	case a2a.TaskStateInputRequired, a2a.TaskStateAuthRequired:
 		v.ReplyURL = v.URL + "/messages"
+		v.OAuth = h.oauthForm(c, ag.Card, v.URL+"/oauth")
 	}
 	return h.render(c, http.StatusOK, page{title: "Run of " + v.AgentName, body: templates.RunPage(v)})
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"maps"
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
@@ -73,20 +74,26 @@ func newTryFixture(t *testing.T) *tryFixture {
 }
 
 // newTryFixtureWith sets Authorizer, Principal and RunLimiter from o.
-func newTryFixtureWith(t *testing.T, o Options) *tryFixture {
+// Schemes, when given, are added to the card's security schemes, and the
+// console then offers OAuth sign-in through the fixture's proxy.
+func newTryFixtureWith(t *testing.T, o Options, schemes ...map[string]any) *tryFixture {
 	t.Helper()
 	f := newFixture(t, fixtureOptions{})
 	peer := proxytest.Start(t, card.BindingJSONRPC, "0.3", proxytest.Options{
 		Wrap: func(h http.Handler) http.Handler { return proxytest.Guard("Bearer "+tryToken, h) },
 	})
 	peer.Agent.Started = make(chan struct{})
+	declared := map[string]any{"bearer": map[string]any{"type": "http", "scheme": "bearer"}}
+	for _, s := range schemes {
+		maps.Copy(declared, s)
+	}
 	raw, err := json.Marshal(map[string]any{
 		"name": "Peer", "description": "in-process agent", "url": peer.Interface.URL, "version": "1",
 		"protocolVersion": "0.3.0", "preferredTransport": "JSONRPC",
 		"capabilities":      map[string]any{"streaming": true},
 		"defaultInputModes": []string{"text/plain"}, "defaultOutputModes": []string{"text/plain"},
 		"skills":          []any{map[string]any{"id": "echo", "name": "Echo", "description": "echoes", "tags": []string{"t"}}},
-		"securitySchemes": map[string]any{"bearer": map[string]any{"type": "http", "scheme": "bearer"}},
+		"securitySchemes": declared,
 		"security":        []any{map[string]any{"bearer": []string{}}},
 	})
 	if err != nil {
@@ -96,8 +103,12 @@ func newTryFixtureWith(t *testing.T, o Options) *tryFixture {
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	px := proxy.New(proxy.Options{Client: proxytest.Loopback(), Logger: log})
-	f.console = New(Options{Searcher: f.store, Agents: f.store, Runner: px, Runs: f.store, Logger: log,
-		Authorizer: o.Authorizer, Principal: o.Principal, RunLimiter: o.RunLimiter, Keeper: proxy.NewKeeper(0, 0)})
+	co := Options{Searcher: f.store, Agents: f.store, Runner: px, Runs: f.store, Logger: log,
+		Authorizer: o.Authorizer, Principal: o.Principal, RunLimiter: o.RunLimiter, Keeper: proxy.NewKeeper(0, 0)}
+	if len(schemes) > 0 {
+		co.OAuth = px
+	}
+	f.console = New(co)
 	f.e = echo.New()
 	f.console.Mount(f.e)
 	srv := httptest.NewServer(f.e)

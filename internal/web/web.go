@@ -89,6 +89,12 @@ type Options struct {
 	// Keeper is the API's: a run's credentials are remembered for its
 	// follow-ups, whichever of the two they come from.
 	Keeper *proxy.Keeper
+	// OAuth, with Keeper, lets a tester sign in to an agent's oauth2
+	// scheme (authorization code with PKCE) from the panel; nil means
+	// no such sign-in. PublicURL is where browsers reach the registry,
+	// for the redirect URI (the request's own address when empty).
+	OAuth     OAuthFlows
+	PublicURL string
 	// Remover serves removing an agent (admin); nil means none.
 	Remover Remover
 	// Crawl serves the crawler status page (editor); nil means none.
@@ -114,6 +120,8 @@ type Console struct {
 	processCSRF string
 	// now is the clock of health reports; tests replace it.
 	now func() time.Time
+	// grants are the Try panel's sign-ins waiting for their callback.
+	grants grantStore
 }
 
 // New returns a console over opts; Searcher and Agents must not be nil.

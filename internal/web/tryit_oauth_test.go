@@ -1,0 +1,110 @@
+package web
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/a2aregistry/registry/internal/proxy/proxytest"
+)
+
+// TestTryItOAuth signs in to the agent's oauth2 scheme (authorization code
+// with PKCE, against an in-process authorization server) from the Try
+// panel, then converses without typing a credential: the token waits in
+// memory for that conversation only, for the tester who signed in, and is
+// never stored, logged or shown.
+func TestTryItOAuth(t *testing.T) {
+	as := proxytest.StartAuthServer(t, "registry-console", "console-secret", tryToken)
+	tf := newTryFixtureWith(t, Options{Authorizer: headerAuth{}, Principal: callerOf}, map[string]any{
+		"login": map[string]any{"type": "oauth2", "flows": map[string]any{"authorizationCode": map[string]any{
+			"authorizationUrl": as.AuthorizeURL, "tokenUrl": as.TokenURL, "scopes": map[string]string{"a2a": "talk"}}}},
+	})
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	get := func(who, target string) *http.Response {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, target, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set(testCaller, who)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	const alice = "alice:tester"
+	try := "/agents/" + tf.id + "/try"
+	page := tf.get(t, try, map[string]string{testCaller: alice}).Body.String()
+	for _, want := range []string{`action="` + try + `/oauth"`, `value="login"`, OAuthCallbackPath + "</code>", `value="a2a"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("Try page lacks %q", want)
+		}
+	}
+
+	// signIn runs the browser's round trip and returns the callback's
+	// request URL.
+	signIn := func(who string) string {
+		t.Helper()
+		resp := tf.postAs(t, who, try+"/oauth", map[string]string{csrfField: tf.token, fieldOAuthScheme: "login",
+			fieldOAuthClientID: "registry-console", fieldOAuthSecret: "console-secret", fieldOAuthScopes: "a2a"}, false)
+		if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), as.AuthorizeURL) {
+			t.Fatalf("start: %d to %q", resp.StatusCode, resp.Header.Get("Location"))
+		}
+		back := get(who, resp.Header.Get("Location"))
+		cb := back.Header.Get("Location")
+		if !strings.HasPrefix(cb, tf.srv.URL+OAuthCallbackPath+"?") {
+			t.Fatalf("the authorization server sent the browser to %q", cb)
+		}
+		return cb
+	}
+
+	// The callback belongs to the tester who started the sign-in.
+	if resp := get("bob:tester", signIn(alice)); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("bob finishing alice's sign-in: %d, want 400", resp.StatusCode)
+	}
+	cb := signIn(alice)
+	resp := get(alice, cb)
+	loc, err := url.Parse(resp.Header.Get("Location"))
+	if resp.StatusCode != http.StatusSeeOther || err != nil || loc.Path != try {
+		t.Fatalf("callback: %d to %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	conv := loc.Query().Get(fieldConversation)
+	if resp := get(alice, cb); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("a replayed callback: %d, want 400", resp.StatusCode)
+	}
+	if as.Exchanged() != 1 {
+		t.Errorf("%d codes exchanged, want 1 (bob's and the replay must not reach the token endpoint)", as.Exchanged())
+	}
+	page = tf.get(t, loc.String(), map[string]string{testCaller: alice}).Body.String()
+	if !strings.Contains(page, `name="conversation" value="`+conv+`"`) || !strings.Contains(page, "data-remembered") {
+		t.Fatalf("Try page after sign-in lacks the conversation %s", conv)
+	}
+	// Bob cannot use alice's conversation: his run gets no token.
+	if page := tf.get(t, loc.String(), map[string]string{testCaller: "bob:tester"}).Body.String(); strings.Contains(page, conv) {
+		t.Errorf("bob's Try page offers alice's conversation")
+	}
+
+	// No credential typed: the token the sign-in got is used, on the
+	// first turn and on the reply.
+	readEvents(t, tf.postAs(t, alice, try, map[string]string{csrfField: tf.token, fieldText: proxytest.SayAsk, fieldConversation: conv}, true).Body, nil)
+	run := tf.latestRun(t)
+	if run.ID != conv || run.State != string(a2a.TaskStateInputRequired) {
+		t.Fatalf("run %s in state %q (error %q), want %s input-required", run.ID, run.State, run.ErrorCode, conv)
+	}
+	readEvents(t, tf.postAs(t, alice, runURL(tf.id, run.ID)+"/messages", map[string]string{csrfField: tf.token, fieldText: "Paris"}, true).Body, nil)
+	after, err := tf.store.Run(t.Context(), run.ID)
+	if err != nil || after.State != string(a2a.TaskStateCompleted) {
+		t.Fatalf("after the reply: %q, %v", after.State, err)
+	}
+	if strings.Contains(string(after.Transcript), tryToken) || strings.Contains(tf.logs.String(), tryToken) {
+		t.Error("the signed-in token reached the transcript or the log")
+	}
+	if !strings.Contains(tf.logs.String(), "signed in to an agent") {
+		t.Error("the sign-in was not logged; the log search proves nothing")
+	}
+}
