@@ -96,9 +96,9 @@ type Run struct {
 	CSRFToken           string
 	Creds               CredentialForm
 	// OAuth offers signing in again before the reply (auth-required).
-	OAuth OAuthForm
-	MaxFile             int64
-	Script              string
+	OAuth   OAuthForm
+	MaxFile int64
+	Script  string
 }
 
 // Turn is one operation of a run.
