@@ -87,7 +87,7 @@ func (h *Console) tryPage(c echo.Context) error {
 	_, _, maxFile := h.opts.Runner.Limits()
 	v := view.TryIt{
 		AgentName: agentName(ag), AgentURL: agentURL(ag.ID), Action: tryURL(ag.ID),
-		CSRFToken: h.csrfToken(c), Creds: credentialForm(ag.Card), MaxFile: maxFile,
+		CSRFToken: h.csrfToken(c), Creds: h.credentialForm(c, ag.Card), MaxFile: maxFile,
 		Script: h.assets.url(tryScript), OAuth: h.oauthForm(c, ag.Card, tryURL(ag.ID)+"/oauth"),
 		Conversation: h.conversation(c, c.QueryParam(fieldConversation)),
 	}
@@ -127,7 +127,7 @@ func (h *Console) tryStart(c echo.Context) error {
 	run := catalog.Run{ID: id, AgentID: ag.ID, Kind: catalog.RunKindRun, Subject: h.subject(c),
 		State: api.RunStateRunning, ContextID: msg.ContextID, CreatedAt: now, UpdatedAt: now}
 	tr := proxy.Transcript{Format: proxy.TranscriptFormat, Turns: []proxy.Turn{}}
-	return h.converse(c, ag, run, tr, choice, formCredentials(c), msg, true)
+	return h.converse(c, ag, run, tr, choice, h.formCredentials(c, ag.Card), msg, true)
 }
 
 func (h *Console) tryReply(c echo.Context) error {
@@ -145,7 +145,7 @@ func (h *Console) tryReply(c echo.Context) error {
 		// conversation goes on in its context with a new task.
 		msg.TaskID = a2a.TaskID(run.TaskID)
 	}
-	return h.converse(c, ag, run, tr, pinnedChoice(run), formCredentials(c), msg, false)
+	return h.converse(c, ag, run, tr, pinnedChoice(run), h.formCredentials(c, ag.Card), msg, false)
 }
 
 func (h *Console) tryCancel(c echo.Context) error {
@@ -162,7 +162,7 @@ func (h *Console) tryCancel(c echo.Context) error {
 		return err
 	}
 	defer release()
-	creds := h.opts.Keeper.Use(run.ID, h.subject(c), formCredentials(c))
+	creds := h.opts.Keeper.Use(run.ID, h.subject(c), h.formCredentials(c, ag.Card))
 	started := time.Now()
 	x, cerr := h.opts.Runner.Cancel(ctx, proxy.Call{Card: ag.Card, Choice: pinnedChoice(run), Credentials: creds}, run.TaskID)
 	base := len(tr.Turns)
@@ -274,7 +274,7 @@ func (h *Console) liveView(c echo.Context, ag catalog.Agent, run catalog.Run) vi
 	v := view.Run{
 		AgentName: agentName(ag), AgentURL: agentURL(ag.ID), TryURL: tryURL(ag.ID), MaxFile: maxFile,
 		URL: runURL(ag.ID, run.ID), State: run.State, ErrorCode: run.ErrorCode,
-		CSRFToken: h.csrfToken(c), Creds: credentialForm(ag.Card), Script: h.assets.url(tryScript),
+		CSRFToken: h.csrfToken(c), Creds: h.credentialForm(c, ag.Card), Script: h.assets.url(tryScript),
 	}
 	v.Creds.Remembered = h.opts.Keeper.Holds(run.ID, h.subject(c))
 	if !a2a.TaskState(run.State).Terminal() && run.State != api.RunStateMessage && run.State != api.RunStateFailed {

@@ -73,7 +73,8 @@ func newTryFixture(t *testing.T) *tryFixture {
 	return newTryFixtureWith(t, Options{})
 }
 
-// newTryFixtureWith sets Authorizer, Principal and RunLimiter from o.
+// newTryFixtureWith sets Authorizer, Principal, RunLimiter, SignInToken
+// and Issuer from o.
 // Schemes, when given, are added to the card's security schemes, and the
 // console then offers OAuth sign-in through the fixture's proxy.
 func newTryFixtureWith(t *testing.T, o Options, schemes ...map[string]any) *tryFixture {
@@ -108,6 +109,7 @@ func newTryFixtureWith(t *testing.T, o Options, schemes ...map[string]any) *tryF
 	if len(schemes) > 0 {
 		co.OAuth = px
 	}
+	co.SignInToken, co.Issuer = o.SignInToken, o.Issuer
 	f.console = New(co)
 	f.e = echo.New()
 	f.console.Mount(f.e)
