@@ -22,6 +22,9 @@ type Keeper struct {
 	// entries holds, per run, per subject, what they gave.
 	entries map[string]map[string]*kept
 	n       int
+	// swept is when expired entries were last dropped: secrets are not
+	// left in memory long past their expiry while the Keeper is in use.
+	swept time.Time
 }
 
 type kept struct {
@@ -57,6 +60,7 @@ func (k *Keeper) Remember(runID, subject string, cr Credentials) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	now := k.now()
+	k.sweepEvery(now)
 	if _, ok := k.entries[runID][subject]; !ok && k.n >= k.max {
 		k.sweep(now)
 		if k.n >= k.max {
@@ -82,11 +86,12 @@ func (k *Keeper) Recall(runID, subject string) (Credentials, bool) {
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	now := k.now()
+	k.sweepEvery(now)
 	e, ok := k.entries[runID][subject]
 	if !ok {
 		return Credentials{}, false
 	}
-	now := k.now()
 	if !now.Before(e.expires) {
 		k.drop(runID, subject)
 		return Credentials{}, false
@@ -122,6 +127,9 @@ func (k *Keeper) Forget(runID string) {
 // Len is the number of conversations kept (expired ones included until
 // they are swept).
 func (k *Keeper) Len() int {
+	if k == nil {
+		return 0
+	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.n
@@ -152,8 +160,19 @@ func (k *Keeper) drop(runID, subject string) {
 	}
 }
 
-// sweep drops expired entries; it runs only when the Keeper is full.
+// sweepInterval is how often use of the Keeper drops expired entries.
+const sweepInterval = time.Minute
+
+func (k *Keeper) sweepEvery(now time.Time) {
+	if now.Sub(k.swept) >= sweepInterval {
+		k.sweep(now)
+	}
+}
+
+// sweep drops expired entries: every sweepInterval of use, and when the
+// Keeper is full.
 func (k *Keeper) sweep(now time.Time) {
+	k.swept = now
 	for run, byRun := range k.entries {
 		for subject, e := range byRun {
 			if !now.Before(e.expires) {

@@ -15,6 +15,7 @@ func TestKeeper(t *testing.T) {
 		want     Credentials // for recall and use
 		found    bool
 		d        time.Duration
+		n        int // for len
 	}
 	tests := []struct {
 		name  string
@@ -63,6 +64,12 @@ func TestKeeper(t *testing.T) {
 			{do: "recall", run: "r1", who: "ann", want: ann, found: true},
 			{do: "recall", run: "r3", who: "bob", want: bob, found: true},
 		}},
+		{"expired entries are dropped as the Keeper is used", 10, []step{
+			{do: "remember", run: "r1", who: "ann", cr: ann},
+			{do: "wait", d: 31 * time.Minute},
+			{do: "recall", run: "r2", who: "bob"},
+			{do: "len", n: 0},
+		}},
 		{"use keeps what is offered and recalls it when nothing is", 10, []step{
 			{do: "use", run: "r1", who: "ann", cr: ann, want: ann},
 			{do: "use", run: "r1", who: "ann", want: ann},
@@ -94,6 +101,10 @@ func TestKeeper(t *testing.T) {
 					k.Forget(s.run)
 				case "wait":
 					now = now.Add(s.d)
+				case "len":
+					if k.Len() != s.n {
+						t.Errorf("step %d: %d entries kept, want %d", i, k.Len(), s.n)
+					}
 				}
 				if k.Len() > tc.max {
 					t.Fatalf("step %d: %d entries kept, bound %d", i, k.Len(), tc.max)
