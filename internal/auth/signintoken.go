@@ -38,20 +38,20 @@ func (s *signInTokens) put(session, token string, expires, now time.Time) {
 	if s.m == nil {
 		s.m = map[string]heldToken{}
 	}
+	// A sign-in is rare next to requests: each one drops the expired
+	// tokens, and the one closest to expiring when the bound is reached.
+	oldest, at := "", time.Time{}
+	for k, h := range s.m {
+		if !now.Before(h.expires) {
+			delete(s.m, k)
+			continue
+		}
+		if oldest == "" || h.expires.Before(at) {
+			oldest, at = k, h.expires
+		}
+	}
 	if len(s.m) >= maxSignInTokens {
-		oldest, at := "", time.Time{}
-		for k, h := range s.m {
-			if !now.Before(h.expires) {
-				delete(s.m, k)
-				continue
-			}
-			if oldest == "" || h.expires.Before(at) {
-				oldest, at = k, h.expires
-			}
-		}
-		if len(s.m) >= maxSignInTokens {
-			delete(s.m, oldest)
-		}
+		delete(s.m, oldest)
 	}
 	s.m[session] = heldToken{token: token, expires: expires}
 }
