@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -115,6 +116,7 @@ func (h *Console) oauthForm(c echo.Context, cd *card.Card, action string) view.O
 	if !h.oauthEnabled() {
 		return view.OAuthForm{}
 	}
+	allowSignInRedirects(c, cd)
 	f := view.OAuthForm{Action: action, CSRFToken: h.csrfToken(c), Callback: h.callbackURL(c)}
 	for name, scopes := range proxy.AuthCodeSchemes(cd) {
 		slices.Sort(scopes)
@@ -123,6 +125,37 @@ func (h *Console) oauthForm(c echo.Context, cd *card.Card, action string) view.O
 	slices.SortFunc(f.Schemes, func(a, b view.OAuthScheme) int { return strings.Compare(a.Name, b.Name) })
 	return f
 }
+
+// allowSignInRedirects widens the page's form-action to the origins of
+// the card's authorization endpoints: browsers apply form-action to the
+// redirects a form submission follows (CSP3 §6.4.2), and the sign-in
+// form's answer is a redirect there. Only origins that parse as plain
+// http(s) hosts are added, so a card cannot inject a directive.
+func allowSignInRedirects(c echo.Context, cd *card.Card) {
+	var origins []string
+	for _, s := range cd.SecuritySchemes {
+		if s.Type != card.SchemeOAuth2 {
+			continue
+		}
+		for _, f := range s.Flows {
+			u, err := url.Parse(f.AuthorizationURL)
+			if f.Name != "authorizationCode" || err != nil || (u.Scheme != "https" && u.Scheme != "http") || !cspHost.MatchString(u.Host) {
+				continue
+			}
+			if o := u.Scheme + "://" + u.Host; !slices.Contains(origins, o) {
+				origins = append(origins, o)
+			}
+		}
+	}
+	if len(origins) == 0 {
+		return
+	}
+	c.Response().Header().Set("Content-Security-Policy",
+		strings.Replace(contentSecurityPolicy, "form-action 'self'", "form-action 'self' "+strings.Join(origins, " "), 1))
+}
+
+// cspHost is a host[:port] safe in a CSP source expression.
+var cspHost = regexp.MustCompile(`^[A-Za-z0-9.-]+(:[0-9]{1,5})?$|^\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?$`)
 
 // callbackURL is the redirect URI: under the public URL when one is set,
 // else under the address this request reached.

@@ -1,7 +1,9 @@
 package web
 
 import (
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -9,6 +11,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/labstack/echo/v4"
 
+	"github.com/a2aregistry/registry/internal/card"
 	"github.com/a2aregistry/registry/internal/proxy/proxytest"
 )
 
@@ -40,7 +43,15 @@ func TestTryItOAuth(t *testing.T) {
 	}
 	const alice = "alice:tester"
 	try := "/agents/" + tf.id + "/try"
-	page := tf.get(t, try, map[string]string{testCaller: alice}).Body.String()
+	rec := tf.get(t, try, map[string]string{testCaller: alice})
+	page := rec.Body.String()
+	// The sign-in form's answer redirects to the authorization server,
+	// which the page's form-action must allow (browsers apply it to
+	// redirects).
+	asOrigin, _ := url.Parse(as.AuthorizeURL)
+	if csp := rec.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "form-action 'self' http://"+asOrigin.Host+";") {
+		t.Errorf("CSP %q does not let the sign-in form reach %s", csp, asOrigin.Host)
+	}
 	for _, want := range []string{`action="` + try + `/oauth"`, `value="login"`, OAuthCallbackPath + "</code>", `value="a2a"`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("Try page lacks %q", want)
@@ -140,5 +151,38 @@ func TestTryItSignInToken(t *testing.T) {
 				t.Error("the sign-in token reached the transcript or the log")
 			}
 		})
+	}
+}
+
+// TestAllowSignInRedirects: only plain http(s) origins of authorization
+// endpoints widen form-action; nothing a card declares can add a
+// directive.
+func TestAllowSignInRedirects(t *testing.T) {
+	for _, tt := range []struct {
+		authURL string
+		want    string // the form-action directive
+	}{
+		{"https://id.example.com/authorize", "form-action 'self' https://id.example.com;"},
+		{"http://127.0.0.1:8080/authorize?x=1", "form-action 'self' http://127.0.0.1:8080;"},
+		{"https://id.example.com;script-src *", "form-action 'self';"},
+		{"https://id.example.com%3Bscript-src/x", "form-action 'self';"},
+		{"javascript:alert(1)", "form-action 'self';"},
+		{"https://[::1]:9443/a", "form-action 'self' https://[::1]:9443;"},
+	} {
+		raw := fmt.Sprintf(`{"name": "a", "description": "d", "version": "1", "protocolVersion": "0.3.0", "url": "https://a.example/a2a",
+			"capabilities": {}, "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"], "skills": [],
+			"securitySchemes": {"o": {"type": "oauth2", "flows": {"authorizationCode": {"authorizationUrl": %q, "tokenUrl": "https://id.example.com/token", "scopes": {}}}}}}`, tt.authURL)
+		cd, err := card.Parse([]byte(raw), card.DefaultLimits())
+		if err != nil {
+			t.Fatalf("%s: %v", tt.authURL, err)
+		}
+		e := echo.New()
+		rec := httptest.NewRecorder()
+		c := e.NewContext(httptest.NewRequest(http.MethodGet, "/", nil), rec)
+		c.Response().Header().Set("Content-Security-Policy", contentSecurityPolicy)
+		allowSignInRedirects(c, cd)
+		if csp := rec.Header().Get("Content-Security-Policy"); !strings.Contains(csp, tt.want) {
+			t.Errorf("%s: CSP %q, want %q", tt.authURL, csp, tt.want)
+		}
 	}
 }
