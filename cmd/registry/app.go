@@ -36,6 +36,9 @@ type app struct {
 	proxy       *proxy.Proxy
 	proxyClient *safehttp.Client
 	runLimits   *proxy.Limiter
+	// keeper remembers a conversation's credentials, in memory only, for
+	// its follow-ups from the API and the console alike.
+	keeper *proxy.Keeper
 }
 
 // newApp opens the catalog (migrating it) and wires the parts over it.
@@ -80,6 +83,7 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger) (*app, err
 		MaxMessageBytes: cfg.RunMaxMessageBytes, MaxFileBytes: cfg.RunMaxFileBytes, Logger: log})
 	a.runLimits = proxy.NewLimiter(proxy.Limits{MaxConcurrent: cfg.RunMaxConcurrent,
 		MaxConcurrentPerUser: cfg.RunMaxConcurrentUser, PerUserPerMinute: cfg.RunRatePerMinute})
+	a.keeper = proxy.NewKeeper(proxy.DefaultKeeperMax, proxy.DefaultKeeperTTL)
 	return a, nil
 }
 

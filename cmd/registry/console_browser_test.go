@@ -86,9 +86,15 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	// An honest A2A agent on loopback for the Try it panel.
 	peer := proxytest.Start(t, card.BindingJSONRPC, "0.3", proxytest.Options{})
+	// And one that wants a token from its own OAuth 2.0 authorization
+	// server, which the panel signs in to (authorization code, PKCE).
+	authServer := proxytest.StartAuthServer(t, "registry-console", "console-secret", "browser-oauth-token")
+	guarded := proxytest.Start(t, card.BindingJSONRPC, "0.3", proxytest.Options{
+		Wrap: func(h http.Handler) http.Handler { return proxytest.Guard("Bearer browser-oauth-token", h) },
+	})
 	px := proxy.New(proxy.Options{Client: proxytest.Loopback(), Logger: log})
 	srv := httptest.NewServer(newHandler(handlerDeps{log: log, store: store, registrar: registrar, auth: authn,
-		agents: store, pauser: store, keys: store, runner: px, runs: store, annotator: store}))
+		agents: store, pauser: store, keys: store, runner: px, runs: store, annotator: store, keeper: proxy.NewKeeper(0, 0), oauth: px}))
 	t.Cleanup(srv.Close)
 
 	shots := os.Getenv(screenshotDirEnv)
@@ -349,6 +355,33 @@ func TestConsoleInBrowser(t *testing.T) {
 		waitFor(live+`.includes('TASK_STATE_CANCELED')`),
 	)
 
+	// OAuth sign-in from the panel: the browser goes to the agent's
+	// authorization server and back, and the conversation then runs on
+	// the token the registry got, with no credential typed.
+	ids["oauth"] = storeOAuthAgent(t, store, guarded.Interface.URL, authServer)
+	run("sign in to an agent with OAuth and converse",
+		chromedp.Navigate(srv.URL+"/agents/"+ids["oauth"]+"/try"),
+		chromedp.WaitVisible(`#tryit-oauth input[name=oauth_client_id]`, chromedp.ByQuery),
+		shot("tryit-oauth.png"),
+		chromedp.SendKeys(`#tryit-oauth input[name=oauth_client_id]`, "registry-console", chromedp.ByQuery),
+		chromedp.SendKeys(`#tryit-oauth input[name=oauth_client_secret]`, "console-secret", chromedp.ByQuery),
+		// Clicked from script: the page leaves for another origin at once,
+		// which a click that waits on the page it clicked would report.
+		chromedp.Evaluate(`setTimeout(() => document.querySelector('#tryit-oauth button[name=oauth_scheme]').click(), 0)`, nil),
+		chromedp.WaitReady(`#compose input[name=conversation]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#tryit-text`, chromedp.ByQuery),
+		chromedp.SendKeys(`#tryit-text`, proxytest.SayAsk, chromedp.ByQuery),
+		chromedp.Click(`#compose button[type=submit]`, chromedp.ByQuery),
+		waitFor(live+`.includes('which city?')`),
+		chromedp.WaitVisible(`#tryit-live #reply textarea[name=text]`, chromedp.ByQuery),
+		chromedp.SendKeys(`#tryit-live #reply textarea[name=text]`, "Paris", chromedp.ByQuery),
+		chromedp.Click(`#tryit-live #reply button[type=submit]`, chromedp.ByQuery),
+		waitFor(live+`.includes('Paris') && `+live+`.includes('TASK_STATE_COMPLETED')`),
+	)
+	if authServer.Exchanged() != 1 {
+		t.Errorf("the authorization server exchanged %d codes, want 1", authServer.Exchanged())
+	}
+
 	// Dark mode follows the system setting; on a phone nothing runs off
 	// the side of the screen.
 	var overflow bool
@@ -486,6 +519,34 @@ func storeTestAgent(t *testing.T, store *catalog.Store, url string) string {
 	}
 	res, err := store.Upsert(context.Background(), catalog.System("test"), catalog.UpsertInput{
 		CardURL: "https://peer.example/.well-known/agent-card.json", Card: c, Source: catalog.SourceURL, ReceivedAt: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Agent.ID
+}
+
+// storeOAuthAgent stores an agent at url whose card asks for a token
+// from the authorization server as.
+func storeOAuthAgent(t *testing.T, store *catalog.Store, url string, as *proxytest.AuthServer) string {
+	t.Helper()
+	raw, err := json.Marshal(map[string]any{
+		"name": "OAuth Agent", "description": "An in-process A2A agent behind OAuth 2.0.", "url": url, "version": "1.0.0",
+		"protocolVersion": "0.3.0", "preferredTransport": "JSONRPC", "capabilities": map[string]any{"streaming": true},
+		"defaultInputModes": []string{"text/plain"}, "defaultOutputModes": []string{"text/plain"},
+		"skills": []any{map[string]any{"id": "ask", "name": "Ask", "description": "Asks back.", "tags": []string{"test"}}},
+		"securitySchemes": map[string]any{"login": map[string]any{"type": "oauth2", "flows": map[string]any{
+			"authorizationCode": map[string]any{"authorizationUrl": as.AuthorizeURL, "tokenUrl": as.TokenURL, "scopes": map[string]string{"a2a": "talk"}}}}},
+		"security": []any{map[string]any{"login": []string{"a2a"}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := card.Parse(raw, card.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := store.Upsert(context.Background(), catalog.System("test"), catalog.UpsertInput{
+		CardURL: "https://oauth-peer.example/.well-known/agent-card.json", Card: c, Source: catalog.SourceURL, ReceivedAt: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}

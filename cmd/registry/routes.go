@@ -19,13 +19,13 @@ import (
 func (a *app) handler() http.Handler {
 	d := handlerDeps{log: a.log, store: a.store, registrar: a.registrar, metrics: a.metrics, auth: a.auth,
 		hosts: a.cfg.AcceptedHosts(), origins: a.cfg.TrustedOrigins(), agents: a.store, pauser: a.store, keys: a.store,
-		ops: a.store, annotator: a.store}
+		ops: a.store, annotator: a.store, publicURL: a.cfg.PublicURL}
 	if a.crawler != nil {
 		d.refresher = a.crawler
 	}
 	d.ready = &readiness{store: a.store, indexReady: func() bool { return a.store.IndexState().Ready }, log: a.log}
 	if a.proxy != nil {
-		d.runner, d.runs, d.runLimits = a.proxy, a.store, a.runLimits
+		d.runner, d.runs, d.runLimits, d.keeper, d.oauth = a.proxy, a.store, a.runLimits, a.keeper, a.proxy
 	}
 	return newHandler(d)
 }
@@ -48,6 +48,9 @@ type handlerDeps struct {
 	runner    api.Runner          // nil: no test runs
 	runs      api.RunStore
 	runLimits *proxy.Limiter
+	keeper    *proxy.Keeper
+	oauth     web.OAuthFlows // nil: no OAuth sign-in to agents from the console
+	publicURL string
 }
 
 // operations is what the API's and the console's operator pages need
@@ -116,7 +119,7 @@ func newHandler(d handlerDeps) http.Handler {
 		opts.Refresher = d.refresher
 	}
 	if d.runner != nil {
-		opts.Runner, opts.Runs, opts.RunLimiter = d.runner, d.runs, d.runLimits
+		opts.Runner, opts.Runs, opts.RunLimiter, opts.Keeper = d.runner, d.runs, d.runLimits, d.keeper
 	}
 	if d.ops != nil {
 		opts.Audit, opts.Operator, opts.Keys, opts.Crawl = d.ops, d.ops, d.ops, d.ops
@@ -137,7 +140,8 @@ func consoleOptions(d handlerDeps) web.Options {
 	o := web.Options{Searcher: d.store, Agents: d.agents, Registrar: d.registrar, Refresher: d.refresher,
 		Pauser: d.pauser, Keys: d.keys, IndexNotReady: catalog.ErrIndexNotReady, Logger: d.log, DevMode: true}
 	if d.runner != nil {
-		o.Runner, o.Runs, o.RunLimiter = d.runner, d.runs, d.runLimits
+		o.Runner, o.Runs, o.RunLimiter, o.Keeper, o.OAuth = d.runner, d.runs, d.runLimits, d.keeper, d.oauth
+		o.PublicURL = d.publicURL
 	}
 	if d.auth != nil {
 		o.Authorizer = d.auth
@@ -147,6 +151,8 @@ func consoleOptions(d handlerDeps) web.Options {
 			return web.Principal{Subject: p.Subject, Name: p.Name, Role: p.Role}, p.Role != 0
 		}
 		o.CSRFToken = func(c echo.Context) string { return auth.CSRFToken(c.Request().Context()) }
+		o.SignInToken = func(c echo.Context) (string, bool) { return d.auth.SignInToken(c.Request().Context()) }
+		o.Issuer = d.auth.Issuer()
 	}
 	if d.ops != nil {
 		o.Audit, o.Remover, o.Crawl = d.ops, d.ops, d.ops

@@ -34,6 +34,7 @@ var enumFilters = map[string][]string{
 		catalog.SignatureUnsigned, catalog.SignatureKeyUnavailable,
 	},
 	catalog.FieldHealth: {catalog.HealthUnknown, catalog.HealthUp, catalog.HealthDown, catalog.HealthStale, catalog.HealthRemoved},
+	catalog.FieldWorks:  {catalog.WorksAll, catalog.WorksSome, catalog.WorksNone, catalog.WorksUnchecked},
 }
 
 const (

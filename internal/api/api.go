@@ -79,6 +79,10 @@ type Options struct {
 	Runner     Runner
 	Runs       RunStore
 	RunLimiter *proxy.Limiter
+	// Keeper, when set, remembers the credentials a run was given, in
+	// memory, so that its follow-ups (messages, cancel, resubscribe) by
+	// the same caller need not repeat them. Share it with the console's.
+	Keeper *proxy.Keeper
 	// Audit serves GET /audit (role admin); Operator the agent actions
 	// pause, resume (editor) and remove (admin); Keys the trusted keys
 	// (admin); Crawl GET /crawler. Each route is absent when its field is
@@ -112,6 +116,7 @@ type API struct {
 	runner     Runner
 	runs       RunStore
 	runLimiter *proxy.Limiter
+	keeper     *proxy.Keeper
 	audit      AuditLog
 	operator   Operator
 	keys       Keys
@@ -142,6 +147,7 @@ func New(opts Options) *API {
 		runner:      opts.Runner,
 		runs:        opts.Runs,
 		runLimiter:  opts.RunLimiter,
+		keeper:      opts.Keeper,
 		audit:       opts.Audit,
 		operator:    opts.Operator,
 		keys:        opts.Keys,

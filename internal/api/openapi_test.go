@@ -27,6 +27,7 @@ import (
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/catalog/catalogtest"
 	"github.com/a2aregistry/registry/internal/contentscan"
+	"github.com/a2aregistry/registry/internal/proxy"
 	"github.com/a2aregistry/registry/internal/verify"
 )
 
@@ -390,4 +391,21 @@ func jsonFields(typ reflect.Type) (all, always []string) {
 	sort.Strings(all)
 	sort.Strings(always)
 	return all, always
+}
+
+// TestViolationCodesDocumented: every protocol violation the proxy can
+// list in a transcript is in the document's enum.
+func TestViolationCodesDocumented(t *testing.T) {
+	doc, _ := loadSpec(t)
+	var documented []string
+	for _, v := range doc.Components.Schemas["RunViolation"].Value.Properties["code"].Value.Enum {
+		documented = append(documented, v.(string))
+	}
+	for _, code := range []string{proxy.ViolationEventAfterTerminal, proxy.ViolationUnknownState, proxy.ViolationUpdateBeforeTask,
+		proxy.ViolationTaskChanged, proxy.ViolationMalformedPart, proxy.ViolationMissingTaskID,
+		proxy.ViolationVersionIgnored, proxy.ViolationVersionRejected} {
+		if !slices.Contains(documented, code) {
+			t.Errorf("violation %q is not in RunViolation.code %v", code, documented)
+		}
+	}
 }

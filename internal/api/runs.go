@@ -174,7 +174,7 @@ func (a *API) cancelRun(c echo.Context) error {
 	}
 	defer release()
 	started := time.Now()
-	creds := in.credentials()
+	creds := a.keeper.Use(run.ID, subject(ctx), in.credentials())
 	x, cerr := a.runner.Cancel(ctx, proxy.Call{Card: ag.Card, Choice: pinned(run, in), Credentials: creds}, run.TaskID)
 	if herr := preflightError(cerr); herr != nil {
 		return herr
@@ -317,6 +317,9 @@ func (a *API) runSend(c echo.Context, ag catalog.Agent, run catalog.Run, tr prox
 		}
 		c.Response().Header().Set(echo.HeaderLocation, BasePath+"/runs/"+run.ID)
 	}
+	// Credentials offered are kept (in memory) for the conversation's next
+	// turns; a turn offering none uses those.
+	creds = a.keeper.Use(run.ID, subject(ctx), creds)
 	call := proxy.Call{Card: ag.Card, Choice: choice, Credentials: creds, Extensions: exts}
 	base := len(tr.Turns)
 	started := time.Now()
@@ -407,9 +410,13 @@ func (a *API) acquire(c echo.Context) (func(), error) {
 	return release, nil
 }
 
-// settle folds an operation's outcome into the run.
+// settle folds an operation's outcome into the run; a run that ended
+// needs its credentials no more.
 func (a *API) settle(run catalog.Run, tr *proxy.Transcript, x *proxy.Exchange, err error) catalog.Run {
 	run = SettleRun(run, tr, x, err)
+	if RunEnded(run.State) {
+		a.keeper.Forget(run.ID)
+	}
 	a.log.Info("api: run turn", "run_id", run.ID, "agent_id", run.AgentID, "state", run.State, "error_code", run.ErrorCode)
 	return run
 }
@@ -543,6 +550,14 @@ func subject(ctx context.Context) string {
 
 func isTerminal(state string) bool {
 	return a2a.TaskState(state).Terminal()
+}
+
+// RunEnded tells a run whose task reached a terminal state, or that
+// failed before any answer: its remembered credentials are forgotten.
+// (A conversation answered with a message may go on in its context; its
+// credentials expire with the Keeper's time-to-live.)
+func RunEnded(state string) bool {
+	return isTerminal(state) || state == RunStateFailed
 }
 
 // storedTranscript reads back the transcript as stored (with other

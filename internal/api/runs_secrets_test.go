@@ -16,6 +16,7 @@ import (
 	"github.com/labstack/echo/v4"
 	_ "github.com/mattn/go-sqlite3" // database/sql driver "sqlite3"
 
+	"github.com/a2aregistry/registry/internal/auth"
 	"github.com/a2aregistry/registry/internal/card"
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/catalog/catalogtest"
@@ -26,7 +27,9 @@ import (
 // TestCredentialsNeverKept runs every kind of credential through the API
 // against agents that require them (one echoes the Authorization header
 // back in its answer), on both databases, then searches every log line
-// and every column of every table for the secrets.
+// and every column of every table for the secrets. Follow-ups (a reply,
+// a cancel) send none: the conversation's own are remembered in memory,
+// for their giver only.
 func TestCredentialsNeverKept(t *testing.T) {
 	const (
 		bearer       = "bearer-s3cr3t-0001"
@@ -78,12 +81,14 @@ func TestCredentialsNeverKept(t *testing.T) {
 					})
 				}}),
 				"oauth": proxytest.Start(t, card.BindingJSONRPC, "1.0", proxytest.Options{Wrap: func(h http.Handler) http.Handler { return proxytest.Guard("Bearer "+minted, h) }}),
+				"ask":   proxytest.Start(t, card.BindingJSONRPC, "1.0", proxytest.Options{Wrap: func(h http.Handler) http.Handler { return proxytest.Guard("Bearer "+bearer, h) }}),
 			}
 			schemes := map[string]string{
 				"bearer": `{"b": {"httpAuthSecurityScheme": {"scheme": "Bearer"}}}`,
 				"key":    `{"k": {"apiKeySecurityScheme": {"location": "query", "name": "key"}}}`,
 				"basic":  `{"basic": {"type": "http", "scheme": "basic"}}`,
 				"oauth":  fmt.Sprintf(`{"o": {"oauth2SecurityScheme": {"flows": {"clientCredentials": {"tokenUrl": %q, "scopes": {}}}}}}`, tokenURL),
+				"ask":    `{"b": {"httpAuthSecurityScheme": {"scheme": "Bearer"}}}`,
 			}
 			ids := map[string]string{}
 			for name, pe := range peers {
@@ -110,7 +115,18 @@ func TestCredentialsNeverKept(t *testing.T) {
 			}
 
 			e := echo.New()
-			New(Options{Catalog: store, Runs: store, Runner: proxy.New(proxy.Options{Client: proxytest.Loopback(), Logger: logger}), Logger: logger}).Mount(e)
+			ann := auth.Principal{Subject: "ann", Role: auth.Tester}
+			as := ann
+			keeper := proxy.NewKeeper(0, 0)
+			New(Options{Catalog: store, Runs: store, Runner: proxy.New(proxy.Options{Client: proxytest.Loopback(), Logger: logger}), Logger: logger,
+				Keeper: keeper, Authorizer: authorizerFunc(func(auth.Role) echo.MiddlewareFunc {
+					return func(next echo.HandlerFunc) echo.HandlerFunc {
+						return func(c echo.Context) error {
+							c.SetRequest(c.Request().WithContext(auth.WithPrincipal(c.Request().Context(), as, "")))
+							return next(c)
+						}
+					}
+				})}).Mount(e)
 			env := testEnv{e: e}
 			creds := map[string]string{
 				"bearer": fmt.Sprintf(`{"bearer": %q}`, bearer),
@@ -141,8 +157,45 @@ func TestCredentialsNeverKept(t *testing.T) {
 					}
 				}
 			}
+			// A conversation's follow-ups reuse its credentials, for the
+			// tester who gave them and nobody else, and only until it ends.
+			sse := map[string]string{"Content-Type": "application/json", "Accept": "text/event-stream"}
+			first := decodeRun(t, env.do(t, http.MethodPost, "/api/v1/agents/"+ids["ask"]+"/runs", runBody(proxytest.SayAsk, `, "credentials": `+creds["bearer"]), jsonHeader))
+			if first.Awaiting != "input" {
+				t.Fatalf("asking agent: %+v", first)
+			}
+			as = auth.Principal{Subject: "root", Role: auth.Admin}
+			rec := env.do(t, http.MethodPost, "/api/v1/runs/"+first.ID+"/messages", runBody("Paris", ""), jsonHeader)
+			if strings.Contains(rec.Body.String(), "TASK_STATE_COMPLETED") || !strings.Contains(rec.Body.String(), `"error"`) {
+				t.Errorf("an admin's follow-up used the tester's credentials: %d %s", rec.Code, rec.Body)
+			}
+			as = ann
+			rec = env.do(t, http.MethodPost, "/api/v1/runs/"+first.ID+"/messages", runBody("Paris", ""), sse)
+			if !strings.Contains(rec.Body.String(), "event: done") || !strings.Contains(rec.Body.String(), "TASK_STATE_COMPLETED") {
+				t.Errorf("follow-up without credentials: %s", rec.Body)
+			}
+			if keeper.Holds(first.ID, "ann") {
+				t.Error("credentials still remembered after the task completed")
+			}
+			second := decodeRun(t, env.do(t, http.MethodPost, "/api/v1/agents/"+ids["ask"]+"/runs", runBody(proxytest.SayAsk, `, "credentials": `+creds["bearer"]), jsonHeader))
+			if !keeper.Holds(second.ID, "ann") {
+				t.Fatalf("credentials of a waiting run (%s) not remembered", second.State)
+			}
+			rec = env.do(t, http.MethodPost, "/api/v1/runs/"+second.ID+"/cancel", "", nil)
+			if canceled := decodeRun(t, rec); canceled.State != "TASK_STATE_CANCELED" {
+				t.Errorf("cancel without credentials: %d %s", rec.Code, rec.Body)
+			}
+			if keeper.Len() != 0 {
+				t.Errorf("%d conversations' credentials remembered after every run ended", keeper.Len())
+			}
+			for _, s := range secrets {
+				if strings.Contains(rec.Body.String(), s) {
+					t.Errorf("follow-up answer holds a secret: %s", rec.Body)
+				}
+			}
+
 			// A check with credentials, then the agent shows it.
-			rec := env.do(t, http.MethodPost, "/api/v1/agents/"+ids["bearer"]+"/checks", `{"credentials": `+creds["bearer"]+`}`, jsonHeader)
+			rec = env.do(t, http.MethodPost, "/api/v1/agents/"+ids["bearer"]+"/checks", `{"credentials": `+creds["bearer"]+`}`, jsonHeader)
 			if rec.Code != http.StatusCreated {
 				t.Fatalf("check: %d %s", rec.Code, rec.Body)
 			}

@@ -394,6 +394,12 @@ func TestCheckAgent(t *testing.T) {
 	if got.Works != "some" || len(got.Interfaces) != 2 || !got.Interfaces[0].Works || got.Interfaces[1].Cause != CodeAgentUnreachable {
 		t.Errorf("check = %+v", got)
 	}
+	// What a check records is what the works search filter accepts.
+	for _, w := range []string{got.Works, proxy.Works(nil)} {
+		if !slices.Contains(enumFilters[catalog.FieldWorks], w) {
+			t.Errorf("check's works %q is not a works filter value %v", w, enumFilters[catalog.FieldWorks])
+		}
+	}
 	// Checks are not runs: the runs list leaves them out.
 	list := env.do(t, http.MethodGet, "/api/v1/agents/peer/runs", "", nil)
 	if !strings.Contains(list.Body.String(), `"runs":[]`) {
@@ -539,5 +545,34 @@ func TestRefusedCancelKeepsState(t *testing.T) {
 	got := decodeRun(t, rec)
 	if rec.Code != http.StatusOK || got.State != "TASK_STATE_COMPLETED" || got.Error == nil || got.Error.Code != CodeAgentError {
 		t.Errorf("refused cancel: %d state %q error %+v", rec.Code, got.State, got.Error)
+	}
+}
+
+// TestRunListsVersionViolation: a v1.0 agent that answers in the v0.3
+// shape (it ignores A2A-Version) fails the run, and the stored transcript
+// lists the violation as conformance evidence, in the documented shape.
+func TestRunListsVersionViolation(t *testing.T) {
+	env := newRunEnv(t, card.BindingJSONRPC, "1.0", nil)
+	lax := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			ID json.RawMessage `json:"id"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"kind":"task","id":"t1","contextId":"c1","status":{"state":"completed"}}}`, req.ID)
+	}))
+	defer lax.Close()
+	env.cat.agents["lax"] = catalog.Agent{ID: "lax", CardURL: "http://lax.test/.well-known/agent-card.json",
+		Card: proxytest.Card(false, card.Interface{URL: lax.URL, Binding: card.BindingJSONRPC, ProtocolVersion: "1.0"})}
+	body := runBody("hi", "")
+	rec := env.do(t, http.MethodPost, "/api/v1/agents/lax/runs", body, jsonHeader)
+	checkConformance(t, http.MethodPost, "/api/v1/agents/lax/runs", body, jsonHeader, rec)
+	run := decodeRun(t, rec)
+	if len(run.Turns) != 1 || len(run.Turns[0].Violations) != 1 || run.Turns[0].Violations[0].Code != proxy.ViolationVersionIgnored {
+		t.Fatalf("turns %+v, want one with a version_ignored violation", run.Turns)
+	}
+	stored, err := env.runs.Run(context.Background(), run.ID)
+	if err != nil || !strings.Contains(string(stored.Transcript), `"version_ignored"`) {
+		t.Errorf("stored transcript lacks the violation: %v %s", err, stored.Transcript)
 	}
 }

@@ -147,6 +147,9 @@ type Authenticator struct {
 	// wait for a timeout of its own.
 	lastErr   error
 	lastErrAt time.Time
+	// tokens are the access tokens sessions signed in with, by session
+	// hash, in memory only (see SignInToken).
+	tokens signInTokens
 }
 
 // New returns an Authenticator over cfg. It does not contact the provider.
@@ -301,7 +304,7 @@ func (a *Authenticator) resolve(c echo.Context) *requestAuth {
 	}
 	if ck, err := r.Cookie(a.cookieName(sessionCookie)); err == nil && ck.Value != "" {
 		if p, ok := a.session(r.Context(), ck.Value); ok {
-			return &requestAuth{principal: p, csrf: sessionCSRF(ck.Value)}
+			return &requestAuth{principal: p, csrf: sessionCSRF(ck.Value), session: hashToken(ck.Value)}
 		}
 		// Expired or revoked: forget it, so the browser stops sending it.
 		a.clearCookie(c, sessionCookie)

@@ -130,6 +130,11 @@ func (a *Authenticator) callback(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	expires := tok.Expiry
+	if expires.IsZero() || expires.After(a.now().Add(a.cfg.SessionMax)) {
+		expires = a.now().Add(a.cfg.SessionMax)
+	}
+	a.tokens.put(hashToken(token), tok.AccessToken, expires, a.now())
 	p.Source = SourceSession
 	c.SetRequest(r.WithContext(withAuth(ctx, &requestAuth{principal: p, csrf: sessionCSRF(token), origins: a.origins})))
 	a.log.Info("signed in", "subject", p.Subject, "email", p.Email, "role", p.Role.String())
@@ -188,6 +193,7 @@ func (a *Authenticator) startSession(c echo.Context, p Principal) (string, error
 		if err := a.cfg.Sessions.DeleteSession(ctx, hashToken(old.Value)); err != nil {
 			a.log.Warn("deleting the replaced session", "err", err)
 		}
+		a.tokens.drop(hashToken(old.Value))
 	}
 	a.setCookie(c, sessionCookie, token, a.cfg.SessionMax)
 	// A CSRF cookie of the signed-out browser is no longer used.
@@ -206,6 +212,7 @@ func (a *Authenticator) logout(c echo.Context) error {
 			if err := a.cfg.Sessions.DeleteSession(c.Request().Context(), hashToken(ck.Value)); err != nil {
 				return fmt.Errorf("signing out: %w", err)
 			}
+			a.tokens.drop(hashToken(ck.Value))
 			p := FromContext(c.Request().Context())
 			a.log.Info("signed out", "subject", p.Subject, "email", p.Email)
 		}

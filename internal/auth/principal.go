@@ -70,6 +70,8 @@ type requestAuth struct {
 	// err is why the request's credentials were refused, nil when they
 	// were accepted or absent.
 	err error
+	// session is the hash of the caller's session token, "" without one.
+	session string
 }
 
 type ctxKey struct{}

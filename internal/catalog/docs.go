@@ -8,12 +8,13 @@ import (
 
 // docFacets lists the filterable (field, value) pairs of an agent for the
 // search index, from what the agents row holds: the stored summary, the
-// signature status and trust, the health and the audit codes. Writers and the index
+// signature status and trust, the health, the works verdict of the latest
+// check and the audit codes. Writers and the index
 // build both use it, so a document is the same whichever way it reached
 // the index. It yields the same pairs as facetsOf on the card the summary
 // was made from (a test holds the two together), plus the audit codes.
 // Values keep their display form; matching is case-insensitive (termKey).
-func docFacets(sum summaryRecord, signature, trust, health string, audit []string) []facetRecord {
+func docFacets(sum summaryRecord, signature, trust, health, works string, audit []string) []facetRecord {
 	out := make([]facetRecord, 0, 8+4*len(sum.Skills)+len(sum.InputModes)+len(sum.OutputModes))
 	seen := make(map[[2]string]struct{}, cap(out))
 	add := func(field, value string) {
@@ -57,6 +58,7 @@ func docFacets(sum summaryRecord, signature, trust, health string, audit []strin
 	add(FieldSignature, signature)
 	add(FieldSignatureTrust, trust)
 	add(FieldHealth, health)
+	add(FieldWorks, works)
 	for _, c := range audit {
 		add(FieldAudit, c)
 	}
@@ -76,7 +78,7 @@ func decodeAuditCodes(raw string) ([]string, error) {
 }
 
 // storedDocFacets is docFacets over the stored columns of one agent.
-func storedDocFacets(summary, signature, trust, health, auditCodes string) ([]facetRecord, error) {
+func storedDocFacets(summary, signature, trust, health, works, auditCodes string) ([]facetRecord, error) {
 	sum, err := decodeSummaryRecord(summary)
 	if err != nil {
 		return nil, err
@@ -85,5 +87,5 @@ func storedDocFacets(summary, signature, trust, health, auditCodes string) ([]fa
 	if err != nil {
 		return nil, err
 	}
-	return docFacets(sum, signature, trust, health, audit), nil
+	return docFacets(sum, signature, trust, health, works, audit), nil
 }

@@ -16,7 +16,7 @@ const schemeNone = "none"
 
 // facetsOf lists the filterable (field, value) pairs of a card. Values are
 // stored in display form; matching is case-insensitive (see termKey).
-func facetsOf(c *card.Card, signature, health string) []facetRecord {
+func facetsOf(c *card.Card, signature, health, works string) []facetRecord {
 	set := make(map[[2]string]struct{})
 	var out []facetRecord
 	add := func(field, value string) {
@@ -67,6 +67,7 @@ func facetsOf(c *card.Card, signature, health string) []facetRecord {
 	add(FieldProvider, providerOf(c))
 	add(FieldSignature, signature)
 	add(FieldHealth, health)
+	add(FieldWorks, works)
 	return out
 }
 

@@ -260,7 +260,7 @@ func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(
 	// apart from the card (see annotations.go). Removed agents are never
 	// indexed. The skills of a full build need no such filter: the merge
 	// below skips skills of agents it does not read.
-	agentsQ := "SELECT pk, seq, name, description, provider, summary, signature_status, signature_trust, health, audit_codes, " +
+	agentsQ := "SELECT pk, seq, name, description, provider, summary, signature_status, signature_trust, health, works, audit_codes, " +
 		"n.owner_team, n.classification, n.labels FROM agents LEFT JOIN annotations n ON n.card_url = agents.card_url " +
 		"WHERE agents.removed_at IS NULL"
 	skillsQ := "SELECT agent_pk, skill_id, name, description, tags, examples FROM skills"
@@ -334,12 +334,12 @@ func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(
 	}
 	for agents.Next() {
 		var (
-			pk, seq                            int64
-			name, desc, provider               string
-			summary, sig, trust, health, audit string
-			owner, class, labels               sql.NullString
+			pk, seq                                   int64
+			name, desc, provider                      string
+			summary, sig, trust, health, works, audit string
+			owner, class, labels                      sql.NullString
 		)
-		if err := agents.Scan(&pk, &seq, &name, &desc, &provider, &summary, &sig, &trust, &health, &audit, &owner, &class, &labels); err != nil {
+		if err := agents.Scan(&pk, &seq, &name, &desc, &provider, &summary, &sig, &trust, &health, &works, &audit, &owner, &class, &labels); err != nil {
 			return err
 		}
 		var sks []skillText
@@ -351,7 +351,7 @@ func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(
 				return err
 			}
 		}
-		fs, err := storedDocFacets(summary, sig, trust, health, audit)
+		fs, err := storedDocFacets(summary, sig, trust, health, works, audit)
 		if err != nil {
 			return fmt.Errorf("facets of agent %d: %w", pk, err)
 		}

@@ -26,7 +26,7 @@ func synthDocs(tb testing.TB, gen *synth.Generator, from, n int, seq int64) []se
 			tb.Fatal(err)
 		}
 		d := indexedDoc{pk: int64(i + 1), seq: seq, sortKey: sortKeyOf(c.Name),
-			facets: facetsOf(c, SignatureUnchecked, healths[(from+i)%len(healths)]), text: textOf(c)}
+			facets: facetsOf(c, SignatureUnchecked, healths[(from+i)%len(healths)], WorksUnchecked), text: textOf(c)}
 		docs = append(docs, d.searchDoc())
 	}
 	return docs

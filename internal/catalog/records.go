@@ -41,6 +41,8 @@ type agentRecord struct {
 	// the bulk ones.
 	RemovedAt *time.Time
 	RemovedBy string
+	// Works is the works facet, from the latest check (Works*).
+	Works string
 }
 
 func (agentRecord) TableName() string { return "agents" }
@@ -51,11 +53,11 @@ var agentsTable = bulkTable[agentRecord]{
 		{"provider", pgText}, {"agent_version", pgText}, {"shape", pgText}, {"protocol_versions", pgText},
 		{"summary", pgText}, {"signature_status", pgText}, {"health", pgText}, {"current_version", pgInteger},
 		{"raw_sha256", pgText}, {"seq", pgBigint}, {"created_at", pgTimestamp}, {"updated_at", pgTimestamp},
-		{"fetched_at", pgTimestamp}, {"audit_codes", pgText}, {"signature_trust", pgText}},
+		{"fetched_at", pgTimestamp}, {"audit_codes", pgText}, {"signature_trust", pgText}, {"works", pgText}},
 	args: func(a []any, r agentRecord) []any {
 		return append(a, r.PK, r.ID, r.CardURL, r.Name, r.Description, r.Provider, r.AgentVersion, r.Shape,
 			r.ProtocolVersions, r.Summary, r.SignatureStatus, r.Health, r.CurrentVersion, r.RawSHA256, r.Seq,
-			r.CreatedAt, r.UpdatedAt, r.FetchedAt, r.AuditCodes, r.SignatureTrust)
+			r.CreatedAt, r.UpdatedAt, r.FetchedAt, r.AuditCodes, r.SignatureTrust, r.Works)
 	},
 }
 

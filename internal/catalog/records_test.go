@@ -136,7 +136,7 @@ func TestDocFacetsMatchCard(t *testing.T) {
 		return out
 	}
 	for i, c := range cards {
-		want := facetsOf(c, SignatureVerified, HealthUp)
+		want := facetsOf(c, SignatureVerified, HealthUp, WorksSome)
 		stored, err := encodeSummaryRecord(recordOfSummary(summaryOf(c)))
 		if err != nil {
 			t.Fatal(err)
@@ -145,7 +145,7 @@ func TestDocFacetsMatchCard(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := docFacets(sum, SignatureVerified, "", HealthUp, []string{"no_tls"})
+		got := docFacets(sum, SignatureVerified, "", HealthUp, WorksSome, []string{"no_tls"})
 		wantKeys := keys(append(want, facetRecord{FieldAudit, "no_tls"}))
 		gotKeys := keys(got)
 		if !slices.Equal(gotKeys, wantKeys) {

@@ -66,7 +66,13 @@ func (s *Store) CreateRun(ctx context.Context, actor Actor, r Run) error {
 	if kind == "" {
 		kind = RunKindRun
 	}
-	var res *gorm.DB
+	if kind == RunKindCheck && !validWorks(r.State) {
+		return fmt.Errorf("%w: check state %q is not a works value", ErrInvalidQuery, r.State)
+	}
+	var (
+		res *gorm.DB
+		up  *fieldUpdate
+	)
 	err := s.transact(ctx, func(tx *txn) error {
 		res = tx.Exec(`INSERT INTO runs (id, agent_pk, kind, subject, interface_url, binding, protocol_version, state,
 		context_id, task_id, error_code, transcript_json, created_at, updated_at)
@@ -78,6 +84,12 @@ func (s *Store) CreateRun(ctx context.Context, actor Actor, r Run) error {
 		}
 		if res.RowsAffected == 0 {
 			return ErrNotFound
+		}
+		if kind == RunKindCheck {
+			var err error
+			if up, err = setWorks(tx, r.AgentID, r.State); err != nil {
+				return err
+			}
 		}
 		return writeAudit(tx.DB, actor, audit{action: ActionRun, targetKind: TargetAgent, targetID: r.AgentID,
 			detail: map[string]any{"run_id": r.ID, "kind": kind}})
@@ -91,7 +103,52 @@ func (s *Store) CreateRun(ctx context.Context, actor Actor, r Run) error {
 	if err != nil {
 		return fmt.Errorf("creating run: %w", err)
 	}
+	if up != nil {
+		if err := s.publishFields(ctx, []fieldUpdate{*up}); err != nil {
+			s.log.Warn("refreshing search index after check", "agent_id", r.AgentID, "err", err)
+		}
+	}
 	return nil
+}
+
+func validWorks(v string) bool {
+	switch v {
+	case WorksAll, WorksSome, WorksNone, WorksUnchecked:
+		return true
+	}
+	return false
+}
+
+// setWorks makes works the agent's works facet, as its latest check found,
+// bumping its seq and updated_at so that the index, and other replicas'
+// Sync, pick it up. It returns the index change, nil when the value did
+// not change.
+func setWorks(tx *txn, agentID, works string) (*fieldUpdate, error) {
+	// The row lock orders this with a concurrent card upsert or verdict,
+	// so the seq this change is applied on is the one it replaces.
+	q := "SELECT pk, seq, works FROM agents WHERE id = ?"
+	if tx.d == dialectPostgres {
+		q += " FOR UPDATE"
+	}
+	var (
+		pk, prev int64
+		stored   string
+	)
+	if err := tx.Raw(q, agentID).Row().Scan(&pk, &prev, &stored); err != nil {
+		return nil, fmt.Errorf("reading works of agent %s: %w", agentID, translateRow(err))
+	}
+	if stored == works {
+		return nil, nil
+	}
+	seqs, err := allocate(tx, "seq", 1)
+	if err != nil {
+		return nil, err
+	}
+	if err := tx.Exec("UPDATE agents SET works = ?, seq = ?, updated_at = ? WHERE pk = ?",
+		works, seqs[0], time.Now().UTC(), pk).Error; err != nil {
+		return nil, fmt.Errorf("updating works of agent %s: %w", agentID, err)
+	}
+	return &fieldUpdate{pk: pk, prev: prev, seq: seqs[0], values: map[string][]string{FieldWorks: {works}}}, nil
 }
 
 // UpdateRun replaces a run's mutable fields (everything but id, agent,
@@ -167,10 +224,43 @@ func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]Run, er
 }
 
 // PruneRuns removes runs last updated before cutoff and returns how many.
+// An agent whose checks are all gone is unchecked again: the works facet
+// never claims more than the stored evidence shows.
 func (s *Store) PruneRuns(ctx context.Context, cutoff time.Time) (int64, error) {
-	res := s.db.WithContext(ctx).Exec("DELETE FROM runs WHERE updated_at < ?", cutoff.UTC())
-	if res.Error != nil {
-		return 0, fmt.Errorf("pruning runs: %w", res.Error)
+	var (
+		n   int64
+		ups []fieldUpdate
+	)
+	err := s.transact(ctx, func(tx *txn) error {
+		res := tx.Exec("DELETE FROM runs WHERE updated_at < ?", cutoff.UTC())
+		if res.Error != nil {
+			return res.Error
+		}
+		n = res.RowsAffected
+		if n == 0 {
+			return nil
+		}
+		var ids []string
+		if err := tx.Raw(`SELECT a.id FROM agents a WHERE a.works <> ? AND NOT EXISTS
+			(SELECT 1 FROM runs r WHERE r.agent_pk = a.pk AND r.kind = ?)`, WorksUnchecked, RunKindCheck).Scan(&ids).Error; err != nil {
+			return err
+		}
+		for _, id := range ids {
+			up, err := setWorks(tx, id, WorksUnchecked)
+			if err != nil {
+				return err
+			}
+			if up != nil {
+				ups = append(ups, *up)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("pruning runs: %w", err)
 	}
-	return res.RowsAffected, nil
+	if err := s.publishFields(ctx, ups); err != nil {
+		s.log.Warn("refreshing search index after pruning runs", "err", err)
+	}
+	return n, nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -53,7 +55,7 @@ func TestRunLifecycle(t *testing.T) {
 			t.Fatal(err)
 		}
 		check := later
-		check.ID, check.Kind = "c1", catalog.RunKindCheck
+		check.ID, check.Kind, check.State = "c1", catalog.RunKindCheck, catalog.WorksSome
 		if err := s.CreateRun(ctx, catalog.System("test"), check); err != nil {
 			t.Fatal(err)
 		}
@@ -80,4 +82,99 @@ func TestRunLifecycle(t *testing.T) {
 			t.Errorf("UpdateRun of pruned run = %v, want ErrNotFound", err)
 		}
 	})
+}
+
+// A check sets the agent's works facet in this store's index at once and
+// in another replica's after Sync; pruning every check makes the agent
+// unchecked again.
+func TestCheckSetsWorksFacet(t *testing.T) {
+	for name, dsn := range map[string]func(testing.TB) string{"sqlite": catalogtest.SQLiteDSN, "postgres": catalogtest.PostgresDSN} {
+		t.Run(name, func(t *testing.T) {
+			d := dsn(t)
+			a, b := catalogtest.Open(t, d), catalogtest.Open(t, d)
+			ctx := context.Background()
+			for _, s := range []*catalog.Store{a, b} {
+				if err := s.WarmIndex(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			agents := seed(t, a)
+			translator, translatorName := agents["translator"].Agent.ID, agents["translator"].Agent.Card.Name
+			if err := b.Sync(ctx); err != nil {
+				t.Fatal(err)
+			}
+			works := func(s *catalog.Store, value string) []string {
+				t.Helper()
+				p, err := s.Search(ctx, catalog.Query{Filters: map[string][]string{catalog.FieldWorks: {value}}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return ids(p)
+			}
+			if got := works(a, catalog.WorksUnchecked); len(got) != 3 {
+				t.Fatalf("unchecked before any check = %v, want all three agents", got)
+			}
+			check := func(id, state string, at time.Time) error {
+				return a.CreateRun(ctx, catalog.System("test"), catalog.Run{ID: id, AgentID: translator, Kind: catalog.RunKindCheck,
+					Subject: "ann", State: state, Transcript: []byte(`{}`), CreatedAt: at, UpdatedAt: at})
+			}
+			t0 := time.Now().Add(-time.Hour).UTC()
+			if err := check("c1", "TASK_STATE_COMPLETED", t0); !errors.Is(err, catalog.ErrInvalidQuery) {
+				t.Errorf("check with a task state = %v, want ErrInvalidQuery", err)
+			}
+			if err := check("c1", catalog.WorksSome, t0); err != nil {
+				t.Fatal(err)
+			}
+			if got := works(a, catalog.WorksSome); !slices.Equal(got, []string{translatorName}) {
+				t.Errorf("works=some on the writer = %v, want [%s]", got, translatorName)
+			}
+			p, err := a.Search(ctx, catalog.Query{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantFacet := []catalog.FacetCount{{Value: catalog.WorksUnchecked, Count: 2}, {Value: catalog.WorksSome, Count: 1}}
+			if !reflect.DeepEqual(p.Facets[catalog.FieldWorks], wantFacet) {
+				t.Errorf("works facet = %+v, want %+v", p.Facets[catalog.FieldWorks], wantFacet)
+			}
+			if got := works(b, catalog.WorksSome); len(got) != 0 {
+				t.Errorf("replica saw the check before Sync: %v", got)
+			}
+			if err := b.Sync(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if got := works(b, catalog.WorksSome); !slices.Equal(got, []string{translatorName}) {
+				t.Errorf("works=some on the replica after Sync = %v, want [%s]", got, translatorName)
+			}
+
+			// The latest check wins; a new card version keeps it (a check is
+			// of the agent, and the next one is a tester's call).
+			if err := check("c2", catalog.WorksAll, t0.Add(time.Minute)); err != nil {
+				t.Fatal(err)
+			}
+			upsert(t, a, "https://translate.example.org/.well-known/agent-card.json", strings.Replace(v10Card, `"1.0.0"`, `"1.0.1"`, 1))
+			if err := b.Sync(ctx); err != nil {
+				t.Fatal(err)
+			}
+			for name, s := range map[string]*catalog.Store{"writer": a, "replica": b} {
+				if got := works(s, catalog.WorksAll); !slices.Equal(got, []string{translatorName}) {
+					t.Errorf("%s: works=all = %v, want [%s]", name, got, translatorName)
+				}
+				if got := works(s, catalog.WorksSome); len(got) != 0 {
+					t.Errorf("%s: works=some after a newer check = %v", name, got)
+				}
+			}
+
+			if _, err := a.PruneRuns(ctx, time.Now().Add(time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Sync(ctx); err != nil {
+				t.Fatal(err)
+			}
+			for name, s := range map[string]*catalog.Store{"writer": a, "replica": b} {
+				if got := works(s, catalog.WorksUnchecked); len(got) != 3 {
+					t.Errorf("%s: unchecked after pruning every check = %v, want all three", name, got)
+				}
+			}
+		})
+	}
 }

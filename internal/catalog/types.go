@@ -35,6 +35,17 @@ const (
 	SignatureKeyUnavailable = "key_unavailable"
 )
 
+// Works values: how many of the checked interfaces of an agent's latest
+// declared-vs-working check answered as declared. A tester starts checks;
+// an agent never checked, or whose checks could test no interface (or
+// were all pruned), is unchecked.
+const (
+	WorksAll       = "all"
+	WorksSome      = "some"
+	WorksNone      = "none"
+	WorksUnchecked = "unchecked"
+)
+
 // Source tells how a card version reached the catalog.
 const (
 	SourceURL    = "url"
@@ -174,13 +185,16 @@ const (
 	// signature (verify.Trust*): a pinned key, an operator-trusted jku
 	// origin, or only the card's own origin. Absent when not verified.
 	FieldSignatureTrust = "signature_trust"
+	// FieldWorks says whether the interfaces the card declares really
+	// work, from the agent's latest declared-vs-working check (Works*).
+	FieldWorks = "works"
 )
 
 // FilterFields lists every filter field in a stable order.
 var FilterFields = []string{
 	FieldSkill, FieldTag, FieldInputMode, FieldOutputMode, FieldBinding,
 	FieldProtocolVersion, FieldSecurityScheme, FieldProvider, FieldSignature, FieldHealth,
-	FieldAudit, FieldSignatureTrust,
+	FieldAudit, FieldSignatureTrust, FieldWorks,
 	FieldOwnerTeam, FieldClassification, FieldLabel,
 }
 

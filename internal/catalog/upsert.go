@@ -229,7 +229,7 @@ func storeRun(tx *txn, actor Actor, ins []UpsertInput, results []UpsertResult) (
 		if err := tx.Exec("UPDATE agents SET seq = ?, updated_at = ? WHERE pk = ?", rec.Seq, now, rec.PK).Error; err != nil {
 			return nil, fmt.Errorf("restoring agent %s: %w", rec.ID, err)
 		}
-		fs, err := storedDocFacets(rec.Summary, rec.SignatureStatus, rec.SignatureTrust, rec.Health, rec.AuditCodes)
+		fs, err := storedDocFacets(rec.Summary, rec.SignatureStatus, rec.SignatureTrust, rec.Health, rec.Works, rec.AuditCodes)
 		if err != nil {
 			return nil, fmt.Errorf("restoring agent %s: %w", rec.ID, err)
 		}
@@ -254,7 +254,7 @@ func storeRun(tx *txn, actor Actor, ins []UpsertInput, results []UpsertResult) (
 			return nil, err
 		}
 		recs[i] = agentRecord{PK: pks[j], ID: id.String(), CardURL: urls[i], SignatureStatus: SignatureUnchecked,
-			Health: HealthUnknown, CreatedAt: now}
+			Health: HealthUnknown, Works: WorksUnchecked, CreatedAt: now}
 		isCreated[i] = true
 	}
 
@@ -301,7 +301,7 @@ func storeRun(tx *txn, actor Actor, ins []UpsertInput, results []UpsertResult) (
 		changes = append(changes, changeRow{AgentPK: rec.PK, AgentID: rec.ID, CardURL: rec.CardURL, Kind: kind,
 			Version: rec.CurrentVersion, At: now})
 		docs = append(docs, indexedDoc{pk: rec.PK, seq: rec.Seq, sortKey: sortKeyOf(c.Name),
-			facets: docFacets(sum, rec.SignatureStatus, rec.SignatureTrust, rec.Health, nil), text: textOf(c)})
+			facets: docFacets(sum, rec.SignatureStatus, rec.SignatureTrust, rec.Health, rec.Works, nil), text: textOf(c)})
 		results[i] = UpsertResult{Agent: agentOf(*rec, c), Created: isCreated[i], NewVersion: true, Restored: wasRemoved[i]}
 	}
 	changedPKs := make([]int64, len(changedAgents))

@@ -31,6 +31,9 @@ type connection struct {
 	// failures come back wrapped in the call's error).
 	mu      sync.Mutex
 	dialErr error
+	// sniff holds the start of the answers of a v1.0 HTTP binding, to
+	// tell one given in the v0.3 shape (nil otherwise).
+	sniff *sniffer
 }
 
 func (c *connection) recordDial(err error) {
@@ -58,6 +61,10 @@ func (p *Proxy) connect(ctx context.Context, ep Endpoint, au *auth, extensions [
 	hc.Timeout = 0
 	if au != nil && len(au.query) > 0 {
 		hc.Transport = &roundTripper{base: hc.Transport, query: au.query}
+	}
+	if v1 && ep.Binding != card.BindingGRPC {
+		conn.sniff = &sniffer{}
+		hc.Transport = &sniffTransport{base: hc.Transport, s: conn.sniff}
 	}
 	var opt a2aclient.FactoryOption
 	version := a2a.Version

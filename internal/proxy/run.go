@@ -219,6 +219,9 @@ func (p *Proxy) do(ctx context.Context, call Call, emit func(Event), op func(con
 		}
 		err = rec.consume(op(ctx, conn))
 		_ = conn.client.Destroy()
+		if v := versionViolation(ep, err, rec.seq > 0 && err == nil, conn.sniff); v != nil {
+			x.Violations = append(x.Violations, *v)
+		}
 		x.Result = result(x, au)
 		if err == nil {
 			x.Duration = p.now().Sub(start)

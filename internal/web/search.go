@@ -34,6 +34,7 @@ var facetLabels = map[string]string{
 	catalog.FieldOwnerTeam:       "Owner team",
 	catalog.FieldClassification:  "Classification",
 	catalog.FieldLabel:           "Label",
+	catalog.FieldWorks:           "Interfaces work (last check)",
 }
 
 // Search parameters the console adds to the API's.

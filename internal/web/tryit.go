@@ -54,6 +54,13 @@ func (h *Console) mountTryIt(e *echo.Echo) {
 	e.GET("/agents/:id/runs/:run", h.runPage, read...)
 	e.POST("/agents/:id/runs/:run/messages", h.tryReply, write...)
 	e.POST("/agents/:id/runs/:run/cancel", h.tryCancel, write...)
+	if h.oauthEnabled() {
+		e.POST("/agents/:id/try/oauth", h.oauthStartNew, write...)
+		e.POST("/agents/:id/runs/:run/oauth", h.oauthStartRun, write...)
+		// The authorization server sends the browser back with a GET; the
+		// state, bound to this tester's session, stands in for CSRF.
+		e.GET(OAuthCallbackPath, h.oauthCallback, read...)
+	}
 }
 
 // canTry tells whether the caller may use the panel.
@@ -80,9 +87,11 @@ func (h *Console) tryPage(c echo.Context) error {
 	_, _, maxFile := h.opts.Runner.Limits()
 	v := view.TryIt{
 		AgentName: agentName(ag), AgentURL: agentURL(ag.ID), Action: tryURL(ag.ID),
-		CSRFToken: h.csrfToken(c), Creds: credentialForm(ag.Card), MaxFile: maxFile,
-		Script: h.assets.url(tryScript),
+		CSRFToken: h.csrfToken(c), Creds: h.credentialForm(c, ag.Card), MaxFile: maxFile,
+		Script: h.assets.url(tryScript), OAuth: h.oauthForm(c, ag.Card, tryURL(ag.ID)+"/oauth"),
+		Conversation: h.conversation(c, c.QueryParam(fieldConversation)),
 	}
+	v.Creds.Remembered = v.Conversation != ""
 	for i, in := range ag.Card.Interfaces {
 		label := in.URL + " · " + in.Binding + " · " + in.ProtocolVersion
 		v.Interfaces = append(v.Interfaces, view.TryInterface{Value: strconv.Itoa(i), Label: label})
@@ -107,11 +116,18 @@ func (h *Console) tryStart(c echo.Context) error {
 	if err != nil {
 		return h.errorPage(c, http.StatusBadRequest, "Message not sent", err.Error())
 	}
+	id := uuid.NewString()
+	if conv := h.conversation(c, c.FormValue(fieldConversation)); conv != "" {
+		// The run takes the id a sign-in prepared, and with it the token.
+		if _, err := h.opts.Runs.Run(c.Request().Context(), conv); errors.Is(err, catalog.ErrNotFound) {
+			id = conv
+		}
+	}
 	now := time.Now().UTC()
-	run := catalog.Run{ID: uuid.NewString(), AgentID: ag.ID, Kind: catalog.RunKindRun, Subject: h.subject(c),
+	run := catalog.Run{ID: id, AgentID: ag.ID, Kind: catalog.RunKindRun, Subject: h.subject(c),
 		State: api.RunStateRunning, ContextID: msg.ContextID, CreatedAt: now, UpdatedAt: now}
 	tr := proxy.Transcript{Format: proxy.TranscriptFormat, Turns: []proxy.Turn{}}
-	return h.converse(c, ag, run, tr, choice, formCredentials(c), msg, true)
+	return h.converse(c, ag, run, tr, choice, h.formCredentials(c, ag.Card), msg, true)
 }
 
 func (h *Console) tryReply(c echo.Context) error {
@@ -129,7 +145,7 @@ func (h *Console) tryReply(c echo.Context) error {
 		// conversation goes on in its context with a new task.
 		msg.TaskID = a2a.TaskID(run.TaskID)
 	}
-	return h.converse(c, ag, run, tr, pinnedChoice(run), formCredentials(c), msg, false)
+	return h.converse(c, ag, run, tr, pinnedChoice(run), h.formCredentials(c, ag.Card), msg, false)
 }
 
 func (h *Console) tryCancel(c echo.Context) error {
@@ -146,7 +162,7 @@ func (h *Console) tryCancel(c echo.Context) error {
 		return err
 	}
 	defer release()
-	creds := formCredentials(c)
+	creds := h.opts.Keeper.Use(run.ID, h.subject(c), h.formCredentials(c, ag.Card))
 	started := time.Now()
 	x, cerr := h.opts.Runner.Cancel(ctx, proxy.Call{Card: ag.Card, Choice: pinnedChoice(run), Credentials: creds}, run.TaskID)
 	base := len(tr.Turns)
@@ -175,6 +191,9 @@ func (h *Console) converse(c echo.Context, ag catalog.Agent, run catalog.Run, tr
 			return h.agentError(c, fmt.Errorf("creating run: %w", err))
 		}
 	}
+	// Credentials given are remembered (in memory) for the conversation's
+	// next turns, as the API does; a reply offering none uses those.
+	creds = h.opts.Keeper.Use(run.ID, h.subject(c), creds)
 	call := proxy.Call{Card: ag.Card, Choice: choice, Credentials: creds}
 	base := len(tr.Turns)
 	var sse *api.EventStream
@@ -243,6 +262,7 @@ func (h *Console) runPage(c echo.Context) error {
 	switch a2a.TaskState(run.State) {
 	case a2a.TaskStateInputRequired, a2a.TaskStateAuthRequired:
 		v.ReplyURL = v.URL + "/messages"
+		v.OAuth = h.oauthForm(c, ag.Card, v.URL+"/oauth")
 	}
 	return h.render(c, http.StatusOK, page{title: "Run of " + v.AgentName, body: templates.RunPage(v)})
 }
@@ -254,8 +274,9 @@ func (h *Console) liveView(c echo.Context, ag catalog.Agent, run catalog.Run) vi
 	v := view.Run{
 		AgentName: agentName(ag), AgentURL: agentURL(ag.ID), TryURL: tryURL(ag.ID), MaxFile: maxFile,
 		URL: runURL(ag.ID, run.ID), State: run.State, ErrorCode: run.ErrorCode,
-		CSRFToken: h.csrfToken(c), Creds: credentialForm(ag.Card), Script: h.assets.url(tryScript),
+		CSRFToken: h.csrfToken(c), Creds: h.credentialForm(c, ag.Card), Script: h.assets.url(tryScript),
 	}
+	v.Creds.Remembered = h.opts.Keeper.Holds(run.ID, h.subject(c))
 	if !a2a.TaskState(run.State).Terminal() && run.State != api.RunStateMessage && run.State != api.RunStateFailed {
 		v.CancelURL = v.URL + "/cancel"
 	}
@@ -356,6 +377,9 @@ func (h *Console) acquireRun(c echo.Context) (func(), error) {
 // settle folds an operation's outcome into the run.
 func (h *Console) settle(run catalog.Run, tr *proxy.Transcript, x *proxy.Exchange, err error) catalog.Run {
 	run = api.SettleRun(run, tr, x, err)
+	if api.RunEnded(run.State) {
+		h.opts.Keeper.Forget(run.ID)
+	}
 	h.log.Info("console: run turn", "run_id", run.ID, "agent_id", run.AgentID, "state", run.State, "error_code", run.ErrorCode)
 	return run
 }

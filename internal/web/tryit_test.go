@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"maps"
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
@@ -72,21 +73,28 @@ func newTryFixture(t *testing.T) *tryFixture {
 	return newTryFixtureWith(t, Options{})
 }
 
-// newTryFixtureWith sets Authorizer, Principal and RunLimiter from o.
-func newTryFixtureWith(t *testing.T, o Options) *tryFixture {
+// newTryFixtureWith sets Authorizer, Principal, RunLimiter, SignInToken
+// and Issuer from o.
+// Schemes, when given, are added to the card's security schemes, and the
+// console then offers OAuth sign-in through the fixture's proxy.
+func newTryFixtureWith(t *testing.T, o Options, schemes ...map[string]any) *tryFixture {
 	t.Helper()
 	f := newFixture(t, fixtureOptions{})
 	peer := proxytest.Start(t, card.BindingJSONRPC, "0.3", proxytest.Options{
 		Wrap: func(h http.Handler) http.Handler { return proxytest.Guard("Bearer "+tryToken, h) },
 	})
 	peer.Agent.Started = make(chan struct{})
+	declared := map[string]any{"bearer": map[string]any{"type": "http", "scheme": "bearer"}}
+	for _, s := range schemes {
+		maps.Copy(declared, s)
+	}
 	raw, err := json.Marshal(map[string]any{
 		"name": "Peer", "description": "in-process agent", "url": peer.Interface.URL, "version": "1",
 		"protocolVersion": "0.3.0", "preferredTransport": "JSONRPC",
 		"capabilities":      map[string]any{"streaming": true},
 		"defaultInputModes": []string{"text/plain"}, "defaultOutputModes": []string{"text/plain"},
 		"skills":          []any{map[string]any{"id": "echo", "name": "Echo", "description": "echoes", "tags": []string{"t"}}},
-		"securitySchemes": map[string]any{"bearer": map[string]any{"type": "http", "scheme": "bearer"}},
+		"securitySchemes": declared,
 		"security":        []any{map[string]any{"bearer": []string{}}},
 	})
 	if err != nil {
@@ -96,8 +104,13 @@ func newTryFixtureWith(t *testing.T, o Options) *tryFixture {
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	px := proxy.New(proxy.Options{Client: proxytest.Loopback(), Logger: log})
-	f.console = New(Options{Searcher: f.store, Agents: f.store, Runner: px, Runs: f.store, Logger: log,
-		Authorizer: o.Authorizer, Principal: o.Principal, RunLimiter: o.RunLimiter})
+	co := Options{Searcher: f.store, Agents: f.store, Runner: px, Runs: f.store, Logger: log,
+		Authorizer: o.Authorizer, Principal: o.Principal, RunLimiter: o.RunLimiter, Keeper: proxy.NewKeeper(0, 0)}
+	if len(schemes) > 0 {
+		co.OAuth = px
+	}
+	co.SignInToken, co.Issuer = o.SignInToken, o.Issuer
+	f.console = New(co)
 	f.e = echo.New()
 	f.console.Mount(f.e)
 	srv := httptest.NewServer(f.e)
@@ -331,12 +344,14 @@ func TestTryItReply(t *testing.T) {
 	}
 	page := tf.getPage(t, runURL(tf.id, run.ID))
 	reply := runURL(tf.id, run.ID) + "/messages"
-	for _, want := range []string{`action="` + reply + `"`, "which city?"} {
+	for _, want := range []string{`action="` + reply + `"`, "which city?", "data-remembered"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("run page lacks %q", want)
 		}
 	}
-	resp = tf.post(t, reply, tf.fields("Paris"), true)
+	// The reply offers no token: the one the run started with is
+	// remembered (the peer refuses a request without it).
+	resp = tf.post(t, reply, map[string]string{csrfField: tf.token, fieldText: "Paris"}, true)
 	events := readEvents(t, resp.Body, nil)
 	if len(events) == 0 || events[len(events)-1].event != "done" {
 		t.Fatalf("reply events = %v, want …, done", events)
@@ -352,8 +367,8 @@ func TestTryItReply(t *testing.T) {
 	if err := json.Unmarshal(after.Transcript, &tr); err != nil || len(tr.Turns) != 2 {
 		t.Errorf("transcript holds %d turns (%v), want 2", len(tr.Turns), err)
 	}
-	if page := tf.getPage(t, runURL(tf.id, run.ID)); strings.Contains(page, `action="`+reply+`"`) {
-		t.Errorf("a completed run still offers a reply box")
+	if page := tf.getPage(t, runURL(tf.id, run.ID)); strings.Contains(page, `action="`+reply+`"`) || strings.Contains(page, "data-remembered") {
+		t.Errorf("a completed run still offers a reply box, or remembers its credentials")
 	}
 }
 

@@ -86,6 +86,21 @@ type Options struct {
 	Runner     api.Runner
 	Runs       api.RunStore
 	RunLimiter *proxy.Limiter
+	// Keeper is the API's: a run's credentials are remembered for its
+	// follow-ups, whichever of the two they come from.
+	Keeper *proxy.Keeper
+	// OAuth, with Keeper, lets a tester sign in to an agent's oauth2
+	// scheme (authorization code with PKCE) from the panel; nil means
+	// no such sign-in. PublicURL is where browsers reach the registry,
+	// for the redirect URI (the request's own address when empty).
+	OAuth     OAuthFlows
+	PublicURL string
+	// SignInToken returns the access token the caller signed in with, and
+	// Issuer is the registry's provider: the panel offers "use my sign-in
+	// token" for agents whose openIdConnect scheme names that issuer. Nil
+	// or empty: never.
+	SignInToken func(echo.Context) (string, bool)
+	Issuer      string
 	// Remover serves removing an agent (admin); nil means none.
 	Remover Remover
 	// Crawl serves the crawler status page (editor); nil means none.
@@ -114,6 +129,8 @@ type Console struct {
 	processCSRF string
 	// now is the clock of health reports; tests replace it.
 	now func() time.Time
+	// grants are the Try panel's sign-ins waiting for their callback.
+	grants grantStore
 }
 
 // New returns a console over opts; Searcher and Agents must not be nil.

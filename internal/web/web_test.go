@@ -128,6 +128,12 @@ func TestSearchPage(t *testing.T) {
 		{name: "no-JS form GET with a facet", target: "/?q=&input_mode=application%2Fpdf", wantStatus: http.StatusOK, wantFull: true,
 			want:    []string{"1 agent", "Invoice Extractor", `value="application/pdf" checked`, "Input media type:"},
 			notWant: []string{"Document Translator"}},
+		// Nothing was checked: every agent is unchecked, and the works
+		// facet offers that value under its label.
+		{name: "works facet", target: "/?works=unchecked", wantStatus: http.StatusOK, wantFull: true,
+			want: []string{"7 agents", "Interfaces work (last check)", `name="works" value="unchecked" checked`}},
+		{name: "bad works value refused", target: "/?works=mostly", wantStatus: http.StatusBadRequest, wantFull: true,
+			want: []string{"This search cannot run"}},
 		{name: "text and two facets", target: "/?q=translate&tag=translation&binding=JSONRPC", wantStatus: http.StatusOK, wantFull: true,
 			want: []string{"1 agent", "Document Translator"}},
 		{name: "nothing matches: helpful empty state", target: "/?q=zzzzqqq", wantStatus: http.StatusOK, wantFull: true,

@@ -20,6 +20,36 @@ type TryIt struct {
 	Runs    []RunSummary
 	// Script is the URL of the script that streams a run into the page.
 	Script string
+	// OAuth offers signing in to the agent's authorization-code schemes.
+	OAuth OAuthForm
+	// Conversation is the id the next run takes: a sign-in prepared it,
+	// and its token waits (in memory) for that run.
+	Conversation string
+}
+
+// OAuthForm starts an OAuth 2.0 sign-in (authorization code with PKCE) at
+// one of the card's schemes; empty Schemes means none to offer.
+type OAuthForm struct {
+	Action, CSRFToken string
+	// Callback is the redirect URI the tester registers with the agent's
+	// authorization server.
+	Callback string
+	Schemes  []OAuthScheme
+}
+
+// DefaultScopes are the scopes to ask for: those the card declares, when
+// it has one such scheme.
+func (f OAuthForm) DefaultScopes() string {
+	if len(f.Schemes) != 1 {
+		return ""
+	}
+	return f.Schemes[0].Scopes
+}
+
+// OAuthScheme is one oauth2 scheme with an authorizationCode flow, and
+// the scopes it declares (space-separated).
+type OAuthScheme struct {
+	Name, Scopes string
 }
 
 // TryInterface is one declared interface, by its index in the card.
@@ -32,13 +62,20 @@ type TryInterface struct {
 // never shown back.
 type CredentialForm struct {
 	Bearer, APIKey, Basic, ClientCredentials bool
+	// SignIn offers "use my sign-in token": the card's openIdConnect
+	// scheme names the registry's own provider, and the caller's session
+	// holds the token it signed in with.
+	SignIn bool
 	// Schemes names the card's schemes, for the tester to read.
 	Schemes []string
+	// Remembered: the registry holds (in memory) the credentials this
+	// tester gave earlier in the conversation; empty inputs reuse them.
+	Remembered bool
 }
 
 // Any tells whether the card asks for any credential the proxy can send.
 func (f CredentialForm) Any() bool {
-	return f.Bearer || f.APIKey || f.Basic || f.ClientCredentials
+	return f.Bearer || f.APIKey || f.Basic || f.ClientCredentials || f.SignIn
 }
 
 // RunSummary is one past run in a list.
@@ -62,8 +99,10 @@ type Run struct {
 	ReplyURL, CancelURL string
 	CSRFToken           string
 	Creds               CredentialForm
-	MaxFile             int64
-	Script              string
+	// OAuth offers signing in again before the reply (auth-required).
+	OAuth   OAuthForm
+	MaxFile int64
+	Script  string
 }
 
 // Turn is one operation of a run.

@@ -1,0 +1,188 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/labstack/echo/v4"
+
+	"github.com/a2aregistry/registry/internal/card"
+	"github.com/a2aregistry/registry/internal/proxy/proxytest"
+)
+
+// TestTryItOAuth signs in to the agent's oauth2 scheme (authorization code
+// with PKCE, against an in-process authorization server) from the Try
+// panel, then converses without typing a credential: the token waits in
+// memory for that conversation only, for the tester who signed in, and is
+// never stored, logged or shown.
+func TestTryItOAuth(t *testing.T) {
+	as := proxytest.StartAuthServer(t, "registry-console", "console-secret", tryToken)
+	tf := newTryFixtureWith(t, Options{Authorizer: headerAuth{}, Principal: callerOf}, map[string]any{
+		"login": map[string]any{"type": "oauth2", "flows": map[string]any{"authorizationCode": map[string]any{
+			"authorizationUrl": as.AuthorizeURL, "tokenUrl": as.TokenURL, "scopes": map[string]string{"a2a": "talk"}}}},
+	})
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	get := func(who, target string) *http.Response {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, target, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set(testCaller, who)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	const alice = "alice:tester"
+	try := "/agents/" + tf.id + "/try"
+	rec := tf.get(t, try, map[string]string{testCaller: alice})
+	page := rec.Body.String()
+	// The sign-in form's answer redirects to the authorization server,
+	// which the page's form-action must allow (browsers apply it to
+	// redirects).
+	asOrigin, _ := url.Parse(as.AuthorizeURL)
+	if csp := rec.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "form-action 'self' http://"+asOrigin.Host+";") {
+		t.Errorf("CSP %q does not let the sign-in form reach %s", csp, asOrigin.Host)
+	}
+	for _, want := range []string{`action="` + try + `/oauth"`, `value="login"`, OAuthCallbackPath + "</code>", `value="a2a"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("Try page lacks %q", want)
+		}
+	}
+
+	// signIn runs the browser's round trip and returns the callback's
+	// request URL.
+	signIn := func(who string) string {
+		t.Helper()
+		resp := tf.postAs(t, who, try+"/oauth", map[string]string{csrfField: tf.token, fieldOAuthScheme: "login",
+			fieldOAuthClientID: "registry-console", fieldOAuthSecret: "console-secret", fieldOAuthScopes: "a2a"}, false)
+		if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), as.AuthorizeURL) {
+			t.Fatalf("start: %d to %q", resp.StatusCode, resp.Header.Get("Location"))
+		}
+		back := get(who, resp.Header.Get("Location"))
+		cb := back.Header.Get("Location")
+		if !strings.HasPrefix(cb, tf.srv.URL+OAuthCallbackPath+"?") {
+			t.Fatalf("the authorization server sent the browser to %q", cb)
+		}
+		return cb
+	}
+
+	// The callback belongs to the tester who started the sign-in.
+	if resp := get("bob:tester", signIn(alice)); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("bob finishing alice's sign-in: %d, want 400", resp.StatusCode)
+	}
+	cb := signIn(alice)
+	resp := get(alice, cb)
+	loc, err := url.Parse(resp.Header.Get("Location"))
+	if resp.StatusCode != http.StatusSeeOther || err != nil || loc.Path != try {
+		t.Fatalf("callback: %d to %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	conv := loc.Query().Get(fieldConversation)
+	if resp := get(alice, cb); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("a replayed callback: %d, want 400", resp.StatusCode)
+	}
+	if as.Exchanged() != 1 {
+		t.Errorf("%d codes exchanged, want 1 (bob's and the replay must not reach the token endpoint)", as.Exchanged())
+	}
+	page = tf.get(t, loc.String(), map[string]string{testCaller: alice}).Body.String()
+	if !strings.Contains(page, `name="conversation" value="`+conv+`"`) || !strings.Contains(page, "data-remembered") {
+		t.Fatalf("Try page after sign-in lacks the conversation %s", conv)
+	}
+	// Bob cannot use alice's conversation: his run gets no token.
+	if page := tf.get(t, loc.String(), map[string]string{testCaller: "bob:tester"}).Body.String(); strings.Contains(page, conv) {
+		t.Errorf("bob's Try page offers alice's conversation")
+	}
+
+	// No credential typed: the token the sign-in got is used, on the
+	// first turn and on the reply.
+	readEvents(t, tf.postAs(t, alice, try, map[string]string{csrfField: tf.token, fieldText: proxytest.SayAsk, fieldConversation: conv}, true).Body, nil)
+	run := tf.latestRun(t)
+	if run.ID != conv || run.State != string(a2a.TaskStateInputRequired) {
+		t.Fatalf("run %s in state %q (error %q), want %s input-required", run.ID, run.State, run.ErrorCode, conv)
+	}
+	readEvents(t, tf.postAs(t, alice, runURL(tf.id, run.ID)+"/messages", map[string]string{csrfField: tf.token, fieldText: "Paris"}, true).Body, nil)
+	after, err := tf.store.Run(t.Context(), run.ID)
+	if err != nil || after.State != string(a2a.TaskStateCompleted) {
+		t.Fatalf("after the reply: %q, %v", after.State, err)
+	}
+	if strings.Contains(string(after.Transcript), tryToken) || strings.Contains(tf.logs.String(), tryToken) {
+		t.Error("the signed-in token reached the transcript or the log")
+	}
+	if !strings.Contains(tf.logs.String(), "signed in to an agent") {
+		t.Error("the sign-in was not logged; the log search proves nothing")
+	}
+}
+
+// TestTryItSignInToken: "use my sign-in token" is offered, and the token
+// sent, only to an agent whose openIdConnect scheme names the registry's
+// own provider.
+func TestTryItSignInToken(t *testing.T) {
+	const issuer = "https://id.registry.example"
+	for _, tt := range []struct {
+		name      string
+		discovery string
+		want      bool
+	}{
+		{"names our issuer", issuer + "/.well-known/openid-configuration", true},
+		{"names another issuer", "https://id.elsewhere.example/.well-known/openid-configuration", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tf := newTryFixtureWith(t, Options{Issuer: issuer,
+				SignInToken: func(echo.Context) (string, bool) { return tryToken, true }},
+				map[string]any{"oidc": map[string]any{"type": "openIdConnect", "openIdConnectUrl": tt.discovery}})
+			page := tf.getPage(t, "/agents/"+tf.id+"/try")
+			if got := strings.Contains(page, `name="cred_signin"`); got != tt.want {
+				t.Errorf("offers the sign-in token: %v, want %v", got, tt.want)
+			}
+			readEvents(t, tf.post(t, "/agents/"+tf.id+"/try", map[string]string{csrfField: tf.token, fieldText: "hi", fieldSignIn: "1"}, true).Body, nil)
+			run := tf.latestRun(t)
+			if got := run.State == string(a2a.TaskStateCompleted); got != tt.want {
+				t.Errorf("run state %q (error %q): the agent got the sign-in token: %v, want %v", run.State, run.ErrorCode, got, tt.want)
+			}
+			if strings.Contains(string(run.Transcript), tryToken) || strings.Contains(tf.logs.String(), tryToken) {
+				t.Error("the sign-in token reached the transcript or the log")
+			}
+		})
+	}
+}
+
+// TestAllowSignInRedirects: only plain http(s) origins of authorization
+// endpoints widen form-action; nothing a card declares can add a
+// directive.
+func TestAllowSignInRedirects(t *testing.T) {
+	for _, tt := range []struct {
+		authURL string
+		want    string // the form-action directive
+	}{
+		{"https://id.example.com/authorize", "form-action 'self' https://id.example.com;"},
+		{"http://127.0.0.1:8080/authorize?x=1", "form-action 'self' http://127.0.0.1:8080;"},
+		{"https://id.example.com;script-src *", "form-action 'self';"},
+		{"https://id.example.com%3Bscript-src/x", "form-action 'self';"},
+		{"javascript:alert(1)", "form-action 'self';"},
+		{"https://[::1]:9443/a", "form-action 'self' https://[::1]:9443;"},
+	} {
+		raw := fmt.Sprintf(`{"name": "a", "description": "d", "version": "1", "protocolVersion": "0.3.0", "url": "https://a.example/a2a",
+			"capabilities": {}, "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"], "skills": [],
+			"securitySchemes": {"o": {"type": "oauth2", "flows": {"authorizationCode": {"authorizationUrl": %q, "tokenUrl": "https://id.example.com/token", "scopes": {}}}}}}`, tt.authURL)
+		cd, err := card.Parse([]byte(raw), card.DefaultLimits())
+		if err != nil {
+			t.Fatalf("%s: %v", tt.authURL, err)
+		}
+		e := echo.New()
+		rec := httptest.NewRecorder()
+		c := e.NewContext(httptest.NewRequest(http.MethodGet, "/", nil), rec)
+		c.Response().Header().Set("Content-Security-Policy", contentSecurityPolicy)
+		allowSignInRedirects(c, cd)
+		if csp := rec.Header().Get("Content-Security-Policy"); !strings.Contains(csp, tt.want) {
+			t.Errorf("%s: CSP %q, want %q", tt.authURL, csp, tt.want)
+		}
+	}
+}
