@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -13,13 +14,17 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/emulation"
 	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+	"github.com/oauth2-proxy/mockoidc"
 
 	"github.com/a2aregistry/registry/internal/card"
 	"github.com/a2aregistry/registry/internal/catalog"
@@ -44,10 +49,17 @@ const (
 const browserXSS = `<img src=x onerror="window.__xss='img'"><script>window.__xss='script'</script>` +
 	`<svg onload="window.__xss='svg'">`
 
-// TestConsoleInBrowser drives the real handler in Debian's chromium, in
-// development mode: search as you type, tick a media-type facet, go back,
-// open an agent, open a version diff — and a card whose description is an
-// XSS payload shows it as text and runs none of it.
+// TestConsoleInBrowser drives serve's handler in Debian's chromium, signed
+// in through an in-process OIDC provider (mockoidc, which approves at
+// once): an anonymous visitor clicks "Sign in", passes the provider's
+// authorize endpoint and comes back as an editor; then search as you
+// type, tick a media-type facet, go back, open an agent, open a version
+// diff, register an agent (audited under the user's name), Try it — and a
+// card whose description is an XSS payload shows it as text and runs none
+// of it. Signing out kills the session; a viewer then signs in and can
+// neither see nor use the register form. Along the way it checks what
+// issue 11 calls feel: keyboard reach and visible focus, labelled
+// controls, dark mode and a phone's width.
 func TestConsoleInBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("browser test skipped in -short mode")
@@ -72,14 +84,28 @@ func TestConsoleInBrowser(t *testing.T) {
 			`"defaultOutputModes":["text/plain"],"skills":[{"id":"echo","name":"Echo","description":"Echoes.","tags":["echo"]}]}`)
 	}))
 	t.Cleanup(agent.Close)
+	provider, authorizations := startBrowserProvider(t)
+	var handler http.Handler
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
+	t.Cleanup(srv.Close)
+
+	// Configured as an operator would: the provider's groups claim maps
+	// "eng" to editor, anyone else who signs in is a viewer (the default),
+	// and browsing is open without sign-in (--anonymous-role viewer), so
+	// the first page has a "Sign in" link to click.
 	cfg := config.Default()
 	cfg.AllowNetworks = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	cfg.PublicURL = srv.URL
+	cfg.OIDCIssuer, cfg.OIDCClientID, cfg.OIDCClientSecret = provider.Issuer(), provider.ClientID, config.Secret(provider.ClientSecret)
+	cfg.OIDCScopes = append(cfg.OIDCScopes, "groups")
+	cfg.OIDCRoles = []config.RoleClaim{{Role: "editor", Value: "eng"}}
+	cfg.AnonymousRole = "viewer"
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
 	client := newOutboundClient(cfg, cfg.CrawlPerHost)
 	t.Cleanup(client.CloseIdleConnections)
 	registrar := crawler.NewRegistrar(crawler.NewFetcher(client, cfg.MaxCardBytes), store, cardLimits(cfg), log)
-	// Development mode through the real Authenticator, as serve runs
-	// without a provider: its CSRF tokens and same-site checks guard the
-	// console's forms.
 	authn, err := newAuthenticator(cfg, store, log)
 	if err != nil {
 		t.Fatal(err)
@@ -87,9 +113,8 @@ func TestConsoleInBrowser(t *testing.T) {
 	// An honest A2A agent on loopback for the Try it panel.
 	peer := proxytest.Start(t, card.BindingJSONRPC, "0.3", proxytest.Options{})
 	px := proxy.New(proxy.Options{Client: proxytest.Loopback(), Logger: log})
-	srv := httptest.NewServer(newHandler(handlerDeps{log: log, store: store, registrar: registrar, auth: authn,
-		agents: store, pauser: store, keys: store, runner: px, runs: store}))
-	t.Cleanup(srv.Close)
+	handler = newHandler(handlerDeps{log: log, store: store, registrar: registrar, auth: authn,
+		agents: store, pauser: store, keys: store, runner: px, runs: store})
 
 	shots := os.Getenv(screenshotDirEnv)
 	if shots == "" {
@@ -171,18 +196,44 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	run := func(step string, actions ...chromedp.Action) {
 		t.Helper()
-		if err := chromedp.Run(ctx, actions...); err != nil {
-			t.Fatalf("%s: %v", step, err)
+		start := time.Now()
+		for i, a := range actions {
+			if err := chromedp.Run(ctx, a); err != nil {
+				t.Fatalf("%s, action %d (%T): %v", step, i+1, a, err)
+			}
 		}
+		t.Logf("%s: %v", step, time.Since(start).Round(time.Millisecond))
 	}
 	count := `document.querySelector('.status strong') && document.querySelector('.status strong').textContent`
 
+	user := `document.querySelector('header .user').textContent`
+	signIn := `header .user a[href^="/auth/login"]`
+	signOut := `header .user form[action="/auth/logout"] button`
+	// An anonymous visitor may browse (viewer) but is offered no register
+	// link; "Sign in" goes to the provider and comes back to this page.
+	provider.QueueUser(&mockoidc.MockUser{Subject: "ada-1", Email: "ada@example.com", PreferredUsername: "ada", Groups: []string{"eng"}})
 	run("open the search page",
 		cdplog.Enable(),
+		chromedp.Navigate(srv.URL+"/?q=invoice"),
+		waitFor(count+` === '1 agent'`),
+		waitFor(`document.querySelector('header nav a[href="/register"]') === null`),
+	)
+	run("sign in",
+		chromedp.Click(signIn, chromedp.ByQuery),
+		chromedp.WaitVisible(signOut, chromedp.ByQuery),
+		waitFor(user+`.includes('ada') && `+user+`.includes('editor')`),
+		waitFor(`location.pathname + location.search === '/?q=invoice'`),
+		waitFor(`document.querySelector('header nav a[href="/register"]') !== null`),
 		chromedp.Navigate(srv.URL+"/"),
 		waitFor(count+` === '7 agents'`),
 		shot("search.png"),
 	)
+	if n := authorizations.Load(); n != 1 {
+		t.Errorf("the provider's authorize endpoint was called %d times, want 1", n)
+	}
+	checkKeyboard(ctx, t)
+	checkLabels(ctx, t, "search page")
+
 	// htmx read its configuration from the meta tag (JSON, no eval).
 	var configured bool
 	run("htmx configuration",
@@ -276,8 +327,8 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Error("a page with a CSRF token was kept in web storage")
 	}
 
-	// Development mode: the local user is an admin and may register. The
-	// form posts through htmx with the CSRF token in a header.
+	// The editor registers; the form posts through htmx with the CSRF
+	// token in a header, and the audit log names the signed-in user.
 	run("register an agent",
 		chromedp.Navigate(srv.URL+"/register"),
 		chromedp.WaitVisible(`#urls`, chromedp.ByQuery),
@@ -289,6 +340,15 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.WaitVisible(`#signatures`, chromedp.ByQuery),
 		waitFor(`document.querySelector('h1').textContent === 'Loopback Agent'`),
 	)
+	checkLabels(ctx, t, "agent page as editor")
+	audit, err := store.AuditLog(context.Background(), "", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(audit.Entries) != 1 || audit.Entries[0].Action != catalog.ActionRegister ||
+		audit.Entries[0].Subject != "ada-1" || audit.Entries[0].Role != "editor" || audit.Entries[0].ActorKind != catalog.ActorUser {
+		t.Errorf("audit log after registering = %+v, want one register by ada-1 as editor", audit.Entries)
+	}
 
 	// Try it: the run streams into the page (tryit.js, no inline script);
 	// the agent asks a question, the reply box answers it on the same
@@ -326,6 +386,56 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.Click(`#tryit-live form[data-tryit-post] button`, chromedp.ByQuery),
 		waitFor(live+`.includes('TASK_STATE_CANCELED')`),
 	)
+
+	// Signing out deletes the session: the browser is anonymous again and
+	// the old cookie, replayed, is worth nothing.
+	var cookies []*network.Cookie
+	run("sign out",
+		chromedp.ActionFunc(func(ctx context.Context) error {
+			var err error
+			cookies, err = network.GetCookies().WithURLs([]string{srv.URL}).Do(ctx)
+			return err
+		}),
+		chromedp.Click(signOut, chromedp.ByQuery),
+		chromedp.WaitVisible(signIn, chromedp.ByQuery),
+		waitFor(`location.pathname === '/'`),
+		waitFor(`document.querySelector('header nav a[href="/register"]') === null`),
+	)
+	if len(cookies) == 0 {
+		t.Fatal("no cookie of the signed-in browser")
+	}
+	if got := replayCookies(t, srv.URL+"/register", cookies); got != http.StatusSeeOther {
+		t.Errorf("GET /register with the signed-out session's cookies = %d, want 303 to sign-in", got)
+	}
+
+	// A viewer (a group no mapping names: the default role) signs in and
+	// gets no register link, form or agent actions; the page and the API
+	// answer 403.
+	provider.QueueUser(&mockoidc.MockUser{Subject: "vic-2", Email: "vic@example.com", PreferredUsername: "vic", Groups: []string{"design"}})
+	var registerStatus, apiStatus int
+	await := func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }
+	run("sign in as a viewer",
+		chromedp.Click(signIn, chromedp.ByQuery),
+		chromedp.WaitVisible(signOut, chromedp.ByQuery),
+		waitFor(user+`.includes('vic') && `+user+`.includes('viewer')`),
+		waitFor(`document.querySelector('header nav a[href="/register"]') === null`),
+		chromedp.Navigate(srv.URL+"/agents/"+ids["evil"]),
+		chromedp.WaitVisible(`#versions`, chromedp.ByQuery),
+		waitFor(`document.querySelector('.actions') === null && document.querySelector('form[action$="/pause"]') === null`),
+		chromedp.Evaluate(`fetch('/register').then(r => r.status)`, &registerStatus, await),
+		chromedp.Evaluate(`fetch('/api/v1/agents', {method: 'POST', headers: {'Content-Type': 'application/json'}, `+
+			`body: JSON.stringify({url: location.origin + '/agent'})}).then(r => r.status)`, &apiStatus, await),
+		chromedp.Navigate(srv.URL+"/register"),
+		chromedp.WaitVisible(`main h1`, chromedp.ByQuery),
+		waitFor(`document.querySelector('#urls') === null`),
+		shot("viewer-register.png"),
+	)
+	if registerStatus != http.StatusForbidden || apiStatus != http.StatusForbidden {
+		t.Errorf("viewer: GET /register = %d, POST /api/v1/agents = %d, want 403 and 403", registerStatus, apiStatus)
+	}
+	if n := authorizations.Load(); n != 2 {
+		t.Errorf("the provider's authorize endpoint was called %d times, want 2", n)
+	}
 
 	// Dark mode follows the system setting; on a phone nothing runs off
 	// the side of the screen.
@@ -482,4 +592,138 @@ func removeProfile(t *testing.T, dir string) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Logf("leaving browser profile %s: %v", dir, err)
+}
+
+// startBrowserProvider runs mockoidc on loopback and counts the browser's
+// visits to its authorize endpoint.
+func startBrowserProvider(t *testing.T) (*mockoidc.MockOIDC, *atomic.Int32) {
+	t.Helper()
+	m, err := mockoidc.NewServer(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n atomic.Int32
+	if err := m.AddMiddleware(func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == mockoidc.AuthorizationEndpoint {
+				n.Add(1)
+			}
+			next.ServeHTTP(w, r)
+		})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Start(ln, nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Shutdown() })
+	return m, &n
+}
+
+// replayCookies sends a GET with the browser's cookies, as a thief who
+// copied them would, and returns the status without following redirects.
+func replayCookies(t *testing.T, url string, cookies []*network.Cookie) int {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cookies {
+		req.AddCookie(&http.Cookie{Name: c.Name, Value: c.Value})
+	}
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// focusJS describes the focused element: what it is and whether its
+// focus shows (an outline or a ring drawn with box-shadow).
+const focusJS = `(() => {
+	const el = document.activeElement;
+	const s = getComputedStyle(el);
+	return {
+		desc: el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') + (el.name ? '[name=' + el.name + ']' : '') +
+			(el.tagName === 'A' ? '[href=' + el.getAttribute('href') + ']' : ''),
+		visible: (s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) > 0) || s.boxShadow !== 'none',
+		search: el.id === 'q',
+		facet: el.matches('.facets input[type=checkbox]'),
+	};
+})()`
+
+// checkKeyboard tabs through the page in ctx from its start: the search
+// box and then a facet must be reached, and every stop must show focus
+// (issue 11: keyboard reachable, visible focus).
+func checkKeyboard(ctx context.Context, t *testing.T) {
+	t.Helper()
+	type focus struct {
+		Desc                   string
+		Visible, Search, Facet bool
+	}
+	var path []string
+	var search, facet bool
+	err := chromedp.Run(ctx,
+		chromedp.Evaluate(`document.activeElement.blur(); true`, &search),
+		chromedp.ActionFunc(func(ctx context.Context) error {
+			search = false
+			for range 40 {
+				if err := chromedp.KeyEvent(kb.Tab).Do(ctx); err != nil {
+					return err
+				}
+				var f focus
+				if err := chromedp.Evaluate(focusJS, &f).Do(ctx); err != nil {
+					return err
+				}
+				path = append(path, f.Desc)
+				if !f.Visible {
+					t.Errorf("keyboard focus on %s does not show", f.Desc)
+				}
+				search = search || f.Search
+				if f.Facet {
+					facet = true
+					return nil
+				}
+			}
+			return nil
+		}),
+	)
+	if err != nil {
+		t.Fatalf("tabbing through the search page: %v", err)
+	}
+	if !search || !facet {
+		t.Errorf("tabbing reached the search box %v and a facet %v, want both; focus went %v", search, facet, path)
+	}
+	t.Logf("tab order to the first facet: %s", strings.Join(path, " → "))
+}
+
+// unnamedControlsJS lists the form controls that have no accessible name:
+// no label, aria-label, aria-labelledby, title, or (buttons) text.
+const unnamedControlsJS = `[...document.querySelectorAll('input:not([type=hidden]), select, textarea, button')].filter(el => {
+	const byIDs = (el.getAttribute('aria-labelledby') || '').split(/\s+/).filter(Boolean)
+		.map(id => (document.getElementById(id) || {}).textContent || '').join('');
+	const name = (el.getAttribute('aria-label') || '') + byIDs +
+		[...(el.labels || [])].map(l => l.textContent).join('') + (el.getAttribute('title') || '') +
+		(el.tagName === 'BUTTON' ? el.textContent : '') +
+		(el.type === 'submit' || el.type === 'button' ? el.value || '' : '');
+	return name.trim() === '';
+}).map(el => el.outerHTML.slice(0, 160))`
+
+// checkLabels fails the test for every form control of the page in ctx
+// that a screen reader could not name (issue 11: labelled controls).
+func checkLabels(ctx context.Context, t *testing.T, where string) {
+	t.Helper()
+	var unnamed []string
+	if err := chromedp.Run(ctx, chromedp.Evaluate(unnamedControlsJS, &unnamed)); err != nil {
+		t.Fatalf("%s: listing form controls: %v", where, err)
+	}
+	for _, u := range unnamed {
+		t.Errorf("%s: a form control without a label: %s", where, u)
+	}
 }
