@@ -294,6 +294,14 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.WaitVisible(`#signatures`, chromedp.ByQuery),
 		waitFor(`location.pathname === '/agents/`+ids["invoice"]+`'`),
 		shot("agent.png"),
+		chromedp.ScrollIntoView(`#signatures`, chromedp.ByQuery),
+		shot("agent-signatures.png"),
+	)
+	run("open the agent's version diff",
+		chromedp.Click(`a[href$="/diff?from=1&to=2"]`, chromedp.ByQuery),
+		waitFor(`document.querySelectorAll('table.diff tr.changed').length > 0`),
+		chromedp.ScrollIntoView(`#diff`, chromedp.ByQuery),
+		shot("agent-diff.png"),
 	)
 
 	run("open the evil agent",
@@ -440,8 +448,13 @@ func TestConsoleInBrowser(t *testing.T) {
 	// Dark mode follows the system setting; on a phone nothing runs off
 	// the side of the screen.
 	var overflow bool
-	run("dark mode on a phone",
+	run("dark mode",
 		emulation.SetEmulatedMedia().WithFeatures([]*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}),
+		chromedp.Navigate(srv.URL+"/agents/"+ids["invoice"]),
+		chromedp.WaitVisible(`#signatures`, chromedp.ByQuery),
+		shot("agent-dark.png"),
+	)
+	run("dark mode on a phone",
 		emulation.SetDeviceMetricsOverride(390, 844, 2, true),
 		chromedp.Navigate(srv.URL+"/?q=invoice"),
 		waitFor(count+` === '1 agent'`),
@@ -507,7 +520,13 @@ func fillBrowserCatalog(t *testing.T, store *catalog.Store) map[string]string {
 			t.Fatal(err)
 		}
 		name := strings.TrimSuffix(filepath.Base(f), ".json")
-		id := upsert("https://"+name+".example/.well-known/agent-card.json", raw, at)
+		cardURL := "https://" + name + ".example/.well-known/agent-card.json"
+		if name == "invoice-extractor" {
+			// An older version first, for a diff worth reading: 2.7
+			// added the HTTP+JSON interface.
+			upsert(cardURL, olderInvoice(t, raw), at.Add(-30*24*time.Hour))
+		}
+		id := upsert(cardURL, raw, at)
 		if name == "invoice-extractor" {
 			ids["invoice"] = id
 		}
@@ -545,14 +564,62 @@ func fillBrowserCatalog(t *testing.T, store *catalog.Store) map[string]string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The invoice agent's report: the current key verifies, the retired
+	// one is past its expiry (a key rotation).
+	invoiceReport, err := json.Marshal(verify.Report{
+		CardURL: "https://invoice-extractor.example/.well-known/agent-card.json", Origins: []string{"https://invoice-extractor.example"},
+		CheckedAt: at.Add(2 * time.Hour),
+		Signatures: verify.SignatureReport{Status: verify.StatusVerified, Entries: []verify.SignatureResult{
+			{Index: 0, Result: verify.ResultVerified, Alg: "ES256", KID: "ap-2026-01",
+				Signer: &verify.Signer{KID: "ap-2026-01", Thumbprint: "h3Yq0Fvbm2t8kEx4r3c1Wj5pU7sZ9aLdN6oQfGyTiKw", Source: verify.KeySourcePinned,
+					KeyType: "EC", Curve: "P-256"},
+				Form: verify.FormJCS},
+			{Index: 1, Result: verify.ResultKeyExpired, Alg: "RS256", KID: "ap-2025-02",
+				Signer: &verify.Signer{KID: "ap-2025-02", Thumbprint: "Q2sL8vRk0bXn4cYw7eTg1mHa9uJd5pZf3oKiEs6yNrU", Source: verify.KeySourcePinned,
+					KeyType: "RSA"},
+				Form: verify.FormJCS, Problem: "the pinned key expired on 2026-02-01"},
+		}},
+		Security: []verify.Finding{},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := store.RecordVerifications(ctx, catalog.System("test"), []catalog.VerificationInput{{
 		AgentID: ids["evil"], Version: 2, Status: catalog.SignatureInvalid, Report: report,
 		VerifiedAt: at.Add(2 * time.Hour), RecheckAt: at.Add(26 * time.Hour), KIDs: []string{"2026-03"},
 		AuditCodes: []string{"no_security"},
+	}, {
+		AgentID: ids["invoice"], Version: 2, Status: catalog.SignatureVerified, Report: invoiceReport,
+		VerifiedAt: at.Add(2 * time.Hour), RecheckAt: at.Add(26 * time.Hour), KIDs: []string{"ap-2026-01", "ap-2025-02"},
+		Trust: string(verify.TrustPinned),
 	}}); err != nil {
 		t.Fatalf("storing the verification report: %v", err)
 	}
 	return ids
+}
+
+// olderInvoice is the invoice example card as it was before version 2.7:
+// without its HTTP+JSON interface, and with a shorter description.
+func olderInvoice(t *testing.T, raw []byte) []byte {
+	t.Helper()
+	var c map[string]any
+	if err := json.Unmarshal(raw, &c); err != nil {
+		t.Fatal(err)
+	}
+	c["version"] = "2.6.3"
+	c["description"] = "Extracts structured data from supplier invoices: parties, line items, taxes and totals. Accepts PDFs and photos."
+	var ifaces []any
+	for _, i := range c["supportedInterfaces"].([]any) {
+		if i.(map[string]any)["protocolBinding"] != "HTTP+JSON" {
+			ifaces = append(ifaces, i)
+		}
+	}
+	c["supportedInterfaces"] = ifaces
+	out, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // storeTestAgent stores a card for an A2A agent served at url (JSON-RPC,
