@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -226,13 +227,13 @@ func TestConsoleInBrowser(t *testing.T) {
 		waitFor(`document.querySelector('header nav a[href="/register"]') !== null`),
 		chromedp.Navigate(srv.URL+"/"),
 		waitFor(count+` === '7 agents'`),
+		labelled(t, "search page"),
 		shot("search.png"),
 	)
 	if n := authorizations.Load(); n != 1 {
 		t.Errorf("the provider's authorize endpoint was called %d times, want 1", n)
 	}
 	checkKeyboard(ctx, t)
-	checkLabels(ctx, t, "search page")
 
 	// htmx read its configuration from the meta tag (JSON, no eval).
 	var configured bool
@@ -293,6 +294,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		// started during the navigation loses its context.
 		chromedp.WaitVisible(`#signatures`, chromedp.ByQuery),
 		waitFor(`location.pathname === '/agents/`+ids["invoice"]+`'`),
+		labelled(t, "agent page"),
 		shot("agent.png"),
 		chromedp.ScrollIntoView(`#signatures`, chromedp.ByQuery),
 		shot("agent-signatures.png"),
@@ -340,6 +342,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	run("register an agent",
 		chromedp.Navigate(srv.URL+"/register"),
 		chromedp.WaitVisible(`#urls`, chromedp.ByQuery),
+		labelled(t, "register page"),
 		chromedp.SendKeys(`#urls`, agent.URL, chromedp.ByQuery),
 		chromedp.Click(`form.register button`, chromedp.ByQuery),
 		waitFor(`document.querySelector('#register-results .badge') && document.querySelector('#register-results .badge').textContent === 'created'`),
@@ -348,7 +351,6 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.WaitVisible(`#signatures`, chromedp.ByQuery),
 		waitFor(`document.querySelector('h1').textContent === 'Loopback Agent'`),
 	)
-	checkLabels(ctx, t, "agent page as editor")
 	audit, err := store.AuditLog(context.Background(), "", 10)
 	if err != nil {
 		t.Fatal(err)
@@ -369,11 +371,13 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.Navigate(srv.URL+"/agents/"+ids["peer"]),
 		chromedp.Click(`nav.toc a[href$="/try"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`#tryit-text`, chromedp.ByQuery),
+		labelled(t, "Try it"),
 		shot("tryit-form.png"),
 		chromedp.SendKeys(`#tryit-text`, proxytest.SayAsk, chromedp.ByQuery),
 		chromedp.Click(`#compose button[type=submit]`, chromedp.ByQuery),
 		waitFor(live+`.includes('which city?')`),
 		chromedp.WaitVisible(`#tryit-live #reply textarea[name=text]`, chromedp.ByQuery),
+		labelled(t, "Try it, reply"),
 		chromedp.SendKeys(`#tryit-live #reply textarea[name=text]`, "Paris", chromedp.ByQuery),
 		chromedp.Click(`#tryit-live #reply button[type=submit]`, chromedp.ByQuery),
 		waitFor(live+`.includes('Paris') && `+live+`.includes('TASK_STATE_COMPLETED')`),
@@ -712,14 +716,23 @@ func replayCookies(t *testing.T, url string, cookies []*network.Cookie) int {
 }
 
 // focusJS describes the focused element: what it is and whether its
-// focus shows (an outline or a ring drawn with box-shadow).
+// focus shows, that is whether it looks different once blurred (outline,
+// ring, border, background or colour); then it puts the focus back.
 const focusJS = `(() => {
 	const el = document.activeElement;
-	const s = getComputedStyle(el);
+	const look = () => {
+		const s = getComputedStyle(el);
+		return [s.outlineStyle, s.outlineWidth, s.outlineColor, s.boxShadow, s.borderColor,
+			s.backgroundColor, s.color, s.left, s.textDecorationLine].join('|');
+	};
+	const focused = look();
+	el.blur();
+	const blurred = look();
+	el.focus();
 	return {
 		desc: el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') + (el.name ? '[name=' + el.name + ']' : '') +
 			(el.tagName === 'A' ? '[href=' + el.getAttribute('href') + ']' : ''),
-		visible: (s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) > 0) || s.boxShadow !== 'none',
+		visible: focused !== blurred,
 		search: el.id === 'q',
 		facet: el.matches('.facets input[type=checkbox]'),
 	};
@@ -782,15 +795,17 @@ const unnamedControlsJS = `[...document.querySelectorAll('input:not([type=hidden
 	return name.trim() === '';
 }).map(el => el.outerHTML.slice(0, 160))`
 
-// checkLabels fails the test for every form control of the page in ctx
+// labelled fails the test for every form control of the current page
 // that a screen reader could not name (issue 11: labelled controls).
-func checkLabels(ctx context.Context, t *testing.T, where string) {
-	t.Helper()
-	var unnamed []string
-	if err := chromedp.Run(ctx, chromedp.Evaluate(unnamedControlsJS, &unnamed)); err != nil {
-		t.Fatalf("%s: listing form controls: %v", where, err)
-	}
-	for _, u := range unnamed {
-		t.Errorf("%s: a form control without a label: %s", where, u)
-	}
+func labelled(t *testing.T, where string) chromedp.Action {
+	return chromedp.ActionFunc(func(ctx context.Context) error {
+		var unnamed []string
+		if err := chromedp.Evaluate(unnamedControlsJS, &unnamed).Do(ctx); err != nil {
+			return fmt.Errorf("listing form controls: %w", err)
+		}
+		for _, u := range unnamed {
+			t.Errorf("%s: a form control without a label: %s", where, u)
+		}
+		return nil
+	})
 }
