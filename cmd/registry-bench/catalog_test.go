@@ -66,7 +66,7 @@ func TestConsoleBenchmarkSmoke(t *testing.T) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Pages) != 4 || len(r.Weight) != 3 {
+	if len(r.Pages) != 4 || len(r.API) != 4 || len(r.Weight) != 3 {
 		t.Fatalf("incomplete report: %+v", r)
 	}
 	for _, p := range r.Pages {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/a2aregistry/registry/internal/api"
 	"github.com/a2aregistry/registry/internal/auth"
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/synth"
@@ -37,7 +38,7 @@ type consoleFlags struct {
 
 // pageResult is one console page's render time, the median over rounds.
 type pageResult struct {
-	Name string `json:"name"`
+	Name string  `json:"name"`
 	P50  float64 `json:"p50_ms"`
 	P99  float64 `json:"p99_ms"`
 	// RoundP99 are each round's p99, to show the spread.
@@ -56,13 +57,15 @@ type weightResult struct {
 }
 
 type consoleReport struct {
-	Backend  string         `json:"backend"`
-	Agents   int            `json:"agents"`
-	CPUs     int            `json:"cpus"`
-	Requests int            `json:"requests_per_round"`
-	Rounds   int            `json:"rounds"`
-	Pages    []pageResult   `json:"pages"`
-	Weight   []weightResult `json:"first_visit"`
+	Backend  string       `json:"backend"`
+	Agents   int          `json:"agents"`
+	CPUs     int          `json:"cpus"`
+	Requests int          `json:"requests_per_round"`
+	Rounds   int          `json:"rounds"`
+	Pages    []pageResult `json:"pages"`
+	// API is the JSON API answering the same requests, as a baseline.
+	API    []pageResult   `json:"api"`
+	Weight []weightResult `json:"first_visit"`
 }
 
 // runConsole measures the console's server-side render time over a
@@ -143,46 +146,50 @@ func runConsole(args []string) error {
 		CSRFToken: func(echo.Context) string { return "bench-csrf-token-0123456789" },
 	}).Mount(e)
 
+	// The JSON API beside it: the same searches and agents without the
+	// page around them, to tell the console's own cost from the catalog's.
+	api.New(api.Options{Catalog: store, Logger: discardLogger()}).Mount(e)
+
 	rep := consoleReport{Backend: store.Dialect(), Agents: f.n, CPUs: runtime.NumCPU(), Requests: f.requests, Rounds: f.rounds}
 	classes := consolePages(gen.Vocabulary(), ids)
-	rounds := make([][]pageResult, len(classes))
+	pages := make([][]pageResult, len(classes))
+	apis := make([][]pageResult, len(classes))
 	for r := range f.rounds {
 		for i, cl := range classes {
-			res, err := measurePages(e, cl, f.requests)
+			res, err := measurePages(e, cl.pages, f.requests)
 			if err != nil {
 				return err
 			}
-			rounds[i] = append(rounds[i], res)
+			pages[i] = append(pages[i], res)
+			if res, err = measurePages(e, cl.api, f.requests); err != nil {
+				return err
+			}
+			apis[i] = append(apis[i], res)
 		}
 		fmt.Printf("round %d of %d done\n", r+1, f.rounds)
 	}
 	fmt.Printf("\nconsole over %d agents (%s), in process, %d rounds of %d requests per page; median of the rounds\n",
 		f.n, rep.Backend, f.rounds, f.requests)
-	fmt.Printf("%-26s %8s %8s   %-24s %8s\n", "page", "p50 ms", "p99 ms", "p99 per round", "HTML KB")
+	fmt.Printf("%-26s %8s %8s   %-24s %8s   %s\n", "page", "p50 ms", "p99 ms", "p99 per round", "HTML KB", "JSON API p50 / p99 ms")
 	met := true
 	for i, cl := range classes {
-		res := pageResult{Name: cl.name}
-		var p50s []float64
-		for _, r := range rounds[i] {
-			p50s = append(p50s, r.P50)
-			res.RoundP99 = append(res.RoundP99, r.P99)
-			res.HTMLBytes = r.HTMLBytes
-		}
-		res.P50, res.P99 = median(p50s), median(res.RoundP99)
+		res, base := summarize(cl.name, pages[i]), summarize(cl.name, apis[i])
 		met = met && res.P99 < consoleP99Target
 		rep.Pages = append(rep.Pages, res)
+		rep.API = append(rep.API, base)
 		var per []string
 		for _, p := range res.RoundP99 {
 			per = append(per, fmt.Sprintf("%.1f", p))
 		}
-		fmt.Printf("%-26s %8.2f %8.2f   %-24s %8.1f\n", res.Name, res.P50, res.P99, strings.Join(per, " / "), float64(res.HTMLBytes)/1000)
+		fmt.Printf("%-26s %8.2f %8.2f   %-24s %8.1f   %.2f / %.2f\n", res.Name, res.P50, res.P99, strings.Join(per, " / "),
+			float64(res.HTMLBytes)/1000, base.P50, base.P99)
 	}
 	fmt.Printf("target p99 < %.0f ms: %s\n", consoleP99Target, verdict(met))
 
 	fmt.Printf("\nfirst visit (HTML as sent + CSS and JS as served with Accept-Encoding: gzip)\n")
 	light := true
 	for _, p := range []struct{ name, path string }{
-		{"search, no query", "/"}, {"search, one word", classes[1].queries[0]}, {"agent page", classes[3].queries[0]},
+		{"search, no query", "/"}, {"search, one word", classes[1].pages[0]}, {"agent page", classes[3].pages[0]},
 	} {
 		w, err := firstVisit(e, p.path)
 		if err != nil {
@@ -203,36 +210,44 @@ func runConsole(args []string) error {
 	return nil
 }
 
+// pageClass is one kind of console page and the JSON API requests that
+// answer the same question, measured beside it as a baseline.
+type pageClass struct {
+	name       string
+	pages, api []string
+}
+
 // consolePages are the pages issue 11 names: the search page with no
 // query, one word, a word and two facets (the catalog benchmark's query
 // classes, as console URLs), and agent pages.
-func consolePages(v synth.Vocab, ids []string) []queryClass {
+func consolePages(v synth.Vocab, ids []string) []pageClass {
 	apiClasses := map[string][]string{}
 	for _, cl := range queryClasses(v) {
 		apiClasses[cl.name] = cl.queries
 	}
-	console := func(apiPaths []string) []string {
-		var out []string
+	search := func(name string, apiPaths []string) pageClass {
+		pc := pageClass{name: name, api: apiPaths}
 		for _, p := range apiPaths {
-			out = append(out, "/"+strings.TrimPrefix(p, "/api/v1/agents"))
+			pc.pages = append(pc.pages, "/"+strings.TrimPrefix(p, "/api/v1/agents"))
 		}
-		return out
+		return pc
 	}
-	var agents []string
+	agents := pageClass{name: "agent page"}
 	for _, id := range ids {
-		agents = append(agents, "/agents/"+id)
+		agents.pages = append(agents.pages, "/agents/"+id)
+		agents.api = append(agents.api, "/api/v1/agents/"+id)
 	}
-	return []queryClass{
-		{"search: no query", []string{"/"}},
-		{"search: one word", console(apiClasses["text-only"])},
-		{"search: word + 2 facets", console(apiClasses["text + 2 facets"])},
-		{"agent page", agents},
+	return []pageClass{
+		search("search: no query", []string{"/api/v1/agents"}),
+		search("search: one word", apiClasses["text-only"]),
+		search("search: word + 2 facets", apiClasses["text + 2 facets"]),
+		agents,
 	}
 }
 
-// measurePages renders cl's pages n times in turn (after a warm-up) and
+// measurePages requests paths n times in turn (after a warm-up) and
 // returns the latency percentiles in ms.
-func measurePages(e *echo.Echo, cl queryClass, n int) (pageResult, error) {
+func measurePages(e *echo.Echo, paths []string, n int) (pageResult, error) {
 	get := func(path string) (time.Duration, int, error) {
 		req := httptest.NewRequest(http.MethodGet, path, nil)
 		req.Header.Set("Accept", "text/html")
@@ -246,21 +261,21 @@ func measurePages(e *echo.Echo, cl queryClass, n int) (pageResult, error) {
 		return d, rec.Body.Len(), nil
 	}
 	for i := range min(20, n) {
-		if _, _, err := get(cl.queries[i%len(cl.queries)]); err != nil {
+		if _, _, err := get(paths[i%len(paths)]); err != nil {
 			return pageResult{}, err
 		}
 	}
 	lat := make([]float64, 0, n)
 	bytes := 0
 	for i := range n {
-		d, size, err := get(cl.queries[i%len(cl.queries)])
+		d, size, err := get(paths[i%len(paths)])
 		if err != nil {
 			return pageResult{}, err
 		}
 		lat = append(lat, float64(d.Microseconds())/1000)
 		bytes += size
 	}
-	return pageResult{Name: cl.name, P50: pct(lat, 50), P99: pct(lat, 99), HTMLBytes: bytes / n}, nil
+	return pageResult{P50: pct(lat, 50), P99: pct(lat, 99), HTMLBytes: bytes / n}, nil
 }
 
 // assetRef finds the stylesheet and scripts a page loads.
@@ -335,6 +350,19 @@ func recordReports(ctx context.Context, store *catalog.Store, ids []string) erro
 		return fmt.Errorf("recording reports: %w", err)
 	}
 	return nil
+}
+
+// summarize is the median over rounds of each round's p50 and p99.
+func summarize(name string, rounds []pageResult) pageResult {
+	res := pageResult{Name: name}
+	var p50s []float64
+	for _, r := range rounds {
+		p50s = append(p50s, r.P50)
+		res.RoundP99 = append(res.RoundP99, r.P99)
+		res.HTMLBytes = r.HTMLBytes
+	}
+	res.P50, res.P99 = median(p50s), median(res.RoundP99)
+	return res
 }
 
 func median(v []float64) float64 {
