@@ -50,3 +50,33 @@ func TestMixedBenchmarkSmoke(t *testing.T) {
 		t.Fatalf("incomplete report: %+v", r)
 	}
 }
+
+// The console benchmark on a tiny catalog: every page class measured in
+// every round, and a first visit weighed with its assets.
+func TestConsoleBenchmarkSmoke(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "console.json")
+	if err := runConsole([]string{"-n", "300", "-requests", "5", "-rounds", "2", "-json", out}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r consoleReport
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Pages) != 4 || len(r.API) != 4 || len(r.Weight) != 3 {
+		t.Fatalf("incomplete report: %+v", r)
+	}
+	for _, p := range r.Pages {
+		if p.P50 <= 0 || len(p.RoundP99) != 2 || p.HTMLBytes < 1000 {
+			t.Errorf("page %s: %+v", p.Name, p)
+		}
+	}
+	for _, w := range r.Weight {
+		if w.HTML < 1000 || w.Assets < 1000 || w.Total != w.HTML+w.Assets {
+			t.Errorf("first visit %s: %+v", w.Page, w)
+		}
+	}
+}

@@ -5,6 +5,7 @@
 //	registry-bench catalog [-n 100000] [-db sqlite:PATH|postgres://...]
 //	registry-bench crawl [-n 10000] [-hosts 8] [-concurrency 32] [-db ...]
 //	registry-bench mixed [-n 100000] [-duration 60s] [-db ...] [-registry BIN]
+//	registry-bench console [-n 100000] [-requests 300] [-rounds 3] [-db ...]
 package main
 
 import (
@@ -42,6 +43,8 @@ func main() {
 		err = runMixed(os.Args[2:])
 	case "replicas":
 		err = runReplicas(os.Args[2:])
+	case "console":
+		err = runConsole(os.Args[2:])
 	case "-h", "-help", "--help", "help":
 		usage()
 		return
@@ -71,6 +74,9 @@ benchmarks:
   replicas  run one and then several registry serve replicas on one
             PostgreSQL catalog: first crawl and revalidation throughput,
             search latency while crawling, API requests/s, and the ratios
+  console   server-side render time of the web console's search and agent
+            pages over a synthetic catalog (p50, p99), and the weight of a
+            first visit (HTML + CSS + JS as transferred)
 `)
 }
 

@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -13,13 +15,17 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/emulation"
 	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+	"github.com/oauth2-proxy/mockoidc"
 
 	"github.com/a2aregistry/registry/internal/card"
 	"github.com/a2aregistry/registry/internal/catalog"
@@ -44,10 +50,17 @@ const (
 const browserXSS = `<img src=x onerror="window.__xss='img'"><script>window.__xss='script'</script>` +
 	`<svg onload="window.__xss='svg'">`
 
-// TestConsoleInBrowser drives the real handler in Debian's chromium, in
-// development mode: search as you type, tick a media-type facet, go back,
-// open an agent, open a version diff — and a card whose description is an
-// XSS payload shows it as text and runs none of it.
+// TestConsoleInBrowser drives serve's handler in Debian's chromium, signed
+// in through an in-process OIDC provider (mockoidc, which approves at
+// once): an anonymous visitor clicks "Sign in", passes the provider's
+// authorize endpoint and comes back as an editor; then search as you
+// type, tick a media-type facet, go back, open an agent, open a version
+// diff, register an agent (audited under the user's name), Try it — and a
+// card whose description is an XSS payload shows it as text and runs none
+// of it. Signing out kills the session; a viewer then signs in and can
+// neither see nor use the register form. Along the way it checks what
+// issue 11 calls feel: keyboard reach and visible focus, labelled
+// controls, dark mode and a phone's width.
 func TestConsoleInBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("browser test skipped in -short mode")
@@ -72,14 +85,28 @@ func TestConsoleInBrowser(t *testing.T) {
 			`"defaultOutputModes":["text/plain"],"skills":[{"id":"echo","name":"Echo","description":"Echoes.","tags":["echo"]}]}`)
 	}))
 	t.Cleanup(agent.Close)
+	provider, authorizations := startBrowserProvider(t)
+	var handler http.Handler
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
+	t.Cleanup(srv.Close)
+
+	// Configured as an operator would: the provider's groups claim maps
+	// "eng" to editor, anyone else who signs in is a viewer (the default),
+	// and browsing is open without sign-in (--anonymous-role viewer), so
+	// the first page has a "Sign in" link to click.
 	cfg := config.Default()
 	cfg.AllowNetworks = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	cfg.PublicURL = srv.URL
+	cfg.OIDCIssuer, cfg.OIDCClientID, cfg.OIDCClientSecret = provider.Issuer(), provider.ClientID, config.Secret(provider.ClientSecret)
+	cfg.OIDCScopes = append(cfg.OIDCScopes, "groups")
+	cfg.OIDCRoles = []config.RoleClaim{{Role: "editor", Value: "eng"}}
+	cfg.AnonymousRole = "viewer"
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
 	client := newOutboundClient(cfg, cfg.CrawlPerHost)
 	t.Cleanup(client.CloseIdleConnections)
 	registrar := crawler.NewRegistrar(crawler.NewFetcher(client, cfg.MaxCardBytes), store, cardLimits(cfg), log)
-	// Development mode through the real Authenticator, as serve runs
-	// without a provider: its CSRF tokens and same-site checks guard the
-	// console's forms.
 	authn, err := newAuthenticator(cfg, store, log)
 	if err != nil {
 		t.Fatal(err)
@@ -93,9 +120,8 @@ func TestConsoleInBrowser(t *testing.T) {
 		Wrap: func(h http.Handler) http.Handler { return proxytest.Guard("Bearer browser-oauth-token", h) },
 	})
 	px := proxy.New(proxy.Options{Client: proxytest.Loopback(), Logger: log})
-	srv := httptest.NewServer(newHandler(handlerDeps{log: log, store: store, registrar: registrar, auth: authn,
-		agents: store, pauser: store, keys: store, runner: px, runs: store, annotator: store, keeper: proxy.NewKeeper(0, 0), oauth: px}))
-	t.Cleanup(srv.Close)
+	handler = newHandler(handlerDeps{log: log, store: store, registrar: registrar, auth: authn,
+		agents: store, pauser: store, keys: store, runner: px, runs: store, annotator: store, keeper: proxy.NewKeeper(0, 0), oauth: px})
 
 	shots := os.Getenv(screenshotDirEnv)
 	if shots == "" {
@@ -177,18 +203,44 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	run := func(step string, actions ...chromedp.Action) {
 		t.Helper()
-		if err := chromedp.Run(ctx, actions...); err != nil {
-			t.Fatalf("%s: %v", step, err)
+		start := time.Now()
+		for i, a := range actions {
+			if err := chromedp.Run(ctx, a); err != nil {
+				t.Fatalf("%s, action %d (%T): %v", step, i+1, a, err)
+			}
 		}
+		t.Logf("%s: %v", step, time.Since(start).Round(time.Millisecond))
 	}
 	count := `document.querySelector('.status strong') && document.querySelector('.status strong').textContent`
 
+	user := `document.querySelector('header .user').textContent`
+	signIn := `header .user a[href^="/auth/login"]`
+	signOut := `header .user form[action="/auth/logout"] button`
+	// An anonymous visitor may browse (viewer) but is offered no register
+	// link; "Sign in" goes to the provider and comes back to this page.
+	provider.QueueUser(&mockoidc.MockUser{Subject: "ada-1", Email: "ada@example.com", PreferredUsername: "ada", Groups: []string{"eng"}})
 	run("open the search page",
 		cdplog.Enable(),
+		chromedp.Navigate(srv.URL+"/?q=invoice"),
+		waitFor(count+` === '1 agent'`),
+		waitFor(`document.querySelector('header nav a[href="/register"]') === null`),
+	)
+	run("sign in",
+		chromedp.Click(signIn, chromedp.ByQuery),
+		chromedp.WaitVisible(signOut, chromedp.ByQuery),
+		waitFor(user+`.includes('ada') && `+user+`.includes('editor')`),
+		waitFor(`location.pathname + location.search === '/?q=invoice'`),
+		waitFor(`document.querySelector('header nav a[href="/register"]') !== null`),
 		chromedp.Navigate(srv.URL+"/"),
 		waitFor(count+` === '7 agents'`),
+		labelled(t, "search page"),
 		shot("search.png"),
 	)
+	if n := authorizations.Load(); n != 1 {
+		t.Errorf("the provider's authorize endpoint was called %d times, want 1", n)
+	}
+	checkKeyboard(ctx, t)
+
 	// htmx read its configuration from the meta tag (JSON, no eval).
 	var configured bool
 	run("htmx configuration",
@@ -248,7 +300,16 @@ func TestConsoleInBrowser(t *testing.T) {
 		// started during the navigation loses its context.
 		chromedp.WaitVisible(`#signatures`, chromedp.ByQuery),
 		waitFor(`location.pathname === '/agents/`+ids["invoice"]+`'`),
+		labelled(t, "agent page"),
 		shot("agent.png"),
+		chromedp.ScrollIntoView(`#signatures`, chromedp.ByQuery),
+		shot("agent-signatures.png"),
+	)
+	run("open the agent's version diff",
+		chromedp.Click(`a[href$="/diff?from=1&to=2"]`, chromedp.ByQuery),
+		waitFor(`document.querySelectorAll('table.diff tr.changed').length > 0`),
+		chromedp.ScrollIntoView(`#diff`, chromedp.ByQuery),
+		shot("agent-diff.png"),
 	)
 
 	run("open the evil agent",
@@ -282,11 +343,12 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Error("a page with a CSRF token was kept in web storage")
 	}
 
-	// Development mode: the local user is an admin and may register. The
-	// form posts through htmx with the CSRF token in a header.
+	// The editor registers; the form posts through htmx with the CSRF
+	// token in a header, and the audit log names the signed-in user.
 	run("register an agent",
 		chromedp.Navigate(srv.URL+"/register"),
 		chromedp.WaitVisible(`#urls`, chromedp.ByQuery),
+		labelled(t, "register page"),
 		chromedp.SendKeys(`#urls`, agent.URL, chromedp.ByQuery),
 		chromedp.Click(`form.register button`, chromedp.ByQuery),
 		waitFor(`document.querySelector('#register-results .badge') && document.querySelector('#register-results .badge').textContent === 'created'`),
@@ -295,6 +357,14 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.WaitVisible(`#signatures`, chromedp.ByQuery),
 		waitFor(`document.querySelector('h1').textContent === 'Loopback Agent'`),
 	)
+	audit, err := store.AuditLog(context.Background(), "", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(audit.Entries) != 1 || audit.Entries[0].Action != catalog.ActionRegister ||
+		audit.Entries[0].Subject != "ada-1" || audit.Entries[0].Role != "editor" || audit.Entries[0].ActorKind != catalog.ActorUser {
+		t.Errorf("audit log after registering = %+v, want one register by ada-1 as editor", audit.Entries)
+	}
 
 	// Annotations: the form posts through htmx and the section is swapped
 	// in place; a label chip leads to the search for that label.
@@ -329,11 +399,13 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.Navigate(srv.URL+"/agents/"+ids["peer"]),
 		chromedp.Click(`nav.toc a[href$="/try"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`#tryit-text`, chromedp.ByQuery),
+		labelled(t, "Try it"),
 		shot("tryit-form.png"),
 		chromedp.SendKeys(`#tryit-text`, proxytest.SayAsk, chromedp.ByQuery),
 		chromedp.Click(`#compose button[type=submit]`, chromedp.ByQuery),
 		waitFor(live+`.includes('which city?')`),
 		chromedp.WaitVisible(`#tryit-live #reply textarea[name=text]`, chromedp.ByQuery),
+		labelled(t, "Try it, reply"),
 		chromedp.SendKeys(`#tryit-live #reply textarea[name=text]`, "Paris", chromedp.ByQuery),
 		chromedp.Click(`#tryit-live #reply button[type=submit]`, chromedp.ByQuery),
 		waitFor(live+`.includes('Paris') && `+live+`.includes('TASK_STATE_COMPLETED')`),
@@ -381,12 +453,66 @@ func TestConsoleInBrowser(t *testing.T) {
 	if authServer.Exchanged() != 1 {
 		t.Errorf("the authorization server exchanged %d codes, want 1", authServer.Exchanged())
 	}
+	// Signing out deletes the session: the browser is anonymous again and
+	// the old cookie, replayed, is worth nothing.
+	var cookies []*network.Cookie
+	run("sign out",
+		chromedp.ActionFunc(func(ctx context.Context) error {
+			var err error
+			cookies, err = network.GetCookies().WithURLs([]string{srv.URL}).Do(ctx)
+			return err
+		}),
+		chromedp.Click(signOut, chromedp.ByQuery),
+		chromedp.WaitVisible(signIn, chromedp.ByQuery),
+		waitFor(`location.pathname === '/'`),
+		waitFor(`document.querySelector('header nav a[href="/register"]') === null`),
+	)
+	if len(cookies) == 0 {
+		t.Fatal("no cookie of the signed-in browser")
+	}
+	if got := replayCookies(t, srv.URL+"/register", cookies); got != http.StatusSeeOther {
+		t.Errorf("GET /register with the signed-out session's cookies = %d, want 303 to sign-in", got)
+	}
+
+	// A viewer (a group no mapping names: the default role) signs in and
+	// gets no register link, form or agent actions; the page and the API
+	// answer 403.
+	provider.QueueUser(&mockoidc.MockUser{Subject: "vic-2", Email: "vic@example.com", PreferredUsername: "vic", Groups: []string{"design"}})
+	var registerStatus, apiStatus int
+	await := func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }
+	run("sign in as a viewer",
+		chromedp.Click(signIn, chromedp.ByQuery),
+		chromedp.WaitVisible(signOut, chromedp.ByQuery),
+		waitFor(user+`.includes('vic') && `+user+`.includes('viewer')`),
+		waitFor(`document.querySelector('header nav a[href="/register"]') === null`),
+		chromedp.Navigate(srv.URL+"/agents/"+ids["evil"]),
+		chromedp.WaitVisible(`#versions`, chromedp.ByQuery),
+		waitFor(`document.querySelector('.actions') === null && document.querySelector('form[action$="/pause"]') === null`),
+		chromedp.Evaluate(`fetch('/register').then(r => r.status)`, &registerStatus, await),
+		chromedp.Evaluate(`fetch('/api/v1/agents', {method: 'POST', headers: {'Content-Type': 'application/json'}, `+
+			`body: JSON.stringify({url: location.origin + '/agent'})}).then(r => r.status)`, &apiStatus, await),
+		chromedp.Navigate(srv.URL+"/register"),
+		chromedp.WaitVisible(`main h1`, chromedp.ByQuery),
+		waitFor(`document.querySelector('#urls') === null`),
+		shot("viewer-register.png"),
+	)
+	if registerStatus != http.StatusForbidden || apiStatus != http.StatusForbidden {
+		t.Errorf("viewer: GET /register = %d, POST /api/v1/agents = %d, want 403 and 403", registerStatus, apiStatus)
+	}
+	if n := authorizations.Load(); n != 2 {
+		t.Errorf("the provider's authorize endpoint was called %d times, want 2", n)
+	}
 
 	// Dark mode follows the system setting; on a phone nothing runs off
 	// the side of the screen.
 	var overflow bool
-	run("dark mode on a phone",
+	run("dark mode",
 		emulation.SetEmulatedMedia().WithFeatures([]*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}),
+		chromedp.Navigate(srv.URL+"/agents/"+ids["invoice"]),
+		chromedp.WaitVisible(`#signatures`, chromedp.ByQuery),
+		shot("agent-dark.png"),
+	)
+	run("dark mode on a phone",
 		emulation.SetDeviceMetricsOverride(390, 844, 2, true),
 		chromedp.Navigate(srv.URL+"/?q=invoice"),
 		waitFor(count+` === '1 agent'`),
@@ -452,7 +578,13 @@ func fillBrowserCatalog(t *testing.T, store *catalog.Store) map[string]string {
 			t.Fatal(err)
 		}
 		name := strings.TrimSuffix(filepath.Base(f), ".json")
-		id := upsert("https://"+name+".example/.well-known/agent-card.json", raw, at)
+		cardURL := "https://" + name + ".example/.well-known/agent-card.json"
+		if name == "invoice-extractor" {
+			// An older version first, for a diff worth reading: 2.7
+			// added the HTTP+JSON interface.
+			upsert(cardURL, olderInvoice(t, raw), at.Add(-30*24*time.Hour))
+		}
+		id := upsert(cardURL, raw, at)
 		if name == "invoice-extractor" {
 			ids["invoice"] = id
 		}
@@ -490,14 +622,62 @@ func fillBrowserCatalog(t *testing.T, store *catalog.Store) map[string]string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The invoice agent's report: the current key verifies, the retired
+	// one is past its expiry (a key rotation).
+	invoiceReport, err := json.Marshal(verify.Report{
+		CardURL: "https://invoice-extractor.example/.well-known/agent-card.json", Origins: []string{"https://invoice-extractor.example"},
+		CheckedAt: at.Add(2 * time.Hour),
+		Signatures: verify.SignatureReport{Status: verify.StatusVerified, Entries: []verify.SignatureResult{
+			{Index: 0, Result: verify.ResultVerified, Alg: "ES256", KID: "ap-2026-01",
+				Signer: &verify.Signer{KID: "ap-2026-01", Thumbprint: "h3Yq0Fvbm2t8kEx4r3c1Wj5pU7sZ9aLdN6oQfGyTiKw", Source: verify.KeySourcePinned,
+					KeyType: "EC", Curve: "P-256"},
+				Form: verify.FormJCS},
+			{Index: 1, Result: verify.ResultKeyExpired, Alg: "RS256", KID: "ap-2025-02",
+				Signer: &verify.Signer{KID: "ap-2025-02", Thumbprint: "Q2sL8vRk0bXn4cYw7eTg1mHa9uJd5pZf3oKiEs6yNrU", Source: verify.KeySourcePinned,
+					KeyType: "RSA"},
+				Form: verify.FormJCS, Problem: "the pinned key expired on 2026-02-01"},
+		}},
+		Security: []verify.Finding{},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := store.RecordVerifications(ctx, catalog.System("test"), []catalog.VerificationInput{{
 		AgentID: ids["evil"], Version: 2, Status: catalog.SignatureInvalid, Report: report,
 		VerifiedAt: at.Add(2 * time.Hour), RecheckAt: at.Add(26 * time.Hour), KIDs: []string{"2026-03"},
 		AuditCodes: []string{"no_security"},
+	}, {
+		AgentID: ids["invoice"], Version: 2, Status: catalog.SignatureVerified, Report: invoiceReport,
+		VerifiedAt: at.Add(2 * time.Hour), RecheckAt: at.Add(26 * time.Hour), KIDs: []string{"ap-2026-01", "ap-2025-02"},
+		Trust: string(verify.TrustPinned),
 	}}); err != nil {
 		t.Fatalf("storing the verification report: %v", err)
 	}
 	return ids
+}
+
+// olderInvoice is the invoice example card as it was before version 2.7:
+// without its HTTP+JSON interface, and with a shorter description.
+func olderInvoice(t *testing.T, raw []byte) []byte {
+	t.Helper()
+	var c map[string]any
+	if err := json.Unmarshal(raw, &c); err != nil {
+		t.Fatal(err)
+	}
+	c["version"] = "2.6.3"
+	c["description"] = "Extracts structured data from supplier invoices: parties, line items, taxes and totals. Accepts PDFs and photos."
+	var ifaces []any
+	for _, i := range c["supportedInterfaces"].([]any) {
+		if i.(map[string]any)["protocolBinding"] != "HTTP+JSON" {
+			ifaces = append(ifaces, i)
+		}
+	}
+	c["supportedInterfaces"] = ifaces
+	out, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // storeTestAgent stores a card for an A2A agent served at url (JSON-RPC,
@@ -565,4 +745,149 @@ func removeProfile(t *testing.T, dir string) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Logf("leaving browser profile %s: %v", dir, err)
+}
+
+// startBrowserProvider runs mockoidc on loopback and counts the browser's
+// visits to its authorize endpoint.
+func startBrowserProvider(t *testing.T) (*mockoidc.MockOIDC, *atomic.Int32) {
+	t.Helper()
+	m, err := mockoidc.NewServer(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n atomic.Int32
+	if err := m.AddMiddleware(func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == mockoidc.AuthorizationEndpoint {
+				n.Add(1)
+			}
+			next.ServeHTTP(w, r)
+		})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Start(ln, nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Shutdown() })
+	return m, &n
+}
+
+// replayCookies sends a GET with the browser's cookies, as a thief who
+// copied them would, and returns the status without following redirects.
+func replayCookies(t *testing.T, url string, cookies []*network.Cookie) int {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cookies {
+		req.AddCookie(&http.Cookie{Name: c.Name, Value: c.Value})
+	}
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// focusJS describes the focused element: what it is and whether its
+// focus shows, that is whether it looks different once blurred (outline,
+// ring, border, background or colour); then it puts the focus back.
+const focusJS = `(() => {
+	const el = document.activeElement;
+	const look = () => {
+		const s = getComputedStyle(el);
+		return [s.outlineStyle, s.outlineWidth, s.outlineColor, s.boxShadow, s.borderColor,
+			s.backgroundColor, s.color, s.left, s.textDecorationLine].join('|');
+	};
+	const focused = look();
+	el.blur();
+	const blurred = look();
+	el.focus();
+	return {
+		desc: el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') + (el.name ? '[name=' + el.name + ']' : '') +
+			(el.tagName === 'A' ? '[href=' + el.getAttribute('href') + ']' : ''),
+		visible: focused !== blurred,
+		search: el.id === 'q',
+		facet: el.matches('.facets input[type=checkbox]'),
+	};
+})()`
+
+// checkKeyboard tabs through the page in ctx from its start: the search
+// box and then a facet must be reached, and every stop must show focus
+// (issue 11: keyboard reachable, visible focus).
+func checkKeyboard(ctx context.Context, t *testing.T) {
+	t.Helper()
+	type focus struct {
+		Desc                   string
+		Visible, Search, Facet bool
+	}
+	var path []string
+	var search, facet bool
+	err := chromedp.Run(ctx,
+		chromedp.Evaluate(`document.activeElement.blur(); true`, &search),
+		chromedp.ActionFunc(func(ctx context.Context) error {
+			search = false
+			for range 40 {
+				if err := chromedp.KeyEvent(kb.Tab).Do(ctx); err != nil {
+					return err
+				}
+				var f focus
+				if err := chromedp.Evaluate(focusJS, &f).Do(ctx); err != nil {
+					return err
+				}
+				path = append(path, f.Desc)
+				if !f.Visible {
+					t.Errorf("keyboard focus on %s does not show", f.Desc)
+				}
+				search = search || f.Search
+				if f.Facet {
+					facet = true
+					return nil
+				}
+			}
+			return nil
+		}),
+	)
+	if err != nil {
+		t.Fatalf("tabbing through the search page: %v", err)
+	}
+	if !search || !facet {
+		t.Errorf("tabbing reached the search box %v and a facet %v, want both; focus went %v", search, facet, path)
+	}
+	t.Logf("tab order to the first facet: %s", strings.Join(path, " → "))
+}
+
+// unnamedControlsJS lists the form controls that have no accessible name:
+// no label, aria-label, aria-labelledby, title, or (buttons) text.
+const unnamedControlsJS = `[...document.querySelectorAll('input:not([type=hidden]), select, textarea, button')].filter(el => {
+	const byIDs = (el.getAttribute('aria-labelledby') || '').split(/\s+/).filter(Boolean)
+		.map(id => (document.getElementById(id) || {}).textContent || '').join('');
+	const name = (el.getAttribute('aria-label') || '') + byIDs +
+		[...(el.labels || [])].map(l => l.textContent).join('') + (el.getAttribute('title') || '') +
+		(el.tagName === 'BUTTON' ? el.textContent : '') +
+		(el.type === 'submit' || el.type === 'button' ? el.value || '' : '');
+	return name.trim() === '';
+}).map(el => el.outerHTML.slice(0, 160))`
+
+// labelled fails the test for every form control of the current page
+// that a screen reader could not name (issue 11: labelled controls).
+func labelled(t *testing.T, where string) chromedp.Action {
+	return chromedp.ActionFunc(func(ctx context.Context) error {
+		var unnamed []string
+		if err := chromedp.Evaluate(unnamedControlsJS, &unnamed).Do(ctx); err != nil {
+			return fmt.Errorf("listing form controls: %w", err)
+		}
+		for _, u := range unnamed {
+			t.Errorf("%s: a form control without a label: %s", where, u)
+		}
+		return nil
+	})
 }

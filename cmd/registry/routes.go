@@ -146,9 +146,10 @@ func consoleOptions(d handlerDeps) web.Options {
 	if d.auth != nil {
 		o.Authorizer = d.auth
 		o.DevMode = d.auth.DevMode()
+		o.SignIn = !o.DevMode
 		o.Principal = func(c echo.Context) (web.Principal, bool) {
 			p := auth.FromContext(c.Request().Context())
-			return web.Principal{Subject: p.Subject, Name: p.Name, Role: p.Role}, p.Role != 0
+			return web.Principal{Subject: p.Subject, Name: p.Name, Role: p.Role, Session: p.Source == auth.SourceSession}, p.Role != 0
 		}
 		o.CSRFToken = func(c echo.Context) string { return auth.CSRFToken(c.Request().Context()) }
 		o.SignInToken = func(c echo.Context) (string, bool) { return d.auth.SignInToken(c.Request().Context()) }

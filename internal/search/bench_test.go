@@ -98,3 +98,33 @@ func BenchmarkSearchDuringBatch(b *testing.B) {
 		wg.Wait()
 	})
 }
+
+// BenchmarkBrowse measures a search without text on 100,000 random
+// documents: every document is offered to the top k in name order, and
+// facets are counted over all of them.
+func BenchmarkBrowse(b *testing.B) {
+	g := gen{rand.New(rand.NewPCG(3, 3))}
+	const n = 100_000
+	docs := make([]Doc, n)
+	for i := range docs {
+		docs[i] = g.doc(uint32(i+1), 1)
+	}
+	x := newTestIndex()
+	x.Apply(docs)
+	x.MarkReady()
+	for _, tc := range []struct {
+		name string
+		q    Query
+	}{
+		{"first page", Query{Limit: 20}},
+		{"first page with facets", Query{Limit: 20, FacetLimit: 10}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := x.Search(tc.q); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -59,6 +59,9 @@ type doc struct {
 	present bool
 	seq     int64
 	sortKey string
+	// sortPrefix is sortKey's first bytes as a number (prefix64), so the
+	// browse order rejects most documents without comparing strings.
+	sortPrefix uint64
 	// terms lists facet terms first and filter-only terms after nFacet,
 	// each part sorted, so facet counting reads a prefix.
 	terms  []uint32
@@ -335,7 +338,7 @@ func (x *Index) setLocked(p *prepared) {
 		return
 	}
 	wasPresent := d.present
-	d.known, d.present, d.seq, d.sortKey = true, true, p.Seq, p.SortKey
+	d.known, d.present, d.seq, d.sortKey, d.sortPrefix = true, true, p.Seq, p.SortKey, prefix64(p.SortKey)
 
 	x.setTerms(id, d, func(facet bool, nt []uint32) []uint32 {
 		for _, f := range p.Facets {

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/a-h/templ"
@@ -54,6 +55,9 @@ type Principal struct {
 	Subject string
 	Name    string
 	Role    auth.Role
+	// Session tells that the caller signed in through the browser, so
+	// the header offers to sign out.
+	Session bool
 }
 
 // Options configure a Console.
@@ -112,6 +116,10 @@ type Options struct {
 	Annotator Annotator
 	// DevMode shows the development-mode banner on every page.
 	DevMode bool
+	// SignIn tells that sign-in is on (auth.Authenticator mounted with a
+	// provider): the header links to auth.LoginPath for a caller without
+	// a session and offers auth.LogoutPath to one with.
+	SignIn bool
 	// IndexNotReady is the error (matched with errors.Is) a Searcher
 	// returns while its index is being built, to show a "being built"
 	// page rather than a failure; nil when the Searcher has none.
@@ -149,7 +157,8 @@ func New(opts Options) *Console {
 }
 
 // Mount adds the console's routes to e. Every route carries the security
-// headers; with sign-in on, each also checks the role it needs.
+// headers; with sign-in on, each also checks the role it needs. Errors of
+// requests from pages become the console's error page.
 func (h *Console) Mount(e *echo.Echo) {
 	read := h.guarded(auth.Viewer)
 	e.GET("/", h.search, read...)
@@ -171,6 +180,7 @@ func (h *Console) Mount(e *echo.Echo) {
 	// page needs its stylesheet before anyone is signed in.
 	e.GET(assetPrefix+":hash/:name", h.asset, securityHeaders)
 	e.RouteNotFound("/*", h.notFound, securityHeaders)
+	e.HTTPErrorHandler = h.errorHandler(e.HTTPErrorHandler)
 }
 
 // guarded is the middleware of a route that needs role: the security
@@ -198,16 +208,19 @@ const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 
 // securityHeaders sets the headers every console response carries.
 func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		hd := c.Response().Header()
-		hd.Set("Content-Security-Policy", contentSecurityPolicy)
-		hd.Set("X-Content-Type-Options", "nosniff")
-		// Card links also carry rel=noreferrer; this covers everything else:
-		// a search URL may say what a user was looking for.
-		hd.Set("Referrer-Policy", "no-referrer")
-		hd.Set("X-Frame-Options", "DENY") // for browsers without CSP frame-ancestors
-		hd.Set("Cross-Origin-Opener-Policy", "same-origin")
+		setSecurityHeaders(c.Response().Header())
 		return next(c)
 	}
+}
+
+func setSecurityHeaders(hd http.Header) {
+	hd.Set("Content-Security-Policy", contentSecurityPolicy)
+	hd.Set("X-Content-Type-Options", "nosniff")
+	// Card links also carry rel=noreferrer; this covers everything else:
+	// a search URL may say what a user was looking for.
+	hd.Set("Referrer-Policy", "no-referrer")
+	hd.Set("X-Frame-Options", "DENY") // for browsers without CSP frame-ancestors
+	hd.Set("Cross-Origin-Opener-Policy", "same-origin")
 }
 
 // page is what a handler renders: the whole page's main content and the
@@ -248,9 +261,20 @@ func (h *Console) render(c echo.Context, status int, p page) error {
 // layout is the frame of every full page for this request's caller.
 func (h *Console) layout(c echo.Context, title string) view.Layout {
 	l := view.Layout{Title: title, CSS: h.assets.cssURL, JS: h.assets.jsURL, DevMode: h.opts.DevMode}
+	var session bool
 	if h.opts.Principal != nil {
 		if p, ok := h.opts.Principal(c); ok {
 			l.User = &view.User{Name: p.Name, Role: p.Role.String()}
+			session = p.Session
+		}
+	}
+	if h.opts.SignIn {
+		if session {
+			l.SignOutURL = auth.LogoutPath
+		} else {
+			// Back to this page after signing in; auth keeps next on
+			// this site.
+			l.SignInURL = auth.LoginPath + "?next=" + url.QueryEscape(c.Request().URL.RequestURI())
 		}
 	}
 	l.CanRegister = h.opts.Registrar != nil && h.canOperate(c)

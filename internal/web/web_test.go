@@ -334,9 +334,12 @@ func TestAgentPage(t *testing.T) {
 
 // TestLayoutCallerAndCSRF: the caller shows in the header, htmx sends the
 // CSRF token as a header (never in a URL), and dev mode shows its banner.
+// With sign-in on, a caller without a session gets a "Sign in" link back
+// to this page, one with a session a sign-out form carrying the token.
 func TestLayoutCallerAndCSRF(t *testing.T) {
 	tests := []struct {
 		name    string
+		path    string // "/" when empty
 		opts    Options
 		want    []string
 		notWant []string
@@ -347,12 +350,29 @@ func TestLayoutCallerAndCSRF(t *testing.T) {
 		}, want: []string{"Ada &lt;admin&gt;", ">editor<", `hx-headers="{&#34;X-CSRF-Token&#34;:&#34;tok\&#34;en&#34;}"`},
 			notWant: []string{"Development mode"}},
 		{name: "development mode", opts: Options{DevMode: true},
-			want: []string{"Development mode: no sign-in, you are admin.", `hx-headers="{&#34;X-CSRF-Token&#34;:`}},
+			want:    []string{"Development mode: no sign-in, you are admin.", `hx-headers="{&#34;X-CSRF-Token&#34;:`},
+			notWant: []string{">Sign in<", ">Sign out<"}},
+		{name: "signed in with a session", opts: Options{SignIn: true,
+			Principal: func(echo.Context) (Principal, bool) {
+				return Principal{Name: "Ada", Role: auth.Viewer, Session: true}, true
+			},
+			CSRFToken: func(echo.Context) string { return "tok-1" },
+		}, want: []string{`<form method="post" action="/auth/logout"><input type="hidden" name="csrf_token" value="tok-1">`, ">Sign out<"},
+			notWant: []string{">Sign in<"}},
+		{name: "anonymous viewer", path: "/?q=a%20b&tag=x", opts: Options{SignIn: true,
+			Principal: func(echo.Context) (Principal, bool) { return Principal{Role: auth.Viewer}, true },
+			CSRFToken: func(echo.Context) string { return "tok-1" },
+		}, want: []string{`href="/auth/login?next=%2F%3Fq%3Da%2520b%26tag%3Dx"`, ">Sign in<"},
+			notWant: []string{">Sign out<", "/auth/logout"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t, fixtureOptions{opts: tt.opts})
-			body := f.get(t, "/", nil).Body.String()
+			path := tt.path
+			if path == "" {
+				path = "/"
+			}
+			body := f.get(t, path, nil).Body.String()
 			for _, w := range tt.want {
 				if !strings.Contains(body, w) {
 					t.Errorf("page lacks %q", w)

@@ -25,6 +25,12 @@ type Layout struct {
 	DevMode bool
 	// User is the signed-in caller; nil when nobody is.
 	User *User
+	// SignInURL, when set, is where the header's "Sign in" link goes:
+	// sign-in is on and the caller has no session.
+	SignInURL string
+	// SignOutURL, when set, is where the header's "Sign out" form posts
+	// (with CSRFToken): the caller signed in with a session.
+	SignOutURL string
 	// HXHeaders is the JSON object htmx sends as headers on every request
 	// (the CSRF token); empty when there is no token.
 	HXHeaders string

@@ -1,0 +1,32 @@
+package search
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// TestPrefix64Order: a smaller prefix64 means a smaller string, for keys
+// shorter than 8 bytes, with NUL bytes and multi-byte runes too; browse
+// order skips documents on that alone.
+func TestPrefix64Order(t *testing.T) {
+	keys := []string{"", "a", "a\x00", "a\x00\x00", "ab", "abcdefgh", "abcdefgh\x00", "abcdefghi", "abcdefgz",
+		"abcdefg", "b", "zzzzzzzzzzzz", "élan", "e\u0301lan", "\xff", "\xff\xff\xff\xff\xff\xff\xff\xff\xff"}
+	r := rand.New(rand.NewPCG(4, 4))
+	for range 2000 {
+		b := make([]byte, r.IntN(12))
+		for i := range b {
+			b[i] = "a\x00b\xffz"[r.IntN(5)]
+		}
+		keys = append(keys, string(b))
+	}
+	for _, a := range keys {
+		for _, b := range keys[:40] {
+			if prefix64(a) < prefix64(b) && a >= b {
+				t.Fatalf("prefix64(%q) < prefix64(%q) but %q >= %q", a, b, a, b)
+			}
+			if prefix64(b) < prefix64(a) && b >= a {
+				t.Fatalf("prefix64(%q) < prefix64(%q) but %q >= %q", b, a, b, a)
+			}
+		}
+	}
+}
