@@ -3,9 +3,11 @@ package main
 import (
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/a2aregistry/registry/internal/catalog/catalogtest"
 )
@@ -20,7 +22,9 @@ func TestReplicasBenchmarkSmoke(t *testing.T) {
 	if dsn == "" {
 		t.Skipf("%s not set", catalogtest.PostgresDSNEnv)
 	}
-	const schema = "registry_bench_replicas_smoke"
+	// A schema of its own: runs of this test in other checkouts share the
+	// database and must not drop each other's tables.
+	schema := fmt.Sprintf("registry_bench_replicas_smoke_%d_%d", os.Getpid(), time.Now().UnixNano()%1e6)
 	t.Cleanup(func() {
 		if db, err := sql.Open("pgx", dsn); err == nil {
 			db.Exec("DROP SCHEMA IF EXISTS " + schema + " CASCADE")
