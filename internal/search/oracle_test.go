@@ -137,6 +137,9 @@ docs:
 			}
 		}
 		h := Hit{ID: id, SortKey: d.SortKey}
+		for _, t := range q.Demote {
+			h.Demoted = h.Demoted || hasTerm(d, t.Field, t.Value)
+		}
 		for i := range tokens {
 			var ws float64
 			found := false
@@ -203,7 +206,7 @@ func diffResults(got, want Result) string {
 	}
 	for i := range got.Hits {
 		g, w := got.Hits[i], want.Hits[i]
-		if g.ID != w.ID || g.SortKey != w.SortKey || math.Abs(g.Score-w.Score) > 1e-9*max(1, math.Abs(w.Score)) {
+		if g.ID != w.ID || g.SortKey != w.SortKey || g.Demoted != w.Demoted || math.Abs(g.Score-w.Score) > 1e-9*max(1, math.Abs(w.Score)) {
 			return fmt.Sprintf("hit %d = %+v, want %+v", i, g, w)
 		}
 	}
@@ -346,6 +349,13 @@ func (g gen) query(known []Doc) Query {
 	}
 	if g.r.IntN(2) == 0 {
 		q.Exclude = []Facet{{"health", "removed"}}
+	}
+	if g.r.IntN(2) == 0 {
+		// As deprecated agents are: ranked after all the others.
+		q.Demote = []Facet{{"health", g.pick(healths)}}
+		if g.r.IntN(3) == 0 {
+			q.Demote = append(q.Demote, Facet{"tag", g.pick(tags)})
+		}
 	}
 	return q
 }

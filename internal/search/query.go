@@ -25,6 +25,9 @@ type Query struct {
 	Filters []Filter
 	// Exclude drops the documents carrying any of these terms.
 	Exclude []Facet
+	// Demote ranks the documents carrying any of these terms after all
+	// the others (deprecated agents), each part in the usual order.
+	Demote []Facet
 	// After, when set, is the last hit of the previous page.
 	After *Hit
 	// Limit bounds the hits returned; FacetLimit the values per facet.
@@ -32,12 +35,15 @@ type Query struct {
 	FacetLimit int
 }
 
-// Hit is one matching document: with query text ordered by Score, highest
-// first, else by SortKey; ties by ID.
+// Hit is one matching document: demoted ones last, then with query text
+// ordered by Score, highest first, else by SortKey; ties by ID.
 type Hit struct {
 	ID      uint32
 	Score   float64
 	SortKey string
+	// Demoted is set on a document carrying a Query.Demote term. It is
+	// part of the order, so a cursor (Query.After) must keep it.
+	Demoted bool
 }
 
 // FacetCount is how many matching documents carry a facet value.
@@ -93,19 +99,41 @@ func (x *Index) Search(q Query) (Result, error) {
 	}
 	res := Result{Total: len(ids)}
 	res.Facets = x.facets(ids, len(ids) == len(x.all), q.FacetLimit)
+	demoted := x.demoted(q.Demote)
 	if len(tokens) > 0 {
+		if len(demoted) > 0 {
+			for i := range hits {
+				_, hits[i].Demoted = slices.BinarySearch(demoted, hits[i].ID)
+			}
+		}
 		res.Hits = topHits(hits, q.Limit, q.After, byScore)
 		for i := range res.Hits {
 			res.Hits[i].SortKey = x.docs[res.Hits[i].ID].sortKey
 		}
 	} else {
-		res.Hits = x.topByName(ids, q.Limit, q.After)
+		res.Hits = x.topByName(ids, demoted, q.Limit, q.After)
 	}
 	return res, nil
 }
 
-// Orderings. A negative result means a comes first.
+// demoted returns the sorted ids carrying any of the terms. The caller
+// holds x.mu for reading and must not keep the slice past it.
+func (x *Index) demoted(terms []Facet) []uint32 {
+	if len(terms) == 0 {
+		return nil
+	}
+	return x.filterPostings(Filter{Terms: terms})
+}
+
+// Orderings. A negative result means a comes first; demoted hits come
+// after all others.
 func byScore(a, b Hit) int {
+	if a.Demoted != b.Demoted {
+		if a.Demoted {
+			return 1
+		}
+		return -1
+	}
 	if a.Score != b.Score {
 		return cmp.Compare(b.Score, a.Score)
 	}
@@ -113,6 +141,12 @@ func byScore(a, b Hit) int {
 }
 
 func byName(a, b Hit) int {
+	if a.Demoted != b.Demoted {
+		if a.Demoted {
+			return 1
+		}
+		return -1
+	}
 	if c := strings.Compare(a.SortKey, b.SortKey); c != 0 {
 		return c
 	}
@@ -132,10 +166,13 @@ func topHits(hits []Hit, k int, after *Hit, order func(a, b Hit) int) []Hit {
 	return h.sorted()
 }
 
-func (x *Index) topByName(ids []uint32, k int, after *Hit) []Hit {
+func (x *Index) topByName(ids, demoted []uint32, k int, after *Hit) []Hit {
 	h := &topK[Hit]{k: k, order: byName}
 	for _, id := range ids {
 		e := Hit{ID: id, SortKey: x.docs[id].sortKey}
+		if len(demoted) > 0 {
+			_, e.Demoted = slices.BinarySearch(demoted, id)
+		}
 		if after != nil && byName(e, *after) <= 0 {
 			continue
 		}
