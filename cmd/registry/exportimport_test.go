@@ -151,11 +151,11 @@ func sameRawVersions(t *testing.T, a, b *catalog.Store) {
 		t.Fatal(err)
 	}
 	for _, s := range page.Items {
-		va, err := a.Versions(ctx, s.ID)
+		va, err := a.Versions(ctx, catalog.ScopeAll, s.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		vb, err := b.Versions(ctx, s.ID)
+		vb, err := b.Versions(ctx, catalog.ScopeAll, s.ID)
 		if err != nil {
 			t.Fatalf("agent %s missing from the copy: %v", s.ID, err)
 		}
@@ -163,11 +163,11 @@ func sameRawVersions(t *testing.T, a, b *catalog.Store) {
 			t.Fatalf("agent %s: %d versions, copy has %d", s.ID, len(va), len(vb))
 		}
 		for _, v := range va {
-			x, err := a.Version(ctx, s.ID, v.Number)
+			x, err := a.Version(ctx, catalog.ScopeAll, s.ID, v.Number)
 			if err != nil {
 				t.Fatal(err)
 			}
-			y, err := b.Version(ctx, s.ID, v.Number)
+			y, err := b.Version(ctx, catalog.ScopeAll, s.ID, v.Number)
 			if err != nil {
 				t.Fatal(err)
 			}

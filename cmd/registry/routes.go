@@ -19,7 +19,7 @@ import (
 func (a *app) handler() http.Handler {
 	d := handlerDeps{log: a.log, store: a.store, registrar: a.registrar, metrics: a.metrics, auth: a.auth,
 		hosts: a.cfg.AcceptedHosts(), origins: a.cfg.TrustedOrigins(), agents: a.store, pauser: a.store, keys: a.store,
-		ops: a.store}
+		ops: a.store, curator: a.store}
 	if a.crawler != nil {
 		d.refresher = a.crawler
 	}
@@ -47,6 +47,7 @@ type handlerDeps struct {
 	runner    api.Runner          // nil: no test runs
 	runs      api.RunStore
 	runLimits *proxy.Limiter
+	curator   api.Curator // nil: no listing transitions, no collections
 }
 
 // operations is what the API's and the console's operator pages need
@@ -111,6 +112,9 @@ func newHandler(d handlerDeps) http.Handler {
 	}
 	if d.ops != nil {
 		opts.Audit, opts.Operator, opts.Keys, opts.Crawl = d.ops, d.ops, d.ops, d.ops
+	}
+	if d.curator != nil {
+		opts.Curator = d.curator
 	}
 	api.New(opts).Mount(e)
 	web.New(consoleOptions(d)).Mount(e)

@@ -68,7 +68,7 @@ func (f *fakeRunStore) UpdateRun(_ context.Context, r catalog.Run) error {
 	return nil
 }
 
-func (f *fakeRunStore) Run(_ context.Context, id string) (catalog.Run, error) {
+func (f *fakeRunStore) Run(_ context.Context, _ catalog.Scope, id string) (catalog.Run, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	r, ok := f.runs[id]
@@ -78,7 +78,7 @@ func (f *fakeRunStore) Run(_ context.Context, id string) (catalog.Run, error) {
 	return r, nil
 }
 
-func (f *fakeRunStore) AgentRuns(_ context.Context, agentID, kind string, limit int) ([]catalog.Run, error) {
+func (f *fakeRunStore) AgentRuns(_ context.Context, _ catalog.Scope, agentID, kind string, limit int) ([]catalog.Run, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out []catalog.Run

@@ -256,7 +256,8 @@ func (s *Store) buildIndex(ctx context.Context, idx *search.Index) error {
 func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(search.Doc)) error {
 	s.loadMu.Lock()
 	defer s.loadMu.Unlock()
-	agentsQ := "SELECT pk, seq, name, description, provider, summary, signature_status, signature_trust, health, audit_codes FROM agents"
+	agentsQ := "SELECT pk, seq, name, description, provider, summary, signature_status, signature_trust, health, audit_codes, " +
+		"listing, collections, visibility FROM agents"
 	skillsQ := "SELECT agent_pk, skill_id, name, description, tags, examples FROM skills"
 	if where != "" {
 		agentsQ += " WHERE " + where
@@ -331,9 +332,15 @@ func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(
 			pk, seq                            int64
 			name, desc, provider               string
 			summary, sig, trust, health, audit string
+			listing, collections, visibility   string
 		)
-		if err := agents.Scan(&pk, &seq, &name, &desc, &provider, &summary, &sig, &trust, &health, &audit); err != nil {
+		if err := agents.Scan(&pk, &seq, &name, &desc, &provider, &summary, &sig, &trust, &health, &audit,
+			&listing, &collections, &visibility); err != nil {
 			return err
+		}
+		pl, err := storedPlacement(listing, collections, visibility)
+		if err != nil {
+			return fmt.Errorf("placement of agent %d: %w", pk, err)
 		}
 		var sks []skillText
 		for nextSkill != nil && nextSkill.pk <= pk {
@@ -344,7 +351,7 @@ func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(
 				return err
 			}
 		}
-		fs, err := storedDocFacets(summary, sig, trust, health, audit)
+		fs, err := storedDocFacets(summary, sig, trust, health, audit, pl)
 		if err != nil {
 			return fmt.Errorf("facets of agent %d: %w", pk, err)
 		}

@@ -36,6 +36,17 @@ type agentRecord struct {
 	// SignatureTrust says what vouched for the key that verified the
 	// current version's signature (verify.Trust*); empty when none did.
 	SignatureTrust string
+	// Listing and the columns after it are the lifecycle (see listing.go);
+	// Visibility and Collections are JSON arrays derived from collection
+	// membership (see collections.go).
+	Listing            string
+	ListingReason      string
+	ListingReplacement string
+	ListingBy          string
+	ListingAt          *time.Time
+	ApprovedVersion    int
+	Visibility         string
+	Collections        string
 }
 
 func (agentRecord) TableName() string { return "agents" }
@@ -46,11 +57,12 @@ var agentsTable = bulkTable[agentRecord]{
 		{"provider", pgText}, {"agent_version", pgText}, {"shape", pgText}, {"protocol_versions", pgText},
 		{"summary", pgText}, {"signature_status", pgText}, {"health", pgText}, {"current_version", pgInteger},
 		{"raw_sha256", pgText}, {"seq", pgBigint}, {"created_at", pgTimestamp}, {"updated_at", pgTimestamp},
-		{"fetched_at", pgTimestamp}, {"audit_codes", pgText}, {"signature_trust", pgText}},
+		{"fetched_at", pgTimestamp}, {"audit_codes", pgText}, {"signature_trust", pgText}, {"listing", pgText},
+		{"approved_version", pgInteger}},
 	args: func(a []any, r agentRecord) []any {
 		return append(a, r.PK, r.ID, r.CardURL, r.Name, r.Description, r.Provider, r.AgentVersion, r.Shape,
 			r.ProtocolVersions, r.Summary, r.SignatureStatus, r.Health, r.CurrentVersion, r.RawSHA256, r.Seq,
-			r.CreatedAt, r.UpdatedAt, r.FetchedAt, r.AuditCodes, r.SignatureTrust)
+			r.CreatedAt, r.UpdatedAt, r.FetchedAt, r.AuditCodes, r.SignatureTrust, r.Listing, r.ApprovedVersion)
 	},
 }
 

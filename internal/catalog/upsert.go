@@ -207,7 +207,7 @@ func storeRun(tx *txn, ins []UpsertInput, results []UpsertResult) ([]indexedDoc,
 			return nil, err
 		}
 		recs[i] = agentRecord{PK: pks[j], ID: id.String(), CardURL: urls[i], SignatureStatus: SignatureUnchecked,
-			Health: HealthUnknown, CreatedAt: now}
+			Health: HealthUnknown, CreatedAt: now, Listing: tx.listing.initial(), Visibility: `["public"]`, Collections: "[]"}
 		isCreated[i] = true
 	}
 
@@ -218,6 +218,7 @@ func storeRun(tx *txn, ins []UpsertInput, results []UpsertResult) ([]indexedDoc,
 		crawlRows                []crawlStateRow
 		changes                  = make([]changeRow, 0, len(writes))
 		docs                     = make([]indexedDoc, 0, len(writes))
+		reapprove                []agentRecord
 	)
 	for j, i := range writes {
 		in, c, rec := ins[i], ins[i].Card, &recs[i]
@@ -235,6 +236,18 @@ func storeRun(tx *txn, ins []UpsertInput, results []UpsertResult) ([]indexedDoc,
 		// unchecked, without audit findings, until the verification runner
 		// reports on it.
 		rec.SignatureStatus, rec.AuditCodes, rec.SignatureTrust = SignatureUnchecked, "[]", ""
+		if isCreated[i] && rec.Listing == ListingApproved {
+			rec.ApprovedVersion = rec.CurrentVersion
+		}
+		if !isCreated[i] && rec.Listing == ListingApproved && tx.listing.ReapproveOnChange {
+						rec.Listing, rec.ListingReason, rec.ListingBy = ListingPending, reapproveReason(rec.CurrentVersion), reapproveActor.String()
+			rec.ListingAt = &now
+			reapprove = append(reapprove, *rec)
+		}
+		pl, err := storedPlacement(rec.Listing, rec.Collections, rec.Visibility)
+		if err != nil {
+			return nil, fmt.Errorf("agent %s: %w", rec.ID, err)
+		}
 		kind := ChangeUpdated
 		if isCreated[i] {
 			kind = ChangeCreated
@@ -255,7 +268,7 @@ func storeRun(tx *txn, ins []UpsertInput, results []UpsertResult) ([]indexedDoc,
 		changes = append(changes, changeRow{AgentPK: rec.PK, AgentID: rec.ID, CardURL: rec.CardURL, Kind: kind,
 			Version: rec.CurrentVersion, At: now})
 		docs = append(docs, indexedDoc{pk: rec.PK, seq: rec.Seq, sortKey: sortKeyOf(c.Name),
-			facets: docFacets(sum, rec.SignatureStatus, rec.SignatureTrust, rec.Health, nil), text: textOf(c)})
+			facets: docFacets(sum, rec.SignatureStatus, rec.SignatureTrust, rec.Health, nil, pl), text: textOf(c)})
 		results[i] = UpsertResult{Agent: agentOf(*rec, c), Created: isCreated[i], NewVersion: true}
 	}
 	changedPKs := make([]int64, len(changedAgents))
@@ -269,6 +282,9 @@ func storeRun(tx *txn, ins []UpsertInput, results []UpsertResult) ([]indexedDoc,
 		return nil, err
 	}
 	if err := insertRows(tx, agentsTable, newAgents); err != nil {
+		return nil, err
+	}
+	if err := sendBackToReview(tx, reapprove); err != nil {
 		return nil, err
 	}
 	if err := insertRows(tx, cardVersionsTable, versions); err != nil {

@@ -71,7 +71,7 @@ func (h *Console) loadAgent(c echo.Context) (view.Agent, error) {
 		return view.Agent{}, errAgentGone
 	}
 	ctx := c.Request().Context()
-	v, err := h.opts.Agents.AgentView(ctx, id, h.now())
+	v, err := h.opts.Agents.AgentView(ctx, h.scope(c), id, h.now())
 	if err != nil {
 		return view.Agent{}, fmt.Errorf("loading agent %s: %w", id, err)
 	}

@@ -64,6 +64,7 @@ func (h *Console) search(c echo.Context) error {
 	}
 	var res catalog.Page
 	if err == nil {
+		q.Scope = h.scope(c)
 		res, err = h.opts.Searcher.Search(c.Request().Context(), q)
 	}
 	var qerr *api.QueryError

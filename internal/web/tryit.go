@@ -73,7 +73,7 @@ func (h *Console) tryPage(c echo.Context) error {
 	if err != nil {
 		return h.agentError(c, err)
 	}
-	runs, err := h.opts.Runs.AgentRuns(ctx, ag.ID, catalog.RunKindRun, maxRunsShown)
+	runs, err := h.opts.Runs.AgentRuns(ctx, h.scope(c), ag.ID, catalog.RunKindRun, maxRunsShown)
 	if err != nil {
 		return h.agentError(c, fmt.Errorf("listing runs of agent %s: %w", ag.ID, err))
 	}
@@ -268,7 +268,7 @@ func (h *Console) tryAgent(c echo.Context) (catalog.Agent, error) {
 	if !ok {
 		return catalog.Agent{}, errAgentGone
 	}
-	v, err := h.opts.Agents.AgentView(c.Request().Context(), id, h.now())
+	v, err := h.opts.Agents.AgentView(c.Request().Context(), h.scope(c), id, h.now())
 	if err != nil {
 		return catalog.Agent{}, fmt.Errorf("loading agent %s: %w", id, err)
 	}
@@ -286,7 +286,7 @@ func (h *Console) loadRun(c echo.Context) (catalog.Run, catalog.Agent, proxy.Tra
 	if err != nil {
 		return catalog.Run{}, ag, tr, err
 	}
-	run, err := h.opts.Runs.Run(c.Request().Context(), c.Param("run"))
+	run, err := h.opts.Runs.Run(c.Request().Context(), h.scope(c), c.Param("run"))
 	if err != nil {
 		return run, ag, tr, fmt.Errorf("reading run: %w", err)
 	}

@@ -42,9 +42,10 @@ type AgentReader interface {
 	// AgentView reads the agent, its versions, health and verification
 	// report in one read transaction; catalog.ErrNotFound for an unknown
 	// id.
-	AgentView(ctx context.Context, id string, now time.Time) (catalog.AgentView, error)
+	// An agent the scope does not see is catalog.ErrNotFound too.
+	AgentView(ctx context.Context, sc catalog.Scope, id string, now time.Time) (catalog.AgentView, error)
 	// Version returns catalog.ErrNotFound for an unknown agent or number.
-	Version(ctx context.Context, id string, n int) (catalog.Version, error)
+	Version(ctx context.Context, sc catalog.Scope, id string, n int) (catalog.Version, error)
 }
 
 // Principal is the signed-in caller as the console shows them.
@@ -255,4 +256,13 @@ func (h *Console) notFound(c echo.Context) error {
 func (h *Console) errorPage(c echo.Context, status int, title, msg string) error {
 	e := view.Error{Status: status, Title: title, Message: msg}
 	return h.render(c, status, page{title: title, body: templates.ErrorPage(e)})
+}
+
+// scope is what the caller of c may see: api.ScopeOf, the API's rule, or
+// everything without sign-in (development mode), where every page is open.
+func (h *Console) scope(c echo.Context) catalog.Scope {
+	if h.opts.Authorizer == nil {
+		return catalog.ScopeAll
+	}
+	return api.ScopeOf(auth.FromContext(c.Request().Context()))
 }
