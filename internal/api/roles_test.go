@@ -41,16 +41,22 @@ func callerWith(have auth.Role) auth.Authorizer {
 func TestRouteRoles(t *testing.T) {
 	store := catalogtest.SQLite(t)
 	a := New(Options{Catalog: newFakeCatalog(), Registrar: &fakeRegistrar{}, Refresher: &fakeRefresher{},
-		Runner: newTestRunner(), Runs: newFakeRunStore(), Audit: &fakeAuditLog{}, Operator: store, Keys: store, Crawl: store})
+		Runner: newTestRunner(), Runs: newFakeRunStore(), Audit: &fakeAuditLog{}, Operator: store, Keys: store, Crawl: store,
+		Curator: store})
 	operator := map[string]auth.Role{
-		"GET /audit":              auth.Admin,
-		"DELETE /agents/:id":      auth.Admin,
-		"POST /agents/:id/pause":  auth.Editor,
-		"POST /agents/:id/resume": auth.Editor,
-		"GET /keys":               auth.Admin,
-		"POST /keys":              auth.Admin,
-		"POST /keys/:id/revoke":   auth.Admin,
-		"GET /crawler":            auth.Editor,
+		"POST /agents/:id/listing":                   auth.Editor,
+		"GET /collections":                           auth.Viewer,
+		"POST /collections":                          auth.Admin,
+		"PUT /collections/:name/agents/:agent_id":    auth.Admin,
+		"DELETE /collections/:name/agents/:agent_id": auth.Admin,
+		"GET /audit":                                 auth.Admin,
+		"DELETE /agents/:id":                         auth.Admin,
+		"POST /agents/:id/pause":                     auth.Editor,
+		"POST /agents/:id/resume":                    auth.Editor,
+		"GET /keys":                                  auth.Admin,
+		"POST /keys":                                 auth.Admin,
+		"POST /keys/:id/revoke":                      auth.Admin,
+		"GET /crawler":                               auth.Editor,
 	}
 	writes, runs := 0, 0
 	for _, r := range a.routes() {

@@ -79,7 +79,7 @@ type Config struct {
 	// GroupsClaim names the claim whose values are the principal's Groups
 	// (they open restricted collections); RolesClaim when empty.
 	GroupsClaim string
-	Roles      []RoleMapping
+	Roles       []RoleMapping
 	// DefaultRole is the role of a user no mapping matches; zero refuses
 	// them.
 	DefaultRole Role

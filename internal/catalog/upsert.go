@@ -240,7 +240,7 @@ func storeRun(tx *txn, ins []UpsertInput, results []UpsertResult) ([]indexedDoc,
 			rec.ApprovedVersion = rec.CurrentVersion
 		}
 		if !isCreated[i] && rec.Listing == ListingApproved && tx.listing.ReapproveOnChange {
-						rec.Listing, rec.ListingReason, rec.ListingBy = ListingPending, reapproveReason(rec.CurrentVersion), reapproveActor.String()
+			rec.Listing, rec.ListingReason, rec.ListingBy = ListingPending, reapproveReason(rec.CurrentVersion), reapproveActor.String()
 			rec.ListingAt = &now
 			reapprove = append(reapprove, *rec)
 		}
