@@ -47,7 +47,7 @@ type handlerDeps struct {
 	runner    api.Runner          // nil: no test runs
 	runs      api.RunStore
 	runLimits *proxy.Limiter
-	curator   api.Curator // nil: no listing transitions, no collections
+	curator   web.Curator // nil: no listing transitions, no collections (API and console)
 }
 
 // operations is what the API's and the console's operator pages need
@@ -142,6 +142,9 @@ func consoleOptions(d handlerDeps) web.Options {
 	}
 	if d.ops != nil {
 		o.Audit, o.Remover, o.Crawl = d.ops, d.ops, d.ops
+	}
+	if d.curator != nil {
+		o.Curator = d.curator
 	}
 	return o
 }

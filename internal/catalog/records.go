@@ -73,11 +73,12 @@ var agentCardUpdate = bulkUpdate[agentRecord]{
 	cols: []bulkCol{{"pk", pgBigint}, {"name", pgText}, {"description", pgText}, {"provider", pgText},
 		{"agent_version", pgText}, {"shape", pgText}, {"protocol_versions", pgText}, {"summary", pgText},
 		{"raw_sha256", pgText}, {"seq", pgBigint}, {"current_version", pgInteger}, {"updated_at", pgTimestamp},
-		{"fetched_at", pgTimestamp}, {"signature_status", pgText}, {"audit_codes", pgText}, {"signature_trust", pgText}},
+		{"fetched_at", pgTimestamp}, {"signature_status", pgText}, {"audit_codes", pgText}, {"signature_trust", pgText},
+		{"approved_version", pgInteger}},
 	args: func(a []any, r agentRecord) []any {
 		return append(a, r.PK, r.Name, r.Description, r.Provider, r.AgentVersion, r.Shape, r.ProtocolVersions,
 			r.Summary, r.RawSHA256, r.Seq, r.CurrentVersion, r.UpdatedAt, r.FetchedAt, r.SignatureStatus, r.AuditCodes,
-			r.SignatureTrust)
+			r.SignatureTrust, r.ApprovedVersion)
 	},
 }
 

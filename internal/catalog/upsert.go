@@ -236,7 +236,9 @@ func storeRun(tx *txn, ins []UpsertInput, results []UpsertResult) ([]indexedDoc,
 		// unchecked, without audit findings, until the verification runner
 		// reports on it.
 		rec.SignatureStatus, rec.AuditCodes, rec.SignatureTrust = SignatureUnchecked, "[]", ""
-		if isCreated[i] && rec.Listing == ListingApproved {
+		// Without re-approval an approved agent's new version is accepted
+		// as it comes: it is the approved one.
+		if rec.Listing == ListingApproved && (isCreated[i] || !tx.listing.ReapproveOnChange) {
 			rec.ApprovedVersion = rec.CurrentVersion
 		}
 		if !isCreated[i] && rec.Listing == ListingApproved && tx.listing.ReapproveOnChange {

@@ -86,6 +86,12 @@ func (h *Console) loadAgent(c echo.Context) (view.Agent, error) {
 	if h.canTry(c) {
 		a.TryURL = tryURL(id)
 	}
+	a.Listing = h.listingView(c, ag.Listing)
+	a.Collections = ag.Collections
+	if h.canReview(c) {
+		f := h.listingForm(c, id, "agent")
+		a.Listing.Form = &f
+	}
 	if h.canOperate(c) {
 		a.Actions = view.Actions{
 			CSRFToken: h.csrfToken(c),

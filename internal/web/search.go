@@ -221,7 +221,7 @@ func resultView(s catalog.Summary) view.Result {
 		Description: excerpt(s.Description, excerptLen), Version: s.Version,
 		InputModes: s.InputModes, OutputModes: s.OutputModes,
 		ProtocolVersions: s.ProtocolVersions, Bindings: s.Bindings,
-		Health: s.Health, Signature: s.SignatureStatus,
+		Health: s.Health, Signature: s.SignatureStatus, Listing: s.Listing,
 	}
 	for _, sk := range s.Skills {
 		name := sk.Name

@@ -184,7 +184,7 @@ func newVisFixture(t *testing.T, store *catalog.Store) *visFixture {
 	api.New(api.Options{Catalog: store, Runner: nopRunner{}, Runs: store, Curator: store, Authorizer: callerAuthorizer{},
 		Logger: quietLog}).Mount(f.e)
 	console := New(Options{Searcher: store, Agents: store, Authorizer: callerAuthorizer{}, Logger: quietLog,
-		IndexNotReady: catalog.ErrIndexNotReady})
+		IndexNotReady: catalog.ErrIndexNotReady, Curator: store})
 	console.Mount(f.e)
 	return f
 }
@@ -402,9 +402,40 @@ func (f *visFixture) checkCollections(t *testing.T, vc visCaller) {
 	}
 }
 
-// checkConsole: the search page lists exactly the visible agents.
+// checkConsole: the search page lists exactly the visible agents (the
+// deprecated one marked), the collections page exactly the visible
+// collections and members, the review page exactly the pending agents the
+// editor sees.
 func (f *visFixture) checkConsole(t *testing.T, vc visCaller) {
 	t.Helper()
+	body := f.get(t, vc.name, "/collections").Body.String()
+	for _, name := range []string{"Finance", "Partners"} {
+		if got, want := strings.Contains(body, name), slices.Contains(vc.collections, name); got != want {
+			t.Errorf("GET /collections: shows %s = %v, want %v", name, got, want)
+		}
+	}
+	for _, a := range visAgents {
+		inVisible := slices.ContainsFunc(a.collections, func(c string) bool { return slices.Contains(vc.collections, c) })
+		if got, want := strings.Contains(body, a.name), inVisible && slices.Contains(vc.see, a.key); got != want {
+			t.Errorf("GET /collections: shows %s = %v, want %v", a.key, got, want)
+		}
+	}
+	rec := f.get(t, vc.name, "/review")
+	if !vc.principal.Role.Includes(auth.Editor) {
+		if rec.Code != http.StatusForbidden {
+			t.Errorf("GET /review = %d, want 403", rec.Code)
+		}
+	} else {
+		for _, a := range visAgents {
+			want := a.listing == catalog.ListingPending && slices.Contains(vc.see, a.key)
+			if got := strings.Contains(rec.Body.String(), a.name); got != want {
+				t.Errorf("GET /review: shows %s = %v, want %v", a.key, got, want)
+			}
+		}
+	}
+	if body := f.get(t, vc.name, "/").Body.String(); !strings.Contains(body, `<span class="badge warn" title="Listing">deprecated</span>`) {
+		t.Error("GET /: the deprecated agent is not marked")
+	}
 	for _, target := range []string{"/", "/?q=agent"} {
 		body := f.get(t, vc.name, target).Body.String()
 		for _, a := range visAgents {

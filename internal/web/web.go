@@ -93,6 +93,9 @@ type Options struct {
 	Crawl CrawlStatus
 	// Audit serves the audit log page (admin); nil means none.
 	Audit AuditLog
+	// Curator serves the review page, listing transitions and the
+	// collections page; nil means none.
+	Curator Curator
 	// DevMode shows the development-mode banner on every page.
 	DevMode bool
 	// IndexNotReady is the error (matched with errors.Is) a Searcher
@@ -147,6 +150,7 @@ func (h *Console) Mount(e *echo.Echo) {
 	h.mountAudit(e)
 	h.mountRemove(e)
 	h.mountCrawl(e)
+	h.mountCuration(e)
 	// Assets are the same for everyone and hold nothing secret: the login
 	// page needs its stylesheet before anyone is signed in.
 	e.GET(assetPrefix+":hash/:name", h.asset, securityHeaders)
@@ -237,6 +241,8 @@ func (h *Console) layout(c echo.Context, title string) view.Layout {
 	l.CanKeys = h.opts.Keys != nil && h.holds(c, auth.Admin)
 	l.CanAudit = h.opts.Audit != nil && h.holds(c, auth.Admin)
 	l.CanCrawl = h.opts.Crawl != nil && h.canOperate(c)
+	l.CanReview = h.canReview(c)
+	l.CanCollections = h.opts.Curator != nil
 	if tok := h.csrfToken(c); tok != "" {
 		l.CSRFToken = tok
 		// htmx sends these headers with every request it makes, so a

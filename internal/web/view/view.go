@@ -35,6 +35,8 @@ type Layout struct {
 	// CanAudit and CanCrawl show the links to the audit log and the
 	// crawler status.
 	CanAudit, CanCrawl bool
+	// CanReview and CanCollections show the review and collections pages.
+	CanReview, CanCollections bool
 }
 
 // User is the caller as the header shows them.
@@ -120,6 +122,8 @@ type Result struct {
 	Bindings         []string
 	Health           string
 	Signature        string
+	// Listing is the listing state; approved agents carry no badge.
+	Listing string
 }
 
 // Agent is the agent page.
@@ -159,6 +163,10 @@ type Agent struct {
 	Actions Actions
 	// TryURL is the "Try it" panel, empty when the caller may not use it.
 	TryURL string
+	// Listing and Collections are the operator's curation of the agent
+	// (only the collections the caller sees).
+	Listing     Listing
+	Collections []string
 }
 
 // Actions are the agent actions the caller may take.
