@@ -28,8 +28,8 @@ type Curator interface {
 	SaveCollection(ctx context.Context, actor catalog.Actor, c catalog.Collection) (catalog.Collection, bool, error)
 	// AddToCollection and RemoveFromCollection return catalog.ErrNotFound
 	// for an unknown collection or agent.
-	AddToCollection(ctx context.Context, actor catalog.Actor, name, agentID string) error
-	RemoveFromCollection(ctx context.Context, actor catalog.Actor, name, agentID string) error
+	AddToCollection(ctx context.Context, actor catalog.Actor, name string, agentIDs ...string) error
+	RemoveFromCollection(ctx context.Context, actor catalog.Actor, name string, agentIDs ...string) error
 }
 
 // Body bounds of the curation routes.

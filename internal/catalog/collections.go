@@ -162,6 +162,7 @@ func (s *Store) SaveCollection(ctx context.Context, actor Actor, c Collection) (
 		return writeAudit(tx.DB, actor, audit{action: ActionCollectionSave, targetKind: TargetCollection, targetID: rec.Name,
 			detail: map[string]any{"description": rec.Description, "groups": out.Groups, "created": created}})
 	})
+	s.restricted.Store(nil)
 	if err != nil {
 		return Collection{}, false, err
 	}
@@ -208,43 +209,65 @@ type hiddenCollections map[string]bool
 func (h hiddenCollections) has(name string) bool { return h[collectionKey(name)] }
 
 func (s *Store) hiddenCollections(ctx context.Context, sc Scope) (hiddenCollections, error) {
-	var recs []collectionRecord
-	if err := s.db.WithContext(ctx).Select("name_key", "groups_json").Where("groups_json <> ?", "[]").
-		Find(&recs).Error; err != nil {
-		return nil, fmt.Errorf("reading collections: %w", err)
+	restricted, err := s.restrictedCollections(ctx)
+	if err != nil {
+		return nil, err
 	}
 	var h hiddenCollections
-	for _, r := range recs {
-		groups, err := decodeStrings(r.GroupsJSON)
-		if err != nil {
-			return nil, fmt.Errorf("groups of collection %s: %w", r.NameKey, err)
-		}
+	for key, groups := range restricted {
 		if !sc.seesGroups(groups) {
 			if h == nil {
 				h = hiddenCollections{}
 			}
-			h[r.NameKey] = true
+			h[key] = true
 		}
 	}
 	return h, nil
 }
 
-// AddToCollection puts an agent in a collection (nothing changes when it
-// is there already).
-func (s *Store) AddToCollection(ctx context.Context, actor Actor, name, agentID string) error {
-	return s.setMember(ctx, actor, name, agentID, true)
+// restrictedCollections maps the key of each collection with groups to
+// its groups. Searches need it to hide the names of collections from
+// callers outside them, so it is kept in memory: read on first use,
+// dropped by this Store's collection writes and by every Sync, so a
+// change made on another replica shows within one sync interval, as the
+// index's changes do.
+func (s *Store) restrictedCollections(ctx context.Context) (map[string][]string, error) {
+	if m := s.restricted.Load(); m != nil {
+		return *m, nil
+	}
+	var recs []collectionRecord
+	if err := s.db.WithContext(ctx).Select("name_key", "groups_json").Where("groups_json <> ?", "[]").
+		Find(&recs).Error; err != nil {
+		return nil, fmt.Errorf("reading collections: %w", err)
+	}
+	m := make(map[string][]string, len(recs))
+	for _, r := range recs {
+		groups, err := decodeStrings(r.GroupsJSON)
+		if err != nil {
+			return nil, fmt.Errorf("groups of collection %s: %w", r.NameKey, err)
+		}
+		m[r.NameKey] = groups
+	}
+	s.restricted.CompareAndSwap(nil, &m)
+	return m, nil
 }
 
-// RemoveFromCollection takes an agent out of a collection (nothing changes
-// when it is not in it).
-func (s *Store) RemoveFromCollection(ctx context.Context, actor Actor, name, agentID string) error {
-	return s.setMember(ctx, actor, name, agentID, false)
+// AddToCollection puts agents in a collection, in one transaction with
+// one audit row per agent added (nothing changes for one there already).
+func (s *Store) AddToCollection(ctx context.Context, actor Actor, name string, agentIDs ...string) error {
+	return s.setMembers(ctx, actor, name, agentIDs, true)
 }
 
-// setMember adds or removes a membership and re-marks the agent, with the
-// audit row in the same transaction. An unknown collection or agent is
-// ErrNotFound.
-func (s *Store) setMember(ctx context.Context, actor Actor, name, agentID string, in bool) error {
+// RemoveFromCollection takes agents out of a collection (nothing changes
+// for one not in it).
+func (s *Store) RemoveFromCollection(ctx context.Context, actor Actor, name string, agentIDs ...string) error {
+	return s.setMembers(ctx, actor, name, agentIDs, false)
+}
+
+// setMembers adds or removes memberships and re-marks the agents, with
+// the audit rows in the same transaction. An unknown collection or agent
+// is ErrNotFound, and nothing changes.
+func (s *Store) setMembers(ctx context.Context, actor Actor, name string, agentIDs []string, in bool) error {
 	if err := actor.validate(); err != nil {
 		return err
 	}
@@ -257,37 +280,44 @@ func (s *Store) setMember(ctx context.Context, actor Actor, name, agentID string
 		if len(cols) == 0 {
 			return fmt.Errorf("collection %s: %w", name, ErrNotFound)
 		}
-		var pks []int64
-		if err := tx.Raw("SELECT pk FROM agents WHERE id = ?", agentID).Scan(&pks).Error; err != nil {
-			return fmt.Errorf("looking up agent %s: %w", agentID, err)
-		}
-		if len(pks) == 0 {
-			return fmt.Errorf("agent %s: %w", agentID, ErrNotFound)
-		}
 		now := time.Now().UTC()
-		var (
-			res    *gorm.DB
-			action = ActionCollectionRemove
-		)
+		action := ActionCollectionRemove
 		if in {
 			action = ActionCollectionAdd
-			res = tx.Exec(`INSERT INTO collection_members (collection_pk, agent_pk, added_at) VALUES (?, ?, ?)
-				ON CONFLICT DO NOTHING`, cols[0].PK, pks[0], now)
-		} else {
-			res = tx.Exec("DELETE FROM collection_members WHERE collection_pk = ? AND agent_pk = ?", cols[0].PK, pks[0])
 		}
-		if res.Error != nil {
-			return fmt.Errorf("changing members of collection %s: %w", name, res.Error)
-		}
-		if res.RowsAffected == 0 {
-			return nil
+		var (
+			changed []int64
+			audits  []audit
+		)
+		for _, id := range agentIDs {
+			var pks []int64
+			if err := tx.Raw("SELECT pk FROM agents WHERE id = ?", id).Scan(&pks).Error; err != nil {
+				return fmt.Errorf("looking up agent %s: %w", id, err)
+			}
+			if len(pks) == 0 {
+				return fmt.Errorf("agent %s: %w", id, ErrNotFound)
+			}
+			var res *gorm.DB
+			if in {
+				res = tx.Exec(`INSERT INTO collection_members (collection_pk, agent_pk, added_at) VALUES (?, ?, ?)
+					ON CONFLICT DO NOTHING`, cols[0].PK, pks[0], now)
+			} else {
+				res = tx.Exec("DELETE FROM collection_members WHERE collection_pk = ? AND agent_pk = ?", cols[0].PK, pks[0])
+			}
+			if res.Error != nil {
+				return fmt.Errorf("changing members of collection %s: %w", name, res.Error)
+			}
+			if res.RowsAffected > 0 {
+				changed = append(changed, pks[0])
+				audits = append(audits, audit{action: action, targetKind: TargetCollection, targetID: cols[0].Name,
+					detail: map[string]any{"agent_id": id}})
+			}
 		}
 		var err error
-		if ups, err = remark(tx, pks, now); err != nil {
+		if ups, err = remark(tx, changed, now); err != nil {
 			return err
 		}
-		return writeAudit(tx.DB, actor, audit{action: action, targetKind: TargetCollection, targetID: cols[0].Name,
-			detail: map[string]any{"agent_id": agentID}})
+		return writeAudit(tx.DB, actor, audits...)
 	})
 	if err != nil {
 		return err

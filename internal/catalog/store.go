@@ -82,6 +82,8 @@ type Store struct {
 
 	// listing is the ListingPolicy of writes.
 	listing atomic.Pointer[ListingPolicy]
+	// restricted caches restrictedCollections; nil when not read yet.
+	restricted atomic.Pointer[map[string][]string]
 
 	// indexGrace is indexGrace but for tests.
 	indexGrace time.Duration

@@ -24,8 +24,8 @@ type Curator interface {
 	PendingAgents(ctx context.Context, sc catalog.Scope, limit int) ([]catalog.Agent, error)
 	Collections(ctx context.Context, sc catalog.Scope) ([]catalog.Collection, error)
 	SaveCollection(ctx context.Context, actor catalog.Actor, c catalog.Collection) (catalog.Collection, bool, error)
-	AddToCollection(ctx context.Context, actor catalog.Actor, name, agentID string) error
-	RemoveFromCollection(ctx context.Context, actor catalog.Actor, name, agentID string) error
+	AddToCollection(ctx context.Context, actor catalog.Actor, name string, agentIDs ...string) error
+	RemoveFromCollection(ctx context.Context, actor catalog.Actor, name string, agentIDs ...string) error
 }
 
 // Bounds of the curation pages.
