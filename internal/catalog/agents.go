@@ -55,6 +55,17 @@ func agentWhere(db *gorm.DB, lim card.Limits, sc Scope, cond string, arg string)
 		return Agent{}, 0, fmt.Errorf("re-parsing stored card of agent %s: %w", row.Agent.ID, err)
 	}
 	a := agentOf(row.Agent, c)
+	if r := a.Listing.Replacement; r != "" && !sc.All {
+		// A replacement the caller cannot see is not named to them.
+		var rl, rv string
+		err := db.Raw("SELECT listing, visibility FROM agents WHERE id = ?", r).Row().Scan(&rl, &rv)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return Agent{}, 0, fmt.Errorf("replacement of agent %s: %w", row.Agent.ID, err)
+		}
+		if ok, _ := sc.sees(rl, rv); err != nil || !ok {
+			a.Listing.Replacement = ""
+		}
+	}
 	if !sc.All && len(a.Collections) > 0 {
 		if a.Collections, err = visibleCollections(db, sc, a.Collections); err != nil {
 			return Agent{}, 0, fmt.Errorf("agent %s: %w", row.Agent.ID, err)

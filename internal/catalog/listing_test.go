@@ -142,6 +142,24 @@ func TestListingTransitions(t *testing.T) {
 				}
 			}
 		}
+		// A replacement the reader cannot see is not named to them.
+		if _, err := s.SetListing(ctx, editor, catalog.ScopeAll, b.ID,
+			catalog.ListingChange{State: "deprecated", Reason: "moved", Replacement: hidden.ID}); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			sc   catalog.Scope
+			want string
+		}{{catalog.Scope{}, ""}, {catalog.Scope{Groups: []string{"sec"}}, hidden.ID}, {catalog.ScopeAll, hidden.ID}} {
+			got, err := s.Agent(ctx, c.sc, b.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Listing.Replacement != c.want {
+				t.Errorf("scope %+v reads replacement %q, want %q", c.sc, got.Listing.Replacement, c.want)
+			}
+		}
+		audited++
 		page, err := s.AuditLog(ctx, "", 100)
 		if err != nil {
 			t.Fatal(err)
@@ -155,14 +173,15 @@ func TestListingTransitions(t *testing.T) {
 		if len(rows) != audited {
 			t.Fatalf("%d listing audit rows, want %d", len(rows), audited)
 		}
-		// Newest first: the last transition of a was the rejection.
+		// Newest first: b's deprecation, hidden's approval, then a's
+		// rejection.
 		var detail map[string]any
-		if err := json.Unmarshal(rows[1].Detail, &detail); err != nil {
+		if err := json.Unmarshal(rows[2].Detail, &detail); err != nil {
 			t.Fatal(err)
 		}
-		if rows[1].TargetID != a.ID || rows[1].Subject != "editor-1" || rows[1].RequestID != "req-1" ||
+		if rows[2].TargetID != a.ID || rows[2].Subject != "editor-1" || rows[2].RequestID != "req-1" ||
 			detail["from"] != "pending" || detail["to"] != "rejected" || detail["reason"] != "spam" {
-			t.Errorf("audit row %+v detail %v", rows[1], detail)
+			t.Errorf("audit row %+v detail %v", rows[2], detail)
 		}
 	})
 }

@@ -31,6 +31,8 @@ var facetLabels = map[string]string{
 	catalog.FieldSignature:       "Signature",
 	catalog.FieldHealth:          "Health",
 	catalog.FieldAudit:           "Security audit",
+	catalog.FieldListing:         "Listing",
+	catalog.FieldCollection:      "Collection",
 }
 
 // Search parameters the console adds to the API's.
