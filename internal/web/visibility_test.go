@@ -120,6 +120,8 @@ type visFixture struct {
 	ids   map[string]string // key → agent id
 	runs  map[string]string // key → run id
 	names map[string]string // key → name
+	csrf  string
+	store *catalog.Store
 }
 
 func newVisFixture(t *testing.T, store *catalog.Store) *visFixture {
@@ -181,11 +183,12 @@ func newVisFixture(t *testing.T, store *catalog.Store) *visFixture {
 
 	f.e = echo.New()
 	f.e.Use(withCaller)
-	api.New(api.Options{Catalog: store, Runner: nopRunner{}, Runs: store, Curator: store, Authorizer: callerAuthorizer{},
-		Logger: quietLog}).Mount(f.e)
+	api.New(api.Options{Catalog: store, Runner: nopRunner{}, Runs: store, Curator: store, Operator: store,
+		Authorizer: callerAuthorizer{}, Logger: quietLog}).Mount(f.e)
 	console := New(Options{Searcher: store, Agents: store, Authorizer: callerAuthorizer{}, Logger: quietLog,
-		IndexNotReady: catalog.ErrIndexNotReady, Curator: store})
+		IndexNotReady: catalog.ErrIndexNotReady, Curator: store, Pauser: store})
 	console.Mount(f.e)
+	f.csrf, f.store = console.processCSRF, store
 	return f
 }
 
@@ -211,6 +214,7 @@ func TestVisibilityTable(t *testing.T) {
 				f.checkChanges(t, vc)
 				f.checkCollections(t, vc)
 				f.checkConsole(t, vc)
+				f.checkWrites(t, vc)
 			})
 		}
 	})
@@ -485,4 +489,63 @@ func sameSet(a, b []string) bool {
 	slices.Sort(a)
 	slices.Sort(b)
 	return slices.Equal(a, b)
+}
+
+// checkWrites: an editor's writes on an agent outside their groups answer
+// 404 as for a missing one (pause and resume in the API and the console,
+// listing transitions), and change nothing.
+func (f *visFixture) checkWrites(t *testing.T, vc visCaller) {
+	t.Helper()
+	if !vc.principal.Role.Includes(auth.Editor) {
+		return
+	}
+	id := f.ids["fin"]
+	want := http.StatusNotFound
+	if slices.Contains(vc.see, "fin") {
+		want = http.StatusOK
+	}
+	post := func(target, ctype, body string) int {
+		req := httptest.NewRequest(http.MethodPost, target, strings.NewReader(body))
+		req.Header.Set(callerHeader, vc.name)
+		req.Header.Set("Content-Type", ctype)
+		rec := httptest.NewRecorder()
+		f.e.ServeHTTP(rec, req)
+		return rec.Code
+	}
+	paused := func() bool {
+		h, err := f.store.AgentHealth(context.Background(), id, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h.Paused
+	}
+	for _, w := range []struct{ target, ctype, body string }{
+		{"/api/v1/agents/" + id + "/pause", "application/json", "{}"},
+		{"/api/v1/agents/" + id + "/resume", "application/json", "{}"},
+		{"/api/v1/agents/" + id + "/listing", "application/json", `{"state": "approved"}`},
+	} {
+		if got := post(w.target, w.ctype, w.body); got != want {
+			t.Errorf("POST %s = %d, want %d", w.target, got, want)
+		}
+		if want == http.StatusNotFound && paused() {
+			t.Errorf("POST %s paused a hidden agent", w.target)
+		}
+	}
+	form := "csrf_token=" + f.csrf
+	consoleWant := http.StatusNotFound
+	if want == http.StatusOK {
+		consoleWant = http.StatusSeeOther
+	}
+	for _, target := range []string{"/agents/" + id + "/pause", "/agents/" + id + "/resume", "/agents/" + id + "/listing"} {
+		body := form
+		if strings.HasSuffix(target, "/listing") {
+			body += "&state=approved"
+		}
+		if got := post(target, "application/x-www-form-urlencoded", body); got != consoleWant {
+			t.Errorf("console POST %s = %d, want %d", target, got, consoleWant)
+		}
+		if want == http.StatusNotFound && paused() {
+			t.Errorf("console POST %s paused a hidden agent", target)
+		}
+	}
 }
