@@ -498,3 +498,24 @@ func TestUpdatesMatchFreshBuild(t *testing.T) {
 		})
 	}
 }
+
+// TestFilterStrategiesMatchOracle forces each way of applying filters to
+// text hits (probing each hit, merging the posting lists) whatever the
+// sizes, so that both are held to the oracle.
+func TestFilterStrategiesMatchOracle(t *testing.T) {
+	saved := preferProbe
+	t.Cleanup(func() { preferProbe = saved })
+	for name, probe := range map[string]bool{"probe": true, "merge": false} {
+		t.Run(name, func(t *testing.T) {
+			preferProbe = func(int, [][][]uint32) bool { return probe }
+			g := gen{rand.New(rand.NewPCG(7, 1))}
+			o := newOracle()
+			docs := make([]Doc, 1500)
+			for i := range docs {
+				docs[i] = g.doc(uint32(i*2+1), int64(i+1))
+				o.set(docs[i])
+			}
+			checkQueries(t, g, build(g, docs), nil, o, 200)
+		})
+	}
+}

@@ -68,11 +68,18 @@ func (x *Index) Search(q Query) (Result, error) {
 	if !x.ready {
 		return Result{}, ErrNotReady
 	}
-	matched := x.matchFilters(q.Filters)
-	for _, f := range q.Exclude {
-		if p := x.postings(f.Field, f.Value); len(p) > 0 {
-			matched = subtract(matched, p)
+	parts := make([][][]uint32, len(q.Filters))
+	for i, f := range q.Filters {
+		parts[i] = x.filterParts(f)
+	}
+	matchAll := func() []uint32 {
+		matched := x.matchFilters(parts)
+		for _, f := range q.Exclude {
+			if p := x.postings(f.Field, f.Value); len(p) > 0 {
+				matched = subtract(matched, p)
+			}
 		}
+		return matched
 	}
 	var (
 		ids  []uint32
@@ -80,14 +87,19 @@ func (x *Index) Search(q Query) (Result, error) {
 	)
 	if len(tokens) > 0 {
 		text := x.textMatch(tokens)
-		hits = make([]Hit, 0, min(len(text), len(matched)))
-		j := 0
-		for _, h := range text {
-			for j < len(matched) && matched[j] < h.ID {
-				j++
-			}
-			if j < len(matched) && matched[j] == h.ID {
-				hits = append(hits, h)
+		if preferProbe(len(text), parts) {
+			hits = x.probe(text, parts, q.Exclude)
+		} else {
+			matched := matchAll()
+			hits = make([]Hit, 0, min(len(text), len(matched)))
+			j := 0
+			for _, h := range text {
+				for j < len(matched) && matched[j] < h.ID {
+					j++
+				}
+				if j < len(matched) && matched[j] == h.ID {
+					hits = append(hits, h)
+				}
 			}
 		}
 		ids = make([]uint32, len(hits))
@@ -95,7 +107,7 @@ func (x *Index) Search(q Query) (Result, error) {
 			ids[i] = h.ID
 		}
 	} else {
-		ids = matched
+		ids = matchAll()
 	}
 	res := Result{Total: len(ids)}
 	res.Facets = x.facets(ids, len(ids) == len(x.all), q.FacetLimit)
@@ -181,15 +193,68 @@ func (x *Index) topByName(ids, demoted []uint32, k int, after *Hit) []Hit {
 	return h.sorted()
 }
 
-// matchFilters returns the sorted ids matching every filter. The caller
-// holds x.mu for reading and must not keep the slice past it.
-func (x *Index) matchFilters(filters []Filter) []uint32 {
-	if len(filters) == 0 {
+// preferProbe tells whether checking each text hit against the filters'
+// posting lists (a binary search per list) costs less than merging the
+// lists of every filter into one, which is linear in their lengths:
+// filters over most of the catalog (a caller's listing states and
+// visibility) would otherwise cost a few milliseconds on queries whose
+// text matches a handful of documents. A variable for tests, which force
+// each way.
+var preferProbe = func(hits int, parts [][][]uint32) bool {
+	lists, total := 0, 0
+	for _, ps := range parts {
+		lists += len(ps)
+		for _, p := range ps {
+			total += len(p)
+		}
+	}
+	return lists > 0 && hits*lists*16 < total
+}
+
+// probe keeps the text hits carrying, for every filter, a term of one of
+// its posting lists, and none of the excluded terms. The caller holds x.mu
+// for reading.
+func (x *Index) probe(text []Hit, parts [][][]uint32, exclude []Facet) []Hit {
+	var excl [][]uint32
+	for _, f := range exclude {
+		if p := x.postings(f.Field, f.Value); len(p) > 0 {
+			excl = append(excl, p)
+		}
+	}
+	in := func(lists [][]uint32, id uint32) bool {
+		for _, l := range lists {
+			if _, ok := slices.BinarySearch(l, id); ok {
+				return true
+			}
+		}
+		return false
+	}
+	hits := make([]Hit, 0, len(text))
+next:
+	for _, h := range text {
+		for _, ps := range parts {
+			if !in(ps, h.ID) {
+				continue next
+			}
+		}
+		if in(excl, h.ID) {
+			continue
+		}
+		hits = append(hits, h)
+	}
+	return hits
+}
+
+// matchFilters returns the sorted ids matching every filter, given each
+// filter's posting lists (filterParts). The caller holds x.mu for reading
+// and must not keep the slice past it.
+func (x *Index) matchFilters(parts [][][]uint32) []uint32 {
+	if len(parts) == 0 {
 		return x.all
 	}
-	lists := make([][]uint32, 0, len(filters))
-	for _, f := range filters {
-		lists = append(lists, x.filterPostings(f))
+	lists := make([][]uint32, 0, len(parts))
+	for _, ps := range parts {
+		lists = append(lists, union(ps))
 	}
 	slices.SortFunc(lists, func(a, b []uint32) int { return len(a) - len(b) })
 	out := lists[0]
@@ -203,6 +268,11 @@ func (x *Index) matchFilters(filters []Filter) []uint32 {
 }
 
 func (x *Index) filterPostings(f Filter) []uint32 {
+	return union(x.filterParts(f))
+}
+
+// filterParts returns the posting lists of the terms a filter matches.
+func (x *Index) filterParts(f Filter) [][]uint32 {
 	parts := make([][]uint32, 0, len(f.Terms))
 	for _, t := range f.Terms {
 		if p := x.postings(t.Field, t.Value); len(p) > 0 {
@@ -216,7 +286,7 @@ func (x *Index) filterPostings(f Filter) []uint32 {
 			}
 		}
 	}
-	return union(parts)
+	return parts
 }
 
 func (x *Index) postings(field, value string) []uint32 {
