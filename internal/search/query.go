@@ -193,13 +193,13 @@ func (x *Index) topByName(ids, demoted []uint32, k int, after *Hit) []Hit {
 	return h.sorted()
 }
 
-// preferProbe tells whether checking each text hit against the filters'
-// posting lists (a binary search per list) costs less than merging the
-// lists of every filter into one, which is linear in their lengths:
-// filters over most of the catalog (a caller's listing states and
-// visibility) would otherwise cost a few milliseconds on queries whose
-// text matches a handful of documents. A variable for tests, which force
-// each way.
+// preferProbe tells whether checking the text hits against the filters'
+// posting lists (a cursor per list, moved forward by binary search, the
+// hits being in id order) costs less than merging the lists of every
+// filter into one, which is linear in their lengths: filters over most of
+// the catalog (a caller's listing states and visibility) would otherwise
+// cost milliseconds on queries whose text matches a small share of it. A
+// variable for tests, which force each way.
 var preferProbe = func(hits int, parts [][][]uint32) bool {
 	lists, total := 0, 0
 	for _, ps := range parts {
@@ -208,12 +208,12 @@ var preferProbe = func(hits int, parts [][][]uint32) bool {
 			total += len(p)
 		}
 	}
-	return lists > 0 && hits*lists*16 < total
+	return lists > 0 && hits*lists < total
 }
 
-// probe keeps the text hits carrying, for every filter, a term of one of
-// its posting lists, and none of the excluded terms. The caller holds x.mu
-// for reading.
+// probe keeps the text hits (in id order) carrying, for every filter, a
+// term of one of its posting lists, and none of the excluded terms. The
+// caller holds x.mu for reading.
 func (x *Index) probe(text []Hit, parts [][][]uint32, exclude []Facet) []Hit {
 	var excl [][]uint32
 	for _, f := range exclude {
@@ -221,23 +221,44 @@ func (x *Index) probe(text []Hit, parts [][][]uint32, exclude []Facet) []Hit {
 			excl = append(excl, p)
 		}
 	}
-	in := func(lists [][]uint32, id uint32) bool {
-		for _, l := range lists {
-			if _, ok := slices.BinarySearch(l, id); ok {
+	type cursor struct {
+		list []uint32
+		pos  int
+	}
+	cursors := func(lists [][]uint32) []cursor {
+		cs := make([]cursor, len(lists))
+		for i, l := range lists {
+			cs[i] = cursor{list: l}
+		}
+		// The longest list first: it most often holds the id.
+		slices.SortFunc(cs, func(a, b cursor) int { return len(b.list) - len(a.list) })
+		return cs
+	}
+	in := func(cs []cursor, id uint32) bool {
+		for i := range cs {
+			c := &cs[i]
+			j, ok := slices.BinarySearch(c.list[c.pos:], id)
+			c.pos += j
+			if ok {
 				return true
 			}
 		}
 		return false
 	}
+	filters := make([][]cursor, len(parts))
+	for i, ps := range parts {
+		filters[i] = cursors(ps)
+	}
+	excluded := cursors(excl)
 	hits := make([]Hit, 0, len(text))
 next:
 	for _, h := range text {
-		for _, ps := range parts {
-			if !in(ps, h.ID) {
+		for _, cs := range filters {
+			if !in(cs, h.ID) {
 				continue next
 			}
 		}
-		if in(excl, h.ID) {
+		if in(excluded, h.ID) {
 			continue
 		}
 		hits = append(hits, h)
