@@ -221,49 +221,57 @@ func (x *Index) probe(text []Hit, parts [][][]uint32, exclude []Facet) []Hit {
 			excl = append(excl, p)
 		}
 	}
-	type cursor struct {
-		list []uint32
-		pos  int
-	}
-	cursors := func(lists [][]uint32) []cursor {
-		cs := make([]cursor, len(lists))
-		for i, l := range lists {
-			cs[i] = cursor{list: l}
-		}
-		// The longest list first: it most often holds the id.
-		slices.SortFunc(cs, func(a, b cursor) int { return len(b.list) - len(a.list) })
-		return cs
-	}
-	in := func(cs []cursor, id uint32) bool {
-		for i := range cs {
-			c := &cs[i]
-			j, ok := slices.BinarySearch(c.list[c.pos:], id)
-			c.pos += j
-			if ok {
-				return true
-			}
-		}
-		return false
-	}
-	filters := make([][]cursor, len(parts))
+	filters := make([]listCursors, len(parts))
 	for i, ps := range parts {
-		filters[i] = cursors(ps)
+		filters[i] = newListCursors(ps)
 	}
-	excluded := cursors(excl)
+	excluded := newListCursors(excl)
 	hits := make([]Hit, 0, len(text))
 next:
 	for _, h := range text {
 		for _, cs := range filters {
-			if !in(cs, h.ID) {
+			if !cs.has(h.ID) {
 				continue next
 			}
 		}
-		if in(excluded, h.ID) {
+		if excluded.has(h.ID) {
 			continue
 		}
 		hits = append(hits, h)
 	}
 	return hits
+}
+
+// listCursors finds ascending ids in sorted posting lists: one cursor per
+// list, moved forward by binary search, the longest list first (it most
+// often holds the id).
+type listCursors []listCursor
+
+type listCursor struct {
+	list []uint32
+	pos  int
+}
+
+func newListCursors(lists [][]uint32) listCursors {
+	cs := make(listCursors, len(lists))
+	for i, l := range lists {
+		cs[i] = listCursor{list: l}
+	}
+	slices.SortFunc(cs, func(a, b listCursor) int { return len(b.list) - len(a.list) })
+	return cs
+}
+
+// has reports whether a list holds id; ids must come in ascending order.
+func (cs listCursors) has(id uint32) bool {
+	for i := range cs {
+		c := &cs[i]
+		j, ok := slices.BinarySearch(c.list[c.pos:], id)
+		c.pos += j
+		if ok {
+			return true
+		}
+	}
+	return false
 }
 
 // matchFilters returns the sorted ids matching every filter, given each
@@ -273,12 +281,41 @@ func (x *Index) matchFilters(parts [][][]uint32) []uint32 {
 	if len(parts) == 0 {
 		return x.all
 	}
-	lists := make([][]uint32, 0, len(parts))
-	for _, ps := range parts {
+	// The filter with the fewest entries gives the candidates; each other
+	// filter is checked candidate by candidate when that is cheaper than
+	// merging its lists (a caller's scope beside a tag filter).
+	size := func(ps [][]uint32) int {
+		n := 0
+		for _, p := range ps {
+			n += len(p)
+		}
+		return n
+	}
+	parts = slices.Clone(parts)
+	slices.SortFunc(parts, func(a, b [][]uint32) int { return size(a) - size(b) })
+	out := union(parts[0])
+	var rest [][][]uint32
+	for _, ps := range parts[1:] {
+		if len(out) == 0 || !preferProbe(len(out), [][][]uint32{ps}) {
+			rest = append(rest, ps)
+			continue
+		}
+		cs := newListCursors(ps)
+		kept := make([]uint32, 0, len(out))
+		for _, id := range out {
+			if cs.has(id) {
+				kept = append(kept, id)
+			}
+		}
+		out = kept
+	}
+	lists := make([][]uint32, 0, len(rest)+1)
+	lists = append(lists, out)
+	for _, ps := range rest {
 		lists = append(lists, union(ps))
 	}
 	slices.SortFunc(lists, func(a, b []uint32) int { return len(a) - len(b) })
-	out := lists[0]
+	out = lists[0]
 	for _, l := range lists[1:] {
 		if len(out) == 0 {
 			break
