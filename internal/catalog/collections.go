@@ -327,12 +327,14 @@ func (s *Store) setMembers(ctx context.Context, actor Actor, name string, agentI
 
 // remark recomputes the placement (collections, visibility) of agents
 // from their memberships, stores it with a new seq so that other replicas'
-// Sync picks it up, and returns the index changes.
+// Sync picks it up, adds an "updated" change-feed entry (callers who now
+// see the agent learn of it), and returns the index changes.
 func remark(tx *txn, pks []int64, now time.Time) ([]fieldUpdate, error) {
 	ups := make([]fieldUpdate, 0, len(pks))
+	changes := make([]changeRow, 0, len(pks))
 	for _, pk := range pks {
 		var rec agentRecord
-		if err := tx.Select("pk", "seq", "listing").Where("pk = ?", pk).Take(&rec).Error; err != nil {
+		if err := tx.Select("pk", "id", "card_url", "current_version", "seq", "listing").Where("pk = ?", pk).Take(&rec).Error; err != nil {
 			return nil, fmt.Errorf("reading agent %d: %w", pk, translate(err))
 		}
 		var cols []collectionRecord
@@ -373,6 +375,11 @@ func remark(tx *txn, pks []int64, now time.Time) ([]fieldUpdate, error) {
 			return nil, fmt.Errorf("re-marking agent %d: %w", pk, err)
 		}
 		ups = append(ups, fieldUpdate{pk: pk, prev: rec.Seq, seq: seqs[0], values: pl.values()})
+		changes = append(changes, changeRow{AgentPK: pk, AgentID: rec.ID, CardURL: rec.CardURL, Kind: ChangeUpdated,
+			Version: rec.CurrentVersion, At: now})
+	}
+	if err := appendChanges(tx, changes); err != nil {
+		return nil, fmt.Errorf("recording re-marked agents: %w", err)
 	}
 	return ups, nil
 }

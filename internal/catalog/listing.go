@@ -101,8 +101,9 @@ func (ch *ListingChange) validate(id string) error {
 }
 
 // SetListing moves an agent to another listing state, with the audit row
-// in the same transaction, and updates the search index in place (other
-// replicas pick it up by the bumped seq, see Sync). Approving records the
+// and an "updated" change-feed entry in the same transaction, and updates
+// the search index in place (other replicas pick it up by the bumped seq,
+// see Sync). Approving records the
 // current version as the approved one. An agent the scope does not see is
 // ErrNotFound; a bad change ErrInvalidListing.
 func (s *Store) SetListing(ctx context.Context, actor Actor, sc Scope, id string, ch ListingChange) (Agent, error) {
@@ -158,6 +159,12 @@ func (s *Store) SetListing(ctx context.Context, actor Actor, sc Scope, id string
 			return fmt.Errorf("agent %s: %w", id, err)
 		}
 		up = fieldUpdate{pk: rec.PK, prev: rec.Seq, seq: seqs[0], values: pl.values()}
+		// Callers who could not see the agent before learn of it from the
+		// feed, as of a change.
+		if err := appendChanges(tx, []changeRow{{AgentPK: rec.PK, AgentID: rec.ID, CardURL: rec.CardURL, Kind: ChangeUpdated,
+			Version: rec.CurrentVersion, At: now}}); err != nil {
+			return fmt.Errorf("recording listing of agent %s: %w", id, err)
+		}
 		detail := map[string]any{"from": rec.Listing, "to": ch.State, "version": rec.CurrentVersion}
 		if ch.Reason != "" {
 			detail["reason"] = ch.Reason

@@ -228,7 +228,27 @@ func TestPlacementReachesReplicas(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			a.SetListingPolicy(catalog.ListingPolicy{RequireApproval: true})
 			ag := store(t, a, "https://rep.example/card.json", namedCard("Rep", "1"), catalog.SourceURL).Agent
+			// A viewer following the feed learns of the agent once it is
+			// approved, not before.
+			feed := func() int {
+				t.Helper()
+				ch, err := b.Changes(ctx, catalog.Scope{}, 0, 100)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return len(ch)
+			}
+			if n := feed(); n != 0 {
+				t.Fatalf("a viewer's feed has %d entries of a pending agent", n)
+			}
+			if _, err := a.SetListing(ctx, editor, catalog.ScopeAll, ag.ID, catalog.ListingChange{State: "approved"}); err != nil {
+				t.Fatal(err)
+			}
+			if n := feed(); n != 2 {
+				t.Fatalf("a viewer's feed has %d entries after approval, want created and updated", n)
+			}
 			sync := func() {
 				t.Helper()
 				if err := b.Sync(ctx); err != nil {
