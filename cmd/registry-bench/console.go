@@ -333,7 +333,7 @@ func recordReports(ctx context.Context, store *catalog.Store, ids []string) erro
 	now := time.Now().UTC()
 	var ins []catalog.VerificationInput
 	for _, id := range ids {
-		v, err := store.AgentView(ctx, id, now)
+		v, err := store.AgentView(ctx, catalog.ScopeAll, id, now)
 		if err != nil {
 			return err
 		}

@@ -45,6 +45,8 @@ func main() {
 		err = runReplicas(os.Args[2:])
 	case "console":
 		err = runConsole(os.Args[2:])
+	case "scoped":
+		err = runScoped(os.Args[2:])
 	case "-h", "-help", "--help", "help":
 		usage()
 		return
@@ -77,6 +79,9 @@ benchmarks:
   console   server-side render time of the web console's search and agent
             pages over a synthetic catalog (p50, p99), and the weight of a
             first visit (HTML + CSS + JS as transferred)
+  scoped    catalog.Search p50/p99 for an unrestricted caller and for a
+            viewer in 3 groups over a catalog with collections (some
+            restricted) and every listing state, alternating query by query
 `)
 }
 

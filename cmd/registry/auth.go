@@ -26,6 +26,7 @@ func newAuthenticator(cfg config.Config, store *catalog.Store, log *slog.Logger)
 		Scopes:       cfg.OIDCScopes,
 		PublicURL:    cfg.PublicURL,
 		RolesClaim:   cfg.OIDCRolesClaim,
+		GroupsClaim:  cfg.OIDCGroupsClaim,
 		APIAudience:  cfg.OIDCAPIAudience,
 		SessionIdle:  cfg.SessionIdle,
 		SessionMax:   cfg.SessionMax,

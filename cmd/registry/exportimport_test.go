@@ -143,7 +143,7 @@ func TestExportImport(t *testing.T) {
 			sameRawVersions(t, src, to)
 			sameSearches(t, src, to)
 			for id, want := range annotated {
-				v, err := to.AgentView(ctx, id, now)
+				v, err := to.AgentView(ctx, catalog.ScopeAll, id, now)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -181,7 +181,7 @@ func TestExportImport(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			v, err := to.AgentView(ctx, back.Agent.ID, now)
+			v, err := to.AgentView(ctx, catalog.ScopeAll, back.Agent.ID, now)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -219,11 +219,11 @@ func sameRawVersions(t *testing.T, a, b *catalog.Store) {
 		t.Fatal(err)
 	}
 	for _, s := range page.Items {
-		va, err := a.Versions(ctx, s.ID)
+		va, err := a.Versions(ctx, catalog.ScopeAll, s.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		vb, err := b.Versions(ctx, s.ID)
+		vb, err := b.Versions(ctx, catalog.ScopeAll, s.ID)
 		if err != nil {
 			t.Fatalf("agent %s missing from the copy: %v", s.ID, err)
 		}
@@ -231,11 +231,11 @@ func sameRawVersions(t *testing.T, a, b *catalog.Store) {
 			t.Fatalf("agent %s: %d versions, copy has %d", s.ID, len(va), len(vb))
 		}
 		for _, v := range va {
-			x, err := a.Version(ctx, s.ID, v.Number)
+			x, err := a.Version(ctx, catalog.ScopeAll, s.ID, v.Number)
 			if err != nil {
 				t.Fatal(err)
 			}
-			y, err := b.Version(ctx, s.ID, v.Number)
+			y, err := b.Version(ctx, catalog.ScopeAll, s.ID, v.Number)
 			if err != nil {
 				t.Fatal(err)
 			}

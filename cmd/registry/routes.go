@@ -19,7 +19,7 @@ import (
 func (a *app) handler() http.Handler {
 	d := handlerDeps{log: a.log, store: a.store, registrar: a.registrar, metrics: a.metrics, auth: a.auth,
 		hosts: a.cfg.AcceptedHosts(), origins: a.cfg.TrustedOrigins(), agents: a.store, pauser: a.store, keys: a.store,
-		ops: a.store, annotator: a.store, publicURL: a.cfg.PublicURL}
+		ops: a.store, annotator: a.store, publicURL: a.cfg.PublicURL, curator: a.store}
 	if a.crawler != nil {
 		d.refresher = a.crawler
 	}
@@ -51,6 +51,7 @@ type handlerDeps struct {
 	keeper    *proxy.Keeper
 	oauth     web.OAuthFlows // nil: no OAuth sign-in to agents from the console
 	publicURL string
+	curator   web.Curator // nil: no listing transitions, no collections (API and console)
 }
 
 // operations is what the API's and the console's operator pages need
@@ -127,6 +128,9 @@ func newHandler(d handlerDeps) http.Handler {
 	if d.annotator != nil {
 		opts.Annotator = d.annotator
 	}
+	if d.curator != nil {
+		opts.Curator = d.curator
+	}
 	api.New(opts).Mount(e)
 	web.New(consoleOptions(d)).Mount(e)
 	return e
@@ -160,6 +164,9 @@ func consoleOptions(d handlerDeps) web.Options {
 	}
 	if d.annotator != nil {
 		o.Annotator = d.annotator
+	}
+	if d.curator != nil {
+		o.Curator = d.curator
 	}
 	return o
 }

@@ -23,7 +23,8 @@ const maxInt = int(^uint(0) >> 1)
 // Every command migrates: goose applies only what is pending, and PostgreSQL
 // replicas take an advisory lock so they do not race.
 func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (*catalog.Store, error) {
-	store, err := catalog.Open(ctx, catalog.Config{DSN: cfg.DB, Logger: log, CardLimits: cardLimits(cfg)})
+	store, err := catalog.Open(ctx, catalog.Config{DSN: cfg.DB, Logger: log, CardLimits: cardLimits(cfg),
+		Listing: catalog.ListingPolicy{RequireApproval: cfg.RequireApproval, ReapproveOnChange: cfg.ReapproveOnChange}})
 	if err != nil {
 		return nil, err
 	}

@@ -33,8 +33,9 @@ var enumFilters = map[string][]string{
 		catalog.SignatureUnchecked, catalog.SignatureVerified, catalog.SignatureInvalid,
 		catalog.SignatureUnsigned, catalog.SignatureKeyUnavailable,
 	},
-	catalog.FieldHealth: {catalog.HealthUnknown, catalog.HealthUp, catalog.HealthDown, catalog.HealthStale, catalog.HealthRemoved},
-	catalog.FieldWorks:  {catalog.WorksAll, catalog.WorksSome, catalog.WorksNone, catalog.WorksUnchecked},
+	catalog.FieldHealth:  {catalog.HealthUnknown, catalog.HealthUp, catalog.HealthDown, catalog.HealthStale, catalog.HealthRemoved},
+	catalog.FieldWorks:   {catalog.WorksAll, catalog.WorksSome, catalog.WorksNone, catalog.WorksUnchecked},
+	catalog.FieldListing: catalog.ListingStates,
 }
 
 const (
@@ -52,6 +53,7 @@ func (a *API) searchAgents(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	q.Scope = a.scope(c)
 	page, err := a.catalog.Search(c.Request().Context(), q)
 	switch {
 	case errors.Is(err, catalog.ErrInvalidCursor):
@@ -183,7 +185,7 @@ func (a *API) getAgent(c echo.Context) error {
 // agentDetail reads agent id with its versions, health and verification
 // report in one catalog read.
 func (a *API) agentDetail(c echo.Context, id string) (AgentDetail, error) {
-	v, err := a.catalog.AgentView(c.Request().Context(), id, a.now())
+	v, err := a.catalog.AgentView(c.Request().Context(), a.scope(c), id, a.now())
 	if errors.Is(err, catalog.ErrNotFound) {
 		// Unknown, or deleted since the caller last saw it.
 		return AgentDetail{}, agentNotFound(id)
@@ -199,7 +201,7 @@ func (a *API) agentDetail(c echo.Context, id string) (AgentDetail, error) {
 	}
 	d := newAgentDetail(v)
 	d.Annotations = newAnnotations(v.Annotations, a.seesNotes(c))
-	if d.Check, err = a.latestCheck(c.Request().Context(), id); err != nil {
+	if d.Check, err = a.latestCheck(c.Request().Context(), a.scope(c), id); err != nil {
 		return AgentDetail{}, err
 	}
 	return d, nil

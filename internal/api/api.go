@@ -31,23 +31,25 @@ const BasePath = "/api/v1"
 type Catalog interface {
 	Search(ctx context.Context, q catalog.Query) (catalog.Page, error)
 	// Agent returns catalog.ErrNotFound for an unknown id.
-	Agent(ctx context.Context, id string) (catalog.Agent, error)
+	// Every read takes the caller's scope (ScopeOf): an agent it does not
+	// see is catalog.ErrNotFound, as a missing one.
+	Agent(ctx context.Context, sc catalog.Scope, id string) (catalog.Agent, error)
 	// RawCard returns the current version's bytes as received.
-	RawCard(ctx context.Context, id string) ([]byte, error)
+	RawCard(ctx context.Context, sc catalog.Scope, id string) ([]byte, error)
 	// Versions lists an agent's versions, newest first.
-	Versions(ctx context.Context, id string) ([]catalog.VersionSummary, error)
-	Version(ctx context.Context, id string, n int) (catalog.Version, error)
+	Versions(ctx context.Context, sc catalog.Scope, id string) ([]catalog.VersionSummary, error)
+	Version(ctx context.Context, sc catalog.Scope, id string, n int) (catalog.Version, error)
 	// AgentView reads an agent with its versions, health (uptimes as of
 	// now) and verification report in one transaction; it returns
 	// catalog.ErrNotFound for an unknown id.
-	AgentView(ctx context.Context, id string, now time.Time) (catalog.AgentView, error)
+	AgentView(ctx context.Context, sc catalog.Scope, id string, now time.Time) (catalog.AgentView, error)
 	// AgentRemoval is nil for a listed agent, the removal of one an admin
 	// removed, and catalog.ErrNotFound for an unknown id. The reads above
 	// return removed agents too: the API decides who sees them.
 	AgentRemoval(ctx context.Context, id string) (*catalog.Removal, error)
 	// Changes lists the change feed after seq since, oldest first, at most
 	// limit entries.
-	Changes(ctx context.Context, since int64, limit int) ([]catalog.Change, error)
+	Changes(ctx context.Context, sc catalog.Scope, since int64, limit int) ([]catalog.Change, error)
 }
 
 // Registrar fetches, checks and stores the card behind a URL.
@@ -94,6 +96,9 @@ type Options struct {
 	// Annotator serves PUT /agents/{id}/annotations (editor); the route
 	// is absent when it is nil.
 	Annotator Annotator
+	// Curator serves listing transitions and collections; their routes
+	// are absent when it is nil.
+	Curator Curator
 	// Authorizer guards each route by the role it needs (see routes).
 	// Nil means no sign-in: every route is open, for development on
 	// loopback.
@@ -122,6 +127,7 @@ type API struct {
 	keys       Keys
 	crawl      CrawlStatus
 	annotator  Annotator
+	curator    Curator
 	// crossSite refuses browser writes from other sites; it goes on every
 	// state-changing route, before the role check (it needs no session).
 	crossSite echo.MiddlewareFunc
@@ -153,6 +159,7 @@ func New(opts Options) *API {
 		keys:        opts.Keys,
 		crawl:       opts.Crawl,
 		annotator:   opts.Annotator,
+		curator:     opts.Curator,
 		crossSite:   crossSiteGuard(opts.TrustedOrigins, log),
 		log:         log,
 		now:         time.Now,
@@ -240,6 +247,7 @@ func (a *API) routes() []route {
 	if a.annotator != nil {
 		rs = append(rs, route{method: http.MethodPut, path: "/agents/:id/annotations", role: auth.Editor, handler: a.setAnnotations})
 	}
+	rs = append(rs, a.curationRoutes()...)
 	return append(rs, a.operatorRoutes()...)
 }
 

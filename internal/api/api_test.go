@@ -150,6 +150,9 @@ func decodeJSON[T any](t *testing.T, rec *httptest.ResponseRecorder) T {
 func wantQuery(want catalog.Query) func(*testing.T, *httptest.ResponseRecorder, *fakeCatalog, *fakeRegistrar) {
 	return func(t *testing.T, _ *httptest.ResponseRecorder, cat *fakeCatalog, _ *fakeRegistrar) {
 		t.Helper()
+		// Without sign-in every route is open and the caller sees
+		// everything; scopes are tested in visibility_test.go.
+		want.Scope = catalog.ScopeAll
 		if !reflect.DeepEqual(cat.lastQuery, want) {
 			t.Errorf("catalog query = %+v, want %+v", cat.lastQuery, want)
 		}
@@ -187,7 +190,7 @@ func TestSearch(t *testing.T) {
 				"tag": {"a", "b"}, "input_mode": {"image/*"}, "signature": {"verified"}, "health": {"up"},
 			}})},
 		{name: "every filter field accepted", wantStatus: http.StatusOK,
-			target: "/api/v1/agents?skill=s&tag=t&input_mode=m&output_mode=m&binding=GRPC&protocol_version=1.0&security_scheme=oauth2&provider=p&signature=unsigned&health=down&audit=no_security&signature_trust=pinned&owner_team=o&classification=c&label=env:prod&works=some",
+			target: "/api/v1/agents?skill=s&tag=t&input_mode=m&output_mode=m&binding=GRPC&protocol_version=1.0&security_scheme=oauth2&provider=p&signature=unsigned&health=down&audit=no_security&signature_trust=pinned&owner_team=o&classification=c&label=env:prod&works=some&listing=pending&collection=Finance",
 			check: func(t *testing.T, _ *httptest.ResponseRecorder, c *fakeCatalog, _ *fakeRegistrar) {
 				if len(c.lastQuery.Filters) != len(catalog.FilterFields) {
 					t.Errorf("filters passed on: %v, want one per field %v", c.lastQuery.Filters, catalog.FilterFields)

@@ -28,7 +28,7 @@ func (a *API) listChanges(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	items, err := a.catalog.Changes(c.Request().Context(), since, limit)
+	items, err := a.catalog.Changes(c.Request().Context(), a.scope(c), since, limit)
 	if err != nil {
 		return fmt.Errorf("reading change feed after %d: %w", since, err)
 	}

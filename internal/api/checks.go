@@ -29,7 +29,7 @@ func (a *API) checkAgent(c echo.Context) error {
 		e.body.Parameter = "message"
 		return e
 	}
-	ag, err := a.catalog.Agent(ctx, c.Param("id"))
+	ag, err := a.catalog.Agent(ctx, a.scope(c), c.Param("id"))
 	if errors.Is(err, catalog.ErrNotFound) {
 		return newError(http.StatusNotFound, CodeNotFound, "no agent with id %q", c.Param("id"))
 	}
@@ -64,11 +64,11 @@ func (a *API) checkAgent(c echo.Context) error {
 
 // latestCheck is the agent's latest check, nil when it has none or runs
 // are not served.
-func (a *API) latestCheck(ctx context.Context, agentID string) (*CheckResponse, error) {
+func (a *API) latestCheck(ctx context.Context, sc catalog.Scope, agentID string) (*CheckResponse, error) {
 	if a.runs == nil {
 		return nil, nil
 	}
-	runs, err := a.runs.AgentRuns(ctx, agentID, catalog.RunKindCheck, 1)
+	runs, err := a.runs.AgentRuns(ctx, sc, agentID, catalog.RunKindCheck, 1)
 	if err != nil {
 		return nil, fmt.Errorf("reading checks of agent %s: %w", agentID, err)
 	}

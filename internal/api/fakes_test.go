@@ -59,10 +59,17 @@ func (f *fakeCatalog) Search(_ context.Context, q catalog.Query) (catalog.Page, 
 	if f.searchErr != nil {
 		return catalog.Page{}, f.searchErr
 	}
-	return f.page, nil
+	p := f.page
+	p.Items = slices.Clone(p.Items)
+	for i := range p.Items {
+		if p.Items[i].Listing == "" {
+			p.Items[i].Listing = catalog.ListingApproved
+		}
+	}
+	return p, nil
 }
 
-func (f *fakeCatalog) Agent(_ context.Context, id string) (catalog.Agent, error) {
+func (f *fakeCatalog) Agent(_ context.Context, _ catalog.Scope, id string) (catalog.Agent, error) {
 	if f.err != nil {
 		return catalog.Agent{}, f.err
 	}
@@ -70,10 +77,13 @@ func (f *fakeCatalog) Agent(_ context.Context, id string) (catalog.Agent, error)
 	if !ok {
 		return catalog.Agent{}, catalog.ErrNotFound
 	}
+	if a.Listing.State == "" {
+		a.Listing.State = catalog.ListingApproved
+	}
 	return a, nil
 }
 
-func (f *fakeCatalog) RawCard(_ context.Context, id string) ([]byte, error) {
+func (f *fakeCatalog) RawCard(_ context.Context, _ catalog.Scope, id string) ([]byte, error) {
 	if f.err != nil {
 		return nil, f.err
 	}
@@ -84,7 +94,7 @@ func (f *fakeCatalog) RawCard(_ context.Context, id string) ([]byte, error) {
 	return vs[len(vs)-1].Raw, nil
 }
 
-func (f *fakeCatalog) Versions(_ context.Context, id string) ([]catalog.VersionSummary, error) {
+func (f *fakeCatalog) Versions(_ context.Context, _ catalog.Scope, id string) ([]catalog.VersionSummary, error) {
 	if f.err != nil {
 		return nil, f.err
 	}
@@ -102,7 +112,7 @@ func (f *fakeCatalog) Versions(_ context.Context, id string) ([]catalog.VersionS
 	return out, nil
 }
 
-func (f *fakeCatalog) Version(_ context.Context, id string, n int) (catalog.Version, error) {
+func (f *fakeCatalog) Version(_ context.Context, _ catalog.Scope, id string, n int) (catalog.Version, error) {
 	if f.err != nil {
 		return catalog.Version{}, f.err
 	}
@@ -137,7 +147,7 @@ func (f *fakeCatalog) AgentHealth(_ context.Context, id string, now time.Time) (
 
 // AgentView composes the fake's own reads, so each error knob fails the
 // view as it failed the separate reads before.
-func (f *fakeCatalog) AgentView(ctx context.Context, id string, now time.Time) (catalog.AgentView, error) {
+func (f *fakeCatalog) AgentView(ctx context.Context, _ catalog.Scope, id string, now time.Time) (catalog.AgentView, error) {
 	f.mu.Lock()
 	f.views++
 	f.mu.Unlock()
@@ -145,10 +155,10 @@ func (f *fakeCatalog) AgentView(ctx context.Context, id string, now time.Time) (
 		v   catalog.AgentView
 		err error
 	)
-	if v.Agent, err = f.Agent(ctx, id); err != nil {
+	if v.Agent, err = f.Agent(ctx, catalog.ScopeAll, id); err != nil {
 		return catalog.AgentView{}, err
 	}
-	if v.Versions, err = f.Versions(ctx, id); err != nil {
+	if v.Versions, err = f.Versions(ctx, catalog.ScopeAll, id); err != nil {
 		return catalog.AgentView{}, err
 	}
 	if v.Health, err = f.AgentHealth(ctx, id, now); err != nil {
@@ -175,7 +185,7 @@ func (f *fakeCatalog) Verification(_ context.Context, id string) (*catalog.Verif
 	return f.verifications[id], nil
 }
 
-func (f *fakeCatalog) Changes(_ context.Context, since int64, limit int) ([]catalog.Change, error) {
+func (f *fakeCatalog) Changes(_ context.Context, _ catalog.Scope, since int64, limit int) ([]catalog.Change, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.changesCall = &changesCall{since: since, limit: limit}

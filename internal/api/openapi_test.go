@@ -209,7 +209,7 @@ func TestRoutesDocumented(t *testing.T) {
 	e := echo.New()
 	New(Options{Catalog: newFakeCatalog(), Registrar: &fakeRegistrar{}, Refresher: &fakeRefresher{},
 		Runner: newTestRunner(), Runs: newFakeRunStore(), Audit: &fakeAuditLog{},
-		Operator: store, Keys: store, Crawl: store, Annotator: store}).Mount(e)
+		Operator: store, Keys: store, Crawl: store, Annotator: store, Curator: store}).Mount(e)
 	var mounted []string
 	for _, r := range e.Routes() {
 		if r.Method == echo.RouteNotFound || r.Method == http.MethodHead {

@@ -94,6 +94,9 @@ func (a *API) setPaused(c echo.Context, paused bool) error {
 	if err := refreshBodyAllowed(c.Request()); err != nil {
 		return err
 	}
+	if err := a.mustSee(c, id); err != nil {
+		return err
+	}
 	err = a.operator.SetPaused(c.Request().Context(), ActorOf(c), id, paused)
 	if errors.Is(err, catalog.ErrNotFound) {
 		return agentNotFound(id)

@@ -28,6 +28,9 @@ func (a *API) refreshAgent(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
+	if err := a.mustSee(c, id); err != nil {
+		return err
+	}
 	res, err := a.refresher.RefreshNow(ctx, ActorOf(c), id)
 	var throttled *crawler.ThrottledError
 	switch {
@@ -55,7 +58,7 @@ func (a *API) refreshAgent(c echo.Context) error {
 	a.log.Info("api: agent refreshed", "agent_id", id, "card_url", o.URL, "status", o.Status,
 		"class", o.Class, "health", o.Health, "new_version", res.Stored.NewVersion)
 
-	ag, err := a.catalog.Agent(ctx, id)
+	ag, err := a.catalog.Agent(ctx, a.scope(c), id)
 	if errors.Is(err, catalog.ErrNotFound) {
 		// Deleted while the check ran.
 		return agentNotFound(id)

@@ -42,18 +42,23 @@ func TestRouteRoles(t *testing.T) {
 	store := catalogtest.SQLite(t)
 	a := New(Options{Catalog: newFakeCatalog(), Registrar: &fakeRegistrar{}, Refresher: &fakeRefresher{},
 		Runner: newTestRunner(), Runs: newFakeRunStore(), Audit: &fakeAuditLog{}, Operator: store, Keys: store, Crawl: store,
-		Annotator: store})
+		Annotator: store, Curator: store})
 	operator := map[string]auth.Role{
-		"PUT /agents/:id/annotations": auth.Editor,
-		"GET /audit":                  auth.Admin,
-		"DELETE /agents/:id":          auth.Admin,
-		"POST /agents/:id/pause":      auth.Editor,
-		"POST /agents/:id/resume":     auth.Editor,
-		"GET /keys":                   auth.Admin,
-		"POST /keys":                  auth.Admin,
-		"POST /keys/:id/revoke":       auth.Admin,
-		"GET /crawler":                auth.Editor,
-		"GET /removed-agents":         auth.Admin,
+		"POST /agents/:id/listing":                   auth.Editor,
+		"GET /collections":                           auth.Viewer,
+		"POST /collections":                          auth.Admin,
+		"PUT /collections/:name/agents/:agent_id":    auth.Admin,
+		"DELETE /collections/:name/agents/:agent_id": auth.Admin,
+		"GET /audit":                                 auth.Admin,
+		"DELETE /agents/:id":                         auth.Admin,
+		"POST /agents/:id/pause":                     auth.Editor,
+		"POST /agents/:id/resume":                    auth.Editor,
+		"GET /keys":                                  auth.Admin,
+		"POST /keys":                                 auth.Admin,
+		"POST /keys/:id/revoke":                      auth.Admin,
+		"GET /crawler":                               auth.Editor,
+		"PUT /agents/:id/annotations":                auth.Editor,
+		"GET /removed-agents":                        auth.Admin,
 	}
 	writes, runs := 0, 0
 	for _, r := range a.routes() {

@@ -37,10 +37,12 @@ type Runner interface {
 type RunStore interface {
 	CreateRun(ctx context.Context, actor catalog.Actor, r catalog.Run) error
 	UpdateRun(ctx context.Context, r catalog.Run) error
-	Run(ctx context.Context, id string) (catalog.Run, error)
+	// Run and AgentRuns leave out the runs of agents the scope does not
+	// see (catalog.ErrNotFound, none).
+	Run(ctx context.Context, sc catalog.Scope, id string) (catalog.Run, error)
 	// AgentRuns lists an agent's runs of one kind (catalog.RunKindRun,
 	// catalog.RunKindCheck), newest first.
-	AgentRuns(ctx context.Context, agentID, kind string, limit int) ([]catalog.Run, error)
+	AgentRuns(ctx context.Context, sc catalog.Scope, agentID, kind string, limit int) ([]catalog.Run, error)
 }
 
 // Run states besides the task states (TASK_STATE_…) a run takes from its
@@ -79,7 +81,7 @@ func (a *API) startRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ag, err := a.catalog.Agent(ctx, c.Param("id"))
+	ag, err := a.catalog.Agent(ctx, a.scope(c), c.Param("id"))
 	if errors.Is(err, catalog.ErrNotFound) {
 		return newError(http.StatusNotFound, CodeNotFound, "no agent with id %q", c.Param("id"))
 	}
@@ -190,7 +192,7 @@ func (a *API) cancelRun(c echo.Context) error {
 }
 
 func (a *API) getRun(c echo.Context) error {
-	run, err := a.runs.Run(c.Request().Context(), c.Param("id"))
+	run, err := a.runs.Run(c.Request().Context(), a.scope(c), c.Param("id"))
 	// A check is read through its agent (AgentDetail.check), not here.
 	if errors.Is(err, catalog.ErrNotFound) || (err == nil && run.Kind == catalog.RunKindCheck) {
 		return newError(http.StatusNotFound, CodeNotFound, "no run with id %q", c.Param("id"))
@@ -215,7 +217,7 @@ func (a *API) getRun(c echo.Context) error {
 
 func (a *API) listRuns(c echo.Context) error {
 	ctx := c.Request().Context()
-	if _, err := a.catalog.Agent(ctx, c.Param("id")); errors.Is(err, catalog.ErrNotFound) {
+	if _, err := a.catalog.Agent(ctx, a.scope(c), c.Param("id")); errors.Is(err, catalog.ErrNotFound) {
 		return newError(http.StatusNotFound, CodeNotFound, "no agent with id %q", c.Param("id"))
 	} else if err != nil {
 		return fmt.Errorf("reading agent: %w", err)
@@ -228,7 +230,7 @@ func (a *API) listRuns(c echo.Context) error {
 		}
 		limit = n
 	}
-	runs, err := a.runs.AgentRuns(ctx, c.Param("id"), catalog.RunKindRun, limit)
+	runs, err := a.runs.AgentRuns(ctx, a.scope(c), c.Param("id"), catalog.RunKindRun, limit)
 	if err != nil {
 		return fmt.Errorf("listing runs: %w", err)
 	}
@@ -243,7 +245,7 @@ func (a *API) listRuns(c echo.Context) error {
 // may continue it: the one who started it, or an admin.
 func (a *API) ownRun(c echo.Context) (catalog.Run, catalog.Agent, error) {
 	ctx := c.Request().Context()
-	run, err := a.runs.Run(ctx, c.Param("id"))
+	run, err := a.runs.Run(ctx, a.scope(c), c.Param("id"))
 	if errors.Is(err, catalog.ErrNotFound) || (err == nil && run.Kind == catalog.RunKindCheck) {
 		return run, catalog.Agent{}, newError(http.StatusNotFound, CodeNotFound, "no run with id %q", c.Param("id"))
 	}
@@ -255,7 +257,7 @@ func (a *API) ownRun(c echo.Context) (catalog.Run, catalog.Agent, error) {
 			return run, catalog.Agent{}, newError(http.StatusForbidden, CodeForbidden, "only the tester who started this run may continue it")
 		}
 	}
-	ag, err := a.catalog.Agent(ctx, run.AgentID)
+	ag, err := a.catalog.Agent(ctx, a.scope(c), run.AgentID)
 	if errors.Is(err, catalog.ErrNotFound) || (err == nil && ag.Removed != nil) {
 		// A removed agent's runs are history: read, never continued.
 		return run, ag, newError(http.StatusNotFound, CodeNotFound, "the run's agent is gone")
@@ -470,7 +472,8 @@ func (a *API) saveRun(ctx context.Context, run catalog.Run, tr proxy.Transcript,
 func SaveRun(ctx context.Context, runs RunStore, run catalog.Run, tr proxy.Transcript, base int) error {
 	// Read, merge, write only if nobody wrote in between; else again.
 	for attempt := 1; ; attempt++ {
-		cur, err := runs.Run(ctx, run.ID)
+		// The run's caller was let in when it was read or started.
+		cur, err := runs.Run(ctx, catalog.ScopeAll, run.ID)
 		if err != nil {
 			return fmt.Errorf("storing run: %w", err)
 		}
@@ -563,7 +566,7 @@ func RunEnded(state string) bool {
 // storedTranscript reads back the transcript as stored (with other
 // requests' turns merged in), falling back to tr.
 func (a *API) storedTranscript(ctx context.Context, id string, tr proxy.Transcript) (proxy.Transcript, error) {
-	cur, err := a.runs.Run(context.WithoutCancel(ctx), id)
+	cur, err := a.runs.Run(context.WithoutCancel(ctx), catalog.ScopeAll, id)
 	if err != nil {
 		return tr, err
 	}

@@ -68,7 +68,7 @@ func (f *fakeRunStore) UpdateRun(_ context.Context, r catalog.Run) error {
 	return nil
 }
 
-func (f *fakeRunStore) Run(_ context.Context, id string) (catalog.Run, error) {
+func (f *fakeRunStore) Run(_ context.Context, _ catalog.Scope, id string) (catalog.Run, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	r, ok := f.runs[id]
@@ -78,7 +78,7 @@ func (f *fakeRunStore) Run(_ context.Context, id string) (catalog.Run, error) {
 	return r, nil
 }
 
-func (f *fakeRunStore) AgentRuns(_ context.Context, agentID, kind string, limit int) ([]catalog.Run, error) {
+func (f *fakeRunStore) AgentRuns(_ context.Context, _ catalog.Scope, agentID, kind string, limit int) ([]catalog.Run, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out []catalog.Run
@@ -571,7 +571,7 @@ func TestRunListsVersionViolation(t *testing.T) {
 	if len(run.Turns) != 1 || len(run.Turns[0].Violations) != 1 || run.Turns[0].Violations[0].Code != proxy.ViolationVersionIgnored {
 		t.Fatalf("turns %+v, want one with a version_ignored violation", run.Turns)
 	}
-	stored, err := env.runs.Run(context.Background(), run.ID)
+	stored, err := env.runs.Run(context.Background(), catalog.ScopeAll, run.ID)
 	if err != nil || !strings.Contains(string(stored.Transcript), `"version_ignored"`) {
 		t.Errorf("stored transcript lacks the violation: %v %s", err, stored.Transcript)
 	}

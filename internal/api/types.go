@@ -36,7 +36,10 @@ type Summary struct {
 	Skills           []SkillSummary `json:"skills"`
 	Signature        string         `json:"signature"`
 	Health           string         `json:"health"`
-	UpdatedAt        time.Time      `json:"updated_at"`
+	// Listing is the listing state; deprecated agents come after all
+	// others in results.
+	Listing   string    `json:"listing"`
+	UpdatedAt time.Time `json:"updated_at"`
 	// Score is the text relevance; zero (and left out) when the query has
 	// no text.
 	Score float64 `json:"score,omitempty"`
@@ -80,6 +83,11 @@ type AgentDetail struct {
 	// Check is the latest declared-vs-working check (POST
 	// /agents/{id}/checks), absent until a tester ran one.
 	Check *CheckResponse `json:"check,omitempty"`
+	// Listing is where the agent stands in the listing lifecycle.
+	Listing Listing `json:"listing"`
+	// Collections names the collections the agent is in that the caller
+	// sees.
+	Collections []string `json:"collections"`
 	// Annotations are the operator's (PUT /agents/{id}/annotations);
 	// notes only for editors and admins.
 	Annotations Annotations `json:"annotations"`
@@ -228,7 +236,7 @@ func newSummary(s catalog.Summary) Summary {
 		Provider: s.Provider, ProtocolVersions: nonNil(s.ProtocolVersions), Bindings: nonNil(s.Bindings),
 		SecuritySchemes: nonNil(s.SecuritySchemes), InputModes: nonNil(s.InputModes), OutputModes: nonNil(s.OutputModes),
 		Skills: make([]SkillSummary, len(s.Skills)), Signature: s.SignatureStatus, Health: s.Health,
-		UpdatedAt: s.UpdatedAt, Score: s.Score,
+		UpdatedAt: s.UpdatedAt, Score: s.Score, Listing: s.Listing,
 	}
 	for i, sk := range s.Skills {
 		out.Skills[i] = SkillSummary{ID: sk.ID, Name: sk.Name, Tags: sk.Tags}
@@ -252,6 +260,8 @@ func newAgentDetail(v catalog.AgentView) AgentDetail {
 		Findings:       c.Findings,
 		Versions:       VersionsInfo{Count: len(v.Versions)},
 		HealthReport:   newHealthReport(v.Health),
+		Listing:        newListing(a.Listing),
+		Collections:    nonNil(a.Collections),
 	}
 	if r := a.Removed; r != nil {
 		d.Removed = &Removal{At: r.At, By: r.By}

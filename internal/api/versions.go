@@ -19,7 +19,7 @@ func (a *API) getRawCard(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	raw, err := a.catalog.RawCard(c.Request().Context(), id)
+	raw, err := a.catalog.RawCard(c.Request().Context(), a.scope(c), id)
 	if errors.Is(err, catalog.ErrNotFound) {
 		return agentNotFound(id)
 	}
@@ -36,7 +36,7 @@ func (a *API) listVersions(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	vs, err := a.catalog.Versions(c.Request().Context(), id)
+	vs, err := a.catalog.Versions(c.Request().Context(), a.scope(c), id)
 	// Every catalogued agent has at least one version, so an empty list
 	// means the agent does not exist.
 	if errors.Is(err, catalog.ErrNotFound) || (err == nil && len(vs) == 0) {
@@ -62,7 +62,7 @@ func (a *API) getVersion(c echo.Context) error {
 	if err != nil || !isDigits(s) || n < 1 {
 		return invalidParameter("n", "version number must be a positive integer")
 	}
-	v, err := a.catalog.Version(c.Request().Context(), id, n)
+	v, err := a.catalog.Version(c.Request().Context(), a.scope(c), id, n)
 	if errors.Is(err, catalog.ErrNotFound) {
 		return newError(http.StatusNotFound, CodeNotFound, "version %d of agent %s not found", n, id)
 	}

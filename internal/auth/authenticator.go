@@ -76,7 +76,10 @@ type Config struct {
 	// ("realm_access.roles") walks nested objects when no top-level claim
 	// has the full name.
 	RolesClaim string
-	Roles      []RoleMapping
+	// GroupsClaim names the claim whose values are the principal's Groups
+	// (they open restricted collections); RolesClaim when empty.
+	GroupsClaim string
+	Roles       []RoleMapping
 	// DefaultRole is the role of a user no mapping matches; zero refuses
 	// them.
 	DefaultRole Role
@@ -373,7 +376,11 @@ func (a *Authenticator) principal(tok *oidc.IDToken) (Principal, error) {
 	if err := tok.Claims(&claims); err != nil {
 		return Principal{}, fmt.Errorf("reading token claims: %w", err)
 	}
-	p := Principal{Subject: tok.Subject, Groups: claimValues(claims, a.cfg.RolesClaim)}
+	roles := claimValues(claims, a.cfg.RolesClaim)
+	p := Principal{Subject: tok.Subject, Groups: roles}
+	if a.cfg.GroupsClaim != "" && a.cfg.GroupsClaim != a.cfg.RolesClaim {
+		p.Groups = claimValues(claims, a.cfg.GroupsClaim)
+	}
 	if p.Subject == "" {
 		return Principal{}, errors.New("token without subject")
 	}
@@ -384,7 +391,7 @@ func (a *Authenticator) principal(tok *oidc.IDToken) (Principal, error) {
 			break
 		}
 	}
-	for _, g := range p.Groups {
+	for _, g := range roles {
 		p.Role = max(p.Role, a.roles[g])
 	}
 	if p.Role == 0 {

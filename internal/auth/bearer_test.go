@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -219,6 +220,45 @@ func TestSessionWrites(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if resp := post(t, b, h.srv.URL+tt.path, tt.form, tt.header...); resp.StatusCode != tt.want {
 				t.Errorf("status %d, want %d", resp.StatusCode, tt.want)
+			}
+		})
+	}
+}
+
+// TestGroupsClaim: the principal's groups (which open restricted
+// collections) come from the roles claim, or from --oidc-groups-claim
+// when it names another; roles always come from the roles claim.
+func TestGroupsClaim(t *testing.T) {
+	for _, tc := range []struct {
+		name, groupsClaim string
+		wantGroups        []string
+	}{
+		{"roles claim by default", "", []string{"eng"}},
+		{"another claim", "teams", []string{"finance", "ops"}},
+		{"a nested claim", "org.teams", []string{"treasury"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, newStore(t), func(c *Config) { c.GroupsClaim = tc.groupsClaim })
+			tok := h.token(t, nil, func(c jwt.MapClaims) {
+				c["teams"] = []string{"finance", "ops"}
+				c["org"] = map[string]any{"teams": []string{"treasury"}}
+			})
+			req, err := http.NewRequest(http.MethodGet, h.srv.URL+"/whoami", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Authorization", "Bearer "+tok)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var w whoami
+			if err := json.NewDecoder(resp.Body).Decode(&w); err != nil {
+				t.Fatalf("status %d: %v", resp.StatusCode, err)
+			}
+			if w.Role != Editor.String() || !slices.Equal(w.Groups, tc.wantGroups) {
+				t.Errorf("role %s groups %v, want editor %v", w.Role, w.Groups, tc.wantGroups)
 			}
 		})
 	}

@@ -35,7 +35,8 @@ type Principal struct {
 	Name string
 	// Role is what the caller may do; the zero Role may do nothing.
 	Role Role
-	// Groups are the values of the roles claim at sign-in.
+	// Groups are the values of the groups claim (the roles claim unless
+	// --oidc-groups-claim names another) at sign-in.
 	Groups []string
 	Source Source
 }

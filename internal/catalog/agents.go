@@ -13,24 +13,26 @@ import (
 	"github.com/a2aregistry/registry/internal/card"
 )
 
-// Agent returns one agent with the normalized view of its current card.
-func (s *Store) Agent(ctx context.Context, id string) (Agent, error) {
-	return s.agentWhere(ctx, "id = ?", id)
+// Agent returns one agent with the normalized view of its current card;
+// ErrNotFound when no agent has that id or the scope does not see it.
+func (s *Store) Agent(ctx context.Context, sc Scope, id string) (Agent, error) {
+	return s.agentWhere(ctx, sc, "id = ?", id)
 }
 
 // AgentByURL returns the agent registered under a card URL.
 func (s *Store) AgentByURL(ctx context.Context, cardURL string) (Agent, error) {
-	return s.agentWhere(ctx, "card_url = ?", cardURL)
+	return s.agentWhere(ctx, ScopeAll, "card_url = ?", cardURL)
 }
 
-func (s *Store) agentWhere(ctx context.Context, cond string, arg string) (Agent, error) {
-	a, _, err := agentWhere(s.db.WithContext(ctx), s.limits, cond, arg)
+func (s *Store) agentWhere(ctx context.Context, sc Scope, cond string, arg string) (Agent, error) {
+	a, _, err := agentWhere(s.db.WithContext(ctx), s.limits, sc, cond, arg)
 	return a, err
 }
 
 // agentWhere reads one agent with its current card (one query) and parses
-// the card; it returns the agent's pk beside it.
-func agentWhere(db *gorm.DB, lim card.Limits, cond string, arg string) (Agent, int64, error) {
+// the card; it returns the agent's pk beside it. An agent the scope does
+// not see is ErrNotFound, as a missing one.
+func agentWhere(db *gorm.DB, lim card.Limits, sc Scope, cond string, arg string) (Agent, int64, error) {
 	var row struct {
 		Agent agentRecord `gorm:"embedded"`
 		Raw   []byte
@@ -43,13 +45,33 @@ func agentWhere(db *gorm.DB, lim card.Limits, cond string, arg string) (Agent, i
 	if res.RowsAffected == 0 {
 		return Agent{}, 0, fmt.Errorf("agent %s: %w", arg, ErrNotFound)
 	}
+	if ok, err := sc.sees(row.Agent.Listing, row.Agent.Visibility); err != nil || !ok {
+		return Agent{}, 0, errors.Join(fmt.Errorf("agent %s: %w", arg, ErrNotFound), err)
+	}
 	// The normalized view is derived, so it is rebuilt from the stored
 	// bytes: a parser fix shows up without a data migration.
 	c, err := card.Parse(row.Raw, StoredCardLimits(lim, row.Raw))
 	if err != nil {
 		return Agent{}, 0, fmt.Errorf("re-parsing stored card of agent %s: %w", row.Agent.ID, err)
 	}
-	return agentOf(row.Agent, c), row.Agent.PK, nil
+	a := agentOf(row.Agent, c)
+	if r := a.Listing.Replacement; r != "" && !sc.All {
+		// A replacement the caller cannot see is not named to them.
+		var rl, rv string
+		err := db.Raw("SELECT listing, visibility FROM agents WHERE id = ?", r).Row().Scan(&rl, &rv)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return Agent{}, 0, fmt.Errorf("replacement of agent %s: %w", row.Agent.ID, err)
+		}
+		if ok, _ := sc.sees(rl, rv); err != nil || !ok {
+			a.Listing.Replacement = ""
+		}
+	}
+	if !sc.All && len(a.Collections) > 0 {
+		if a.Collections, err = visibleCollections(db, sc, a.Collections); err != nil {
+			return Agent{}, 0, fmt.Errorf("agent %s: %w", row.Agent.ID, err)
+		}
+	}
+	return a, row.Agent.PK, nil
 }
 
 // AgentView is what a page about one agent shows: the agent, its stored
@@ -71,16 +93,16 @@ type AgentView struct {
 }
 
 // AgentView reads an agent with its versions, health (uptimes as of now)
-// and verification report in one read transaction. An unknown id is
-// ErrNotFound.
-func (s *Store) AgentView(ctx context.Context, id string, now time.Time) (AgentView, error) {
+// and verification report in one read transaction. An unknown id, or one
+// the scope does not see, is ErrNotFound.
+func (s *Store) AgentView(ctx context.Context, sc Scope, id string, now time.Time) (AgentView, error) {
 	var v AgentView
 	err := s.read(ctx, func(db *gorm.DB) error {
 		var (
 			pk  int64
 			err error
 		)
-		if v.Agent, pk, err = agentWhere(db, s.limits, "id = ?", id); err != nil {
+		if v.Agent, pk, err = agentWhere(db, s.limits, sc, "id = ?", id); err != nil {
 			return err
 		}
 		if v.Versions, err = versionsOf(db, id, pk); err != nil {
@@ -136,8 +158,12 @@ func agentOf(rec agentRecord, c *card.Card) Agent {
 	if rec.RemovedAt != nil {
 		removed = &Removal{At: rec.RemovedAt.UTC(), By: rec.RemovedBy}
 	}
+	cols, _ := decodeStrings(rec.Collections) // written by this package as a JSON array
 	return Agent{
-		Removed:         removed,
+		Removed: removed,
+		Listing: Listing{State: rec.Listing, Reason: rec.ListingReason, Replacement: rec.ListingReplacement,
+			By: rec.ListingBy, At: utcPtr(rec.ListingAt), ApprovedVersion: rec.ApprovedVersion},
+		Collections:     nonNil(cols),
 		ID:              rec.ID,
 		CardURL:         rec.CardURL,
 		Card:            c,
@@ -151,11 +177,15 @@ func agentOf(rec agentRecord, c *card.Card) Agent {
 }
 
 // RawCard returns the current card of an agent exactly as it was received.
-func (s *Store) RawCard(ctx context.Context, id string) ([]byte, error) {
+func (s *Store) RawCard(ctx context.Context, sc Scope, id string) ([]byte, error) {
+	pk, err := s.pkOf(ctx, sc, id)
+	if err != nil {
+		return nil, err
+	}
 	var raw []byte
-	err := s.db.WithContext(ctx).Raw(
+	err = s.db.WithContext(ctx).Raw(
 		`SELECT v.raw FROM card_versions v JOIN agents a ON a.pk = v.agent_pk AND a.current_version = v.number
-		 WHERE a.id = ?`, id).Row().Scan(&raw)
+		 WHERE a.pk = ?`, pk).Row().Scan(&raw)
 	if err != nil {
 		return nil, fmt.Errorf("raw card of agent %s: %w", id, translateRow(err))
 	}
@@ -163,8 +193,8 @@ func (s *Store) RawCard(ctx context.Context, id string) ([]byte, error) {
 }
 
 // Versions lists the stored versions of an agent's card, newest first.
-func (s *Store) Versions(ctx context.Context, id string) ([]VersionSummary, error) {
-	pk, err := s.pkOf(ctx, id)
+func (s *Store) Versions(ctx context.Context, sc Scope, id string) ([]VersionSummary, error) {
+	pk, err := s.pkOf(ctx, sc, id)
 	if err != nil {
 		return nil, err
 	}
@@ -185,8 +215,8 @@ func versionsOf(db *gorm.DB, id string, pk int64) ([]VersionSummary, error) {
 }
 
 // Version returns version n (1-based) of an agent's card with its raw bytes.
-func (s *Store) Version(ctx context.Context, id string, n int) (Version, error) {
-	pk, err := s.pkOf(ctx, id)
+func (s *Store) Version(ctx context.Context, sc Scope, id string, n int) (Version, error) {
+	pk, err := s.pkOf(ctx, sc, id)
 	if err != nil {
 		return Version{}, err
 	}
@@ -201,11 +231,20 @@ func versionSummary(r cardVersionRecord) VersionSummary {
 	return VersionSummary{Number: r.Number, SHA256: r.SHA256, Size: r.Size, Source: r.Source, ReceivedAt: r.ReceivedAt.UTC()}
 }
 
-func (s *Store) pkOf(ctx context.Context, id string) (int64, error) {
-	var pk int64
-	err := s.db.WithContext(ctx).Raw("SELECT pk FROM agents WHERE id = ?", id).Row().Scan(&pk)
+// pkOf returns the pk of agent id; ErrNotFound when there is none or the
+// scope does not see it.
+func (s *Store) pkOf(ctx context.Context, sc Scope, id string) (int64, error) {
+	var (
+		pk                  int64
+		listing, visibility string
+	)
+	err := s.db.WithContext(ctx).Raw("SELECT pk, listing, visibility FROM agents WHERE id = ?", id).Row().
+		Scan(&pk, &listing, &visibility)
 	if err != nil {
 		return 0, fmt.Errorf("agent %s: %w", id, translateRow(err))
+	}
+	if ok, err := sc.sees(listing, visibility); err != nil || !ok {
+		return 0, errors.Join(fmt.Errorf("agent %s: %w", id, ErrNotFound), err)
 	}
 	return pk, nil
 }

@@ -426,21 +426,25 @@ func storedAnnotationFacets(owner, classification, labels sql.NullString) ([]fac
 	return annotationFacets(Annotations{OwnerTeam: owner.String, Classification: classification.String, Labels: l}), nil
 }
 
-// addAnnotationFacets adds to the index documents of a card write (docs[j]
-// is of recs[writes[j]]) the facets of their agents' annotations: a new
-// card version, or an agent registered again, keeps them.
-func addAnnotationFacets(tx *txn, docs []indexedDoc, recs []agentRecord, writes []int) error {
-	urls := make([]string, len(writes))
-	for j, i := range writes {
-		urls[j] = recs[i].CardURL
+// addAnnotationFacets adds to the index documents of a card write the
+// facets of their agents' annotations; recs are the batch's agents rows,
+// found by pk.
+func addAnnotationFacets(tx *txn, docs []indexedDoc, recs []agentRecord) error {
+	urlOf := make(map[int64]string, len(docs))
+	for i := range recs {
+		urlOf[recs[i].PK] = recs[i].CardURL
+	}
+	urls := make([]string, 0, len(docs))
+	for _, d := range docs {
+		urls = append(urls, urlOf[d.pk])
 	}
 	byURL, err := annotationsOf(tx.DB, urls)
 	if err != nil || len(byURL) == 0 {
 		return err
 	}
-	for j, i := range writes {
-		if a, ok := byURL[recs[i].CardURL]; ok {
-			docs[j].facets = append(docs[j].facets, annotationFacets(a)...)
+	for k := range docs {
+		if a, ok := byURL[urlOf[docs[k].pk]]; ok {
+			docs[k].facets = append(docs[k].facets, annotationFacets(a)...)
 		}
 	}
 	return nil

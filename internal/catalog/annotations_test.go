@@ -63,7 +63,7 @@ func TestAnnotations(t *testing.T) {
 		}
 		view := func() catalog.Annotations {
 			t.Helper()
-			v, err := s.AgentView(ctx, inv.ID, got.ChangedAt)
+			v, err := s.AgentView(ctx, catalog.ScopeAll, inv.ID, got.ChangedAt)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -153,7 +153,7 @@ func TestAnnotations(t *testing.T) {
 		if ids := searchIDs(t, s, map[string][]string{"owner_team": {"Payments Platform"}}); !slices.Equal(ids, only) {
 			t.Errorf("after registering again, owner team matches %v", ids)
 		}
-		v, err := s.AgentView(ctx, again.ID, got.ChangedAt)
+		v, err := s.AgentView(ctx, catalog.ScopeAll, again.ID, got.ChangedAt)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -215,7 +215,7 @@ func TestAnnotationsRefused(t *testing.T) {
 				t.Errorf("%s: err = %v, want an AnnotationError on %s", tc.name, err, tc.field)
 			}
 		}
-		v, err := s.AgentView(ctx, id, time.Now())
+		v, err := s.AgentView(ctx, catalog.ScopeAll, id, time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -291,7 +291,7 @@ func TestAuditFailureRollsBackTheWrite(t *testing.T) {
 				t.Errorf("%s succeeded without its audit row", name)
 			}
 		}
-		v, err := s.AgentView(ctx, agent.ID, now)
+		v, err := s.AgentView(ctx, catalog.ScopeAll, agent.ID, now)
 		if err != nil {
 			t.Fatalf("the agent is gone although its removal failed: %v", err)
 		}
@@ -304,7 +304,7 @@ func TestAuditFailureRollsBackTheWrite(t *testing.T) {
 		if keys, err := s.TrustedKeys(ctx); err != nil || len(keys) != 0 {
 			t.Errorf("keys = %v (%v), want none", keys, err)
 		}
-		if _, err := s.Run(ctx, "r1"); !errors.Is(err, catalog.ErrNotFound) {
+		if _, err := s.Run(ctx, catalog.ScopeAll, "r1"); !errors.Is(err, catalog.ErrNotFound) {
 			t.Errorf("run r1: %v, want ErrNotFound", err)
 		}
 	})
@@ -341,7 +341,7 @@ func TestDeleteAgentInChangeFeed(t *testing.T) {
 		if err := s.RemoveAgent(ctx, catalog.User("sub-ann"), agent.ID); err != nil {
 			t.Fatal(err)
 		}
-		changes, err := s.Changes(ctx, 0, 10)
+		changes, err := s.Changes(ctx, catalog.ScopeAll, 0, 10)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -21,6 +21,8 @@ type txn struct {
 	sql   *sql.Tx // nil when gorm's connection is not a *sql.Tx
 	d     dialect
 	stmts *stmtCache
+	// listing is the Store's listing policy, for new and changed cards.
+	listing ListingPolicy
 }
 
 // transact runs fn in one write transaction.
@@ -28,7 +30,7 @@ func (s *Store) transact(ctx context.Context, fn func(tx *txn) error) error {
 	s.stmts.prepareWanted(ctx)
 	return s.db.WithContext(ctx).Transaction(func(g *gorm.DB) error {
 		sqlTx, _ := g.Statement.ConnPool.(*sql.Tx)
-		return fn(&txn{DB: g, ctx: ctx, sql: sqlTx, d: s.dialect, stmts: s.stmts})
+		return fn(&txn{DB: g, ctx: ctx, sql: sqlTx, d: s.dialect, stmts: s.stmts, listing: s.ListingPolicy()})
 	})
 }
 

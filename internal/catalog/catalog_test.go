@@ -115,28 +115,28 @@ func TestUpsertVersions(t *testing.T) {
 		if changed.Created || !changed.NewVersion || changed.Agent.CurrentVersion != 2 {
 			t.Fatalf("changed card: created %v new %v version %d", changed.Created, changed.NewVersion, changed.Agent.CurrentVersion)
 		}
-		vs, err := s.Versions(ctx, first.Agent.ID)
+		vs, err := s.Versions(ctx, catalog.ScopeAll, first.Agent.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(vs) != 2 || vs[0].Number != 2 || vs[1].Number != 1 {
 			t.Fatalf("versions = %+v", vs)
 		}
-		v1, err := s.Version(ctx, first.Agent.ID, 1)
+		v1, err := s.Version(ctx, catalog.ScopeAll, first.Agent.ID, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if string(v1.Raw) != v03Card {
 			t.Fatal("version 1 raw bytes differ from what was stored")
 		}
-		raw, err := s.RawCard(ctx, first.Agent.ID)
+		raw, err := s.RawCard(ctx, catalog.ScopeAll, first.Agent.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(string(raw), "2.2.0") {
 			t.Fatal("RawCard does not return the current version")
 		}
-		got, err := s.Agent(ctx, first.Agent.ID)
+		got, err := s.Agent(ctx, catalog.ScopeAll, first.Agent.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -155,11 +155,11 @@ func TestNotFound(t *testing.T) {
 		ctx := context.Background()
 		res := upsert(t, s, "https://weather.example.com/.well-known/agent.json", v02Card)
 		checks := map[string]error{}
-		_, checks["Agent"] = s.Agent(ctx, "no-such-id")
+		_, checks["Agent"] = s.Agent(ctx, catalog.ScopeAll, "no-such-id")
 		_, checks["AgentByURL"] = s.AgentByURL(ctx, "https://nowhere.example/")
-		_, checks["RawCard"] = s.RawCard(ctx, "no-such-id")
-		_, checks["Versions"] = s.Versions(ctx, "no-such-id")
-		_, checks["Version"] = s.Version(ctx, res.Agent.ID, 7)
+		_, checks["RawCard"] = s.RawCard(ctx, catalog.ScopeAll, "no-such-id")
+		_, checks["Versions"] = s.Versions(ctx, catalog.ScopeAll, "no-such-id")
+		_, checks["Version"] = s.Version(ctx, catalog.ScopeAll, res.Agent.ID, 7)
 		for name, err := range checks {
 			if !errors.Is(err, catalog.ErrNotFound) {
 				t.Errorf("%s: err = %v, want ErrNotFound", name, err)
@@ -264,8 +264,10 @@ func TestSearchFacetsAndRanking(t *testing.T) {
 			}
 		}
 		for _, f := range catalog.FilterFields {
-			if _, ok := p.Facets[f]; !ok {
-				t.Errorf("facet %s missing", f)
+			_, ok := p.Facets[f]
+			// The listing facet is for scopes that review (editors).
+			if want := f != catalog.FieldListing; ok != want {
+				t.Errorf("facet %s present = %v, want %v", f, ok, want)
 			}
 		}
 		// Facets follow the filters.
@@ -683,7 +685,7 @@ func TestRemoveAgentReachesReplicas(t *testing.T) {
 					t.Fatalf("after adding an agent: %d agents, want 2", got)
 				}
 			}
-			if _, err := a.Agent(ctx, weather.Agent.ID); err != nil {
+			if _, err := a.Agent(ctx, catalog.ScopeAll, weather.Agent.ID); err != nil {
 				t.Fatalf("the other agent: %v", err)
 			}
 			// Registering the removed agent's URL again brings it back on

@@ -303,13 +303,20 @@ func lastPerKey[R any, K comparable](rows []R, key func(R) K) []R {
 	return out
 }
 
-// Changes lists the change feed after seq since, oldest first.
-func (s *Store) Changes(ctx context.Context, since int64, limit int) ([]Change, error) {
+// Changes lists the change feed after seq since, oldest first, leaving out
+// the entries of agents the scope does not see. Entries of removed agents
+// stay (their row is gone, so is what hid them).
+func (s *Store) Changes(ctx context.Context, sc Scope, since int64, limit int) ([]Change, error) {
 	if limit <= 0 || limit > 1000 {
 		limit = 1000
 	}
-	rows, err := s.db.WithContext(ctx).Raw(`SELECT seq, kind, agent_id, card_url, version, at FROM changes
-		WHERE seq > ? ORDER BY seq LIMIT ?`, since, limit).Rows()
+	cond, args := sc.visibleSQL()
+	if cond != "" {
+		cond = " AND (a.pk IS NULL OR " + cond + ")"
+	}
+	rows, err := s.db.WithContext(ctx).Raw(`SELECT c.seq, c.kind, c.agent_id, c.card_url, c.version, c.at FROM changes c
+		LEFT JOIN agents a ON a.pk = c.agent_pk WHERE c.seq > ?`+cond+` ORDER BY c.seq LIMIT ?`,
+		append(append([]any{since}, args...), limit)...).Rows()
 	if err != nil {
 		return nil, fmt.Errorf("reading change feed: %w", err)
 	}

@@ -191,7 +191,7 @@ func TestRecordFetchesHealthVersionsAndFeed(t *testing.T) {
 		if count(catalog.HealthRemoved) != 1 {
 			t.Fatal("health=removed does not find the agent")
 		}
-		feed, err := s.Changes(ctx, 0, 100)
+		feed, err := s.Changes(ctx, catalog.ScopeAll, 0, 100)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -202,7 +202,7 @@ func TestRecordFetchesHealthVersionsAndFeed(t *testing.T) {
 		if want := []string{"created:1", "updated:2", "removed:2"}; !slices.Equal(kinds, want) {
 			t.Fatalf("feed = %v, want %v", kinds, want)
 		}
-		rest, err := s.Changes(ctx, feed[0].Seq, 100)
+		rest, err := s.Changes(ctx, catalog.ScopeAll, feed[0].Seq, 100)
 		if err != nil || len(rest) != 2 {
 			t.Fatalf("feed after the first entry: %v %v", rest, err)
 		}

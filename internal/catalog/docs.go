@@ -14,7 +14,7 @@ import (
 // the index. It yields the same pairs as facetsOf on the card the summary
 // was made from (a test holds the two together), plus the audit codes.
 // Values keep their display form; matching is case-insensitive (termKey).
-func docFacets(sum summaryRecord, signature, trust, health, works string, audit []string) []facetRecord {
+func docFacets(sum summaryRecord, signature, trust, health, works string, audit []string, pl placement) []facetRecord {
 	out := make([]facetRecord, 0, 8+4*len(sum.Skills)+len(sum.InputModes)+len(sum.OutputModes))
 	seen := make(map[[2]string]struct{}, cap(out))
 	add := func(field, value string) {
@@ -62,7 +62,41 @@ func docFacets(sum summaryRecord, signature, trust, health, works string, audit 
 	for _, c := range audit {
 		add(FieldAudit, c)
 	}
+	add(FieldListing, pl.listing)
+	for _, c := range pl.collections {
+		add(FieldCollection, c)
+	}
+	for _, v := range pl.visibility {
+		add(fieldVisibility, v)
+	}
 	return out
+}
+
+// placement is where an agent stands in the curated directory: its
+// listing state, the collections it is in and the visibility tokens those
+// give it (see collections.go).
+type placement struct {
+	listing                 string
+	collections, visibility []string
+}
+
+// placementValues are the index fields a placement sets, for in-place
+// updates (Index.SetFields).
+func (pl placement) values() map[string][]string {
+	return map[string][]string{FieldListing: {pl.listing}, FieldCollection: pl.collections, fieldVisibility: pl.visibility}
+}
+
+// storedPlacement reads a placement from the agents columns.
+func storedPlacement(listing, collections, visibility string) (placement, error) {
+	cols, err := decodeStrings(collections)
+	if err != nil {
+		return placement{}, fmt.Errorf("decoding collections: %w", err)
+	}
+	vis, err := decodeStrings(visibility)
+	if err != nil {
+		return placement{}, fmt.Errorf("decoding visibility: %w", err)
+	}
+	return placement{listing: listing, collections: cols, visibility: vis}, nil
 }
 
 // decodeAuditCodes reads agents.audit_codes.
@@ -78,7 +112,7 @@ func decodeAuditCodes(raw string) ([]string, error) {
 }
 
 // storedDocFacets is docFacets over the stored columns of one agent.
-func storedDocFacets(summary, signature, trust, health, works, auditCodes string) ([]facetRecord, error) {
+func storedDocFacets(summary, signature, trust, health, works, auditCodes string, pl placement) ([]facetRecord, error) {
 	sum, err := decodeSummaryRecord(summary)
 	if err != nil {
 		return nil, err
@@ -87,5 +121,5 @@ func storedDocFacets(summary, signature, trust, health, works, auditCodes string
 	if err != nil {
 		return nil, err
 	}
-	return docFacets(sum, signature, trust, health, works, audit), nil
+	return docFacets(sum, signature, trust, health, works, audit, pl), nil
 }

@@ -33,7 +33,7 @@ func TestStoredCardOutlivesLowerLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer small.Close()
-	ag, err := small.Agent(ctx, res.Agent.ID)
+	ag, err := small.Agent(ctx, catalog.ScopeAll, res.Agent.ID)
 	if err != nil {
 		t.Fatalf("reading a card stored under a larger limit: %v", err)
 	}

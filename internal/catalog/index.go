@@ -261,8 +261,8 @@ func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(
 	// indexed. The skills of a full build need no such filter: the merge
 	// below skips skills of agents it does not read.
 	agentsQ := "SELECT pk, seq, name, description, provider, summary, signature_status, signature_trust, health, works, audit_codes, " +
-		"n.owner_team, n.classification, n.labels FROM agents LEFT JOIN annotations n ON n.card_url = agents.card_url " +
-		"WHERE agents.removed_at IS NULL"
+		"listing, collections, visibility, n.owner_team, n.classification, n.labels " +
+		"FROM agents LEFT JOIN annotations n ON n.card_url = agents.card_url WHERE agents.removed_at IS NULL"
 	skillsQ := "SELECT agent_pk, skill_id, name, description, tags, examples FROM skills"
 	if where != "" {
 		agentsQ += " AND (" + where + ")"
@@ -337,10 +337,16 @@ func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(
 			pk, seq                                   int64
 			name, desc, provider                      string
 			summary, sig, trust, health, works, audit string
+			listing, collections, visibility          string
 			owner, class, labels                      sql.NullString
 		)
-		if err := agents.Scan(&pk, &seq, &name, &desc, &provider, &summary, &sig, &trust, &health, &works, &audit, &owner, &class, &labels); err != nil {
+		if err := agents.Scan(&pk, &seq, &name, &desc, &provider, &summary, &sig, &trust, &health, &works, &audit,
+			&listing, &collections, &visibility, &owner, &class, &labels); err != nil {
 			return err
+		}
+		pl, err := storedPlacement(listing, collections, visibility)
+		if err != nil {
+			return fmt.Errorf("placement of agent %d: %w", pk, err)
 		}
 		var sks []skillText
 		for nextSkill != nil && nextSkill.pk <= pk {
@@ -351,7 +357,7 @@ func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(
 				return err
 			}
 		}
-		fs, err := storedDocFacets(summary, sig, trust, health, works, audit)
+		fs, err := storedDocFacets(summary, sig, trust, health, works, audit, pl)
 		if err != nil {
 			return fmt.Errorf("facets of agent %d: %w", pk, err)
 		}

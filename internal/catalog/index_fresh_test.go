@@ -64,7 +64,7 @@ func TestIndexMatchesFreshBuild(t *testing.T) {
 						t.Fatal(err)
 					}
 				case k < 6: // a verdict on the current version: status, trust and audit facets
-					a, err := s.Agent(ctx, ids[i])
+					a, err := s.Agent(ctx, catalog.ScopeAll, ids[i])
 					if err != nil {
 						t.Fatal(err)
 					}

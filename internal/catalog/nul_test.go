@@ -19,7 +19,7 @@ func TestNULInCardText(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := s.RawCard(ctx, res.Agent.ID)
+		got, err := s.RawCard(ctx, catalog.ScopeAll, res.Agent.ID)
 		if err != nil || string(got) != raw {
 			t.Fatalf("raw card changed: %v", err)
 		}

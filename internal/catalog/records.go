@@ -43,6 +43,17 @@ type agentRecord struct {
 	RemovedBy string
 	// Works is the works facet, from the latest check (Works*).
 	Works string
+	// Listing and the columns after it are the lifecycle (see listing.go);
+	// Visibility and Collections are JSON arrays derived from collection
+	// membership (see collections.go).
+	Listing            string
+	ListingReason      string
+	ListingReplacement string
+	ListingBy          string
+	ListingAt          *time.Time
+	ApprovedVersion    int
+	Visibility         string
+	Collections        string
 }
 
 func (agentRecord) TableName() string { return "agents" }
@@ -53,11 +64,12 @@ var agentsTable = bulkTable[agentRecord]{
 		{"provider", pgText}, {"agent_version", pgText}, {"shape", pgText}, {"protocol_versions", pgText},
 		{"summary", pgText}, {"signature_status", pgText}, {"health", pgText}, {"current_version", pgInteger},
 		{"raw_sha256", pgText}, {"seq", pgBigint}, {"created_at", pgTimestamp}, {"updated_at", pgTimestamp},
-		{"fetched_at", pgTimestamp}, {"audit_codes", pgText}, {"signature_trust", pgText}, {"works", pgText}},
+		{"fetched_at", pgTimestamp}, {"audit_codes", pgText}, {"signature_trust", pgText}, {"works", pgText}, {"listing", pgText},
+		{"approved_version", pgInteger}},
 	args: func(a []any, r agentRecord) []any {
 		return append(a, r.PK, r.ID, r.CardURL, r.Name, r.Description, r.Provider, r.AgentVersion, r.Shape,
 			r.ProtocolVersions, r.Summary, r.SignatureStatus, r.Health, r.CurrentVersion, r.RawSHA256, r.Seq,
-			r.CreatedAt, r.UpdatedAt, r.FetchedAt, r.AuditCodes, r.SignatureTrust, r.Works)
+			r.CreatedAt, r.UpdatedAt, r.FetchedAt, r.AuditCodes, r.SignatureTrust, r.Works, r.Listing, r.ApprovedVersion)
 	},
 }
 
@@ -68,11 +80,12 @@ var agentCardUpdate = bulkUpdate[agentRecord]{
 	cols: []bulkCol{{"pk", pgBigint}, {"name", pgText}, {"description", pgText}, {"provider", pgText},
 		{"agent_version", pgText}, {"shape", pgText}, {"protocol_versions", pgText}, {"summary", pgText},
 		{"raw_sha256", pgText}, {"seq", pgBigint}, {"current_version", pgInteger}, {"updated_at", pgTimestamp},
-		{"fetched_at", pgTimestamp}, {"signature_status", pgText}, {"audit_codes", pgText}, {"signature_trust", pgText}},
+		{"fetched_at", pgTimestamp}, {"signature_status", pgText}, {"audit_codes", pgText}, {"signature_trust", pgText},
+		{"approved_version", pgInteger}},
 	args: func(a []any, r agentRecord) []any {
 		return append(a, r.PK, r.Name, r.Description, r.Provider, r.AgentVersion, r.Shape, r.ProtocolVersions,
 			r.Summary, r.RawSHA256, r.Seq, r.CurrentVersion, r.UpdatedAt, r.FetchedAt, r.SignatureStatus, r.AuditCodes,
-			r.SignatureTrust)
+			r.SignatureTrust, r.ApprovedVersion)
 	},
 }
 

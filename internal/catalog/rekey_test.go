@@ -101,7 +101,7 @@ func testMigrationRekey(t *testing.T, dsn string) {
 	if err := s.ExecForTest(ctx, "DELETE FROM skills WHERE agent_pk = (SELECT pk FROM agents WHERE name = 'Hub B')"); err != nil {
 		t.Fatal(err)
 	}
-	feed, err := s.Changes(ctx, 0, 1000)
+	feed, err := s.Changes(ctx, catalog.ScopeAll, 0, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,13 +138,13 @@ func testMigrationRekey(t *testing.T, dsn string) {
 		if a.Card == nil || a.Card.Version != tt.wantCurrent || a.CurrentVersion != len(tt.versions) {
 			t.Errorf("%s: current card %+v (number %d), want version %s as number %d", tt.cardURL, a.Card, a.CurrentVersion, tt.wantCurrent, len(tt.versions))
 		}
-		vs, err := s.Versions(ctx, a.ID)
+		vs, err := s.Versions(ctx, catalog.ScopeAll, a.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var got []string
 		for n := 1; n <= len(vs); n++ {
-			v, err := s.Version(ctx, a.ID, n)
+			v, err := s.Version(ctx, catalog.ScopeAll, a.ID, n)
 			if err != nil {
 				t.Fatalf("%s version %d: %v", tt.cardURL, n, err)
 			}
@@ -172,7 +172,7 @@ func testMigrationRekey(t *testing.T, dsn string) {
 	}
 
 	// The feed says which ids are gone and which agent took their versions.
-	feed, err = s.Changes(ctx, lastSeq, 1000)
+	feed, err = s.Changes(ctx, catalog.ScopeAll, lastSeq, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}

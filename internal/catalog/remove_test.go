@@ -29,7 +29,7 @@ func TestRemoveAgentKeepsHistory(t *testing.T) {
 		if v2.Agent.ID != id || v2.Agent.CurrentVersion != 2 {
 			t.Fatalf("second version: %+v", v2.Agent)
 		}
-		before, err := s.Changes(ctx, 0, 1000)
+		before, err := s.Changes(ctx, catalog.ScopeAll, 0, 1000)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -42,7 +42,7 @@ func TestRemoveAgentKeepsHistory(t *testing.T) {
 		}
 
 		// History: the row, versions and raw bytes stay, marked removed.
-		v, err := s.AgentView(ctx, id, time.Now())
+		v, err := s.AgentView(ctx, catalog.ScopeAll, id, time.Now())
 		if err != nil {
 			t.Fatalf("AgentView of a removed agent: %v", err)
 		}
@@ -55,7 +55,7 @@ func TestRemoveAgentKeepsHistory(t *testing.T) {
 		if r, err := s.AgentRemoval(ctx, id); err != nil || r == nil || r.By != "Root Admin" {
 			t.Errorf("AgentRemoval = %+v, %v", r, err)
 		}
-		if raw, err := s.Version(ctx, id, 1); err != nil || string(raw.Raw) != v03Card {
+		if raw, err := s.Version(ctx, catalog.ScopeAll, id, 1); err != nil || string(raw.Raw) != v03Card {
 			t.Errorf("version 1 of the removed agent: %v", err)
 		}
 		if _, err := s.AgentRemoval(ctx, "nope"); !errors.Is(err, catalog.ErrNotFound) {
@@ -112,7 +112,7 @@ func TestRemoveAgentKeepsHistory(t *testing.T) {
 			Source: catalog.SourceCrawl}); err != nil {
 			t.Fatal(err)
 		}
-		if v, err := s.AgentView(ctx, id, time.Now()); err != nil || v.Agent.Removed == nil || len(v.Versions) != 2 {
+		if v, err := s.AgentView(ctx, catalog.ScopeAll, id, time.Now()); err != nil || v.Agent.Removed == nil || len(v.Versions) != 2 {
 			t.Errorf("after the crawler's late writes: removed %+v, %d versions (%v); want still removed with 2", v.Agent.Removed, len(v.Versions), err)
 		}
 		if p, _ := s.Search(ctx, catalog.Query{Text: "invoice"}); p.Total != 0 {
@@ -120,7 +120,7 @@ func TestRemoveAgentKeepsHistory(t *testing.T) {
 		}
 
 		// The change feed and the admin's list record it.
-		after, err := s.Changes(ctx, before[len(before)-1].Seq, 1000)
+		after, err := s.Changes(ctx, catalog.ScopeAll, before[len(before)-1].Seq, 1000)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -167,7 +167,7 @@ func TestReRegisterRestores(t *testing.T) {
 					t.Fatalf("restore result: id %s (want %s), restored %v, created %v, new version %v, version %d (want %d)",
 						res.Agent.ID, id, res.Restored, res.Created, res.NewVersion, res.Agent.CurrentVersion, tt.wantVersion)
 				}
-				v, err := s.AgentView(ctx, id, time.Now())
+				v, err := s.AgentView(ctx, catalog.ScopeAll, id, time.Now())
 				if err != nil || v.Agent.Removed != nil || len(v.Versions) != tt.wantVersion {
 					t.Errorf("restored agent: removed %+v, %d versions (%v)", v.Agent.Removed, len(v.Versions), err)
 				}
@@ -181,7 +181,7 @@ func TestReRegisterRestores(t *testing.T) {
 				if l, err := s.RemovedAgents(ctx, "", 10); err != nil || len(l.Agents) != 0 {
 					t.Errorf("removed agents after restore: %+v (%v)", l.Agents, err)
 				}
-				feed, err := s.Changes(ctx, 0, 100)
+				feed, err := s.Changes(ctx, catalog.ScopeAll, 0, 100)
 				if err != nil {
 					t.Fatal(err)
 				}

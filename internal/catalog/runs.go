@@ -168,7 +168,7 @@ func (s *Store) UpdateRun(ctx context.Context, r Run) error {
 		return fmt.Errorf("updating run: %w", res.Error)
 	}
 	if res.RowsAffected == 0 {
-		if _, err := s.Run(ctx, r.ID); err != nil {
+		if _, err := s.Run(ctx, ScopeAll, r.ID); err != nil {
 			return err
 		}
 		return fmt.Errorf("run %s changed since revision %d: %w", r.ID, r.Revision, ErrConflict)
@@ -176,9 +176,15 @@ func (s *Store) UpdateRun(ctx context.Context, r Run) error {
 	return nil
 }
 
-// Run returns one run, or ErrNotFound.
-func (s *Store) Run(ctx context.Context, id string) (Run, error) {
-	runs, err := s.queryRuns(ctx, "SELECT "+runColumns+" FROM runs r JOIN agents a ON a.pk = r.agent_pk WHERE r.id = ?", id)
+// Run returns one run, or ErrNotFound (also for a run of an agent the
+// scope does not see).
+func (s *Store) Run(ctx context.Context, sc Scope, id string) (Run, error) {
+	cond, args := sc.visibleSQL()
+	if cond != "" {
+		cond = " AND " + cond
+	}
+	runs, err := s.queryRuns(ctx, "SELECT "+runColumns+" FROM runs r JOIN agents a ON a.pk = r.agent_pk WHERE r.id = ?"+cond,
+		append([]any{id}, args...)...)
 	if err != nil {
 		return Run{}, err
 	}
@@ -189,12 +195,17 @@ func (s *Store) Run(ctx context.Context, id string) (Run, error) {
 }
 
 // AgentRuns lists an agent's runs of kind (RunKindRun, RunKindCheck),
-// newest first, at most limit.
-func (s *Store) AgentRuns(ctx context.Context, agentID, kind string, limit int) ([]Run, error) {
+// newest first, at most limit; none for an agent the scope does not see.
+func (s *Store) AgentRuns(ctx context.Context, sc Scope, agentID, kind string, limit int) ([]Run, error) {
 	if limit <= 0 {
 		limit = 50
 	}
-	return s.queryRuns(ctx, "SELECT "+runColumns+" FROM runs r JOIN agents a ON a.pk = r.agent_pk WHERE a.id = ? AND r.kind = ? ORDER BY r.created_at DESC, r.id DESC LIMIT ?", agentID, kind, limit)
+	cond, args := sc.visibleSQL()
+	if cond != "" {
+		cond = " AND " + cond
+	}
+	return s.queryRuns(ctx, "SELECT "+runColumns+" FROM runs r JOIN agents a ON a.pk = r.agent_pk WHERE a.id = ? AND r.kind = ?"+
+		cond+" ORDER BY r.created_at DESC, r.id DESC LIMIT ?", append(append([]any{agentID, kind}, args...), limit)...)
 }
 
 func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]Run, error) {

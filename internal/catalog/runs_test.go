@@ -42,7 +42,7 @@ func TestRunLifecycle(t *testing.T) {
 			t.Errorf("stale UpdateRun = %v, want ErrConflict", err)
 		}
 		run.Revision++
-		got, err := s.Run(ctx, "r1")
+		got, err := s.Run(ctx, catalog.ScopeAll, "r1")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -59,14 +59,14 @@ func TestRunLifecycle(t *testing.T) {
 		if err := s.CreateRun(ctx, catalog.System("test"), check); err != nil {
 			t.Fatal(err)
 		}
-		list, err := s.AgentRuns(ctx, agent.ID, catalog.RunKindRun, 10)
+		list, err := s.AgentRuns(ctx, catalog.ScopeAll, agent.ID, catalog.RunKindRun, 10)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(list) != 2 || list[0].ID != "r3" || list[1].ID != "r1" {
 			t.Errorf("AgentRuns = %+v, want r3 then r1", list)
 		}
-		checks, err := s.AgentRuns(ctx, agent.ID, catalog.RunKindCheck, 1)
+		checks, err := s.AgentRuns(ctx, catalog.ScopeAll, agent.ID, catalog.RunKindCheck, 1)
 		if err != nil || len(checks) != 1 || checks[0].ID != "c1" || checks[0].Kind != catalog.RunKindCheck {
 			t.Errorf("checks = %+v, %v; want c1", checks, err)
 		}
@@ -75,7 +75,7 @@ func TestRunLifecycle(t *testing.T) {
 		if err != nil || n != 1 {
 			t.Errorf("PruneRuns = %d, %v; want 1", n, err)
 		}
-		if _, err := s.Run(ctx, "r1"); !errors.Is(err, catalog.ErrNotFound) {
+		if _, err := s.Run(ctx, catalog.ScopeAll, "r1"); !errors.Is(err, catalog.ErrNotFound) {
 			t.Errorf("pruned run: %v, want ErrNotFound", err)
 		}
 		if err := s.UpdateRun(ctx, run); !errors.Is(err, catalog.ErrNotFound) {

@@ -29,23 +29,36 @@ func (s *Store) Search(ctx context.Context, q Query) (Page, error) {
 		return Page{}, err
 	}
 	tokens := search.Tokens(q.Text)
-	fp := fingerprint(tokens, q.Filters)
+	fp := fingerprint(tokens, q.Filters, q.Scope)
 	cur, err := decodeCursor(q.Cursor, fp)
 	if err != nil {
 		return Page{}, err
 	}
-	sq := search.Query{Text: q.Text, Limit: q.Limit + 1, FacetLimit: q.FacetLimit}
+	sq := search.Query{Text: q.Text, Limit: q.Limit + 1, FacetLimit: q.FacetLimit,
+		Demote: []search.Facet{{Field: FieldListing, Value: ListingDeprecated}}}
+	var hidden hiddenCollections
+	if !q.Scope.All {
+		if hidden, err = s.hiddenCollections(ctx, q.Scope); err != nil {
+			return Page{}, err
+		}
+	}
 	for _, field := range FilterFields {
 		for _, v := range q.Filters[field] {
+			if field == FieldCollection && hidden.has(v) {
+				// As if it did not exist: a filter on a hidden collection
+				// must not tell which visible agents are in it.
+				v = "\x00hidden"
+			}
 			sq.Filters = append(sq.Filters, filterOf(field, v))
 		}
 	}
+	sq.Filters = append(sq.Filters, q.Scope.searchFilters()...)
 	if _, ok := q.Filters[FieldHealth]; !ok {
 		// Agents whose card is gone (410) are listed only when asked for.
 		sq.Exclude = []search.Facet{{Field: FieldHealth, Value: HealthRemoved}}
 	}
 	if cur != nil {
-		sq.After = &search.Hit{ID: cur.PK, Score: cur.Score, SortKey: cur.SortKey}
+		sq.After = &search.Hit{ID: cur.PK, Score: cur.Score, SortKey: cur.SortKey, Demoted: cur.Demoted}
 	}
 	res, err := s.idx().Search(sq)
 	if errors.Is(err, search.ErrNotReady) {
@@ -59,16 +72,23 @@ func (s *Store) Search(ctx context.Context, q Query) (Page, error) {
 	}
 	page := Page{Total: res.Total, Facets: make(map[string][]FacetCount, len(res.Facets))}
 	for field, counts := range res.Facets {
-		fc := make([]FacetCount, len(counts))
-		for i, c := range counts {
-			fc[i] = FacetCount{Value: c.Value, Count: c.Count}
+		if field == FieldListing && !q.Scope.All && !q.Scope.Review {
+			continue
+		}
+		fc := make([]FacetCount, 0, len(counts))
+		for _, c := range counts {
+			if field == FieldCollection && hidden.has(c.Value) {
+				continue
+			}
+			fc = append(fc, FacetCount{Value: c.Value, Count: c.Count})
 		}
 		page.Facets[field] = fc
 	}
 	top := res.Hits
 	if len(top) > q.Limit {
 		last := top[q.Limit-1]
-		page.NextCursor = encodeCursor(cursor{Fingerprint: fp, Score: last.Score, SortKey: last.SortKey, PK: last.ID})
+		page.NextCursor = encodeCursor(cursor{Fingerprint: fp, Score: last.Score, SortKey: last.SortKey, PK: last.ID,
+			Demoted: last.Demoted})
 		top = top[:q.Limit]
 	}
 	items, err := s.loadSummaries(ctx, top)
@@ -153,7 +173,7 @@ func (s *Store) loadSummaries(ctx context.Context, top []search.Hit) ([]Summary,
 		pks[i] = int64(h.ID)
 	}
 	rows, err := s.db.WithContext(ctx).Raw(
-		"SELECT pk, id, card_url, summary, signature_status, health, updated_at FROM agents WHERE pk IN ?", pks).Rows()
+		"SELECT pk, id, card_url, summary, signature_status, health, listing, updated_at FROM agents WHERE pk IN ?", pks).Rows()
 	if err != nil {
 		return nil, fmt.Errorf("loading search results: %w", err)
 	}
@@ -165,9 +185,10 @@ func (s *Store) loadSummaries(ctx context.Context, top []search.Hit) ([]Summary,
 			raw     string
 			id, url string
 			sig, hl string
+			listing string
 			updated time.Time
 		)
-		if err := rows.Scan(&pk, &id, &url, &raw, &sig, &hl, &updated); err != nil {
+		if err := rows.Scan(&pk, &id, &url, &raw, &sig, &hl, &listing, &updated); err != nil {
 			return nil, fmt.Errorf("loading search results: %w", err)
 		}
 		sum, err := decodeSummary(raw)
@@ -175,6 +196,7 @@ func (s *Store) loadSummaries(ctx context.Context, top []search.Hit) ([]Summary,
 			return nil, fmt.Errorf("summary of agent %s: %w", id, err)
 		}
 		sum.ID, sum.CardURL, sum.SignatureStatus, sum.Health, sum.UpdatedAt = id, url, sig, hl, updated.UTC()
+		sum.Listing = listing
 		byPK[pk] = sum
 	}
 	if err := rows.Err(); err != nil {
@@ -198,6 +220,7 @@ type cursor struct {
 	Score       float64 `json:"s,omitempty"`
 	SortKey     string  `json:"k,omitempty"`
 	PK          uint32  `json:"p"`
+	Demoted     bool    `json:"d,omitempty"`
 }
 
 func encodeCursor(c cursor) string {
@@ -226,8 +249,14 @@ func decodeCursor(s, fp string) (*cursor, error) {
 	return &c, nil
 }
 
-func fingerprint(tokens []string, filters map[string][]string) string {
+func fingerprint(tokens []string, filters map[string][]string, sc Scope) string {
 	h := sha256.New()
+	// A cursor is tied to the scope it was made in: paging on with another
+	// would skip or repeat results.
+	fmt.Fprintf(h, "%t\x00%t\x00", sc.All, sc.Review)
+	for _, g := range sc.visibilityTokens() {
+		fmt.Fprintf(h, "%s\x00", g)
+	}
 	for _, t := range tokens {
 		h.Write([]byte(t))
 		h.Write([]byte{0})

@@ -51,6 +51,8 @@ type Config struct {
 	Logger *slog.Logger
 	// CardLimits bound the re-parsing of stored cards; zero means card.DefaultLimits.
 	CardLimits card.Limits
+	// Listing is how new and changed cards enter the listing lifecycle.
+	Listing ListingPolicy
 }
 
 // Store is the catalog. It is safe for concurrent use.
@@ -77,6 +79,11 @@ type Store struct {
 	// ones exhaust SQLite's pool of 8 and wait on each other for ever.
 	loadMu   sync.Mutex
 	syncedAt time.Time
+
+	// listing is the ListingPolicy of writes.
+	listing atomic.Pointer[ListingPolicy]
+	// restricted caches restrictedCollections; nil when not read yet.
+	restricted atomic.Pointer[map[string][]string]
 
 	// indexGrace is indexGrace but for tests.
 	indexGrace time.Duration
@@ -142,6 +149,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	s := &Store{db: db, sqlDB: sqlDB, dialect: d, log: log, limits: lim, indexGrace: indexGrace, ctx: bg, cancel: cancel,
 		stmts: newStmtCache(sqlDB)}
 	s.index.Store(newSearchIndex())
+	s.SetListingPolicy(cfg.Listing)
 	return s, nil
 }
 

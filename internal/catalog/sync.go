@@ -20,6 +20,8 @@ const syncOverlap = time.Minute
 // the index lacks, and loads just those. It does nothing before the index
 // is built.
 func (s *Store) Sync(ctx context.Context) error {
+	// Collections another replica changed are read again on next use.
+	s.restricted.Store(nil)
 	idx := s.idx()
 	if !idx.State().Ready {
 		return nil

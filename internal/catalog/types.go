@@ -66,6 +66,9 @@ type Agent struct {
 	UpdatedAt       time.Time
 	// FetchedAt is when the current version's bytes were last received.
 	FetchedAt time.Time
+	Listing   Listing
+	// Collections names the collections the agent is in.
+	Collections []string
 	// Removed is set while an admin has removed the agent: it is out of
 	// search and the crawl, and readers other than admins must treat it
 	// as not found. Registering its card URL again clears it.
@@ -94,6 +97,22 @@ type RemovedPage struct {
 	Next string
 }
 
+// Listing is where an agent stands in the listing lifecycle.
+type Listing struct {
+	// State is one of ListingStates.
+	State string
+	// Reason is why it was rejected or deprecated (or sent back to review).
+	Reason string
+	// Replacement is the id of the agent that replaces a deprecated one.
+	Replacement string
+	// By names the actor of the last transition (Actor.String), At when;
+	// both empty for an agent never reviewed.
+	By string
+	At *time.Time
+	// ApprovedVersion is the card version last approved, 0 when none was.
+	ApprovedVersion int
+}
+
 // Summary is the compact view of an agent a search result lists.
 type Summary struct {
 	ID               string
@@ -110,7 +129,9 @@ type Summary struct {
 	Skills           []SkillSummary
 	SignatureStatus  string
 	Health           string
-	UpdatedAt        time.Time
+	// Listing is the listing state (ListingStates).
+	Listing   string
+	UpdatedAt time.Time
 	// Score is the text relevance; zero when the query has no text.
 	Score float64
 }
@@ -188,13 +209,19 @@ const (
 	// FieldWorks says whether the interfaces the card declares really
 	// work, from the agent's latest declared-vs-working check (Works*).
 	FieldWorks = "works"
+	// FieldListing is the listing state (ListingStates); its facet is
+	// shown only to scopes that see every state (Scope.Review).
+	FieldListing = "listing"
+	// FieldCollection values are the names of the collections an agent is
+	// in; a scope never sees the names of collections hidden from it.
+	FieldCollection = "collection"
 )
 
 // FilterFields lists every filter field in a stable order.
 var FilterFields = []string{
 	FieldSkill, FieldTag, FieldInputMode, FieldOutputMode, FieldBinding,
 	FieldProtocolVersion, FieldSecurityScheme, FieldProvider, FieldSignature, FieldHealth,
-	FieldAudit, FieldSignatureTrust, FieldWorks,
+	FieldAudit, FieldSignatureTrust, FieldWorks, FieldListing, FieldCollection,
 	FieldOwnerTeam, FieldClassification, FieldLabel,
 }
 
@@ -209,6 +236,9 @@ type Query struct {
 	Cursor string
 	// FacetLimit caps the values listed per facet field; zero means DefaultFacetLimit.
 	FacetLimit int
+	// Scope is what the caller may see; the zero Scope sees approved and
+	// deprecated agents in no restricted collection.
+	Scope Scope
 }
 
 // Page limits.

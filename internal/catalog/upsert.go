@@ -229,7 +229,11 @@ func storeRun(tx *txn, actor Actor, ins []UpsertInput, results []UpsertResult) (
 		if err := tx.Exec("UPDATE agents SET seq = ?, updated_at = ? WHERE pk = ?", rec.Seq, now, rec.PK).Error; err != nil {
 			return nil, fmt.Errorf("restoring agent %s: %w", rec.ID, err)
 		}
-		fs, err := storedDocFacets(rec.Summary, rec.SignatureStatus, rec.SignatureTrust, rec.Health, rec.Works, rec.AuditCodes)
+		pl, err := storedPlacement(rec.Listing, rec.Collections, rec.Visibility)
+		if err != nil {
+			return nil, fmt.Errorf("restoring agent %s: %w", rec.ID, err)
+		}
+		fs, err := storedDocFacets(rec.Summary, rec.SignatureStatus, rec.SignatureTrust, rec.Health, rec.Works, rec.AuditCodes, pl)
 		if err != nil {
 			return nil, fmt.Errorf("restoring agent %s: %w", rec.ID, err)
 		}
@@ -237,6 +241,9 @@ func storeRun(tx *txn, actor Actor, ins []UpsertInput, results []UpsertResult) (
 		results[i] = UpsertResult{Agent: agentOf(*rec, ins[i].Card), Restored: true}
 	}
 	if len(writes) == 0 {
+		if err := addAnnotationFacets(tx, docs, recs); err != nil {
+			return nil, err
+		}
 		return docs, nil
 	}
 	seqs, err := allocate(tx, "seq", len(writes))
@@ -254,7 +261,7 @@ func storeRun(tx *txn, actor Actor, ins []UpsertInput, results []UpsertResult) (
 			return nil, err
 		}
 		recs[i] = agentRecord{PK: pks[j], ID: id.String(), CardURL: urls[i], SignatureStatus: SignatureUnchecked,
-			Health: HealthUnknown, Works: WorksUnchecked, CreatedAt: now}
+			Health: HealthUnknown, Works: WorksUnchecked, CreatedAt: now, Listing: tx.listing.initial(), Visibility: `["public"]`, Collections: "[]"}
 		isCreated[i] = true
 	}
 
@@ -264,6 +271,7 @@ func storeRun(tx *txn, actor Actor, ins []UpsertInput, results []UpsertResult) (
 		derived                  derivedRows
 		crawlRows                []crawlStateRow
 		changes                  = make([]changeRow, 0, len(writes))
+		reapprove                []agentRecord
 	)
 	for j, i := range writes {
 		in, c, rec := ins[i], ins[i].Card, &recs[i]
@@ -281,6 +289,20 @@ func storeRun(tx *txn, actor Actor, ins []UpsertInput, results []UpsertResult) (
 		// unchecked, without audit findings, until the verification runner
 		// reports on it.
 		rec.SignatureStatus, rec.AuditCodes, rec.SignatureTrust = SignatureUnchecked, "[]", ""
+		// Without re-approval an approved agent's new version is accepted
+		// as it comes: it is the approved one.
+		if rec.Listing == ListingApproved && (isCreated[i] || !tx.listing.ReapproveOnChange) {
+			rec.ApprovedVersion = rec.CurrentVersion
+		}
+		if !isCreated[i] && rec.Listing == ListingApproved && tx.listing.ReapproveOnChange {
+			rec.Listing, rec.ListingReason, rec.ListingBy = ListingPending, reapproveReason(rec.CurrentVersion), reapproveActor.String()
+			rec.ListingAt = &now
+			reapprove = append(reapprove, *rec)
+		}
+		pl, err := storedPlacement(rec.Listing, rec.Collections, rec.Visibility)
+		if err != nil {
+			return nil, fmt.Errorf("agent %s: %w", rec.ID, err)
+		}
 		kind := ChangeUpdated
 		if isCreated[i] {
 			kind = ChangeCreated
@@ -301,7 +323,7 @@ func storeRun(tx *txn, actor Actor, ins []UpsertInput, results []UpsertResult) (
 		changes = append(changes, changeRow{AgentPK: rec.PK, AgentID: rec.ID, CardURL: rec.CardURL, Kind: kind,
 			Version: rec.CurrentVersion, At: now})
 		docs = append(docs, indexedDoc{pk: rec.PK, seq: rec.Seq, sortKey: sortKeyOf(c.Name),
-			facets: docFacets(sum, rec.SignatureStatus, rec.SignatureTrust, rec.Health, rec.Works, nil), text: textOf(c)})
+			facets: docFacets(sum, rec.SignatureStatus, rec.SignatureTrust, rec.Health, rec.Works, nil, pl), text: textOf(c)})
 		results[i] = UpsertResult{Agent: agentOf(*rec, c), Created: isCreated[i], NewVersion: true, Restored: wasRemoved[i]}
 	}
 	changedPKs := make([]int64, len(changedAgents))
@@ -317,10 +339,13 @@ func storeRun(tx *txn, actor Actor, ins []UpsertInput, results []UpsertResult) (
 	if err := insertRows(tx, agentsTable, newAgents); err != nil {
 		return nil, err
 	}
+	if err := sendBackToReview(tx, reapprove); err != nil {
+		return nil, err
+	}
 	// Read once the agents rows are written: on PostgreSQL the update
 	// waited for a concurrent SetAnnotations holding the row, and this
 	// read sees what it committed.
-	if err := addAnnotationFacets(tx, docs, recs, writes); err != nil {
+	if err := addAnnotationFacets(tx, docs, recs); err != nil {
 		return nil, err
 	}
 	if err := insertRows(tx, cardVersionsTable, versions); err != nil {

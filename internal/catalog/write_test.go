@@ -219,7 +219,7 @@ func TestAgentView(t *testing.T) {
 			Status: catalog.SignatureUnsigned, Report: json.RawMessage(`{"v":2}`), VerifiedAt: at, RecheckAt: at.Add(time.Hour)}}); err != nil {
 			t.Fatal(err)
 		}
-		v, err := s.AgentView(ctx, id, at.Add(time.Minute))
+		v, err := s.AgentView(ctx, catalog.ScopeAll, id, at.Add(time.Minute))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -237,7 +237,7 @@ func TestAgentView(t *testing.T) {
 		if v.Verification == nil || v.Verification.Version != 2 || string(v.Verification.Report) != `{"v":2}` {
 			t.Errorf("verification %+v", v.Verification)
 		}
-		if _, err := s.AgentView(ctx, "nope", at); !errors.Is(err, catalog.ErrNotFound) {
+		if _, err := s.AgentView(ctx, catalog.ScopeAll, "nope", at); !errors.Is(err, catalog.ErrNotFound) {
 			t.Errorf("unknown agent: err = %v", err)
 		}
 	})
@@ -269,7 +269,7 @@ func TestAgentViewBesideAWriter(t *testing.T) {
 	// behind it would fail after the one-second deadline.
 	vctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	v, err := s.AgentView(vctx, id, time.Now())
+	v, err := s.AgentView(vctx, catalog.ScopeAll, id, time.Now())
 	if err != nil {
 		t.Fatalf("view beside a writer: %v", err)
 	}

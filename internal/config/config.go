@@ -124,6 +124,13 @@ type Config struct {
 	// strings) whose values OIDCRoles map to roles.
 	OIDCRolesClaim string
 	OIDCRoles      []RoleClaim
+	// OIDCGroupsClaim names the claim whose values are the caller's groups
+	// (collection visibility); OIDCRolesClaim when empty.
+	OIDCGroupsClaim string
+	// RequireApproval starts new agents pending; ReapproveOnChange sends
+	// an approved agent back to pending when its card changes.
+	RequireApproval   bool
+	ReapproveOnChange bool
 	// OIDCDefaultRole is the role of a signed-in user no mapping matches,
 	// RoleNone to refuse them.
 	OIDCDefaultRole string

@@ -103,17 +103,17 @@ func TestCrawlCatalog(t *testing.T) {
 		if stable.State != catalog.HealthUp || stable.ConsecutiveFailures != 0 {
 			t.Errorf("stable health %+v", stable)
 		}
-		if v, _ := s.Versions(ctx, ids["stable"]); len(v) != 1 {
+		if v, _ := s.Versions(ctx, catalog.ScopeAll, ids["stable"]); len(v) != 1 {
 			t.Errorf("stable agent has %d versions; identical bytes and a 304 must not add one", len(v))
 		}
-		if v, _ := s.Versions(ctx, ids["changing"]); len(v) != 3 {
+		if v, _ := s.Versions(ctx, catalog.ScopeAll, ids["changing"]); len(v) != 3 {
 			t.Errorf("changing agent has %d versions, want 3 (registration + 2 changed fetches)", len(v))
 		}
 		gone, _ := s.AgentHealth(ctx, ids["gone"], time.Now().Add(48*time.Hour))
 		if gone.State != catalog.HealthRemoved || gone.LastError == nil || gone.LastError.Class != crawler.ClassHTTP410 {
 			t.Errorf("gone health %+v", gone)
 		}
-		changes, err := s.Changes(ctx, 0, 100)
+		changes, err := s.Changes(ctx, catalog.ScopeAll, 0, 100)
 		if err != nil {
 			t.Fatal(err)
 		}

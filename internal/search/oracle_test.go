@@ -137,6 +137,9 @@ docs:
 			}
 		}
 		h := Hit{ID: id, SortKey: d.SortKey}
+		for _, t := range q.Demote {
+			h.Demoted = h.Demoted || hasTerm(d, t.Field, t.Value)
+		}
 		for i := range tokens {
 			var ws float64
 			found := false
@@ -203,7 +206,7 @@ func diffResults(got, want Result) string {
 	}
 	for i := range got.Hits {
 		g, w := got.Hits[i], want.Hits[i]
-		if g.ID != w.ID || g.SortKey != w.SortKey || math.Abs(g.Score-w.Score) > 1e-9*max(1, math.Abs(w.Score)) {
+		if g.ID != w.ID || g.SortKey != w.SortKey || g.Demoted != w.Demoted || math.Abs(g.Score-w.Score) > 1e-9*max(1, math.Abs(w.Score)) {
 			return fmt.Sprintf("hit %d = %+v, want %+v", i, g, w)
 		}
 	}
@@ -347,6 +350,13 @@ func (g gen) query(known []Doc) Query {
 	if g.r.IntN(2) == 0 {
 		q.Exclude = []Facet{{"health", "removed"}}
 	}
+	if g.r.IntN(2) == 0 {
+		// As deprecated agents are: ranked after all the others.
+		q.Demote = []Facet{{"health", g.pick(healths)}}
+		if g.r.IntN(3) == 0 {
+			q.Demote = append(q.Demote, Facet{"tag", g.pick(tags)})
+		}
+	}
 	return q
 }
 
@@ -485,6 +495,27 @@ func TestUpdatesMatchFreshBuild(t *testing.T) {
 				}
 				checkQueries(t, g, x, fresh, o, 100)
 			}
+		})
+	}
+}
+
+// TestFilterStrategiesMatchOracle forces each way of applying filters to
+// text hits (probing each hit, merging the posting lists) whatever the
+// sizes, so that both are held to the oracle.
+func TestFilterStrategiesMatchOracle(t *testing.T) {
+	saved := preferProbe
+	t.Cleanup(func() { preferProbe = saved })
+	for name, probe := range map[string]bool{"probe": true, "merge": false} {
+		t.Run(name, func(t *testing.T) {
+			preferProbe = func(int, [][][]uint32) bool { return probe }
+			g := gen{rand.New(rand.NewPCG(7, 1))}
+			o := newOracle()
+			docs := make([]Doc, 1500)
+			for i := range docs {
+				docs[i] = g.doc(uint32(i*2+1), int64(i+1))
+				o.set(docs[i])
+			}
+			checkQueries(t, g, build(g, docs), nil, o, 200)
 		})
 	}
 }

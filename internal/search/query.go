@@ -27,6 +27,9 @@ type Query struct {
 	Filters []Filter
 	// Exclude drops the documents carrying any of these terms.
 	Exclude []Facet
+	// Demote ranks the documents carrying any of these terms after all
+	// the others (deprecated agents), each part in the usual order.
+	Demote []Facet
 	// After, when set, is the last hit of the previous page.
 	After *Hit
 	// Limit bounds the hits returned; FacetLimit the values per facet.
@@ -34,12 +37,15 @@ type Query struct {
 	FacetLimit int
 }
 
-// Hit is one matching document: with query text ordered by Score, highest
-// first, else by SortKey; ties by ID.
+// Hit is one matching document: demoted ones last, then with query text
+// ordered by Score, highest first, else by SortKey; ties by ID.
 type Hit struct {
 	ID      uint32
 	Score   float64
 	SortKey string
+	// Demoted is set on a document carrying a Query.Demote term. It is
+	// part of the order, so a cursor (Query.After) must keep it.
+	Demoted bool
 }
 
 // FacetCount is how many matching documents carry a facet value.
@@ -64,11 +70,18 @@ func (x *Index) Search(q Query) (Result, error) {
 	if !x.ready {
 		return Result{}, ErrNotReady
 	}
-	matched := x.matchFilters(q.Filters)
-	for _, f := range q.Exclude {
-		if p := x.postings(f.Field, f.Value); len(p) > 0 {
-			matched = subtract(matched, p)
+	parts := make([][][]uint32, len(q.Filters))
+	for i, f := range q.Filters {
+		parts[i] = x.filterParts(f)
+	}
+	matchAll := func() []uint32 {
+		matched := x.matchFilters(parts)
+		for _, f := range q.Exclude {
+			if p := x.postings(f.Field, f.Value); len(p) > 0 {
+				matched = subtract(matched, p)
+			}
 		}
+		return matched
 	}
 	var (
 		ids  []uint32
@@ -76,14 +89,19 @@ func (x *Index) Search(q Query) (Result, error) {
 	)
 	if len(tokens) > 0 {
 		text := x.textMatch(tokens)
-		hits = make([]Hit, 0, min(len(text), len(matched)))
-		j := 0
-		for _, h := range text {
-			for j < len(matched) && matched[j] < h.ID {
-				j++
-			}
-			if j < len(matched) && matched[j] == h.ID {
-				hits = append(hits, h)
+		if preferProbe(len(text), parts) {
+			hits = x.probe(text, parts, q.Exclude)
+		} else {
+			matched := matchAll()
+			hits = make([]Hit, 0, min(len(text), len(matched)))
+			j := 0
+			for _, h := range text {
+				for j < len(matched) && matched[j] < h.ID {
+					j++
+				}
+				if j < len(matched) && matched[j] == h.ID {
+					hits = append(hits, h)
+				}
 			}
 		}
 		ids = make([]uint32, len(hits))
@@ -91,23 +109,45 @@ func (x *Index) Search(q Query) (Result, error) {
 			ids[i] = h.ID
 		}
 	} else {
-		ids = matched
+		ids = matchAll()
 	}
 	res := Result{Total: len(ids)}
 	res.Facets = x.facets(ids, len(ids) == len(x.all), q.FacetLimit)
+	demoted := x.demoted(q.Demote)
 	if len(tokens) > 0 {
+		if len(demoted) > 0 {
+			for i := range hits {
+				_, hits[i].Demoted = slices.BinarySearch(demoted, hits[i].ID)
+			}
+		}
 		res.Hits = topHits(hits, q.Limit, q.After, byScore)
 		for i := range res.Hits {
 			res.Hits[i].SortKey = x.docs[res.Hits[i].ID].sortKey
 		}
 	} else {
-		res.Hits = x.topByName(ids, q.Limit, q.After)
+		res.Hits = x.topByName(ids, demoted, q.Limit, q.After)
 	}
 	return res, nil
 }
 
-// Orderings. A negative result means a comes first.
+// demoted returns the sorted ids carrying any of the terms. The caller
+// holds x.mu for reading and must not keep the slice past it.
+func (x *Index) demoted(terms []Facet) []uint32 {
+	if len(terms) == 0 {
+		return nil
+	}
+	return x.filterPostings(Filter{Terms: terms})
+}
+
+// Orderings. A negative result means a comes first; demoted hits come
+// after all others.
 func byScore(a, b Hit) int {
+	if a.Demoted != b.Demoted {
+		if a.Demoted {
+			return 1
+		}
+		return -1
+	}
 	if a.Score != b.Score {
 		return cmp.Compare(b.Score, a.Score)
 	}
@@ -115,6 +155,12 @@ func byScore(a, b Hit) int {
 }
 
 func byName(a, b Hit) int {
+	if a.Demoted != b.Demoted {
+		if a.Demoted {
+			return 1
+		}
+		return -1
+	}
 	if c := strings.Compare(a.SortKey, b.SortKey); c != 0 {
 		return c
 	}
@@ -139,31 +185,53 @@ func topHits(hits []Hit, k int, after *Hit, order func(a, b Hit) int) []Hit {
 // most of a browse's time (issue 11's console benchmark); a document
 // whose key prefix (prefix64) sorts before the cursor's, or after the
 // worst of k kept, is skipped on one integer comparison.
-func (x *Index) topByName(ids []uint32, k int, after *Hit) []Hit {
+// Demoted documents come after all others, and the skip compares
+// (demoted, prefix) pairs, which order the same way.
+func (x *Index) topByName(ids, demoted []uint32, k int, after *Hit) []Hit {
 	h := &topK[Hit]{k: k, order: byName}
 	if k <= 0 {
 		return h.sorted()
 	}
-	var afterPrefix uint64
+	var afterRank nameRank
 	if after != nil {
-		afterPrefix = prefix64(after.SortKey)
+		afterRank = nameRank{after.Demoted, prefix64(after.SortKey)}
 	}
-	worst := uint64(math.MaxUint64)
+	worst := nameRank{true, math.MaxUint64}
 	for _, id := range ids {
 		d := &x.docs[id]
-		if d.sortPrefix > worst || (after != nil && d.sortPrefix < afterPrefix) {
+		e := Hit{ID: id, SortKey: d.sortKey}
+		if len(demoted) > 0 {
+			_, e.Demoted = slices.BinarySearch(demoted, id)
+		}
+		r := nameRank{e.Demoted, d.sortPrefix}
+		if worst.before(r) || (after != nil && r.before(afterRank)) {
 			continue
 		}
-		e := Hit{ID: id, SortKey: d.sortKey}
 		if after != nil && byName(e, *after) <= 0 {
 			continue
 		}
 		h.offer(e)
 		if len(h.items) == k {
-			worst = x.docs[h.items[0].ID].sortPrefix
+			w := h.items[0]
+			worst = nameRank{w.Demoted, x.docs[w.ID].sortPrefix}
 		}
 	}
 	return h.sorted()
+}
+
+// nameRank is where a document's name puts it in byName order, as far as
+// its sort key's prefix tells: a rank before another's sorts before it;
+// equal ranks tell nothing.
+type nameRank struct {
+	demoted bool
+	prefix  uint64
+}
+
+func (a nameRank) before(b nameRank) bool {
+	if a.demoted != b.demoted {
+		return !a.demoted
+	}
+	return a.prefix < b.prefix
 }
 
 // prefix64 is the first 8 bytes of s, big-endian, zero-padded. When
@@ -176,18 +244,129 @@ func prefix64(s string) uint64 {
 	return binary.BigEndian.Uint64(b[:])
 }
 
-// matchFilters returns the sorted ids matching every filter. The caller
-// holds x.mu for reading and must not keep the slice past it.
-func (x *Index) matchFilters(filters []Filter) []uint32 {
-	if len(filters) == 0 {
+// preferProbe tells whether checking the text hits against the filters'
+// posting lists (a cursor per list, moved forward by binary search, the
+// hits being in id order) costs less than merging the lists of every
+// filter into one, which is linear in their lengths: filters over most of
+// the catalog (a caller's listing states and visibility) would otherwise
+// cost milliseconds on queries whose text matches a small share of it. A
+// variable for tests, which force each way.
+var preferProbe = func(hits int, parts [][][]uint32) bool {
+	lists, total := 0, 0
+	for _, ps := range parts {
+		lists += len(ps)
+		for _, p := range ps {
+			total += len(p)
+		}
+	}
+	return lists > 0 && hits*lists < total
+}
+
+// probe keeps the text hits (in id order) carrying, for every filter, a
+// term of one of its posting lists, and none of the excluded terms. The
+// caller holds x.mu for reading.
+func (x *Index) probe(text []Hit, parts [][][]uint32, exclude []Facet) []Hit {
+	var excl [][]uint32
+	for _, f := range exclude {
+		if p := x.postings(f.Field, f.Value); len(p) > 0 {
+			excl = append(excl, p)
+		}
+	}
+	filters := make([]listCursors, len(parts))
+	for i, ps := range parts {
+		filters[i] = newListCursors(ps)
+	}
+	excluded := newListCursors(excl)
+	hits := make([]Hit, 0, len(text))
+next:
+	for _, h := range text {
+		for _, cs := range filters {
+			if !cs.has(h.ID) {
+				continue next
+			}
+		}
+		if excluded.has(h.ID) {
+			continue
+		}
+		hits = append(hits, h)
+	}
+	return hits
+}
+
+// listCursors finds ascending ids in sorted posting lists: one cursor per
+// list, moved forward by binary search, the longest list first (it most
+// often holds the id).
+type listCursors []listCursor
+
+type listCursor struct {
+	list []uint32
+	pos  int
+}
+
+func newListCursors(lists [][]uint32) listCursors {
+	cs := make(listCursors, len(lists))
+	for i, l := range lists {
+		cs[i] = listCursor{list: l}
+	}
+	slices.SortFunc(cs, func(a, b listCursor) int { return len(b.list) - len(a.list) })
+	return cs
+}
+
+// has reports whether a list holds id; ids must come in ascending order.
+func (cs listCursors) has(id uint32) bool {
+	for i := range cs {
+		c := &cs[i]
+		j, ok := slices.BinarySearch(c.list[c.pos:], id)
+		c.pos += j
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// matchFilters returns the sorted ids matching every filter, given each
+// filter's posting lists (filterParts). The caller holds x.mu for reading
+// and must not keep the slice past it.
+func (x *Index) matchFilters(parts [][][]uint32) []uint32 {
+	if len(parts) == 0 {
 		return x.all
 	}
-	lists := make([][]uint32, 0, len(filters))
-	for _, f := range filters {
-		lists = append(lists, x.filterPostings(f))
+	// The filter with the fewest entries gives the candidates; each other
+	// filter is checked candidate by candidate when that is cheaper than
+	// merging its lists (a caller's scope beside a tag filter).
+	size := func(ps [][]uint32) int {
+		n := 0
+		for _, p := range ps {
+			n += len(p)
+		}
+		return n
+	}
+	parts = slices.Clone(parts)
+	slices.SortFunc(parts, func(a, b [][]uint32) int { return size(a) - size(b) })
+	out := union(parts[0])
+	var rest [][][]uint32
+	for _, ps := range parts[1:] {
+		if len(out) == 0 || !preferProbe(len(out), [][][]uint32{ps}) {
+			rest = append(rest, ps)
+			continue
+		}
+		cs := newListCursors(ps)
+		kept := make([]uint32, 0, len(out))
+		for _, id := range out {
+			if cs.has(id) {
+				kept = append(kept, id)
+			}
+		}
+		out = kept
+	}
+	lists := make([][]uint32, 0, len(rest)+1)
+	lists = append(lists, out)
+	for _, ps := range rest {
+		lists = append(lists, union(ps))
 	}
 	slices.SortFunc(lists, func(a, b []uint32) int { return len(a) - len(b) })
-	out := lists[0]
+	out = lists[0]
 	for _, l := range lists[1:] {
 		if len(out) == 0 {
 			break
@@ -198,6 +377,11 @@ func (x *Index) matchFilters(filters []Filter) []uint32 {
 }
 
 func (x *Index) filterPostings(f Filter) []uint32 {
+	return union(x.filterParts(f))
+}
+
+// filterParts returns the posting lists of the terms a filter matches.
+func (x *Index) filterParts(f Filter) [][]uint32 {
 	parts := make([][]uint32, 0, len(f.Terms))
 	for _, t := range f.Terms {
 		if p := x.postings(t.Field, t.Value); len(p) > 0 {
@@ -211,7 +395,7 @@ func (x *Index) filterPostings(f Filter) []uint32 {
 			}
 		}
 	}
-	return union(parts)
+	return parts
 }
 
 func (x *Index) postings(field, value string) []uint32 {

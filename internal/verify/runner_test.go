@@ -95,7 +95,7 @@ func runOnce(t *testing.T, r *Runner, want int) {
 
 func wantStatus(t *testing.T, s *catalog.Store, id, want string, version int) {
 	t.Helper()
-	ag, err := s.Agent(t.Context(), id)
+	ag, err := s.Agent(t.Context(), catalog.ScopeAll, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func TestRunnerKeepsCatalogVerdictsCurrent(t *testing.T) {
 		// A new card version is unchecked until it gets a report of its own.
 		v2 := signJCS(t, strings.Replace(baseCard, `"version":"1"`, `"version":"2"`, 1), map[string]any{"kid": "k1"})
 		storeCard(t, s, signedURL, v2)
-		if ag, _ := s.Agent(ctx, signed); ag.SignatureStatus != catalog.SignatureUnchecked {
+		if ag, _ := s.Agent(ctx, catalog.ScopeAll, signed); ag.SignatureStatus != catalog.SignatureUnchecked {
 			t.Errorf("new version signature %q, want unchecked", ag.SignatureStatus)
 		}
 		if rep, err := s.Verification(ctx, signed); err != nil || rep != nil {

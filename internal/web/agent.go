@@ -72,7 +72,7 @@ func (h *Console) loadAgent(c echo.Context) (view.Agent, error) {
 		return view.Agent{}, errAgentGone
 	}
 	ctx := c.Request().Context()
-	v, err := h.opts.Agents.AgentView(ctx, id, h.now())
+	v, err := h.opts.Agents.AgentView(ctx, h.scope(c), id, h.now())
 	if err != nil {
 		return view.Agent{}, fmt.Errorf("loading agent %s: %w", id, err)
 	}
@@ -107,6 +107,12 @@ func (h *Console) loadAgent(c echo.Context) (view.Agent, error) {
 		a.TryURL = tryURL(id)
 	}
 	a.Annotations = h.annotationsView(c, id, v.Annotations)
+	a.Listing = h.listingView(c, ag.Listing)
+	a.Collections = ag.Collections
+	if h.canReview(c) {
+		f := h.listingForm(c, id, "agent")
+		a.Listing.Form = &f
+	}
 	if h.canOperate(c) {
 		a.Actions = view.Actions{
 			CSRFToken: h.csrfToken(c),

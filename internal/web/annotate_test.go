@@ -42,7 +42,7 @@ func TestAnnotateAgent(t *testing.T) {
 			"classification": {"confidential"}, "labels": {labels}, "notes": {"Ask Ed first."}}
 	}
 	stored := func() catalog.Annotations {
-		v, err := f.store.AgentView(context.Background(), id, t0)
+		v, err := f.store.AgentView(context.Background(), catalog.ScopeAll, id, t0)
 		if err != nil {
 			t.Fatal(err)
 		}

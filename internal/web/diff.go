@@ -31,10 +31,10 @@ func (h *Console) versionDiff(c echo.Context, a view.Agent) view.Diff {
 		d.To = versionNumber(s)
 	}
 	ctx := c.Request().Context()
-	from, err := h.opts.Agents.Version(ctx, a.ID, d.From)
+	from, err := h.opts.Agents.Version(ctx, h.scope(c), a.ID, d.From)
 	if err == nil {
 		var to catalog.Version
-		to, err = h.opts.Agents.Version(ctx, a.ID, d.To)
+		to, err = h.opts.Agents.Version(ctx, h.scope(c), a.ID, d.To)
 		if err == nil {
 			d.Rows, d.Same = sideBySide(prettyJSON(from.Raw)+"\n", prettyJSON(to.Raw)+"\n")
 			return d

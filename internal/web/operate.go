@@ -48,6 +48,9 @@ func (h *Console) refresh(c echo.Context) error {
 	if !ok {
 		return h.agentError(c, errAgentGone)
 	}
+	if err := h.mustSee(c, id); err != nil {
+		return h.agentError(c, err)
+	}
 	_, err := h.opts.Refresher.RefreshNow(c.Request().Context(), h.actor(c), id)
 	if errors.Is(err, crawler.ErrRefreshCanceled) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return h.errorPage(c, http.StatusServiceUnavailable, "Check not finished",
@@ -64,6 +67,9 @@ func (h *Console) setPaused(c echo.Context, paused bool) error {
 	id, ok := pathID(c)
 	if !ok {
 		return h.agentError(c, errAgentGone)
+	}
+	if err := h.mustSee(c, id); err != nil {
+		return h.agentError(c, err)
 	}
 	if err := h.opts.Pauser.SetPaused(c.Request().Context(), h.actor(c), id, paused); err != nil {
 		return h.agentError(c, fmt.Errorf("setting paused=%v on agent %s: %w", paused, id, err))
@@ -119,4 +125,17 @@ func (h *Console) holds(c echo.Context, role auth.Role) bool {
 	}
 	p, ok := h.opts.Principal(c)
 	return ok && p.Role.Includes(role)
+}
+
+// mustSee is catalog.ErrNotFound for an agent the caller does not see, so
+// that an action on it answers as for a missing one.
+func (h *Console) mustSee(c echo.Context, id string) error {
+	sc := h.scope(c)
+	if sc.All {
+		return nil
+	}
+	if _, err := h.opts.Agents.AgentView(c.Request().Context(), sc, id, h.now()); err != nil {
+		return fmt.Errorf("loading agent %s: %w", id, err)
+	}
+	return nil
 }

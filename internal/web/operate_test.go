@@ -31,7 +31,7 @@ func (f *fakeRefresher) RefreshNow(ctx context.Context, _ catalog.Actor, id stri
 	if f.err != nil {
 		return crawler.RefreshResult{}, f.err
 	}
-	if _, err := f.store.Agent(ctx, id); err != nil {
+	if _, err := f.store.Agent(ctx, catalog.ScopeAll, id); err != nil {
 		return crawler.RefreshResult{}, err
 	}
 	f.ids = append(f.ids, id)

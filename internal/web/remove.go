@@ -44,7 +44,7 @@ func (h *Console) confirmRemove(c echo.Context) error {
 	if !ok {
 		return h.agentError(c, errAgentGone)
 	}
-	av, err := h.opts.Agents.AgentView(c.Request().Context(), id, h.now())
+	av, err := h.opts.Agents.AgentView(c.Request().Context(), h.scope(c), id, h.now())
 	if err != nil {
 		return h.agentError(c, fmt.Errorf("loading agent %s: %w", id, err))
 	}

@@ -35,7 +35,7 @@ func TestRemoveAgent(t *testing.T) {
 	if strings.Contains(confirm.Body.String(), "<script>") {
 		t.Error("the card's name is rendered as markup on the confirmation page")
 	}
-	if _, err := f.store.AgentView(context.Background(), id, f.console.now()); err != nil {
+	if _, err := f.store.AgentView(context.Background(), catalog.ScopeAll, id, f.console.now()); err != nil {
 		t.Fatalf("showing the confirmation removed the agent: %v", err)
 	}
 	tests := []struct {
@@ -52,7 +52,7 @@ func TestRemoveAgent(t *testing.T) {
 			t.Errorf("%s: status %d, want %d", tt.name, rec.Code, tt.wantStatus)
 		}
 	}
-	if v, err := f.store.AgentView(context.Background(), id, f.console.now()); err != nil || v.Agent.Removed == nil {
+	if v, err := f.store.AgentView(context.Background(), catalog.ScopeAll, id, f.console.now()); err != nil || v.Agent.Removed == nil {
 		t.Errorf("after removal: removed %+v (%v), want the agent kept and marked removed", v.Agent.Removed, err)
 	}
 	log, err := f.store.AuditLog(context.Background(), "", 10)

@@ -35,6 +35,8 @@ var facetLabels = map[string]string{
 	catalog.FieldClassification:  "Classification",
 	catalog.FieldLabel:           "Label",
 	catalog.FieldWorks:           "Interfaces work (last check)",
+	catalog.FieldListing:         "Listing",
+	catalog.FieldCollection:      "Collection",
 }
 
 // Search parameters the console adds to the API's.
@@ -68,6 +70,7 @@ func (h *Console) search(c echo.Context) error {
 	}
 	var res catalog.Page
 	if err == nil {
+		q.Scope = h.scope(c)
 		res, err = h.opts.Searcher.Search(c.Request().Context(), q)
 	}
 	var qerr *api.QueryError
@@ -224,7 +227,7 @@ func resultView(s catalog.Summary) view.Result {
 		Description: excerpt(s.Description, excerptLen), Version: s.Version,
 		InputModes: s.InputModes, OutputModes: s.OutputModes,
 		ProtocolVersions: s.ProtocolVersions, Bindings: s.Bindings,
-		Health: s.Health, Signature: s.SignatureStatus,
+		Health: s.Health, Signature: s.SignatureStatus, Listing: s.Listing,
 	}
 	for _, sk := range s.Skills {
 		name := sk.Name

@@ -80,7 +80,7 @@ func (h *Console) tryPage(c echo.Context) error {
 	if err != nil {
 		return h.agentError(c, err)
 	}
-	runs, err := h.opts.Runs.AgentRuns(ctx, ag.ID, catalog.RunKindRun, maxRunsShown)
+	runs, err := h.opts.Runs.AgentRuns(ctx, h.scope(c), ag.ID, catalog.RunKindRun, maxRunsShown)
 	if err != nil {
 		return h.agentError(c, fmt.Errorf("listing runs of agent %s: %w", ag.ID, err))
 	}
@@ -119,7 +119,7 @@ func (h *Console) tryStart(c echo.Context) error {
 	id := uuid.NewString()
 	if conv := h.conversation(c, c.FormValue(fieldConversation)); conv != "" {
 		// The run takes the id a sign-in prepared, and with it the token.
-		if _, err := h.opts.Runs.Run(c.Request().Context(), conv); errors.Is(err, catalog.ErrNotFound) {
+		if _, err := h.opts.Runs.Run(c.Request().Context(), catalog.ScopeAll, conv); errors.Is(err, catalog.ErrNotFound) {
 			id = conv
 		}
 	}
@@ -289,7 +289,7 @@ func (h *Console) tryAgent(c echo.Context) (catalog.Agent, error) {
 	if !ok {
 		return catalog.Agent{}, errAgentGone
 	}
-	v, err := h.opts.Agents.AgentView(c.Request().Context(), id, h.now())
+	v, err := h.opts.Agents.AgentView(c.Request().Context(), h.scope(c), id, h.now())
 	if err != nil {
 		return catalog.Agent{}, fmt.Errorf("loading agent %s: %w", id, err)
 	}
@@ -311,7 +311,7 @@ func (h *Console) loadRun(c echo.Context) (catalog.Run, catalog.Agent, proxy.Tra
 	if err != nil {
 		return catalog.Run{}, ag, tr, err
 	}
-	run, err := h.opts.Runs.Run(c.Request().Context(), c.Param("run"))
+	run, err := h.opts.Runs.Run(c.Request().Context(), h.scope(c), c.Param("run"))
 	if err != nil {
 		return run, ag, tr, fmt.Errorf("reading run: %w", err)
 	}

@@ -220,7 +220,7 @@ func (h *Console) oauthCallback(c echo.Context) error {
 		// RFC 6749 §4.1.2.1: the authorization server refused.
 		return h.errorPage(c, http.StatusUnauthorized, "Sign-in refused", "The agent's authorization server answered: "+e)
 	}
-	v, err := h.opts.Agents.AgentView(c.Request().Context(), p.agentID, h.now())
+	v, err := h.opts.Agents.AgentView(c.Request().Context(), h.scope(c), p.agentID, h.now())
 	if err != nil || v.Agent.Card == nil {
 		return h.agentError(c, fmt.Errorf("loading agent %s: %w", p.agentID, err))
 	}

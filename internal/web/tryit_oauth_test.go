@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/a2aregistry/registry/internal/card"
+	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/proxy/proxytest"
 )
 
@@ -109,7 +110,7 @@ func TestTryItOAuth(t *testing.T) {
 		t.Fatalf("run %s in state %q (error %q), want %s input-required", run.ID, run.State, run.ErrorCode, conv)
 	}
 	readEvents(t, tf.postAs(t, alice, runURL(tf.id, run.ID)+"/messages", map[string]string{csrfField: tf.token, fieldText: "Paris"}, true).Body, nil)
-	after, err := tf.store.Run(t.Context(), run.ID)
+	after, err := tf.store.Run(t.Context(), catalog.ScopeAll, run.ID)
 	if err != nil || after.State != string(a2a.TaskStateCompleted) {
 		t.Fatalf("after the reply: %q, %v", after.State, err)
 	}

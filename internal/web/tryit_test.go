@@ -199,11 +199,11 @@ func (tf *tryFixture) fields(text string) map[string]string {
 // latestRun is the agent's newest run.
 func (tf *tryFixture) latestRun(t *testing.T) catalog.Run {
 	t.Helper()
-	runs, err := tf.store.AgentRuns(context.Background(), tf.id, catalog.RunKindRun, 1)
+	runs, err := tf.store.AgentRuns(context.Background(), catalog.ScopeAll, tf.id, catalog.RunKindRun, 1)
 	if err != nil || len(runs) == 0 {
 		t.Fatalf("no run stored: %v", err)
 	}
-	r, err := tf.store.Run(context.Background(), runs[0].ID)
+	r, err := tf.store.Run(context.Background(), catalog.ScopeAll, runs[0].ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,12 +309,12 @@ func TestTryItPlainPost(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			before, _ := tf.store.AgentRuns(context.Background(), tf.id, catalog.RunKindRun, 100)
+			before, _ := tf.store.AgentRuns(context.Background(), catalog.ScopeAll, tf.id, catalog.RunKindRun, 100)
 			resp := tf.post(t, "/agents/"+tf.id+"/try", tt.fields, false)
 			if resp.StatusCode != tt.wantStatus {
 				t.Fatalf("POST = %d, want %d", resp.StatusCode, tt.wantStatus)
 			}
-			after, _ := tf.store.AgentRuns(context.Background(), tf.id, catalog.RunKindRun, 100)
+			after, _ := tf.store.AgentRuns(context.Background(), catalog.ScopeAll, tf.id, catalog.RunKindRun, 100)
 			if tt.wantState == "" {
 				if len(after) != len(before) {
 					t.Errorf("a refused post stored a run")
@@ -356,7 +356,7 @@ func TestTryItReply(t *testing.T) {
 	if len(events) == 0 || events[len(events)-1].event != "done" {
 		t.Fatalf("reply events = %v, want …, done", events)
 	}
-	after, err := tf.store.Run(context.Background(), run.ID)
+	after, err := tf.store.Run(context.Background(), catalog.ScopeAll, run.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -620,7 +620,7 @@ func TestTryItLimited(t *testing.T) {
 	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
 		t.Errorf("second run = %d (Retry-After %q), want 429 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
-	if runs, err := tf.store.AgentRuns(context.Background(), tf.id, catalog.RunKindRun, 10); err != nil || len(runs) != 1 {
+	if runs, err := tf.store.AgentRuns(context.Background(), catalog.ScopeAll, tf.id, catalog.RunKindRun, 10); err != nil || len(runs) != 1 {
 		t.Errorf("%d runs stored (%v), want only the admitted one", len(runs), err)
 	}
 }

@@ -43,9 +43,10 @@ type AgentReader interface {
 	// AgentView reads the agent, its versions, health and verification
 	// report in one read transaction; catalog.ErrNotFound for an unknown
 	// id.
-	AgentView(ctx context.Context, id string, now time.Time) (catalog.AgentView, error)
+	// An agent the scope does not see is catalog.ErrNotFound too.
+	AgentView(ctx context.Context, sc catalog.Scope, id string, now time.Time) (catalog.AgentView, error)
 	// Version returns catalog.ErrNotFound for an unknown agent or number.
-	Version(ctx context.Context, id string, n int) (catalog.Version, error)
+	Version(ctx context.Context, sc catalog.Scope, id string, n int) (catalog.Version, error)
 }
 
 // Principal is the signed-in caller as the console shows them.
@@ -114,6 +115,9 @@ type Options struct {
 	// Annotator serves editing annotations on agent pages (editor); nil
 	// means they are shown but not editable.
 	Annotator Annotator
+	// Curator serves the review page, listing transitions and the
+	// collections page; nil means none.
+	Curator Curator
 	// DevMode shows the development-mode banner on every page.
 	DevMode bool
 	// SignIn tells that sign-in is on (auth.Authenticator mounted with a
@@ -176,6 +180,7 @@ func (h *Console) Mount(e *echo.Echo) {
 	h.mountRemove(e)
 	h.mountCrawl(e)
 	h.mountAnnotations(e)
+	h.mountCuration(e)
 	// Assets are the same for everyone and hold nothing secret: the login
 	// page needs its stylesheet before anyone is signed in.
 	e.GET(assetPrefix+":hash/:name", h.asset, securityHeaders)
@@ -282,6 +287,8 @@ func (h *Console) layout(c echo.Context, title string) view.Layout {
 	l.CanAudit = h.opts.Audit != nil && h.holds(c, auth.Admin)
 	l.CanCrawl = h.opts.Crawl != nil && h.canOperate(c)
 	l.CanRemoved = h.opts.Remover != nil && h.holds(c, auth.Admin)
+	l.CanReview = h.canReview(c)
+	l.CanCollections = h.opts.Curator != nil
 	if tok := h.csrfToken(c); tok != "" {
 		l.CSRFToken = tok
 		// htmx sends these headers with every request it makes, so a
@@ -301,4 +308,13 @@ func (h *Console) notFound(c echo.Context) error {
 func (h *Console) errorPage(c echo.Context, status int, title, msg string) error {
 	e := view.Error{Status: status, Title: title, Message: msg}
 	return h.render(c, status, page{title: title, body: templates.ErrorPage(e)})
+}
+
+// scope is what the caller of c may see: api.ScopeOf, the API's rule, or
+// everything without sign-in (development mode), where every page is open.
+func (h *Console) scope(c echo.Context) catalog.Scope {
+	if h.opts.Authorizer == nil {
+		return catalog.ScopeAll
+	}
+	return api.ScopeOf(auth.FromContext(c.Request().Context()))
 }

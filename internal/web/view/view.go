@@ -43,6 +43,8 @@ type Layout struct {
 	CanAudit, CanCrawl bool
 	// CanRemoved shows the link to the removed agents (admin).
 	CanRemoved bool
+	// CanReview and CanCollections show the review and collections pages.
+	CanReview, CanCollections bool
 }
 
 // User is the caller as the header shows them.
@@ -128,6 +130,8 @@ type Result struct {
 	Bindings         []string
 	Health           string
 	Signature        string
+	// Listing is the listing state; approved agents carry no badge.
+	Listing string
 }
 
 // Agent is the agent page.
@@ -167,6 +171,10 @@ type Agent struct {
 	Actions Actions
 	// TryURL is the "Try it" panel, empty when the caller may not use it.
 	TryURL string
+	// Listing and Collections are the operator's curation of the agent
+	// (only the collections the caller sees).
+	Listing     Listing
+	Collections []string
 	// Annotations are the operator's, with their edit form for editors.
 	Annotations Annotations
 	// Removed is set when an admin removed the agent (only admins see

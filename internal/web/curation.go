@@ -1,0 +1,221 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/a2aregistry/registry/internal/auth"
+	"github.com/a2aregistry/registry/internal/catalog"
+	"github.com/a2aregistry/registry/internal/web/view"
+	"github.com/a2aregistry/registry/web/templates"
+)
+
+// Curator keeps the curated directory: listing transitions, the agents
+// awaiting review and collections, as the API's Curator does.
+// *catalog.Store implements it.
+type Curator interface {
+	SetListing(ctx context.Context, actor catalog.Actor, sc catalog.Scope, id string, ch catalog.ListingChange) (catalog.Agent, error)
+	PendingAgents(ctx context.Context, sc catalog.Scope, limit int) ([]catalog.Agent, error)
+	Collections(ctx context.Context, sc catalog.Scope) ([]catalog.Collection, error)
+	SaveCollection(ctx context.Context, actor catalog.Actor, c catalog.Collection) (catalog.Collection, bool, error)
+	AddToCollection(ctx context.Context, actor catalog.Actor, name string, agentIDs ...string) error
+	RemoveFromCollection(ctx context.Context, actor catalog.Actor, name string, agentIDs ...string) error
+}
+
+// Bounds of the curation pages.
+const (
+	maxReviewItems       = 100
+	maxCollectionMembers = catalog.MaxLimit
+	maxCurationForm      = 8 << 10
+)
+
+// mountCuration adds the review page and listing transitions (editor) and
+// the collections page (everyone; changes are the admin's). Every change
+// is a plain POST form with the CSRF token, answered 303 to the page it
+// came from, so it works with and without JavaScript.
+func (h *Console) mountCuration(e *echo.Echo) {
+	if h.opts.Curator == nil {
+		return
+	}
+	edit := h.guarded(auth.Editor)
+	admin := h.guarded(auth.Admin)
+	e.GET("/review", h.review, edit...)
+	e.POST("/agents/:id/listing", h.setListing, append(edit, limitBody(maxCurationForm), h.checkCSRF)...)
+	e.GET("/collections", h.collections, h.guarded(auth.Viewer)...)
+	e.POST("/collections", h.saveCollection, append(admin, limitBody(maxCurationForm), h.checkCSRF)...)
+	e.POST("/collections/:name/agents", h.addMember, append(admin, limitBody(maxCurationForm), h.checkCSRF)...)
+	e.POST("/collections/:name/agents/:agent/remove", h.removeMember, append(admin, limitBody(maxCurationForm), h.checkCSRF)...)
+}
+
+func (h *Console) canReview(c echo.Context) bool {
+	return h.opts.Curator != nil && h.holds(c, auth.Editor)
+}
+
+// listingView is the listing section of an agent page.
+func (h *Console) listingView(c echo.Context, l catalog.Listing) view.Listing {
+	v := view.Listing{State: l.State, Reason: l.Reason, Replacement: l.Replacement, By: l.By, At: l.At}
+	if l.Replacement != "" {
+		v.ReplacementURL = agentURL(l.Replacement)
+	}
+	return v
+}
+
+func (h *Console) listingForm(c echo.Context, id, from string) view.ListingForm {
+	return view.ListingForm{Action: agentURL(id) + "/listing", CSRFToken: h.csrfToken(c), From: from}
+}
+
+func (h *Console) review(c echo.Context) error {
+	ctx := c.Request().Context()
+	sc := h.scope(c)
+	agents, err := h.opts.Curator.PendingAgents(ctx, sc, maxReviewItems)
+	if err != nil {
+		h.log.ErrorContext(ctx, "console review page failed", "err", err)
+		return h.errorPage(c, http.StatusInternalServerError, "Something went wrong", "The registry could not list the agents awaiting review. The failure is in its log.")
+	}
+	var v view.Review
+	for _, ag := range agents {
+		it := view.ReviewItem{ID: ag.ID, URL: agentURL(ag.ID), Name: ag.ID, CardURL: ag.CardURL, Current: ag.CurrentVersion,
+			Approved: ag.Listing.ApprovedVersion, Reason: ag.Listing.Reason, Form: h.listingForm(c, ag.ID, "review")}
+		if ag.Card != nil && ag.Card.Name != "" {
+			it.Name = ag.Card.Name
+		}
+		if it.Approved > 0 && it.Approved != it.Current {
+			d := view.Diff{From: it.Approved, To: it.Current, Shown: true}
+			from, err := h.opts.Agents.Version(ctx, sc, ag.ID, it.Approved)
+			var to catalog.Version
+			if err == nil {
+				to, err = h.opts.Agents.Version(ctx, sc, ag.ID, it.Current)
+			}
+			if err != nil {
+				h.log.ErrorContext(ctx, "console review diff failed", "agent_id", ag.ID, "err", err)
+				d.Error = "The registry could not load these versions."
+			} else {
+				d.Rows, d.Same = sideBySide(prettyJSON(from.Raw)+"\n", prettyJSON(to.Raw)+"\n")
+			}
+			it.Diff = &d
+		}
+		v.Items = append(v.Items, it)
+	}
+	return h.render(c, http.StatusOK, page{title: "Review", body: templates.ReviewPage(v)})
+}
+
+func (h *Console) setListing(c echo.Context) error {
+	id, ok := pathID(c)
+	if !ok {
+		return h.agentError(c, errAgentGone)
+	}
+	ctx := c.Request().Context()
+	ch := catalog.ListingChange{State: c.FormValue("state"), Reason: c.FormValue("reason"), Replacement: c.FormValue("replacement")}
+	_, err := h.opts.Curator.SetListing(ctx, h.actor(c), h.scope(c), id, ch)
+	if errors.Is(err, catalog.ErrInvalidListing) {
+		return h.errorPage(c, http.StatusBadRequest, "Listing not changed",
+			strings.TrimPrefix(err.Error(), catalog.ErrInvalidListing.Error()+": ")+".")
+	}
+	if err != nil {
+		return h.agentError(c, fmt.Errorf("setting listing of agent %s: %w", id, err))
+	}
+	h.log.InfoContext(ctx, "console: agent listing changed", "agent_id", id, "state", ch.State, "by", h.callerName(c))
+	if c.FormValue("from") == "review" {
+		return c.Redirect(http.StatusSeeOther, "/review")
+	}
+	return c.Redirect(http.StatusSeeOther, agentURL(id)+"#listing")
+}
+
+func (h *Console) collections(c echo.Context) error {
+	ctx := c.Request().Context()
+	sc := h.scope(c)
+	cols, err := h.opts.Curator.Collections(ctx, sc)
+	if err != nil {
+		h.log.ErrorContext(ctx, "console collections page failed", "err", err)
+		return h.errorPage(c, http.StatusInternalServerError, "Something went wrong", "The registry could not list the collections. The failure is in its log.")
+	}
+	v := view.Collections{Admin: h.holds(c, auth.Admin)}
+	if v.Admin {
+		v.CSRFToken = h.csrfToken(c)
+	}
+	for _, col := range cols {
+		cv := view.Collection{Name: col.Name, Description: col.Description, Groups: col.Groups, Agents: col.Agents,
+			Action: collectionURL(col.Name) + "/agents"}
+		// Members come from search, which applies the caller's scope.
+		page, err := h.opts.Searcher.Search(ctx, catalog.Query{Filters: map[string][]string{catalog.FieldCollection: {col.Name}},
+			Limit: maxCollectionMembers, Scope: sc})
+		if err != nil {
+			h.log.ErrorContext(ctx, "console collection members failed", "collection", col.Name, "err", err)
+			return h.errorPage(c, http.StatusInternalServerError, "Something went wrong", "The registry could not list the collections. The failure is in its log.")
+		}
+		for _, s := range page.Items {
+			m := view.Member{ID: s.ID, Name: s.Name, URL: agentURL(s.ID)}
+			if m.Name == "" {
+				m.Name = s.ID
+			}
+			if v.Admin {
+				m.Remove = cv.Action + "/" + url.PathEscape(s.ID) + "/remove"
+			}
+			cv.Members = append(cv.Members, m)
+		}
+		v.Items = append(v.Items, cv)
+	}
+	return h.render(c, http.StatusOK, page{title: "Collections", body: templates.CollectionsPage(v)})
+}
+
+func collectionURL(name string) string { return "/collections/" + url.PathEscape(name) }
+
+func (h *Console) saveCollection(c echo.Context) error {
+	var groups []string
+	for g := range strings.SplitSeq(c.FormValue("groups"), ",") {
+		if g = strings.TrimSpace(g); g != "" {
+			groups = append(groups, g)
+		}
+	}
+	col := catalog.Collection{Name: c.FormValue("name"), Description: c.FormValue("description"), Groups: groups}
+	_, _, err := h.opts.Curator.SaveCollection(c.Request().Context(), h.actor(c), col)
+	if errors.Is(err, catalog.ErrInvalidCollection) {
+		return h.errorPage(c, http.StatusBadRequest, "Collection not saved",
+			strings.TrimPrefix(err.Error(), catalog.ErrInvalidCollection.Error()+": ")+".")
+	}
+	if err != nil {
+		h.log.ErrorContext(c.Request().Context(), "console saving collection failed", "err", err)
+		return h.errorPage(c, http.StatusInternalServerError, "Something went wrong", "The registry could not save the collection. The failure is in its log.")
+	}
+	return c.Redirect(http.StatusSeeOther, "/collections")
+}
+
+func (h *Console) addMember(c echo.Context) error {
+	return h.changeMember(c, strings.TrimSpace(c.FormValue("agent_id")), true)
+}
+
+func (h *Console) removeMember(c echo.Context) error {
+	id, err := url.PathUnescape(c.Param("agent"))
+	if err != nil {
+		return h.agentError(c, errAgentGone)
+	}
+	return h.changeMember(c, id, false)
+}
+
+func (h *Console) changeMember(c echo.Context, id string, in bool) error {
+	name, err := url.PathUnescape(c.Param("name"))
+	if err != nil || name == "" || id == "" || len(id) > maxIDLen {
+		return h.errorPage(c, http.StatusNotFound, "Not found", "No such collection or agent.")
+	}
+	ctx := c.Request().Context()
+	if in {
+		err = h.opts.Curator.AddToCollection(ctx, h.actor(c), name, id)
+	} else {
+		err = h.opts.Curator.RemoveFromCollection(ctx, h.actor(c), name, id)
+	}
+	if errors.Is(err, catalog.ErrNotFound) {
+		return h.errorPage(c, http.StatusNotFound, "Not found", "No such collection or agent.")
+	}
+	if err != nil {
+		h.log.ErrorContext(ctx, "console collection change failed", "collection", name, "agent_id", id, "err", err)
+		return h.errorPage(c, http.StatusInternalServerError, "Something went wrong", "The registry could not change the collection. The failure is in its log.")
+	}
+	h.log.InfoContext(ctx, "console: collection members changed", "collection", name, "agent_id", id, "added", in, "by", h.callerName(c))
+	return c.Redirect(http.StatusSeeOther, "/collections")
+}

@@ -1,0 +1,71 @@
+package view
+
+import "time"
+
+// Listing is where an agent stands in the listing lifecycle, as its page
+// shows it.
+type Listing struct {
+	State  string
+	Reason string
+	// Replacement is the id of the agent replacing a deprecated one, and
+	// ReplacementURL its page.
+	Replacement, ReplacementURL string
+	By                          string
+	At                          *time.Time
+	// Form is the editor's transition form; nil when the caller may not
+	// change the listing.
+	Form *ListingForm
+}
+
+// ListingForm posts a listing transition.
+type ListingForm struct {
+	Action    string
+	CSRFToken string
+	// From names the page to come back to ("review" or the agent page).
+	From string
+}
+
+// Review is the editor's review page: the agents awaiting approval.
+type Review struct {
+	Items []ReviewItem
+}
+
+// ReviewItem is one pending agent with the diff from its approved
+// version, when it had one.
+type ReviewItem struct {
+	ID, URL, Name, CardURL string
+	Current                int
+	// Approved is the version last approved, 0 when none was.
+	Approved int
+	Reason   string
+	// Diff compares the approved version with the current one; nil for an
+	// agent never approved.
+	Diff *Diff
+	Form ListingForm
+}
+
+// Collections is the collections page.
+type Collections struct {
+	Items []Collection
+	// Admin shows the forms that change collections; CSRFToken goes in
+	// each.
+	Admin     bool
+	CSRFToken string
+}
+
+// Collection is one collection with the members the caller sees.
+type Collection struct {
+	Name, Description string
+	Groups            []string
+	Agents            int
+	Members           []Member
+	// Action is the URL of its membership forms.
+	Action string
+}
+
+// Member is an agent of a collection.
+type Member struct {
+	ID, Name, URL string
+	// Remove is the URL that takes it out (admin).
+	Remove string
+}
