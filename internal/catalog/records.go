@@ -36,6 +36,9 @@ type agentRecord struct {
 	// SignatureTrust says what vouched for the key that verified the
 	// current version's signature (verify.Trust*); empty when none did.
 	SignatureTrust string
+	// DerivedSHA256 is the digest of the current version's derived rows
+	// (derivedDigest); empty when not known.
+	DerivedSHA256 string `gorm:"column:derived_sha256"`
 }
 
 func (agentRecord) TableName() string { return "agents" }
@@ -46,11 +49,11 @@ var agentsTable = bulkTable[agentRecord]{
 		{"provider", pgText}, {"agent_version", pgText}, {"shape", pgText}, {"protocol_versions", pgText},
 		{"summary", pgText}, {"signature_status", pgText}, {"health", pgText}, {"current_version", pgInteger},
 		{"raw_sha256", pgText}, {"seq", pgBigint}, {"created_at", pgTimestamp}, {"updated_at", pgTimestamp},
-		{"fetched_at", pgTimestamp}, {"audit_codes", pgText}, {"signature_trust", pgText}},
+		{"fetched_at", pgTimestamp}, {"audit_codes", pgText}, {"signature_trust", pgText}, {"derived_sha256", pgText}},
 	args: func(a []any, r agentRecord) []any {
 		return append(a, r.PK, r.ID, r.CardURL, r.Name, r.Description, r.Provider, r.AgentVersion, r.Shape,
 			r.ProtocolVersions, r.Summary, r.SignatureStatus, r.Health, r.CurrentVersion, r.RawSHA256, r.Seq,
-			r.CreatedAt, r.UpdatedAt, r.FetchedAt, r.AuditCodes, r.SignatureTrust)
+			r.CreatedAt, r.UpdatedAt, r.FetchedAt, r.AuditCodes, r.SignatureTrust, r.DerivedSHA256)
 	},
 }
 
@@ -61,11 +64,12 @@ var agentCardUpdate = bulkUpdate[agentRecord]{
 	cols: []bulkCol{{"pk", pgBigint}, {"name", pgText}, {"description", pgText}, {"provider", pgText},
 		{"agent_version", pgText}, {"shape", pgText}, {"protocol_versions", pgText}, {"summary", pgText},
 		{"raw_sha256", pgText}, {"seq", pgBigint}, {"current_version", pgInteger}, {"updated_at", pgTimestamp},
-		{"fetched_at", pgTimestamp}, {"signature_status", pgText}, {"audit_codes", pgText}, {"signature_trust", pgText}},
+		{"fetched_at", pgTimestamp}, {"signature_status", pgText}, {"audit_codes", pgText}, {"signature_trust", pgText},
+		{"derived_sha256", pgText}},
 	args: func(a []any, r agentRecord) []any {
 		return append(a, r.PK, r.Name, r.Description, r.Provider, r.AgentVersion, r.Shape, r.ProtocolVersions,
 			r.Summary, r.RawSHA256, r.Seq, r.CurrentVersion, r.UpdatedAt, r.FetchedAt, r.SignatureStatus, r.AuditCodes,
-			r.SignatureTrust)
+			r.SignatureTrust, r.DerivedSHA256)
 	},
 }
 
