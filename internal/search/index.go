@@ -31,6 +31,10 @@ type Index struct {
 	// lens holds each doc's column lengths, by id, apart from docs so that
 	// BM25 scoring reads a dense array.
 	lens [][NumCols]uint16
+	// namePrefix holds each doc's sortKey prefix (namePrefixOf), by id:
+	// ordering by name rejects almost every doc by it, without reading
+	// the doc or comparing strings.
+	namePrefix []uint64
 	// arena backs docs' term lists during the initial build: facet
 	// counting walks them for thousands of docs, and contiguous lists keep
 	// that in cache. Updates reuse a list's space when the new one fits.
@@ -269,6 +273,7 @@ func (x *Index) docAt(id uint32) *doc {
 		n := int(id) + 1
 		x.docs = slices.Grow(x.docs, n-len(x.docs))[:n]
 		x.lens = slices.Grow(x.lens, n-len(x.lens))[:n]
+		x.namePrefix = slices.Grow(x.namePrefix, n-len(x.namePrefix))[:n]
 	}
 	return &x.docs[id]
 }
@@ -336,6 +341,7 @@ func (x *Index) setLocked(p *prepared) {
 	}
 	wasPresent := d.present
 	d.known, d.present, d.seq, d.sortKey = true, true, p.Seq, p.SortKey
+	x.namePrefix[id] = namePrefixOf(p.SortKey)
 
 	x.setTerms(id, d, func(facet bool, nt []uint32) []uint32 {
 		for _, f := range p.Facets {

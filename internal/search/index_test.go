@@ -321,3 +321,64 @@ func sameFacets(a, b map[string][]FacetCount) bool {
 	}
 	return true
 }
+
+// Pages without query text follow the sort key, also among keys whose
+// first eight bytes are equal (the prefix that rejects most docs says
+// nothing then), and after renames that move docs across pages.
+func TestPagesByName(t *testing.T) {
+	names := []string{"", "a", "ab", "abcdefgh", "abcdefgh", "abcdefgha", "abcdefghb", "abcdefgh\x00", "abcdefg",
+		"abcdefgi", "b", "zzzzzzzzzz", "zzzzzzzzz", "\xff\xff\xff\xff\xff\xff\xff\xff\xff"}
+	r := rand.New(rand.NewPCG(1, 2))
+	x := newTestIndex()
+	var docs []Doc
+	for i := range 300 {
+		suffix := names[r.IntN(len(names))]
+		name := names[r.IntN(len(names))] + suffix[:min(2, len(suffix))]
+		docs = append(docs, Doc{ID: uint32(i + 1), Seq: 1, SortKey: name, Text: Text{ColName: "agent"}})
+	}
+	x.Apply(docs)
+	x.MarkReady()
+	for round := range 3 {
+		if round > 0 {
+			for i := range docs {
+				if r.IntN(3) == 0 {
+					docs[i].Seq++
+					docs[i].SortKey = names[r.IntN(len(names))]
+					x.Apply([]Doc{docs[i]})
+				}
+			}
+		}
+		want := make([]Hit, len(docs))
+		for i, d := range docs {
+			want[i] = Hit{ID: d.ID, SortKey: d.SortKey}
+		}
+		slices.SortFunc(want, byName)
+		for _, limit := range []int{1, 3, 7, 40} {
+			var got []Hit
+			var after *Hit
+			for {
+				res, err := x.Search(Query{Limit: limit, After: after})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, res.Hits...)
+				if len(res.Hits) < limit {
+					break
+				}
+				after = &res.Hits[len(res.Hits)-1]
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("round %d, pages of %d: got %d hits, first difference at %d", round, limit, len(got), firstDiff(got, want))
+			}
+		}
+	}
+}
+
+func firstDiff(a, b []Hit) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}

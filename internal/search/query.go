@@ -134,14 +134,37 @@ func topHits(hits []Hit, k int, after *Hit, order func(a, b Hit) int) []Hit {
 
 func (x *Index) topByName(ids []uint32, k int, after *Hit) []Hit {
 	h := &topK[Hit]{k: k, order: byName}
+	// Once the heap is full, a doc whose name prefix sorts after the worst
+	// kept one's cannot enter it.
+	full, worst := false, uint64(0)
 	for _, id := range ids {
+		if full && x.namePrefix[id] > worst {
+			continue
+		}
 		e := Hit{ID: id, SortKey: x.docs[id].sortKey}
 		if after != nil && byName(e, *after) <= 0 {
 			continue
 		}
 		h.offer(e)
+		if full = k > 0 && len(h.items) == k; full {
+			worst = namePrefixOf(h.items[0].SortKey)
+		}
 	}
 	return h.sorted()
+}
+
+// namePrefixOf packs the first 8 bytes of a sort key, big-endian and
+// zero-padded: a smaller prefix means a smaller key (strings.Compare), an
+// equal one says nothing.
+func namePrefixOf(key string) uint64 {
+	var p uint64
+	for i := range 8 {
+		p <<= 8
+		if i < len(key) {
+			p |= uint64(key[i])
+		}
+	}
+	return p
 }
 
 // matchFilters returns the sorted ids matching every filter. The caller
