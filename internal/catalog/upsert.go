@@ -239,20 +239,6 @@ func storeRun(tx *txn, ins []UpsertInput, results []UpsertResult) ([]indexedDoc,
 		// unchecked, without audit findings, until the verification runner
 		// reports on it.
 		rec.SignatureStatus, rec.AuditCodes, rec.SignatureTrust = SignatureUnchecked, "[]", ""
-		kind := ChangeUpdated
-		if isCreated[i] {
-			kind = ChangeCreated
-			newAgents = append(newAgents, *rec)
-			next := in.NextCheckAt
-			if next.IsZero() {
-				next = now
-			}
-			crawlRows = append(crawlRows, crawlStateRow{AgentPK: rec.PK, NextCheckAt: next.UTC(), Paused: in.Paused})
-		} else {
-			changedAgents = append(changedAgents, *rec)
-		}
-		versions = append(versions, cardVersionRecord{AgentPK: rec.PK, Number: rec.CurrentVersion, SHA256: digests[i],
-			Size: len(c.Raw), Source: in.Source, ReceivedAt: in.ReceivedAt, Raw: c.Raw})
 		mark := derived.mark()
 		if err := derived.add(rec.PK, c); err != nil {
 			return nil, err
@@ -267,6 +253,20 @@ func storeRun(tx *txn, ins []UpsertInput, results []UpsertResult) ([]indexedDoc,
 			rederived = append(rederived, rec.PK)
 		}
 		rec.DerivedSHA256 = digest
+		kind := ChangeUpdated
+		if isCreated[i] {
+			kind = ChangeCreated
+			newAgents = append(newAgents, *rec)
+			next := in.NextCheckAt
+			if next.IsZero() {
+				next = now
+			}
+			crawlRows = append(crawlRows, crawlStateRow{AgentPK: rec.PK, NextCheckAt: next.UTC(), Paused: in.Paused})
+		} else {
+			changedAgents = append(changedAgents, *rec)
+		}
+		versions = append(versions, cardVersionRecord{AgentPK: rec.PK, Number: rec.CurrentVersion, SHA256: digests[i],
+			Size: len(c.Raw), Source: in.Source, ReceivedAt: in.ReceivedAt, Raw: c.Raw})
 		changes = append(changes, changeRow{AgentPK: rec.PK, AgentID: rec.ID, CardURL: rec.CardURL, Kind: kind,
 			Version: rec.CurrentVersion, At: now})
 		docs = append(docs, indexedDoc{pk: rec.PK, seq: rec.Seq, sortKey: sortKeyOf(c.Name),
