@@ -4,7 +4,9 @@ import (
 	"errors"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
+	"unicode"
 )
 
 func TestSearchBeforeReady(t *testing.T) {
@@ -381,4 +383,41 @@ func firstDiff(a, b []Hit) int {
 		}
 	}
 	return min(len(a), len(b))
+}
+
+// The ASCII path of tokenize splits exactly as the general one.
+func FuzzTokenizeASCII(f *testing.F) {
+	for _, s := range []string{"", "Invoice-Reader v2.0: PDFs, e-mail & JSON!", "  a  ", "ABC_def123", "x\x00y\x7fz", "Ünïcode"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, ok := tokenizeASCII(s)
+		if !ok {
+			return
+		}
+		want := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+		if !slices.Equal(got, want) && !(len(got) == 0 && len(want) == 0) {
+			t.Fatalf("tokenizeASCII(%q) = %q, want %q", s, got, want)
+		}
+	})
+}
+
+func TestTokenizeASCII(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	const alphabet = "abcXYZ019 -_.,:;!?@#$%^&*()[]{}<>/\\|'\"\t\n\x00\x7f"
+	for range 20000 {
+		b := make([]byte, r.IntN(40))
+		for i := range b {
+			b[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		s := string(b)
+		got, ok := tokenizeASCII(s)
+		want := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+		if !ok || !slices.Equal(got, want) && !(len(got) == 0 && len(want) == 0) {
+			t.Fatalf("tokenizeASCII(%q) = %q, %v; want %q", s, got, ok, want)
+		}
+	}
+	if _, ok := tokenizeASCII("café"); ok {
+		t.Error("non-ASCII text took the ASCII path")
+	}
 }
