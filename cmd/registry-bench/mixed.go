@@ -150,6 +150,11 @@ func runMixed(args []string) error {
 	if err != nil {
 		return err
 	}
+	cpu0, err := srv.counter("process_cpu_seconds_total")
+	if err != nil {
+		return err
+	}
+	rep.LoadBefore = loadAverage()
 	f0 := fl.served.Load()
 	start := time.Now()
 	busy, err := searchFor(srv.base, paths, 0, f.duration)
@@ -161,8 +166,17 @@ func runMixed(args []string) error {
 	if err != nil {
 		return err
 	}
+	cpu1, err := srv.counter("process_cpu_seconds_total")
+	if err != nil {
+		return err
+	}
+	rep.LoadAfter = loadAverage()
 	rep.Crawl = busy
 	rep.VersionsPerSec = (v1 - v0) / elapsed
+	rep.ServeCores = (cpu1 - cpu0) / elapsed
+	if v1 > v0 {
+		rep.ServeCPUPerVersion = (cpu1 - cpu0) / (v1 - v0) * 1e6
+	}
 	rep.FetchesPerSec = float64(fl.served.Load()-f0) / elapsed
 	rep.CrawlMem, _ = srv.memory()
 
@@ -170,6 +184,10 @@ func runMixed(args []string) error {
 	fmt.Printf("crawling search  p50 %6.2f ms  p99 %6.2f ms  max %7.2f ms  (%d searches in %.0fs)\n",
 		busy.P50, busy.P99, busy.Max, busy.N, elapsed)
 	fmt.Printf("crawling memory  heap %4.0f MB  RSS %4.0f MB\n", rep.CrawlMem.HeapMB, rep.CrawlMem.RSSMB)
+	// Per-version CPU does not depend on what else the machine runs, as
+	// the rates do; the load average says how much that was.
+	fmt.Printf("crawling serve   %.2f cores, %.0f µs CPU per stored version (its searches included); load average %.1f -> %.1f\n",
+		rep.ServeCores, rep.ServeCPUPerVersion, rep.LoadBefore, rep.LoadAfter)
 	fmt.Println()
 	fmt.Printf("search p99 crawling / idle  %6.2fx  (target <= 2x)     %s\n", ratio, verdict(ratio <= 2))
 	fmt.Printf("search p99 crawling         %6.2f ms (target < 30 ms)  %s\n", busy.P99, verdict(busy.P99 < 30))
@@ -225,6 +243,28 @@ type mixedReport struct {
 	CrawlMem       memoryResult `json:"crawling_memory"`
 	VersionsPerSec float64      `json:"versions_stored_per_s"`
 	FetchesPerSec  float64      `json:"fetches_served_per_s"`
+	// ServeCores is serve's CPU time per second while crawling, and
+	// ServeCPUPerVersion its CPU microseconds per stored version.
+	ServeCores         float64 `json:"serve_cores"`
+	ServeCPUPerVersion float64 `json:"serve_cpu_us_per_version"`
+	// LoadBefore and LoadAfter are the machine's 1-minute load average
+	// around the crawling measurement.
+	LoadBefore float64 `json:"load_before"`
+	LoadAfter  float64 `json:"load_after"`
+}
+
+// loadAverage is the machine's 1-minute load average (0 when unknown).
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	v, _ := strconv.ParseFloat(f[0], 64)
+	return v
 }
 
 func printStart(name string, r startResult) {

@@ -27,6 +27,10 @@ type txn struct {
 
 // transact runs fn in one write transaction.
 func (s *Store) transact(ctx context.Context, fn func(tx *txn) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	ctx = s.stmtCtx(ctx)
 	s.stmts.prepareWanted(ctx)
 	return s.db.WithContext(ctx).Transaction(func(g *gorm.DB) error {
 		sqlTx, _ := g.Statement.ConnPool.(*sql.Tx)

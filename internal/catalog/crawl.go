@@ -25,6 +25,10 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, limit int, owner st
 	if limit <= 0 {
 		return nil, nil
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ctx = s.stmtCtx(ctx)
 	now = now.UTC()
 	until := now.Add(lease)
 	var pks []int64

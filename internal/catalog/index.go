@@ -286,9 +286,10 @@ func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(
 		}
 		return b.String(), a
 	}
+	// Rows are read under stmtCtx; the loop below checks ctx.
 	query := func(q string, a []any) (*sql.Rows, error) {
 		q, a = rebind(q, a)
-		return s.sqlDB.QueryContext(ctx, q, a...)
+		return s.sqlDB.QueryContext(s.stmtCtx(ctx), q, a...)
 	}
 	agents, err := query(agentsQ+" ORDER BY pk", args[:n])
 	if err != nil {
@@ -332,7 +333,12 @@ func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(
 	if err := readSkill(); err != nil {
 		return err
 	}
-	for agents.Next() {
+	for i := 0; agents.Next(); i++ {
+		if i%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		var (
 			pk, seq                                   int64
 			name, desc, provider                      string

@@ -54,6 +54,9 @@ type agentRecord struct {
 	ApprovedVersion    int
 	Visibility         string
 	Collections        string
+	// DerivedSHA256 is the digest of the current version's derived rows
+	// (derivedDigest); empty when not known.
+	DerivedSHA256 string `gorm:"column:derived_sha256"`
 }
 
 func (agentRecord) TableName() string { return "agents" }
@@ -65,11 +68,11 @@ var agentsTable = bulkTable[agentRecord]{
 		{"summary", pgText}, {"signature_status", pgText}, {"health", pgText}, {"current_version", pgInteger},
 		{"raw_sha256", pgText}, {"seq", pgBigint}, {"created_at", pgTimestamp}, {"updated_at", pgTimestamp},
 		{"fetched_at", pgTimestamp}, {"audit_codes", pgText}, {"signature_trust", pgText}, {"works", pgText}, {"listing", pgText},
-		{"approved_version", pgInteger}},
+		{"approved_version", pgInteger}, {"derived_sha256", pgText}},
 	args: func(a []any, r agentRecord) []any {
 		return append(a, r.PK, r.ID, r.CardURL, r.Name, r.Description, r.Provider, r.AgentVersion, r.Shape,
 			r.ProtocolVersions, r.Summary, r.SignatureStatus, r.Health, r.CurrentVersion, r.RawSHA256, r.Seq,
-			r.CreatedAt, r.UpdatedAt, r.FetchedAt, r.AuditCodes, r.SignatureTrust, r.Works, r.Listing, r.ApprovedVersion)
+			r.CreatedAt, r.UpdatedAt, r.FetchedAt, r.AuditCodes, r.SignatureTrust, r.Works, r.Listing, r.ApprovedVersion, r.DerivedSHA256)
 	},
 }
 
@@ -81,11 +84,11 @@ var agentCardUpdate = bulkUpdate[agentRecord]{
 		{"agent_version", pgText}, {"shape", pgText}, {"protocol_versions", pgText}, {"summary", pgText},
 		{"raw_sha256", pgText}, {"seq", pgBigint}, {"current_version", pgInteger}, {"updated_at", pgTimestamp},
 		{"fetched_at", pgTimestamp}, {"signature_status", pgText}, {"audit_codes", pgText}, {"signature_trust", pgText},
-		{"approved_version", pgInteger}},
+		{"approved_version", pgInteger}, {"derived_sha256", pgText}},
 	args: func(a []any, r agentRecord) []any {
 		return append(a, r.PK, r.Name, r.Description, r.Provider, r.AgentVersion, r.Shape, r.ProtocolVersions,
 			r.Summary, r.RawSHA256, r.Seq, r.CurrentVersion, r.UpdatedAt, r.FetchedAt, r.SignatureStatus, r.AuditCodes,
-			r.SignatureTrust, r.ApprovedVersion)
+			r.SignatureTrust, r.ApprovedVersion, r.DerivedSHA256)
 	},
 }
 

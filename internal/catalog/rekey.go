@@ -360,7 +360,7 @@ func (s *Store) rederive(ctx context.Context) error {
 					return err
 				}
 				if err := tx.Exec(`UPDATE agents SET name = ?, description = ?, provider = ?, agent_version = ?, shape = ?,
-					protocol_versions = ?, summary = ? WHERE pk = ?`, cleanText(c.Name), cleanText(c.Description),
+					protocol_versions = ?, summary = ?, derived_sha256 = '' WHERE pk = ?`, cleanText(c.Name), cleanText(c.Description),
 					cleanText(providerOf(c)), cleanText(c.Version), string(c.Shape), strings.Join(c.ProtocolVersions, ","),
 					summary, a.PK).Error; err != nil {
 					return err

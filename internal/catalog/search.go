@@ -172,7 +172,10 @@ func (s *Store) loadSummaries(ctx context.Context, top []search.Hit) ([]Summary,
 	for i, h := range top {
 		pks[i] = int64(h.ID)
 	}
-	rows, err := s.db.WithContext(ctx).Raw(
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.WithContext(s.stmtCtx(ctx)).Raw(
 		"SELECT pk, id, card_url, summary, signature_status, health, listing, updated_at FROM agents WHERE pk IN ?", pks).Rows()
 	if err != nil {
 		return nil, fmt.Errorf("loading search results: %w", err)

@@ -181,6 +181,22 @@ func parseDSN(dsn string) (dialect, string, error) {
 	return dialectSQLite, "file:" + path + "?" + q, nil
 }
 
+// stmtCtx is the context for the statements of one short call.
+// mattn/go-sqlite3 runs every statement, and every row fetch, in a
+// goroutine of its own when the context can be cancelled (SQLiteStmt.exec
+// and SQLiteRows.Next in sqlite3.go): a crawl batch paid that for each of
+// its statements and looked-up rows, the index build for each of its
+// hundreds of thousands of rows. The catalog's SQLite statements are short
+// (bounded batches, indexed lookups), so on SQLite they run under a
+// context that cannot be cancelled; a caller checks ctx before, and a loop
+// over many rows checks it as it goes. PostgreSQL keeps ctx.
+func (s *Store) stmtCtx(ctx context.Context) context.Context {
+	if s.dialect == dialectSQLite {
+		return context.WithoutCancel(ctx)
+	}
+	return ctx
+}
+
 // Close stops the Store's background work (an index build under way),
 // waits for it to end, and releases the database connections.
 func (s *Store) Close() error {

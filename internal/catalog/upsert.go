@@ -3,10 +3,13 @@ package catalog
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
+	"io"
 	"slices"
 	"strings"
 	"time"
@@ -269,6 +272,7 @@ func storeRun(tx *txn, actor Actor, ins []UpsertInput, results []UpsertResult) (
 		newAgents, changedAgents []agentRecord
 		versions                 = make([]cardVersionRecord, 0, len(writes))
 		derived                  derivedRows
+		rederived                []int64 // changed agents whose derived rows are rewritten
 		crawlRows                []crawlStateRow
 		changes                  = make([]changeRow, 0, len(writes))
 		reapprove                []agentRecord
@@ -303,6 +307,20 @@ func storeRun(tx *txn, actor Actor, ins []UpsertInput, results []UpsertResult) (
 		if err != nil {
 			return nil, fmt.Errorf("agent %s: %w", rec.ID, err)
 		}
+		mark := derived.mark()
+		if err := derived.add(rec.PK, c); err != nil {
+			return nil, err
+		}
+		// Most new versions change a description or a version string: when
+		// the derived rows are those stored, they stay (no delete, no
+		// insert, no index maintenance in the database).
+		digest := derived.digestSince(mark)
+		if !isCreated[i] && rec.DerivedSHA256 == digest {
+			derived.truncate(mark)
+		} else if !isCreated[i] {
+			rederived = append(rederived, rec.PK)
+		}
+		rec.DerivedSHA256 = digest
 		kind := ChangeUpdated
 		if isCreated[i] {
 			kind = ChangeCreated
@@ -317,20 +335,13 @@ func storeRun(tx *txn, actor Actor, ins []UpsertInput, results []UpsertResult) (
 		}
 		versions = append(versions, cardVersionRecord{AgentPK: rec.PK, Number: rec.CurrentVersion, SHA256: digests[i],
 			Size: len(c.Raw), Source: in.Source, ReceivedAt: in.ReceivedAt, Raw: c.Raw})
-		if err := derived.add(rec.PK, c); err != nil {
-			return nil, err
-		}
 		changes = append(changes, changeRow{AgentPK: rec.PK, AgentID: rec.ID, CardURL: rec.CardURL, Kind: kind,
 			Version: rec.CurrentVersion, At: now})
 		docs = append(docs, indexedDoc{pk: rec.PK, seq: rec.Seq, sortKey: sortKeyOf(c.Name),
 			facets: docFacets(sum, rec.SignatureStatus, rec.SignatureTrust, rec.Health, rec.Works, nil, pl), text: textOf(c)})
 		results[i] = UpsertResult{Agent: agentOf(*rec, c), Created: isCreated[i], NewVersion: true, Restored: wasRemoved[i]}
 	}
-	changedPKs := make([]int64, len(changedAgents))
-	for i, r := range changedAgents {
-		changedPKs[i] = r.PK
-	}
-	if err := deleteDerived(tx, changedPKs); err != nil {
+	if err := deleteDerived(tx, rederived); err != nil {
 		return nil, err
 	}
 	if err := updateRows(tx, agentCardUpdate, changedAgents); err != nil {
@@ -469,6 +480,69 @@ func (d *derivedRows) add(pk int64, c *card.Card) error {
 			Path: f.Path, Message: f.Message})
 	}
 	return nil
+}
+
+// derivedMark is a position in derivedRows: the rows added after it are
+// one card's.
+type derivedMark [4]int
+
+func (d *derivedRows) mark() derivedMark {
+	return derivedMark{len(d.skills), len(d.ifaces), len(d.schemes), len(d.findings)}
+}
+
+// truncate drops the rows added after m.
+func (d *derivedRows) truncate(m derivedMark) {
+	d.skills, d.ifaces, d.schemes, d.findings = d.skills[:m[0]], d.ifaces[:m[1]], d.schemes[:m[2]], d.findings[:m[3]]
+}
+
+// digestSince is the SHA-256 of the rows added after m, as the column
+// values insertRows writes for them (cleanText aside, which is a function
+// of them): equal digests mean equal rows.
+func (d *derivedRows) digestSince(m derivedMark) string {
+	h := sha256.New()
+	var buf []any
+	buf = digestRows(h, buf, skillsTable, d.skills[m[0]:])
+	buf = digestRows(h, buf, interfacesTable, d.ifaces[m[1]:])
+	buf = digestRows(h, buf, schemesTable, d.schemes[m[2]:])
+	digestRows(h, buf, findingsTable, d.findings[m[3]:])
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// digestRows writes the table's name, its row count and every column value
+// of rows to h, each with its length or type, so that no two row sets
+// write the same bytes.
+func digestRows[R any](h hash.Hash, buf []any, t bulkTable[R], rows []R) []any {
+	var num [8]byte
+	putInt := func(tag byte, v uint64) {
+		binary.LittleEndian.PutUint64(num[:], v)
+		h.Write([]byte{tag})
+		h.Write(num[:])
+	}
+	io.WriteString(h, t.name)
+	putInt('n', uint64(len(rows)))
+	for _, r := range rows {
+		buf = t.args(buf[:0], r)
+		for _, v := range buf {
+			switch v := v.(type) {
+			case string:
+				putInt('s', uint64(len(v)))
+				io.WriteString(h, v)
+			case int:
+				putInt('i', uint64(v))
+			case int64:
+				putInt('i', uint64(v))
+			case bool:
+				b := uint64(0)
+				if v {
+					b = 1
+				}
+				putInt('b', b)
+			default:
+				fmt.Fprintf(h, "%T:%v;", v, v)
+			}
+		}
+	}
+	return buf
 }
 
 func (d *derivedRows) write(tx *txn) error {

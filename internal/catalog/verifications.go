@@ -94,6 +94,10 @@ func (s *Store) DueVerifications(ctx context.Context, now time.Time, limit int) 
 		{sel + `JOIN verifications r ON r.agent_pk = a.pk AND r.version = a.current_version
 			WHERE r.recheck_at <= ? AND a.health <> ? AND a.removed_at IS NULL ORDER BY r.recheck_at LIMIT ?`, []any{now.UTC(), HealthRemoved}},
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ctx = s.stmtCtx(ctx)
 	var out []VerifyTarget
 	seen := make(map[string]bool)
 	for _, q := range queries {

@@ -1,6 +1,7 @@
 package catalog_test
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -275,5 +276,105 @@ func TestAgentViewBesideAWriter(t *testing.T) {
 	}
 	if v.Agent.Card.Name == "renamed" {
 		t.Error("the view read uncommitted data")
+	}
+}
+
+// A new version keeps the stored derived rows (skills, interfaces, schemes,
+// findings) only when they are the ones it derives: after versions that
+// change only the description, versions with other skills, and versions
+// going back to earlier skills, an index built afresh from those rows
+// answers as the live one, and every agent has the skill rows of its
+// current card.
+func TestDerivedRowsFollowEveryVersion(t *testing.T) {
+	for name, dsn := range map[string]func(testing.TB) string{"sqlite": catalogtest.SQLiteDSN, "postgres": catalogtest.PostgresDSN} {
+		t.Run(name, func(t *testing.T) {
+			d := dsn(t)
+			live := catalogtest.Open(t, d)
+			ctx := context.Background()
+			gen, other := synth.New(5), synth.New(7)
+			const n = 24
+			raws := make([][]byte, n)
+			var batch []catalog.UpsertInput
+			for i := range n {
+				raws[i] = gen.Card(i)
+				batch = append(batch, catalog.UpsertInput{CardURL: gen.CardURL(i), Card: mustParse(t, string(raws[i]))})
+			}
+			stored, err := live.UpsertBatch(ctx, testActor, batch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := live.WarmIndex(ctx); err != nil {
+				t.Fatal(err)
+			}
+			edit := func(raw []byte, round int) []byte {
+				return bytes.Replace(raw, []byte(`"description":"`), fmt.Appendf(nil, `"description":"(edit %d) `, round), 1)
+			}
+			for round := range 4 {
+				now := time.Now().UTC()
+				var outs []catalog.FetchOutcome
+				for i, r := range stored {
+					switch (round + i) % 3 {
+					case 0: // the description only
+						raws[i] = edit(raws[i], round)
+					case 1: // other skills, interfaces, schemes
+						raws[i] = other.Card(i + 100*round)
+					case 2: // back to the first card's rows, in new bytes
+						raws[i] = edit(gen.Card(i), round)
+					}
+					outs = append(outs, catalog.FetchOutcome{AgentID: r.Agent.ID, At: now, Status: 200, Health: catalog.HealthUp,
+						NextCheckAt: now.Add(time.Hour), Card: mustParse(t, string(raws[i]))})
+				}
+				res, err := live.RecordFetches(ctx, testActor, outs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, r := range res {
+					if !r.NewVersion {
+						t.Fatalf("round %d, agent %d: no new version", round, i)
+					}
+				}
+			}
+			if name == "sqlite" {
+				// Every agent's row holds the digest of the rows it has, so
+				// that the next description-only edit can keep them.
+				db, err := sql.Open("sqlite3", "file:"+strings.TrimPrefix(d, "sqlite:"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer db.Close()
+				var unknown int
+				if err := db.QueryRow("SELECT COUNT(*) FROM agents WHERE derived_sha256 = ''").Scan(&unknown); err != nil {
+					t.Fatal(err)
+				}
+				if unknown > 0 {
+					t.Errorf("%d agents without a derived-rows digest", unknown)
+				}
+			}
+			rebuilt := catalogtest.Open(t, d)
+			queries := []catalog.Query{{Limit: 100}}
+			vocab := gen.Vocabulary()
+			for _, w := range append(slices.Clone(vocab.CommonWords[:min(12, len(vocab.CommonWords))]), vocab.Tags[:8]...) {
+				queries = append(queries, catalog.Query{Limit: 100, Text: w.Value})
+			}
+			for i := range n {
+				c := mustParse(t, string(raws[i]))
+				for _, sk := range c.Skills {
+					queries = append(queries, catalog.Query{Limit: 100, Text: sk.Name})
+				}
+			}
+			for _, q := range queries {
+				want, err := rebuilt.Search(ctx, q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := live.Search(ctx, q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if g, w := pageKey(got), pageKey(want); g != w {
+					t.Errorf("query %q:\nlive    %s\nrebuilt %s", q.Text, g, w)
+				}
+			}
+		})
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
+	"unicode"
 )
 
 func TestSearchBeforeReady(t *testing.T) {
@@ -320,4 +322,102 @@ func sameFacets(a, b map[string][]FacetCount) bool {
 		}
 	}
 	return true
+}
+
+// Pages without query text follow the sort key, also among keys whose
+// first eight bytes are equal (the prefix that rejects most docs says
+// nothing then), and after renames that move docs across pages.
+func TestPagesByName(t *testing.T) {
+	names := []string{"", "a", "ab", "abcdefgh", "abcdefgh", "abcdefgha", "abcdefghb", "abcdefgh\x00", "abcdefg",
+		"abcdefgi", "b", "zzzzzzzzzz", "zzzzzzzzz", "\xff\xff\xff\xff\xff\xff\xff\xff\xff"}
+	r := rand.New(rand.NewPCG(1, 2))
+	x := newTestIndex()
+	var docs []Doc
+	for i := range 300 {
+		suffix := names[r.IntN(len(names))]
+		name := names[r.IntN(len(names))] + suffix[:min(2, len(suffix))]
+		docs = append(docs, Doc{ID: uint32(i + 1), Seq: 1, SortKey: name, Text: Text{ColName: "agent"}})
+	}
+	x.Apply(docs)
+	x.MarkReady()
+	for round := range 3 {
+		if round > 0 {
+			for i := range docs {
+				if r.IntN(3) == 0 {
+					docs[i].Seq++
+					docs[i].SortKey = names[r.IntN(len(names))]
+					x.Apply([]Doc{docs[i]})
+				}
+			}
+		}
+		want := make([]Hit, len(docs))
+		for i, d := range docs {
+			want[i] = Hit{ID: d.ID, SortKey: d.SortKey}
+		}
+		slices.SortFunc(want, byName)
+		for _, limit := range []int{1, 3, 7, 40} {
+			var got []Hit
+			var after *Hit
+			for {
+				res, err := x.Search(Query{Limit: limit, After: after})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, res.Hits...)
+				if len(res.Hits) < limit {
+					break
+				}
+				after = &res.Hits[len(res.Hits)-1]
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("round %d, pages of %d: got %d hits, first difference at %d", round, limit, len(got), firstDiff(got, want))
+			}
+		}
+	}
+}
+
+func firstDiff(a, b []Hit) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
+
+// The ASCII path of tokenize splits exactly as the general one.
+func FuzzTokenizeASCII(f *testing.F) {
+	for _, s := range []string{"", "Invoice-Reader v2.0: PDFs, e-mail & JSON!", "  a  ", "ABC_def123", "x\x00y\x7fz", "Ünïcode"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, ok := tokenizeASCII(s)
+		if !ok {
+			return
+		}
+		want := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+		if !slices.Equal(got, want) && !(len(got) == 0 && len(want) == 0) {
+			t.Fatalf("tokenizeASCII(%q) = %q, want %q", s, got, want)
+		}
+	})
+}
+
+func TestTokenizeASCII(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	const alphabet = "abcXYZ019 -_.,:;!?@#$%^&*()[]{}<>/\\|'\"\t\n\x00\x7f"
+	for range 20000 {
+		b := make([]byte, r.IntN(40))
+		for i := range b {
+			b[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		s := string(b)
+		got, ok := tokenizeASCII(s)
+		want := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+		if !ok || !slices.Equal(got, want) && !(len(got) == 0 && len(want) == 0) {
+			t.Fatalf("tokenizeASCII(%q) = %q, %v; want %q", s, got, ok, want)
+		}
+	}
+	if _, ok := tokenizeASCII("café"); ok {
+		t.Error("non-ASCII text took the ASCII path")
+	}
 }

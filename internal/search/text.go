@@ -45,14 +45,59 @@ const (
 // tokenize splits text into lowercase, stemmed words of letters and
 // digits; the same function splits queries and documents.
 func tokenize(text string) []string {
-	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	})
+	words, ok := tokenizeASCII(text)
+	if !ok {
+		words = strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+			return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+		})
+	}
 	for i, w := range words {
 		words[i] = stem(w)
 	}
 	return words
 }
+
+// tokenizeASCII splits ASCII text as tokenize's general path does, in one
+// pass over bytes instead of a function call per rune: most card text is
+// ASCII, and text analysis is a large share of storing a new version and
+// of building the index. It reports false, having done nothing, when text
+// holds any other byte.
+func tokenizeASCII(text string) ([]string, bool) {
+	upper := false
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		if c >= 0x80 {
+			return nil, false
+		}
+		upper = upper || 'A' <= c && c <= 'Z'
+	}
+	if upper {
+		text = strings.ToLower(text)
+	}
+	words := make([]string, 0, len(text)/6+1)
+	for i := 0; i < len(text); {
+		for i < len(text) && !asciiWordByte[text[i]] {
+			i++
+		}
+		start := i
+		for i < len(text) && asciiWordByte[text[i]] {
+			i++
+		}
+		if i > start {
+			words = append(words, text[start:i])
+		}
+	}
+	return words, true
+}
+
+// asciiWordByte tells the bytes of words in lowercase ASCII text: what
+// unicode.IsLetter and unicode.IsDigit accept below 0x80.
+var asciiWordByte = func() (t [256]bool) {
+	for c := range t {
+		t[c] = 'a' <= c && c <= 'z' || '0' <= c && c <= '9'
+	}
+	return t
+}()
 
 // stem folds English plurals with Harman's S-stemmer (D. Harman, "How
 // effective is suffixing?", JASIS 42(1), 1991): conservative enough never
