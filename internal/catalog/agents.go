@@ -45,7 +45,7 @@ func agentWhere(db *gorm.DB, lim card.Limits, sc Scope, cond string, arg string)
 	if res.RowsAffected == 0 {
 		return Agent{}, 0, fmt.Errorf("agent %s: %w", arg, ErrNotFound)
 	}
-	if ok, err := sc.sees(row.Agent.Listing, row.Agent.Visibility); err != nil || !ok {
+	if ok, err := sc.sees(row.Agent.Listing, row.Agent.Visibility, row.Agent.RemovedAt != nil); err != nil || !ok {
 		return Agent{}, 0, errors.Join(fmt.Errorf("agent %s: %w", arg, ErrNotFound), err)
 	}
 	// The normalized view is derived, so it is rebuilt from the stored
@@ -57,12 +57,15 @@ func agentWhere(db *gorm.DB, lim card.Limits, sc Scope, cond string, arg string)
 	a := agentOf(row.Agent, c)
 	if r := a.Listing.Replacement; r != "" && !sc.All {
 		// A replacement the caller cannot see is not named to them.
-		var rl, rv string
-		err := db.Raw("SELECT listing, visibility FROM agents WHERE id = ?", r).Row().Scan(&rl, &rv)
+		var (
+			rl, rv string
+			gone   bool
+		)
+		err := db.Raw("SELECT listing, visibility, removed_at IS NOT NULL FROM agents WHERE id = ?", r).Row().Scan(&rl, &rv, &gone)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return Agent{}, 0, fmt.Errorf("replacement of agent %s: %w", row.Agent.ID, err)
 		}
-		if ok, _ := sc.sees(rl, rv); err != nil || !ok {
+		if ok, _ := sc.sees(rl, rv, gone); err != nil || !ok {
 			a.Listing.Replacement = ""
 		}
 	}
@@ -237,13 +240,14 @@ func (s *Store) pkOf(ctx context.Context, sc Scope, id string) (int64, error) {
 	var (
 		pk                  int64
 		listing, visibility string
+		removed             bool
 	)
-	err := s.db.WithContext(ctx).Raw("SELECT pk, listing, visibility FROM agents WHERE id = ?", id).Row().
-		Scan(&pk, &listing, &visibility)
+	err := s.db.WithContext(ctx).Raw("SELECT pk, listing, visibility, removed_at IS NOT NULL FROM agents WHERE id = ?", id).Row().
+		Scan(&pk, &listing, &visibility, &removed)
 	if err != nil {
 		return 0, fmt.Errorf("agent %s: %w", id, translateRow(err))
 	}
-	if ok, err := sc.sees(listing, visibility); err != nil || !ok {
+	if ok, err := sc.sees(listing, visibility, removed); err != nil || !ok {
 		return 0, errors.Join(fmt.Errorf("agent %s: %w", id, ErrNotFound), err)
 	}
 	return pk, nil

@@ -308,15 +308,22 @@ func lastPerKey[R any, K comparable](rows []R, key func(R) K) []R {
 }
 
 // Changes lists the change feed after seq since, oldest first, leaving out
-// the entries of agents the scope does not see. Entries of removed agents
-// stay (their row is gone, so is what hid them).
+// the entries of agents the scope does not see. Of an agent an admin
+// removed, other scopes see only the removal (if they saw the agent), so a
+// consumer learns that it is gone; entries of agents deleted before
+// removal was a state stay (their row is gone, so is what hid them).
 func (s *Store) Changes(ctx context.Context, sc Scope, since int64, limit int) ([]Change, error) {
 	if limit <= 0 || limit > 1000 {
 		limit = 1000
 	}
-	cond, args := sc.visibleSQL()
-	if cond != "" {
-		cond = " AND (a.pk IS NULL OR " + cond + ")"
+	var (
+		cond string
+		args []any
+	)
+	if !sc.All {
+		cond, args = sc.placementSQL()
+		cond = " AND (a.pk IS NULL OR (" + cond + " AND (a.removed_at IS NULL OR c.kind = ?)))"
+		args = append(args, ChangeRemoved)
 	}
 	rows, err := s.db.WithContext(ctx).Raw(`SELECT c.seq, c.kind, c.agent_id, c.card_url, c.version, c.at FROM changes c
 		LEFT JOIN agents a ON a.pk = c.agent_pk WHERE c.seq > ?`+cond+` ORDER BY c.seq LIMIT ?`,

@@ -123,16 +123,16 @@ func (s *Store) SetListing(ctx context.Context, actor Actor, sc Scope, id string
 		if res.RowsAffected == 0 {
 			return fmt.Errorf("agent %s: %w", id, ErrNotFound)
 		}
-		if ok, err := sc.sees(rec.Listing, rec.Visibility); err != nil || !ok {
+		if ok, err := sc.sees(rec.Listing, rec.Visibility, rec.RemovedAt != nil); err != nil || !ok {
 			return errors.Join(fmt.Errorf("agent %s: %w", id, ErrNotFound), err)
 		}
 		if ch.Replacement != "" {
 			var r agentRecord
-			res := tx.Select("listing", "visibility").Where("id = ?", ch.Replacement).Limit(1).Find(&r)
+			res := tx.Select("listing", "visibility", "removed_at").Where("id = ?", ch.Replacement).Limit(1).Find(&r)
 			if res.Error != nil {
 				return fmt.Errorf("looking up replacement %s: %w", ch.Replacement, res.Error)
 			}
-			ok, err := sc.sees(r.Listing, r.Visibility)
+			ok, err := sc.sees(r.Listing, r.Visibility, r.RemovedAt != nil)
 			if err != nil {
 				return err
 			}

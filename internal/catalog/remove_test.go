@@ -62,6 +62,37 @@ func TestRemoveAgentKeepsHistory(t *testing.T) {
 			t.Errorf("AgentRemoval of an unknown id: %v", err)
 		}
 
+		// Every scope but the one that sees everything (admins) reads it as
+		// missing, in every read; the change feed tells them only that it
+		// is gone.
+		for _, sc := range []catalog.Scope{{}, {Review: true}, {Review: true, Groups: []string{"finance"}}} {
+			if _, err := s.Agent(ctx, sc, id); !errors.Is(err, catalog.ErrNotFound) {
+				t.Errorf("Agent(%+v) of a removed agent: %v, want ErrNotFound", sc, err)
+			}
+			if _, err := s.AgentView(ctx, sc, id, time.Now()); !errors.Is(err, catalog.ErrNotFound) {
+				t.Errorf("AgentView(%+v) of a removed agent: %v, want ErrNotFound", sc, err)
+			}
+			if _, err := s.Versions(ctx, sc, id); !errors.Is(err, catalog.ErrNotFound) {
+				t.Errorf("Versions(%+v) of a removed agent: %v, want ErrNotFound", sc, err)
+			}
+			if _, err := s.RawCard(ctx, sc, id); !errors.Is(err, catalog.ErrNotFound) {
+				t.Errorf("RawCard(%+v) of a removed agent: %v, want ErrNotFound", sc, err)
+			}
+			feed, err := s.Changes(ctx, sc, 0, 1000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var kinds []string
+			for _, c := range feed {
+				if c.AgentID == id {
+					kinds = append(kinds, c.Kind)
+				}
+			}
+			if !slices.Equal(kinds, []string{catalog.ChangeRemoved}) {
+				t.Errorf("change feed for %+v shows the removed agent as %v, want only its removal", sc, kinds)
+			}
+		}
+
 		// Search: gone, the others stay.
 		p, err := s.Search(ctx, catalog.Query{Text: "invoice"})
 		if err != nil {

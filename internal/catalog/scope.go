@@ -91,12 +91,13 @@ func (sc Scope) seesGroups(groups []string) bool {
 }
 
 // sees reports whether the scope sees an agent with the stored listing and
-// visibility columns.
-func (sc Scope) sees(listing, visibility string) (bool, error) {
+// visibility columns, removed or not: a removed agent is seen by the scope
+// that sees everything (admins read its history), by no other.
+func (sc Scope) sees(listing, visibility string, removed bool) (bool, error) {
 	if sc.All {
 		return true, nil
 	}
-	if !sc.seesListing(listing) {
+	if removed || !sc.seesListing(listing) {
 		return false, nil
 	}
 	tokens, err := decodeStrings(visibility)
@@ -133,7 +134,8 @@ func (sc Scope) searchFilters() []search.Filter {
 }
 
 // visibleSQL is the condition (on agents aliased a) and its arguments that
-// keep a SQL read inside the scope, "" when the scope sees everything. The
+// keep a SQL read inside the scope (removed agents out, see sees), "" when
+// the scope sees everything. The
 // visibility column is a JSON array of tokens, each matched as its quoted
 // JSON string: tokens are lower case and hold no quote (groupToken keeps
 // what it is given, so a group with a quote or backslash is escaped here
@@ -142,6 +144,13 @@ func (sc Scope) visibleSQL() (string, []any) {
 	if sc.All {
 		return "", nil
 	}
+	cond, args := sc.placementSQL()
+	return "a.removed_at IS NULL AND " + cond, args
+}
+
+// placementSQL is visibleSQL without the removal: the listing states and
+// collections the scope sees. It is never "" for a scope that is not All.
+func (sc Scope) placementSQL() (string, []any) {
 	var (
 		conds []string
 		args  []any
