@@ -421,7 +421,7 @@ func TestExportImportCommands(t *testing.T) {
 
 // TestImportCurationEdges: an agent from an export made before the listing
 // lifecycle imports approved at its last version, whatever the listing
-// policy of the target; a collection naming an agent the export does not
+// policy of the target (and its versions are not sent back to review); a collection naming an agent the export does not
 // hold is refused; a listing state the release does not know is refused.
 func TestImportCurationEdges(t *testing.T) {
 	ctx := context.Background()
@@ -459,17 +459,23 @@ func TestImportCurationEdges(t *testing.T) {
 		return string(b)
 	}
 	older := edit(func(l *exportLine) { l.Agent.Listing = nil })
-	to := catalogtest.SQLite(t)
-	to.SetListingPolicy(catalog.ListingPolicy{RequireApproval: true, ReapproveOnChange: true})
-	if _, _, err := importCatalog(ctx, to, strings.NewReader(lines[0]+"\n"+older+"\n"), cfg); err != nil {
-		t.Fatal(err)
-	}
-	a, err := to.Agent(ctx, catalog.ScopeAll, agent.Agent.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a.Listing.State != catalog.ListingApproved || a.Listing.ApprovedVersion != 2 {
-		t.Errorf("agent of an older export: listing %+v, want approved at version 2", a.Listing)
+	for _, policy := range []catalog.ListingPolicy{{RequireApproval: true}, {ReapproveOnChange: true}} {
+		to := catalogtest.SQLite(t)
+		to.SetListingPolicy(policy)
+		if _, _, err := importCatalog(ctx, to, strings.NewReader(lines[0]+"\n"+older+"\n"), cfg); err != nil {
+			t.Fatal(err)
+		}
+		a, err := to.Agent(ctx, catalog.ScopeAll, agent.Agent.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Listing.State != catalog.ListingApproved || a.Listing.ApprovedVersion != 2 {
+			t.Errorf("%+v: agent of an older export: listing %+v, want approved at version 2", policy, a.Listing)
+		}
+		// Restoring the second version is no card change to review.
+		if page, err := to.AuditLog(ctx, "", 10); err != nil || len(page.Entries) != 0 {
+			t.Errorf("%+v: the import left audit rows: %+v, %v", policy, page.Entries, err)
+		}
 	}
 
 	bad := map[string]string{

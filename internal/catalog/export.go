@@ -249,11 +249,15 @@ func (s *Store) ImportAgent(ctx context.Context, actor Actor, a ExportedAgent, l
 		if err != nil {
 			return fmt.Errorf("agent %s version %d: %w", a.ID, v.Number, err)
 		}
-		res, err := s.Upsert(ctx, actor, UpsertInput{CardURL: a.CardURL, Card: c, Source: v.Source, ReceivedAt: v.ReceivedAt,
-			NextCheckAt: a.Crawl.NextCheckAt, Paused: a.Crawl.Paused})
+		// Without a listing policy: a restore is no registration and no
+		// card change (nothing is sent back to review); the exported
+		// listing is set below.
+		rs, err := s.upsertBatch(ctx, actor, []UpsertInput{{CardURL: a.CardURL, Card: c, Source: v.Source, ReceivedAt: v.ReceivedAt,
+			NextCheckAt: a.Crawl.NextCheckAt, Paused: a.Crawl.Paused}}, ListingPolicy{})
 		if err != nil {
 			return fmt.Errorf("agent %s version %d: %w", a.ID, v.Number, err)
 		}
+		res := rs[0]
 		if !res.NewVersion || (i == 0) != res.Created {
 			// Two consecutive versions with the same bytes, or an agent
 			// the catalog had already: not an export of one catalog.
