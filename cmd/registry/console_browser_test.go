@@ -55,7 +55,9 @@ const browserXSS = `<img src=x onerror="window.__xss='img'"><script>window.__xss
 // once): an anonymous visitor clicks "Sign in", passes the provider's
 // authorize endpoint and comes back as an editor; then search as you
 // type, tick a media-type facet, go back, open an agent, open a version
-// diff, register an agent (audited under the user's name), Try it — and a
+// diff, register an agent (audited under the user's name) under
+// --require-approval, approve it on the review page so that anonymous
+// searches find it, Try it — and a
 // card whose description is an XSS payload shows it as text and runs none
 // of it. Signing out kills the session; a viewer then signs in and can
 // neither see nor use the register form. Along the way it checks what
@@ -121,7 +123,8 @@ func TestConsoleInBrowser(t *testing.T) {
 	})
 	px := proxy.New(proxy.Options{Client: proxytest.Loopback(), Logger: log})
 	handler = newHandler(handlerDeps{log: log, store: store, registrar: registrar, auth: authn,
-		agents: store, pauser: store, keys: store, runner: px, runs: store, annotator: store, keeper: proxy.NewKeeper(0, 0), oauth: px})
+		agents: store, pauser: store, keys: store, runner: px, runs: store, annotator: store, keeper: proxy.NewKeeper(0, 0), oauth: px,
+		curator: store})
 
 	shots := os.Getenv(screenshotDirEnv)
 	if shots == "" {
@@ -212,6 +215,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Logf("%s: %v", step, time.Since(start).Round(time.Millisecond))
 	}
 	count := `document.querySelector('.status strong') && document.querySelector('.status strong').textContent`
+	await := func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }
 
 	user := `document.querySelector('header .user').textContent`
 	signIn := `header .user a[href^="/auth/login"]`
@@ -344,7 +348,9 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 
 	// The editor registers; the form posts through htmx with the CSRF
-	// token in a header, and the audit log names the signed-in user.
+	// token in a header, and the audit log names the signed-in user. The
+	// registry requires approval for this one: it starts pending.
+	store.SetListingPolicy(catalog.ListingPolicy{RequireApproval: true})
 	run("register an agent",
 		chromedp.Navigate(srv.URL+"/register"),
 		chromedp.WaitVisible(`#urls`, chromedp.ByQuery),
@@ -364,6 +370,47 @@ func TestConsoleInBrowser(t *testing.T) {
 	if len(audit.Entries) != 1 || audit.Entries[0].Action != catalog.ActionRegister ||
 		audit.Entries[0].Subject != "ada-1" || audit.Entries[0].Role != "editor" || audit.Entries[0].ActorKind != catalog.ActorUser {
 		t.Errorf("audit log after registering = %+v, want one register by ada-1 as editor", audit.Entries)
+	}
+	store.SetListingPolicy(catalog.ListingPolicy{})
+	// Review: hidden from anonymous searches (the API's and the console's,
+	// fetched without the session cookie) until the editor approves it on
+	// the review page, reached from the header.
+	anonymous := `Promise.all([` +
+		`fetch('/api/v1/agents?q=loopback', {credentials: 'omit'}).then(r => r.json()).then(j => j.total === 1 && j.items[0].name === 'Loopback Agent'),` +
+		`fetch('/?q=loopback', {credentials: 'omit'}).then(r => r.text()).then(t => t.includes('Loopback Agent'))]).then(a => a)`
+	var found []bool
+	run("the pending agent is hidden from anonymous searches",
+		chromedp.Evaluate(anonymous, &found, await),
+	)
+	if len(found) != 2 || found[0] || found[1] {
+		t.Errorf("anonymous searches (API, console) find the pending agent: %v", found)
+	}
+	review := `.review-item`
+	run("approve it on the review page",
+		chromedp.Click(`header nav a[href="/review"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`main h1 .count`, chromedp.ByQuery),
+		waitFor(`document.querySelectorAll('`+review+`').length === 1 && `+
+			`document.querySelector('`+review+` h2').textContent.includes('Loopback Agent')`),
+		labelled(t, "review page"),
+		shot("review.png"),
+		chromedp.Click(review+` form input[name=state][value=approved] ~ button`, chromedp.ByQuery),
+		// A plain form post answered 303 to the review page: wait on the
+		// new document (a poll started during the navigation loses its
+		// context).
+		chromedp.WaitNotPresent(review, chromedp.ByQuery),
+		waitFor(`location.pathname === '/review' && document.querySelector('main h1 .count') !== null && `+
+			`document.querySelector('main h1 .count').textContent === '0'`),
+		chromedp.Evaluate(anonymous, &found, await),
+	)
+	if len(found) != 2 || !found[0] || !found[1] {
+		t.Errorf("after approval, anonymous searches (API, console) find the agent: %v, want both", found)
+	}
+	if audit, err = store.AuditLog(context.Background(), "", 10); err != nil {
+		t.Fatal(err)
+	}
+	if e := audit.Entries[0]; len(audit.Entries) != 2 || e.Action != catalog.ActionListing || e.Subject != "ada-1" ||
+		!strings.Contains(string(e.Detail), `"to":"approved"`) || !strings.Contains(string(e.Detail), `"from":"pending"`) {
+		t.Errorf("audit log after approving = %+v, want the approval by ada-1 on top", audit.Entries)
 	}
 
 	// Annotations: the form posts through htmx and the section is swapped
@@ -466,6 +513,12 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.WaitVisible(signIn, chromedp.ByQuery),
 		waitFor(`location.pathname === '/'`),
 		waitFor(`document.querySelector('header nav a[href="/register"]') === null`),
+		// Signed out, the approved agent is found; the review page is not
+		// offered.
+		waitFor(`document.querySelector('header nav a[href="/review"]') === null`),
+		chromedp.Navigate(srv.URL+"/?q=loopback"),
+		waitFor(count+` === '1 agent'`),
+		waitFor(`document.querySelector('.result h2').textContent.includes('Loopback Agent')`),
 	)
 	if len(cookies) == 0 {
 		t.Fatal("no cookie of the signed-in browser")
@@ -479,7 +532,6 @@ func TestConsoleInBrowser(t *testing.T) {
 	// answer 403.
 	provider.QueueUser(&mockoidc.MockUser{Subject: "vic-2", Email: "vic@example.com", PreferredUsername: "vic", Groups: []string{"design"}})
 	var registerStatus, apiStatus int
-	await := func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }
 	run("sign in as a viewer",
 		chromedp.Click(signIn, chromedp.ByQuery),
 		chromedp.WaitVisible(signOut, chromedp.ByQuery),

@@ -19,10 +19,12 @@ import (
 // The export format: JSON lines, one object per line with a "type". The
 // first line is the header; then every agent, then every trusted key.
 // Raw card bytes are base64 (encoding/json's []byte), so they come back
-// byte for byte. An agent's annotations travel with it; those kept for a
-// removed agent's return have lines of their own, after the agents. Sign-in sessions, verification reports, the fetch log
-// and the change feed are not exported: the first are secrets, the others
-// are rebuilt or belong to the old catalog.
+// byte for byte. An agent's annotations and listing state travel with it;
+// annotations kept for a removed agent's return have lines of their own,
+// after the agents, and so do collections with their members (which name
+// agents, so they come after them). Sign-in sessions, verification
+// reports, the fetch log and the change feed are not exported: the first
+// are secrets, the others are rebuilt or belong to the old catalog.
 const (
 	exportFormat        = "a2a-registry-export"
 	exportFormatVersion = 1
@@ -31,12 +33,13 @@ const (
 )
 
 type exportLine struct {
-	Type       string          `json:"type"` // header, agent, annotations, trusted_key
+	Type       string          `json:"type"` // header, agent, annotations, collection, trusted_key
 	Header     *exportHeader   `json:"header,omitempty"`
 	Agent      *exportAgent    `json:"agent,omitempty"`
 	TrustedKey *exportTrustKey `json:"trusted_key,omitempty"`
 	// Annotations are those of a card URL without an agent.
 	Annotations *exportOrphanAnnotations `json:"annotations,omitempty"`
+	Collection  *exportCollection        `json:"collection,omitempty"`
 }
 
 type exportHeader struct {
@@ -63,6 +66,31 @@ type exportAgent struct {
 	// Removed is present for an agent an admin removed; it stays removed
 	// (and restorable by registering its URL) after an import.
 	Removed *exportRemoval `json:"removed,omitempty"`
+	// Listing is the agent's listing state. Exports made before the
+	// lifecycle existed have none: their agents import approved.
+	Listing *exportListing `json:"listing,omitempty"`
+}
+
+type exportListing struct {
+	State           string     `json:"state"`
+	Reason          string     `json:"reason,omitempty"`
+	Replacement     string     `json:"replacement,omitempty"`
+	By              string     `json:"by,omitempty"`
+	At              *time.Time `json:"at,omitempty"`
+	ApprovedVersion int        `json:"approved_version"`
+}
+
+type exportCollection struct {
+	Name        string         `json:"name"`
+	Description string         `json:"description,omitempty"`
+	Groups      []string       `json:"groups"`
+	CreatedAt   time.Time      `json:"created_at"`
+	Members     []exportMember `json:"members"`
+}
+
+type exportMember struct {
+	AgentID string    `json:"agent_id"`
+	AddedAt time.Time `json:"added_at"`
 }
 
 type exportOrphanAnnotations struct {
@@ -179,6 +207,12 @@ func exportCatalog(ctx context.Context, store *catalog.Store, w io.Writer) (agen
 	if err != nil {
 		return agents, 0, err
 	}
+	err = store.ExportCollections(ctx, func(c catalog.ExportedCollection) error {
+		return enc.Encode(exportLine{Type: "collection", Collection: collectionToExport(c)})
+	})
+	if err != nil {
+		return agents, 0, err
+	}
 	tks, err := store.TrustedKeys(ctx)
 	if err != nil {
 		return agents, 0, err
@@ -205,6 +239,10 @@ func agentToExport(a catalog.ExportedAgent) *exportAgent {
 	if a.Removed != nil {
 		e.Removed = &exportRemoval{At: a.Removed.At, By: a.Removed.By}
 	}
+	if l := a.Listing; l != nil {
+		e.Listing = &exportListing{State: l.State, Reason: l.Reason, Replacement: l.Replacement, By: l.By, At: l.At,
+			ApprovedVersion: l.ApprovedVersion}
+	}
 	for _, v := range a.Versions {
 		e.Versions = append(e.Versions, exportVersion{Number: v.Number, Source: v.Source, ReceivedAt: v.ReceivedAt, Raw: v.Raw})
 	}
@@ -224,6 +262,10 @@ func agentFromExport(e *exportAgent) catalog.ExportedAgent {
 	if e.Removed != nil {
 		a.Removed = &catalog.Removal{At: e.Removed.At, By: e.Removed.By}
 	}
+	if l := e.Listing; l != nil {
+		a.Listing = &catalog.Listing{State: l.State, Reason: l.Reason, Replacement: l.Replacement, By: l.By, At: l.At,
+			ApprovedVersion: l.ApprovedVersion}
+	}
 	for _, v := range e.Versions {
 		a.Versions = append(a.Versions, catalog.ExportedVersion{Number: v.Number, Source: v.Source, ReceivedAt: v.ReceivedAt, Raw: v.Raw})
 	}
@@ -242,6 +284,24 @@ func toExportAnnotations(n *catalog.Annotations) *exportAnnotations {
 func fromExportAnnotations(n exportAnnotations) catalog.Annotations {
 	return catalog.Annotations{OwnerTeam: n.OwnerTeam, Contact: n.Contact, Classification: n.Classification,
 		Labels: n.Labels, Notes: n.Notes, ChangedAt: n.ChangedAt, ChangedBy: n.ChangedBy}
+}
+
+func collectionToExport(c catalog.ExportedCollection) *exportCollection {
+	e := &exportCollection{Name: c.Name, Description: c.Description, Groups: c.Groups, CreatedAt: c.CreatedAt,
+		Members: make([]exportMember, len(c.Members))}
+	for i, m := range c.Members {
+		e.Members[i] = exportMember{AgentID: m.AgentID, AddedAt: m.AddedAt}
+	}
+	return e
+}
+
+func collectionFromExport(e *exportCollection) catalog.ExportedCollection {
+	c := catalog.ExportedCollection{Name: e.Name, Description: e.Description, Groups: e.Groups, CreatedAt: e.CreatedAt,
+		Members: make([]catalog.ExportedMember, len(e.Members))}
+	for i, m := range e.Members {
+		c.Members[i] = catalog.ExportedMember{AgentID: m.AgentID, AddedAt: m.AddedAt}
+	}
+	return c
 }
 
 // errBadExport marks a file that is not an export this release reads.
@@ -303,6 +363,10 @@ func importCatalog(ctx context.Context, store *catalog.Store, r io.Reader, cfg c
 		case l.Type == "annotations" && l.Annotations != nil:
 			if err := store.RestoreAnnotations(ctx, catalog.ExportedAnnotations{CardURL: l.Annotations.CardURL,
 				Annotations: fromExportAnnotations(l.Annotations.Annotations)}); err != nil {
+				return agents, keys, fmt.Errorf("line %d: %w", line, err)
+			}
+		case l.Type == "collection" && l.Collection != nil:
+			if err := store.RestoreCollection(ctx, cliActor, collectionFromExport(l.Collection)); err != nil {
 				return agents, keys, fmt.Errorf("line %d: %w", line, err)
 			}
 		case l.Type == "trusted_key" && l.TrustedKey != nil:

@@ -24,8 +24,9 @@ import (
 // TestExportImport moves a catalog from SQLite to PostgreSQL (and back
 // into SQLite) through `registry export` and `registry import
 // --from-export`: every raw version comes back byte for byte, searches
-// answer the same, crawl state and trusted keys survive, and exporting the
-// copy gives the same file.
+// answer the same (for every kind of caller), crawl state, listing states,
+// collections and trusted keys survive, and exporting the copy gives the
+// same file.
 func TestExportImport(t *testing.T) {
 	ctx := context.Background()
 	src := catalogtest.SQLite(t)
@@ -118,6 +119,45 @@ func TestExportImport(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// Listing states: pending, rejected, deprecated with a replacement,
+	// and one sent back to review by a card change (approved version 3 of
+	// 4); collections, one restricted, with a pending and a removed member.
+	editor := catalog.User("sub-ed").For(catalog.Request{DisplayName: "Ed", Role: "editor"})
+	for i, ch := range map[int]catalog.ListingChange{
+		4: {State: catalog.ListingPending, Reason: "waiting for the owner"},
+		5: {State: catalog.ListingRejected, Reason: "spam"},
+		6: {State: catalog.ListingDeprecated, Reason: "superseded", Replacement: ids[7]},
+	} {
+		if _, err := src.SetListing(ctx, editor, catalog.ScopeAll, ids[i], ch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src.SetListingPolicy(catalog.ListingPolicy{ReapproveOnChange: true})
+	changed, err := card.Parse([]byte(strings.Replace(string(gen.Card(8)), `"name":"`, `"name":"v3 `, 1)), lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := src.Upsert(ctx, catalog.System("test"), catalog.UpsertInput{CardURL: "https://agents8.example.com/.well-known/agent-card.json",
+		Card: changed, Source: catalog.SourceCrawl}); err != nil || res.Agent.Listing.State != catalog.ListingPending || res.Agent.Listing.ApprovedVersion != 3 {
+		t.Fatalf("card change under --reapprove-on-change: %+v, %v", res.Agent.Listing, err)
+	}
+	src.SetListingPolicy(catalog.ListingPolicy{})
+	for _, c := range []struct {
+		col     catalog.Collection
+		members []string
+	}{
+		{catalog.Collection{Name: "Finance", Description: "Money matters.", Groups: []string{"finance", "Audit"}}, []string{ids[9], ids[4]}},
+		{catalog.Collection{Name: "Partner-facing"}, []string{ids[9], ids[2], ids[10]}},
+		{catalog.Collection{Name: "Empty", Groups: []string{"nobody"}}, nil},
+	} {
+		if _, _, err := src.SaveCollection(ctx, catalog.System("test"), c.col); err != nil {
+			t.Fatal(err)
+		}
+		if err := src.AddToCollection(ctx, catalog.System("test"), c.col.Name, c.members...); err != nil {
+			t.Fatal(err)
+		}
+	}
+
 	var exported bytes.Buffer
 	agents, keys, err := exportCatalog(ctx, src, &exported)
 	if err != nil {
@@ -152,6 +192,7 @@ func TestExportImport(t *testing.T) {
 					t.Errorf("annotations of %s after import: %+v, want %+v", id, got, want)
 				}
 			}
+			sameCuration(t, src, to, ids)
 			if r, err := to.AgentRemoval(ctx, ids[2]); err != nil || r == nil || r.By != "Root" {
 				t.Errorf("removed agent after import: %+v (%v), want removed by Root", r, err)
 			}
@@ -190,6 +231,45 @@ func TestExportImport(t *testing.T) {
 				t.Errorf("annotations of the removed agent after import and registering again: %+v, want %+v", v.Annotations, goneAnn)
 			}
 		})
+	}
+}
+
+// sameCuration compares the listing state and collections of every agent,
+// and the collections as every kind of caller lists them.
+func sameCuration(t *testing.T, a, b *catalog.Store, ids []string) {
+	t.Helper()
+	ctx := context.Background()
+	for _, id := range ids {
+		x, err := a.Agent(ctx, catalog.ScopeAll, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		y, err := b.Agent(ctx, catalog.ScopeAll, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x.Listing.At, y.Listing.At = catalog.ExportTimePtr(x.Listing.At), catalog.ExportTimePtr(y.Listing.At)
+		if !reflect.DeepEqual(x.Listing, y.Listing) || !slices.Equal(x.Collections, y.Collections) {
+			t.Errorf("agent %s: listing %+v in %v, copy has %+v in %v", id, x.Listing, x.Collections, y.Listing, y.Collections)
+		}
+	}
+	for _, sc := range []catalog.Scope{catalog.ScopeAll, {}, {Groups: []string{"audit"}}, {Review: true, Groups: []string{"finance"}}} {
+		x, err := a.Collections(ctx, sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		y, err := b.Collections(ctx, sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, cs := range [][]catalog.Collection{x, y} {
+			for i := range cs {
+				cs[i].CreatedAt = cs[i].CreatedAt.Truncate(time.Microsecond)
+			}
+		}
+		if !reflect.DeepEqual(x, y) {
+			t.Errorf("collections as %+v:\n%+v\ncopy:\n%+v", sc, x, y)
+		}
 	}
 }
 
@@ -259,6 +339,12 @@ func sameSearches(t *testing.T, a, b *catalog.Store) {
 		{Filters: map[string][]string{catalog.FieldInputMode: {"application/*"}}, Limit: 5},
 		{Filters: map[string][]string{catalog.FieldLabel: {"env:prod"}}},
 		{Filters: map[string][]string{catalog.FieldOwnerTeam: {"Payments"}, catalog.FieldLabel: {"tier"}}},
+		{Limit: catalog.MaxLimit, Scope: catalog.ScopeAll},
+		{Limit: catalog.MaxLimit, Scope: catalog.Scope{Review: true}},
+		{Filters: map[string][]string{catalog.FieldListing: {catalog.ListingPending}}, Scope: catalog.Scope{Review: true, Groups: []string{"finance"}}},
+		{Filters: map[string][]string{catalog.FieldListing: {catalog.ListingDeprecated}}},
+		{Filters: map[string][]string{catalog.FieldCollection: {"finance"}}, Scope: catalog.Scope{Groups: []string{"Finance"}}},
+		{Filters: map[string][]string{catalog.FieldCollection: {"partner-facing"}}},
 	}
 	for _, q := range queries {
 		pa, err := a.Search(ctx, q)
@@ -330,5 +416,81 @@ func TestExportImportCommands(t *testing.T) {
 	// --from-export restores a whole catalog: no card files beside it.
 	if code := run(ctx, []string{"import", "--db", to, "--from-export", file, "card.json"}, &out, &errOut, func(string) string { return "" }); code != exitUsage {
 		t.Fatalf("import --from-export with a card file: exit %d, want %d", code, exitUsage)
+	}
+}
+
+// TestImportCurationEdges: an agent from an export made before the listing
+// lifecycle imports approved at its last version, whatever the listing
+// policy of the target (and its versions are not sent back to review); a collection naming an agent the export does not
+// hold is refused; a listing state the release does not know is refused.
+func TestImportCurationEdges(t *testing.T) {
+	ctx := context.Background()
+	cfg := config.Default()
+	src := catalogtest.SQLite(t)
+	url := "https://old.example.com/.well-known/agent-card.json"
+	for v := range 2 {
+		raw := strings.Replace(string(synth.New(1).Card(0)), `"name":"`, fmt.Sprintf(`"name":"v%d `, v), 1)
+		c, err := card.Parse([]byte(raw), cardLimits(cfg))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := src.Upsert(ctx, catalog.System("test"), catalog.UpsertInput{CardURL: url, Card: c, Source: catalog.SourceURL}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var buf bytes.Buffer
+	if _, _, err := exportCatalog(ctx, src, &buf); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	var agent exportLine
+	if err := json.Unmarshal([]byte(lines[1]), &agent); err != nil || agent.Agent == nil || agent.Agent.Listing == nil {
+		t.Fatalf("agent line %s: %v", lines[1], err)
+	}
+	edit := func(f func(*exportLine)) string {
+		l := agent
+		a := *agent.Agent
+		l.Agent = &a
+		f(&l)
+		b, err := json.Marshal(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	older := edit(func(l *exportLine) { l.Agent.Listing = nil })
+	for _, policy := range []catalog.ListingPolicy{{RequireApproval: true}, {ReapproveOnChange: true}} {
+		to := catalogtest.SQLite(t)
+		to.SetListingPolicy(policy)
+		if _, _, err := importCatalog(ctx, to, strings.NewReader(lines[0]+"\n"+older+"\n"), cfg); err != nil {
+			t.Fatal(err)
+		}
+		a, err := to.Agent(ctx, catalog.ScopeAll, agent.Agent.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Listing.State != catalog.ListingApproved || a.Listing.ApprovedVersion != 2 {
+			t.Errorf("%+v: agent of an older export: listing %+v, want approved at version 2", policy, a.Listing)
+		}
+		// Restoring the second version is no card change to review.
+		if page, err := to.AuditLog(ctx, "", 10); err != nil || len(page.Entries) != 0 {
+			t.Errorf("%+v: the import left audit rows: %+v, %v", policy, page.Entries, err)
+		}
+	}
+
+	bad := map[string]string{
+		"unknown listing state": edit(func(l *exportLine) { l.Agent.Listing = &exportListing{State: "archived"} }),
+		"approved version beyond the last": edit(func(l *exportLine) {
+			l.Agent.Listing = &exportListing{State: catalog.ListingApproved, ApprovedVersion: 3}
+		}),
+		"collection of an agent not exported": lines[1] + "\n" + `{"type":"collection","collection":{"name":"X","groups":[],` +
+			`"created_at":"2026-01-01T00:00:00Z","members":[{"agent_id":"nobody","added_at":"2026-01-01T00:00:00Z"}]}}`,
+	}
+	for name, body := range bad {
+		t.Run(name, func(t *testing.T) {
+			if _, _, err := importCatalog(ctx, catalogtest.SQLite(t), strings.NewReader(lines[0]+"\n"+body+"\n"), cfg); err == nil {
+				t.Error("import succeeded")
+			}
+		})
 	}
 }

@@ -200,6 +200,9 @@ func (a *API) agentDetail(c echo.Context, id string) (AgentDetail, error) {
 		return AgentDetail{}, fmt.Errorf("agent %s has no parsed card", id)
 	}
 	d := newAgentDetail(v)
+	if d.Verification, err = a.scopeReport(c, d.Verification); err != nil {
+		return AgentDetail{}, fmt.Errorf("agent %s: %w", id, err)
+	}
 	d.Annotations = newAnnotations(v.Annotations, a.seesNotes(c))
 	if d.Check, err = a.latestCheck(c.Request().Context(), a.scope(c), id); err != nil {
 		return AgentDetail{}, err

@@ -50,6 +50,9 @@ type Catalog interface {
 	// Changes lists the change feed after seq since, oldest first, at most
 	// limit entries.
 	Changes(ctx context.Context, sc catalog.Scope, since int64, limit int) ([]catalog.Change, error)
+	// VisibleAgents reports which of ids the scope sees (removed agents
+	// only ScopeAll): the agent view names no other agent outside it.
+	VisibleAgents(ctx context.Context, sc catalog.Scope, ids []string) (map[string]bool, error)
 }
 
 // Registrar fetches, checks and stores the card behind a URL.

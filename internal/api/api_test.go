@@ -374,6 +374,59 @@ func TestGetAgent(t *testing.T) {
 					t.Errorf("verification = %s, want null", d.Verification)
 				}
 			}},
+		{name: "related agents the caller does not see are not named", target: "/api/v1/agents/a1", wantStatus: http.StatusOK,
+			setup: func(c *fakeCatalog, _ *fakeRegistrar) {
+				c.verifications = map[string]*catalog.Verification{"a1": {Version: 2, Status: catalog.SignatureVerified, Report: relatedReport(t)}}
+				c.hidden = map[string]bool{"nocard": true}
+			},
+			check: func(t *testing.T, rec *httptest.ResponseRecorder, _ *fakeCatalog, _ *fakeRegistrar) {
+				d := decodeJSON[AgentDetail](t, rec)
+				var got, stored map[string]json.RawMessage
+				if err := json.Unmarshal(d.Verification, &got); err != nil {
+					t.Fatal(err)
+				}
+				if err := json.Unmarshal(relatedReport(t), &stored); err != nil {
+					t.Fatal(err)
+				}
+				for k, v := range stored {
+					if k != "content_findings" && !bytes.Equal(got[k], v) {
+						t.Errorf("%s changed: %s, want %s", k, got[k], v)
+					}
+				}
+				var fs []verify.ContentFinding
+				if err := json.Unmarshal(got["content_findings"], &fs); err != nil {
+					t.Fatal(err)
+				}
+				// The second finding keeps its place with no agent named.
+				if len(fs) != 2 || fmt.Sprint(fs[0].Related) != "[{sparse Sparse}]" || len(fs[1].Related) != 0 || fs[1].Code != contentscan.CodeConfusableProvider {
+					t.Errorf("content findings %+v", fs)
+				}
+				for _, hidden := range []string{"nocard", "ghost", "Hidden name"} {
+					if strings.Contains(string(d.Verification), hidden) {
+						t.Errorf("the report names %q", hidden)
+					}
+				}
+			}},
+		{name: "a report naming only visible agents is served as stored", target: "/api/v1/agents/a1", wantStatus: http.StatusOK,
+			setup: func(c *fakeCatalog, _ *fakeRegistrar) {
+				c.verifications = map[string]*catalog.Verification{"a1": {Version: 2, Status: catalog.SignatureVerified, Report: relatedReport(t)}}
+				c.agents["ghost"] = catalog.Agent{ID: "ghost"}
+			},
+			check: func(t *testing.T, rec *httptest.ResponseRecorder, _ *fakeCatalog, _ *fakeRegistrar) {
+				var buf bytes.Buffer
+				if err := json.Compact(&buf, relatedReport(t)); err != nil {
+					t.Fatal(err)
+				}
+				if d := decodeJSON[AgentDetail](t, rec); !bytes.Equal(d.Verification, buf.Bytes()) {
+					t.Errorf("verification = %s, want the stored %s", d.Verification, buf.Bytes())
+				}
+			}},
+		{name: "related agents check failure is internal", target: "/api/v1/agents/a1",
+			setup: func(c *fakeCatalog, _ *fakeRegistrar) {
+				c.verifications = map[string]*catalog.Verification{"a1": {Version: 2, Status: catalog.SignatureVerified, Report: relatedReport(t)}}
+				c.visibleErr = errors.New("db down")
+			},
+			wantStatus: http.StatusInternalServerError, wantCode: CodeInternal},
 		{name: "verification read failure is internal", target: "/api/v1/agents/a1",
 			setup:      func(c *fakeCatalog, _ *fakeRegistrar) { c.verificationErr = errors.New("disk I/O error") },
 			wantStatus: http.StatusInternalServerError, wantCode: CodeInternal},
@@ -789,6 +842,27 @@ func TestOptionsListsMethods(t *testing.T) {
 
 // sampleReport is a verify.Report with every part filled, as JSON: the
 // document must accept what the verifier really writes.
+// relatedReport is a report whose content findings name a visible agent
+// (sparse), one the fake hides (nocard) and an unknown one (ghost).
+func relatedReport(t *testing.T) json.RawMessage {
+	t.Helper()
+	var rep verify.Report
+	if err := json.Unmarshal(sampleReport(t), &rep); err != nil {
+		t.Fatal(err)
+	}
+	rep.Content = []verify.ContentFinding{
+		{Code: contentscan.CodeConfusableName, Severity: verify.SeverityWarning, Path: "$.name", Message: "m", Why: "w",
+			Related: []contentscan.Related{{AgentID: "sparse", Text: "Sparse"}, {AgentID: "nocard", Text: "Hidden name"}}},
+		{Code: contentscan.CodeConfusableProvider, Severity: verify.SeverityWarning, Path: "$.provider.organization", Message: "m", Why: "w",
+			Related: []contentscan.Related{{AgentID: "ghost", Text: "Ghost"}}},
+	}
+	b, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 func sampleReport(t *testing.T) json.RawMessage {
 	t.Helper()
 	signer := &verify.Signer{KID: "k1", Thumbprint: "tp", Source: verify.KeySourcePinned, KeyType: "EC", Curve: "P-256", Bits: 256}

@@ -42,6 +42,10 @@ type fakeCatalog struct {
 	verificationErr error
 	// views counts AgentView calls.
 	views int
+	// hidden are the agents VisibleAgents does not see; visibleErr fails
+	// it.
+	hidden     map[string]bool
+	visibleErr error
 }
 
 type changesCall struct {
@@ -168,6 +172,25 @@ func (f *fakeCatalog) AgentView(ctx context.Context, _ catalog.Scope, id string,
 		return catalog.AgentView{}, err
 	}
 	return v, nil
+}
+
+// VisibleAgents sees every agent the fake holds, but for those in hidden.
+func (f *fakeCatalog) VisibleAgents(_ context.Context, _ catalog.Scope, ids []string) (map[string]bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return nil, f.err
+	}
+	if f.visibleErr != nil {
+		return nil, f.visibleErr
+	}
+	out := map[string]bool{}
+	for _, id := range ids {
+		if _, ok := f.agents[id]; ok && !f.hidden[id] {
+			out[id] = true
+		}
+	}
+	return out, nil
 }
 
 func (f *fakeCatalog) Verification(_ context.Context, id string) (*catalog.Verification, error) {

@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -124,6 +125,38 @@ func (s *Store) AgentView(ctx context.Context, sc Scope, id string, now time.Tim
 		return AgentView{}, err
 	}
 	return v, nil
+}
+
+// maxVisibleBatch bounds the ids of one VisibleAgents query (SQLite's and
+// PostgreSQL's bound-parameter limits are far above it).
+const maxVisibleBatch = 500
+
+// VisibleAgents reports which of ids the scope sees, in a query per
+// maxVisibleBatch ids: the set holds an id when its agent exists and the
+// scope sees it. A removed agent is seen by ScopeAll only (admins, as on
+// its page); for everyone else it is as missing as an unknown id. It is
+// how a page that names other agents (a content finding's related agents)
+// keeps to the caller's scope.
+func (s *Store) VisibleAgents(ctx context.Context, sc Scope, ids []string) (map[string]bool, error) {
+	out := make(map[string]bool, len(ids))
+	cond, args := sc.visibleSQL()
+	if !sc.All {
+		cond = "a.removed_at IS NULL AND " + cond
+	}
+	for batch := range slices.Chunk(ids, maxVisibleBatch) {
+		q := s.db.WithContext(ctx).Table("agents AS a").Where("a.id IN ?", batch)
+		if cond != "" {
+			q = q.Where(cond, args...)
+		}
+		var seen []string
+		if err := q.Pluck("a.id", &seen).Error; err != nil {
+			return nil, fmt.Errorf("checking visibility of %d agents: %w", len(batch), err)
+		}
+		for _, id := range seen {
+			out[id] = true
+		}
+	}
+	return out, nil
 }
 
 // read runs fn in one read-only transaction, so that its queries see one

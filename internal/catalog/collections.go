@@ -337,42 +337,16 @@ func remark(tx *txn, pks []int64, now time.Time) ([]fieldUpdate, error) {
 		if err := tx.Select("pk", "id", "card_url", "current_version", "seq", "listing").Where("pk = ?", pk).Take(&rec).Error; err != nil {
 			return nil, fmt.Errorf("reading agent %d: %w", pk, translate(err))
 		}
-		var cols []collectionRecord
-		if err := tx.Raw(`SELECT c.name, c.groups_json FROM collections c JOIN collection_members m ON m.collection_pk = c.pk
-			WHERE m.agent_pk = ? ORDER BY c.name_key`, pk).Scan(&cols).Error; err != nil {
-			return nil, fmt.Errorf("collections of agent %d: %w", pk, err)
-		}
-		pl := placement{listing: rec.Listing, collections: []string{}}
-		public := len(cols) == 0
-		var groups []string
-		for _, c := range cols {
-			pl.collections = append(pl.collections, c.Name)
-			gs, err := decodeStrings(c.GroupsJSON)
-			if err != nil {
-				return nil, fmt.Errorf("groups of collection %s: %w", c.Name, err)
-			}
-			if len(gs) == 0 {
-				public = true
-			}
-			for _, g := range gs {
-				groups = append(groups, groupToken(g))
-			}
-		}
-		if public {
-			pl.visibility = []string{visibilityPublic}
-		} else {
-			slices.Sort(groups)
-			pl.visibility = slices.Compact(groups)
+		pl, err := placementOf(tx, pk, rec.Listing)
+		if err != nil {
+			return nil, err
 		}
 		seqs, err := allocate(tx, "seq", 1)
 		if err != nil {
 			return nil, err
 		}
-		cj, _ := json.Marshal(pl.collections) // strings always marshal
-		vj, _ := json.Marshal(pl.visibility)
-		if err := tx.Exec("UPDATE agents SET collections = ?, visibility = ?, seq = ?, updated_at = ? WHERE pk = ?",
-			string(cj), string(vj), seqs[0], now, pk).Error; err != nil {
-			return nil, fmt.Errorf("re-marking agent %d: %w", pk, err)
+		if err := writePlacement(tx, pk, pl, seqs[0], &now); err != nil {
+			return nil, err
 		}
 		ups = append(ups, fieldUpdate{pk: pk, prev: rec.Seq, seq: seqs[0], values: pl.values()})
 		changes = append(changes, changeRow{AgentPK: pk, AgentID: rec.ID, CardURL: rec.CardURL, Kind: ChangeUpdated,
@@ -382,6 +356,54 @@ func remark(tx *txn, pks []int64, now time.Time) ([]fieldUpdate, error) {
 		return nil, fmt.Errorf("recording re-marked agents: %w", err)
 	}
 	return ups, nil
+}
+
+// placementOf computes an agent's placement (collections, visibility)
+// from its memberships.
+func placementOf(tx *txn, pk int64, listing string) (placement, error) {
+	var cols []collectionRecord
+	if err := tx.Raw(`SELECT c.name, c.groups_json FROM collections c JOIN collection_members m ON m.collection_pk = c.pk
+		WHERE m.agent_pk = ? ORDER BY c.name_key`, pk).Scan(&cols).Error; err != nil {
+		return placement{}, fmt.Errorf("collections of agent %d: %w", pk, err)
+	}
+	pl := placement{listing: listing, collections: []string{}}
+	public := len(cols) == 0
+	var groups []string
+	for _, c := range cols {
+		pl.collections = append(pl.collections, c.Name)
+		gs, err := decodeStrings(c.GroupsJSON)
+		if err != nil {
+			return placement{}, fmt.Errorf("groups of collection %s: %w", c.Name, err)
+		}
+		if len(gs) == 0 {
+			public = true
+		}
+		for _, g := range gs {
+			groups = append(groups, groupToken(g))
+		}
+	}
+	if public {
+		pl.visibility = []string{visibilityPublic}
+	} else {
+		slices.Sort(groups)
+		pl.visibility = slices.Compact(groups)
+	}
+	return pl, nil
+}
+
+// writePlacement stores a placement on the agents row with seq, and moves
+// updated_at to *updated when given (a restore keeps the exported one).
+func writePlacement(tx *txn, pk int64, pl placement, seq int64, updated *time.Time) error {
+	cj, _ := json.Marshal(pl.collections) // strings always marshal
+	vj, _ := json.Marshal(pl.visibility)
+	q, args := "UPDATE agents SET collections = ?, visibility = ?, seq = ?", []any{string(cj), string(vj), seq}
+	if updated != nil {
+		q, args = q+", updated_at = ?", append(args, *updated)
+	}
+	if err := tx.Exec(q+" WHERE pk = ?", append(args, pk)...).Error; err != nil {
+		return fmt.Errorf("re-marking agent %d: %w", pk, err)
+	}
+	return nil
 }
 
 // visibleCollections keeps the names of the collections the scope sees.

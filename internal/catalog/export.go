@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"gorm.io/gorm"
 
@@ -31,6 +34,11 @@ type ExportedAgent struct {
 	// Removed is set for an agent an admin removed; an import keeps it
 	// removed (and restorable).
 	Removed *Removal
+	// Listing is the agent's place in the listing lifecycle, as it was.
+	// Nil in exports made before the lifecycle existed: the agent is then
+	// approved at its last version, as migration 00011 approved every
+	// agent it found.
+	Listing *Listing
 }
 
 // ExportedVersion is one stored version of a card.
@@ -84,6 +92,12 @@ type exportRow struct {
 	LastErrorAt         *time.Time
 	RemovedAt           *time.Time
 	RemovedBy           string
+	Listing             string
+	ListingReason       string
+	ListingReplacement  string
+	ListingBy           string
+	ListingAt           *time.Time
+	ApprovedVersion     int
 }
 
 type exportVersionRow struct {
@@ -105,7 +119,8 @@ func (s *Store) ExportAgents(ctx context.Context, fn func(ExportedAgent) error) 
 		err := s.db.WithContext(ctx).Raw(`SELECT a.pk, a.id, a.card_url, a.health, a.created_at, a.updated_at, a.fetched_at,
 			c.next_check_at, c.paused, c.etag, c.last_modified, c.served_url, c.legacy_path, c.consecutive_failures,
 			c.last_check_at, c.last_success_at, c.last_error_class, c.last_error_message, c.last_error_status, c.last_error_at,
-			a.removed_at, a.removed_by
+			a.removed_at, a.removed_by, a.listing, a.listing_reason, a.listing_replacement, a.listing_by, a.listing_at,
+			a.approved_version
 			FROM agents a LEFT JOIN crawl_state c ON c.agent_pk = a.pk
 			WHERE a.pk > ? ORDER BY a.pk LIMIT ?`, after, exportPage).Scan(&rows).Error
 		if err != nil {
@@ -162,6 +177,8 @@ func exportedAgent(r exportRow, versions []ExportedVersion) ExportedAgent {
 	if r.RemovedAt != nil {
 		a.Removed = &Removal{At: exportTime(*r.RemovedAt), By: r.RemovedBy}
 	}
+	a.Listing = &Listing{State: r.Listing, Reason: r.ListingReason, Replacement: r.ListingReplacement, By: r.ListingBy,
+		At: ExportTimePtr(r.ListingAt), ApprovedVersion: r.ApprovedVersion}
 	c := &a.Crawl
 	if r.NextCheckAt != nil {
 		c.NextCheckAt = exportTime(*r.NextCheckAt)
@@ -215,7 +232,8 @@ func (s *Store) CheckEmpty(ctx context.Context) error {
 // ImportAgent restores one exported agent: its versions are stored in
 // order through Upsert (so every derived row is rebuilt from the raw
 // bytes, as the running registry would), then its id, timestamps, health,
-// removal, crawl state and annotations are set to the exported ones, and
+// removal, listing, crawl state and annotations are set to the exported
+// ones (whatever the Store's listing policy made of the versions), and
 // the agent is indexed again if this Store's search index is built (a
 // removed one is taken out of it).
 func (s *Store) ImportAgent(ctx context.Context, actor Actor, a ExportedAgent, lim card.Limits) error {
@@ -231,11 +249,15 @@ func (s *Store) ImportAgent(ctx context.Context, actor Actor, a ExportedAgent, l
 		if err != nil {
 			return fmt.Errorf("agent %s version %d: %w", a.ID, v.Number, err)
 		}
-		res, err := s.Upsert(ctx, actor, UpsertInput{CardURL: a.CardURL, Card: c, Source: v.Source, ReceivedAt: v.ReceivedAt,
-			NextCheckAt: a.Crawl.NextCheckAt, Paused: a.Crawl.Paused})
+		// Without a listing policy: a restore is no registration and no
+		// card change (nothing is sent back to review); the exported
+		// listing is set below.
+		rs, err := s.upsertBatch(ctx, actor, []UpsertInput{{CardURL: a.CardURL, Card: c, Source: v.Source, ReceivedAt: v.ReceivedAt,
+			NextCheckAt: a.Crawl.NextCheckAt, Paused: a.Crawl.Paused}}, ListingPolicy{})
 		if err != nil {
 			return fmt.Errorf("agent %s version %d: %w", a.ID, v.Number, err)
 		}
+		res := rs[0]
 		if !res.NewVersion || (i == 0) != res.Created {
 			// Two consecutive versions with the same bytes, or an agent
 			// the catalog had already: not an export of one catalog.
@@ -247,6 +269,10 @@ func (s *Store) ImportAgent(ctx context.Context, actor Actor, a ExportedAgent, l
 			}
 		}
 	}
+	listing, err := importedListing(a)
+	if err != nil {
+		return err
+	}
 	var ann Annotations
 	if a.Annotations != nil {
 		var err error
@@ -256,7 +282,7 @@ func (s *Store) ImportAgent(ctx context.Context, actor Actor, a ExportedAgent, l
 	}
 	c := a.Crawl
 	var seq int64
-	err := s.transact(ctx, func(tx *txn) error {
+	err = s.transact(ctx, func(tx *txn) error {
 		if err := writeAnnotations(tx.DB, a.CardURL, ann); err != nil {
 			return err
 		}
@@ -274,8 +300,10 @@ func (s *Store) ImportAgent(ctx context.Context, actor Actor, a ExportedAgent, l
 			removedAt, removedBy = &at, a.Removed.By
 		}
 		if err := tx.Exec(`UPDATE agents SET id = ?, created_at = ?, updated_at = ?, fetched_at = ?, health = ?, seq = ?,
-			removed_at = ?, removed_by = ? WHERE pk = ?`,
-			a.ID, a.CreatedAt.UTC(), a.UpdatedAt.UTC(), a.FetchedAt.UTC(), a.Health, seq, removedAt, removedBy, pk).Error; err != nil {
+			removed_at = ?, removed_by = ?, listing = ?, listing_reason = ?, listing_replacement = ?, listing_by = ?,
+			listing_at = ?, approved_version = ? WHERE pk = ?`,
+			a.ID, a.CreatedAt.UTC(), a.UpdatedAt.UTC(), a.FetchedAt.UTC(), a.Health, seq, removedAt, removedBy,
+			listing.State, listing.Reason, listing.Replacement, listing.By, utcPtr(listing.At), listing.ApprovedVersion, pk).Error; err != nil {
 			return err
 		}
 		if err := tx.Exec(`UPDATE changes SET agent_id = ? WHERE agent_pk = ?`, a.ID, pk).Error; err != nil {
@@ -299,6 +327,148 @@ func (s *Store) ImportAgent(ctx context.Context, actor Actor, a ExportedAgent, l
 		return fmt.Errorf("indexing restored agent %s: %w", a.ID, err)
 	}
 	return nil
+}
+
+// importedListing is the listing an imported agent gets: the exported
+// one, checked, or for an export without one approved at its last
+// version.
+func importedListing(a ExportedAgent) (Listing, error) {
+	if a.Listing == nil {
+		return Listing{State: ListingApproved, ApprovedVersion: len(a.Versions)}, nil
+	}
+	l := *a.Listing
+	switch {
+	case !slices.Contains(ListingStates, l.State):
+		return Listing{}, fmt.Errorf("%w: agent %s: listing state %q", ErrInvalidQuery, a.ID, l.State)
+	case l.ApprovedVersion < 0 || l.ApprovedVersion > len(a.Versions):
+		return Listing{}, fmt.Errorf("%w: agent %s: approved version %d of %d", ErrInvalidQuery, a.ID, l.ApprovedVersion, len(a.Versions))
+	case utf8.RuneCountInString(l.Reason) > maxListingReason || !utf8.ValidString(l.Reason):
+		return Listing{}, fmt.Errorf("%w: agent %s: listing reason", ErrInvalidQuery, a.ID)
+	}
+	return l, nil
+}
+
+// ExportedCollection is a collection as an export carries it, with its
+// members by agent id.
+type ExportedCollection struct {
+	Name        string
+	Description string
+	Groups      []string
+	CreatedAt   time.Time
+	// Members are in agent id order.
+	Members []ExportedMember
+}
+
+// ExportedMember is one agent of a collection and when it was put there.
+type ExportedMember struct {
+	AgentID string
+	AddedAt time.Time
+}
+
+// ExportCollections calls fn with every collection, by name, members
+// included (removed agents too: they are exported, and restorable). Both
+// orders are byte orders, sorted here: the databases' collations differ.
+func (s *Store) ExportCollections(ctx context.Context, fn func(ExportedCollection) error) error {
+	var recs []collectionRecord
+	if err := s.db.WithContext(ctx).Find(&recs).Error; err != nil {
+		return fmt.Errorf("exporting collections: %w", err)
+	}
+	slices.SortFunc(recs, func(a, b collectionRecord) int { return strings.Compare(a.NameKey, b.NameKey) })
+	for _, r := range recs {
+		c, err := collectionOf(r)
+		if err != nil {
+			return fmt.Errorf("exporting collections: %w", err)
+		}
+		e := ExportedCollection{Name: c.Name, Description: c.Description, Groups: c.Groups, CreatedAt: exportTime(c.CreatedAt),
+			Members: []ExportedMember{}}
+		var members []struct {
+			ID      string
+			AddedAt time.Time
+		}
+		if err := s.db.WithContext(ctx).Raw(`SELECT a.id, m.added_at FROM collection_members m JOIN agents a ON a.pk = m.agent_pk
+			WHERE m.collection_pk = ?`, r.PK).Scan(&members).Error; err != nil {
+			return fmt.Errorf("exporting members of collection %s: %w", r.Name, err)
+		}
+		for _, m := range members {
+			e.Members = append(e.Members, ExportedMember{AgentID: m.ID, AddedAt: exportTime(m.AddedAt)})
+		}
+		slices.SortFunc(e.Members, func(a, b ExportedMember) int { return strings.Compare(a.AgentID, b.AgentID) })
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RestoreCollection stores an exported collection as it was (creation
+// and membership times included) after its agents were imported, and
+// re-marks the members' visibility; their updated_at stays the exported
+// one. A collection of that name already there is ErrConflict, a member
+// not imported ErrNotFound.
+func (s *Store) RestoreCollection(ctx context.Context, actor Actor, e ExportedCollection) error {
+	if err := actor.validate(); err != nil {
+		return err
+	}
+	c := Collection{Name: e.Name, Description: e.Description, Groups: e.Groups}
+	if err := c.validate(); err != nil {
+		return err
+	}
+	groups, _ := json.Marshal(nonNil(c.Groups)) // strings always marshal
+	var ups []fieldUpdate
+	err := s.transact(ctx, func(tx *txn) error {
+		var n int64
+		if err := tx.Raw("SELECT COUNT(*) FROM collections WHERE name_key = ?", collectionKey(c.Name)).Scan(&n).Error; err != nil {
+			return fmt.Errorf("looking up collection %s: %w", c.Name, err)
+		}
+		if n > 0 {
+			return fmt.Errorf("collection %s: %w", c.Name, ErrConflict)
+		}
+		rec := collectionRecord{Name: c.Name, NameKey: collectionKey(c.Name), Description: c.Description,
+			GroupsJSON: string(groups), CreatedAt: e.CreatedAt.UTC()}
+		if err := tx.Create(&rec).Error; err != nil {
+			return fmt.Errorf("creating collection %s: %w", c.Name, translate(err))
+		}
+		pks := make([]int64, 0, len(e.Members))
+		for _, m := range e.Members {
+			var found []int64
+			if err := tx.Raw("SELECT pk FROM agents WHERE id = ?", m.AgentID).Scan(&found).Error; err != nil {
+				return fmt.Errorf("looking up agent %s: %w", m.AgentID, err)
+			}
+			if len(found) == 0 {
+				return fmt.Errorf("member %s of collection %s: %w", m.AgentID, c.Name, ErrNotFound)
+			}
+			if err := tx.Exec(`INSERT INTO collection_members (collection_pk, agent_pk, added_at) VALUES (?, ?, ?)
+				ON CONFLICT DO NOTHING`, rec.PK, found[0], m.AddedAt.UTC()).Error; err != nil {
+				return fmt.Errorf("restoring members of collection %s: %w", c.Name, err)
+			}
+			pks = append(pks, found[0])
+		}
+		for _, pk := range pks {
+			var rec agentRecord
+			if err := tx.Select("pk", "seq", "listing").Where("pk = ?", pk).Take(&rec).Error; err != nil {
+				return fmt.Errorf("reading agent %d: %w", pk, translate(err))
+			}
+			pl, err := placementOf(tx, pk, rec.Listing)
+			if err != nil {
+				return err
+			}
+			seqs, err := allocate(tx, "seq", 1)
+			if err != nil {
+				return err
+			}
+			if err := writePlacement(tx, pk, pl, seqs[0], nil); err != nil {
+				return err
+			}
+			ups = append(ups, fieldUpdate{pk: pk, prev: rec.Seq, seq: seqs[0], values: pl.values()})
+		}
+		return writeAudit(tx.DB, actor, audit{action: ActionCollectionSave, targetKind: TargetCollection, targetID: c.Name,
+			detail: map[string]any{"description": c.Description, "groups": nonNil(c.Groups), "restored": true, "members": len(pks)}})
+	})
+	s.restricted.Store(nil)
+	if err != nil {
+		return fmt.Errorf("restoring collection %s: %w", e.Name, err)
+	}
+	return s.publishFields(ctx, ups)
 }
 
 // RestoreTrustedKey stores an exported trusted key as it was: id,

@@ -60,14 +60,29 @@ func (s *Store) ListingPolicy() ListingPolicy {
 func (s *Store) SetListingPolicy(p ListingPolicy) { s.listing.Store(&p) }
 
 // sendBackToReview marks changed approved agents pending, inside the
-// transaction that stored their new card (recs hold the new state).
-func sendBackToReview(tx *txn, recs []agentRecord) error {
+// transaction that stored their new card (recs hold the new state), with
+// an audit row per agent in that transaction: the transition is the
+// catalog's (reapproveActor), recorded whoever stored the card, with the
+// request that did when there was one; cause names that writer (the
+// crawler, or the person who registered the URL again).
+func sendBackToReview(tx *txn, cause Actor, recs []agentRecord) error {
+	actor := reapproveActor
+	if cause.Request != nil {
+		actor = actor.For(*cause.Request)
+	}
+	rows := make([]audit, 0, len(recs))
 	for _, r := range recs {
 		err := tx.Exec(`UPDATE agents SET listing = ?, listing_reason = ?, listing_replacement = '', listing_by = ?,
 			listing_at = ? WHERE pk = ?`, r.Listing, r.ListingReason, r.ListingBy, r.ListingAt, r.PK).Error
 		if err != nil {
 			return fmt.Errorf("sending agent %s back to review: %w", r.ID, err)
 		}
+		rows = append(rows, audit{action: ActionListing, targetKind: TargetAgent, targetID: r.ID, detail: map[string]any{
+			"from": ListingApproved, "to": r.Listing, "version": r.CurrentVersion, "approved_version": r.ApprovedVersion,
+			"reason": r.ListingReason, "cause": cause.String()}})
+	}
+	if err := insertAudit(tx.DB, actor, rows...); err != nil {
+		return fmt.Errorf("recording send-back to review: %w", err)
 	}
 	return nil
 }

@@ -187,10 +187,25 @@ func TestListingTransitions(t *testing.T) {
 }
 
 // TestReapproveOnChange: a new card version sends an approved agent back
-// to review, keeping the approved version for the diff; without the
-// policy it stays approved.
+// to review, keeping the approved version for the diff, and the audit log
+// records the transition as the catalog's, whoever stored the card;
+// without the policy it stays approved and nothing is recorded.
 func TestReapproveOnChange(t *testing.T) {
 	catalogtest.ForEach(t, func(t *testing.T, s *catalog.Store) {
+		listingRows := func(id string) []catalog.AuditEntry {
+			t.Helper()
+			es, err := s.AgentAudit(context.Background(), id, 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []catalog.AuditEntry
+			for _, e := range es {
+				if e.Action == catalog.ActionListing {
+					out = append(out, e)
+				}
+			}
+			return out
+		}
 		for _, reapprove := range []bool{false, true} {
 			s.SetListingPolicy(catalog.ListingPolicy{ReapproveOnChange: reapprove})
 			url := fmt.Sprintf("https://r-%t.example/card.json", reapprove)
@@ -210,6 +225,48 @@ func TestReapproveOnChange(t *testing.T) {
 			// Unchanged bytes are no change.
 			if again := store(t, s, url, namedCard("R", "2"), catalog.SourceCrawl).Agent; again.Listing.State != want {
 				t.Errorf("reapprove=%t: unchanged card moved the agent to %s", reapprove, again.Listing.State)
+			}
+			rows := listingRows(first.ID)
+			if !reapprove {
+				if len(rows) != 0 {
+					t.Errorf("reapprove=false: %d listing audit rows, want none", len(rows))
+				}
+				continue
+			}
+			// The crawler's write carries no request, and is not audited
+			// itself: the transition is, once.
+			if len(rows) != 1 {
+				t.Fatalf("%d listing audit rows after a card change, want 1", len(rows))
+			}
+			var detail map[string]any
+			if err := json.Unmarshal(rows[0].Detail, &detail); err != nil {
+				t.Fatal(err)
+			}
+			if r := rows[0]; r.ActorKind != catalog.ActorSystem || r.Subject != "catalog" || r.TargetKind != catalog.TargetAgent ||
+				detail["from"] != "approved" || detail["to"] != "pending" || detail["version"] != 2.0 ||
+				detail["approved_version"] != 1.0 || detail["cause"] != "system:test" || detail["reason"] == "" {
+				t.Errorf("send-back audit row %+v detail %v", r, detail)
+			}
+			// Approved again, then changed by a person registering the URL:
+			// the row carries that request.
+			if _, err := s.SetListing(context.Background(), editor, catalog.ScopeAll, first.ID, catalog.ListingChange{State: "approved"}); err != nil {
+				t.Fatal(err)
+			}
+			registrar := catalog.User("sub-reg").For(catalog.Request{ID: "req-reg", Role: "editor", DisplayName: "Reg"})
+			if _, err := s.Upsert(context.Background(), registrar, catalog.UpsertInput{CardURL: url, Card: mustParse(t, namedCard("R", "3")),
+				Source: catalog.SourceURL}); err != nil {
+				t.Fatal(err)
+			}
+			rows = listingRows(first.ID)
+			if len(rows) != 3 {
+				t.Fatalf("%d listing audit rows, want send-back, approval, send-back", len(rows))
+			}
+			if err := json.Unmarshal(rows[0].Detail, &detail); err != nil {
+				t.Fatal(err)
+			}
+			if r := rows[0]; r.ActorKind != catalog.ActorSystem || r.Subject != "catalog" || r.RequestID != "req-reg" ||
+				detail["cause"] != "user:sub-reg" || detail["version"] != 3.0 || detail["approved_version"] != 2.0 {
+				t.Errorf("send-back on registration: audit row %+v detail %v", r, detail)
 			}
 		}
 	})

@@ -39,6 +39,11 @@ func (s *Store) Upsert(ctx context.Context, actor Actor, in UpsertInput) (Upsert
 // Work is done per batch, not per card: one lookup, and one multi-row
 // statement per table for all new and changed cards.
 func (s *Store) UpsertBatch(ctx context.Context, actor Actor, ins []UpsertInput) ([]UpsertResult, error) {
+	return s.upsertBatch(ctx, actor, ins, s.ListingPolicy())
+}
+
+// upsertBatch is UpsertBatch under the given listing policy.
+func (s *Store) upsertBatch(ctx context.Context, actor Actor, ins []UpsertInput, policy ListingPolicy) ([]UpsertResult, error) {
 	if err := actor.validate(); err != nil {
 		return nil, err
 	}
@@ -50,6 +55,7 @@ func (s *Store) UpsertBatch(ctx context.Context, actor Actor, ins []UpsertInput)
 	results := make([]UpsertResult, len(ins))
 	var changed []indexedDoc
 	store := func(tx *txn) error {
+		tx.listing = policy
 		var err error
 		changed, err = storeCards(tx, actor, ins, results)
 		if err != nil {
@@ -350,7 +356,7 @@ func storeRun(tx *txn, actor Actor, ins []UpsertInput, results []UpsertResult) (
 	if err := insertRows(tx, agentsTable, newAgents); err != nil {
 		return nil, err
 	}
-	if err := sendBackToReview(tx, reapprove); err != nil {
+	if err := sendBackToReview(tx, actor, reapprove); err != nil {
 		return nil, err
 	}
 	// Read once the agents rows are written: on PostgreSQL the update

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"context"
+	"slices"
 
 	"github.com/a2aregistry/registry/internal/card"
 	"github.com/a2aregistry/registry/internal/catalog"
@@ -56,6 +57,41 @@ func nameKeys(c *card.Card) []catalog.NameKey {
 	out := make([]catalog.NameKey, len(keys))
 	for i, k := range keys {
 		out[i] = catalog.NameKey{Key: k.Key, Text: k.Text}
+	}
+	return out
+}
+
+// RelatedAgents lists the agents content findings name as related, each
+// once, in order of appearance.
+func RelatedAgents(fs []ContentFinding) []string {
+	var out []string
+	for _, f := range fs {
+		for _, r := range f.Related {
+			if !slices.Contains(out, r.AgentID) {
+				out = append(out, r.AgentID)
+			}
+		}
+	}
+	return out
+}
+
+// KeepRelated returns a copy of fs whose findings name only the related
+// agents keep accepts: a reader is shown the finding, but no agent their
+// scope hides. A finding left with none stays (its message names no other
+// agent). fs is not changed.
+func KeepRelated(fs []ContentFinding, keep func(agentID string) bool) []ContentFinding {
+	if fs == nil {
+		return nil
+	}
+	out := make([]ContentFinding, len(fs))
+	for i, f := range fs {
+		out[i] = f
+		out[i].Related = nil
+		for _, r := range f.Related {
+			if keep(r.AgentID) {
+				out[i].Related = append(out[i].Related, r)
+			}
+		}
 	}
 	return out
 }

@@ -92,3 +92,23 @@ func TestRunnerContentScan(t *testing.T) {
 		}
 	})
 }
+
+// TestKeepRelated: related agents are filtered per finding, a finding left
+// with none stays, and the input is not changed.
+func TestKeepRelated(t *testing.T) {
+	in := []ContentFinding{
+		{Code: "a", Related: []contentscan.Related{{AgentID: "x"}, {AgentID: "hidden"}}},
+		{Code: "b", Related: []contentscan.Related{{AgentID: "hidden"}}},
+		{Code: "c"},
+	}
+	if got := RelatedAgents(in); !slices.Equal(got, []string{"x", "hidden"}) {
+		t.Errorf("RelatedAgents = %v", got)
+	}
+	out := KeepRelated(in, func(id string) bool { return id != "hidden" })
+	if fmt.Sprint(out) != fmt.Sprint([]ContentFinding{{Code: "a", Related: []contentscan.Related{{AgentID: "x"}}}, {Code: "b"}, {Code: "c"}}) {
+		t.Errorf("KeepRelated = %+v", out)
+	}
+	if len(in[0].Related) != 2 || len(in[1].Related) != 1 {
+		t.Errorf("the input changed: %+v", in)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"time"
 
@@ -87,6 +88,9 @@ func (h *Console) loadAgent(c echo.Context) (view.Agent, error) {
 	a, err := h.agentView(ag, versions, health, ver)
 	if err != nil {
 		return view.Agent{}, err
+	}
+	if err := h.scopeRelated(c, &a); err != nil {
+		return view.Agent{}, fmt.Errorf("agent %s: %w", id, err)
 	}
 	if h.opts.Audit != nil && h.holds(c, auth.Admin) {
 		entries, err := h.opts.Audit.AgentAudit(ctx, id, agentAuditSize)
@@ -174,8 +178,8 @@ func (h *Console) agentView(ag catalog.Agent, versions []catalog.VersionSummary,
 	return a, nil
 }
 
-// contentView links each finding's related agents. A related agent the
-// caller may not see must not be linked here once agents can be hidden.
+// contentView links each finding's related agents; scopeRelated then
+// drops those the caller may not see.
 func contentView(fs []verify.ContentFinding) []view.ContentFinding {
 	out := make([]view.ContentFinding, len(fs))
 	for i, f := range fs {
@@ -186,6 +190,33 @@ func contentView(fs []verify.ContentFinding) []view.ContentFinding {
 		}
 	}
 	return out
+}
+
+// scopeRelated drops from a's content findings the related agents the
+// caller does not see (a finance-only agent whose name a public one
+// imitates is not named to outsiders); the findings stay.
+func (h *Console) scopeRelated(c echo.Context, a *view.Agent) error {
+	if a.Verification == nil {
+		return nil
+	}
+	var ids []string
+	for _, f := range a.Verification.Content {
+		for _, r := range f.Related {
+			ids = append(ids, r.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	seen, err := h.opts.Agents.VisibleAgents(c.Request().Context(), h.scope(c), ids)
+	if err != nil {
+		return fmt.Errorf("checking related agents: %w", err)
+	}
+	for i := range a.Verification.Content {
+		f := &a.Verification.Content[i]
+		f.Related = slices.DeleteFunc(f.Related, func(r view.AgentRef) bool { return !seen[r.ID] })
+	}
+	return nil
 }
 
 func versionView(id string, v catalog.VersionSummary) view.Version {

@@ -18,7 +18,9 @@ import (
 	"github.com/a2aregistry/registry/internal/card"
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/catalog/catalogtest"
+	"github.com/a2aregistry/registry/internal/contentscan"
 	"github.com/a2aregistry/registry/internal/proxy"
+	"github.com/a2aregistry/registry/internal/verify"
 )
 
 // The visibility table test (issue 13): for each kind of caller, every read
@@ -46,10 +48,13 @@ var visAgents = []struct {
 	{"rej", "Remora rejected", catalog.ListingRejected, nil},
 	{"dep", "Aardvark deprecated", catalog.ListingDeprecated, nil},
 	{"finpend", "Fossa pending finance", catalog.ListingPending, []string{"Finance"}},
+	// Public, with a name confusable with the finance-only agent's
+	// (Cyrillic е): its content scan names that agent, to finance only.
+	{"conf", "F\u0435nnec finance", catalog.ListingApproved, nil},
 }
 
 var (
-	browsableKeys = []string{"pub", "partner", "finpart", "dep"}
+	browsableKeys = []string{"pub", "partner", "finpart", "dep", "conf"}
 	financeKeys   = append(slices.Clone(browsableKeys), "fin")
 	reviewKeys    = append(slices.Clone(browsableKeys), "pend", "rej")
 	allKeys       = append(slices.Clone(reviewKeys), "fin", "finpend")
@@ -115,6 +120,10 @@ func visCard(name, version string) []byte {
 	return raw
 }
 
+func visCardURL(key string) string {
+	return fmt.Sprintf("https://%s.example/.well-known/agent-card.json", key)
+}
+
 type visFixture struct {
 	e     *echo.Echo
 	ids   map[string]string // key → agent id
@@ -135,7 +144,7 @@ func newVisFixture(t *testing.T, store *catalog.Store) *visFixture {
 		}
 	}
 	for i, a := range visAgents {
-		url := fmt.Sprintf("https://%s.example/.well-known/agent-card.json", a.key)
+		url := visCardURL(a.key)
 		var id string
 		for v, version := range []string{"1.0.0", "1.1.0"} {
 			c, err := card.Parse(visCard(a.name, version), card.DefaultLimits())
@@ -181,6 +190,23 @@ func newVisFixture(t *testing.T, store *catalog.Store) *visFixture {
 		}
 	}
 
+	// The content scan, as the background runner makes it. Verified in one
+	// pass, no card saw the names of the others: the look-alike and its
+	// original are verified again once every name is known.
+	runner := verify.NewRunner(verify.New(verify.Options{Names: verify.CatalogNames{Store: store}}), store, verify.RunnerOptions{})
+	if _, err := runner.RunOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"conf", "fin"} {
+		raw, err := store.RawCard(ctx, catalog.ScopeAll, f.ids[k])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := runner.VerifyStored(ctx, catalog.VerifyTarget{AgentID: f.ids[k], CardURL: visCardURL(k), Version: 2, Raw: raw}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
 	f.e = echo.New()
 	f.e.Use(withCaller)
 	api.New(api.Options{Catalog: store, Runner: nopRunner{}, Runs: store, Curator: store, Operator: store,
@@ -210,6 +236,7 @@ func TestVisibilityTable(t *testing.T) {
 		for _, vc := range visCallers {
 			t.Run(vc.name, func(t *testing.T) {
 				f.checkAgentEndpoints(t, vc)
+				f.checkRelated(t, vc)
 				f.checkSearch(t, vc)
 				f.checkChanges(t, vc)
 				f.checkCollections(t, vc)
@@ -269,6 +296,58 @@ func (f *visFixture) checkAgentEndpoints(t *testing.T, vc visCaller) {
 		}
 		if !slices.Equal(d.Collections, nonNilStrings(wantCols)) {
 			t.Errorf("%s: collections %v, want %v", a.key, d.Collections, wantCols)
+		}
+	}
+}
+
+// checkRelated: the content scan flags the look-alike and its original in
+// the API's agent view and on the console's agent page, and names the
+// other agent only to callers who see it: the finance-only original is
+// not named to outsiders, the public look-alike to everyone who sees the
+// original.
+func (f *visFixture) checkRelated(t *testing.T, vc visCaller) {
+	t.Helper()
+	for _, pair := range [][2]string{{"conf", "fin"}, {"fin", "conf"}} {
+		key, other := pair[0], pair[1]
+		if !slices.Contains(vc.see, key) {
+			continue
+		}
+		id, otherID := f.ids[key], f.ids[other]
+		var wantRelated []string
+		if slices.Contains(vc.see, other) {
+			wantRelated = []string{otherID}
+		}
+		var d api.AgentDetail
+		if err := json.Unmarshal(f.get(t, vc.name, "/api/v1/agents/"+id).Body.Bytes(), &d); err != nil {
+			t.Fatal(err)
+		}
+		var rep verify.Report
+		if err := json.Unmarshal(d.Verification, &rep); err != nil {
+			t.Fatalf("%s: verification %s: %v", key, d.Verification, err)
+		}
+		i := slices.IndexFunc(rep.Content, func(cf verify.ContentFinding) bool { return cf.Code == contentscan.CodeConfusableName })
+		if i < 0 {
+			t.Errorf("%s: no confusable-name finding in %s", key, d.Verification)
+			continue
+		}
+		var got []string
+		for _, r := range rep.Content[i].Related {
+			got = append(got, r.AgentID)
+		}
+		if !slices.Equal(got, wantRelated) {
+			t.Errorf("API %s: the finding names %v, want %v", key, got, wantRelated)
+		}
+		if len(wantRelated) == 0 && (strings.Contains(string(d.Verification), otherID) || strings.Contains(string(d.Verification), f.names[other])) {
+			t.Errorf("API %s: the report names the hidden %s", key, other)
+		}
+		body := f.get(t, vc.name, "/agents/"+id).Body.String()
+		if !strings.Contains(body, contentscan.CodeConfusableName) {
+			t.Errorf("console %s: the confusable-name finding is not shown", key)
+		}
+		for _, s := range []string{otherID, f.names[other]} {
+			if got, want := strings.Contains(body, s), len(wantRelated) > 0; got != want {
+				t.Errorf("console %s: names %s (%q) = %v, want %v", key, other, s, got, want)
+			}
 		}
 	}
 }

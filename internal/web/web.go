@@ -47,6 +47,9 @@ type AgentReader interface {
 	AgentView(ctx context.Context, sc catalog.Scope, id string, now time.Time) (catalog.AgentView, error)
 	// Version returns catalog.ErrNotFound for an unknown agent or number.
 	Version(ctx context.Context, sc catalog.Scope, id string, n int) (catalog.Version, error)
+	// VisibleAgents reports which of ids the scope sees (removed agents
+	// only ScopeAll): the agent page links no other agent outside it.
+	VisibleAgents(ctx context.Context, sc catalog.Scope, ids []string) (map[string]bool, error)
 }
 
 // Principal is the signed-in caller as the console shows them.
