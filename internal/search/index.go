@@ -44,12 +44,19 @@ type Index struct {
 	newWords                     []textPosting
 
 	countsPool sync.Pool
+	// gen counts the changes of the index (each taking the write lock),
+	// for browseCache.
+	gen    uint64
+	unions unionCache
+	browse browseCache
 }
 
 type term struct {
 	field    string
 	display  string
 	postings []uint32 // sorted doc ids
+	// gen counts the changes of postings, for unionCache.
+	gen uint64
 }
 
 type doc struct {
@@ -108,6 +115,7 @@ func (x *Index) State() State {
 // Posting lists are trimmed of the spare capacity appends left.
 func (x *Index) MarkReady() {
 	x.mu.Lock()
+	x.gen++
 	defer x.mu.Unlock()
 	for i := range x.terms {
 		x.terms[i].postings = trim(x.terms[i].postings)
@@ -147,6 +155,7 @@ func (x *Index) Apply(docs []Doc) {
 	analyzeAll(docs, ps)
 	for i := 0; i < len(ps); {
 		x.mu.Lock()
+		x.gen++
 		start := time.Now()
 		for i < len(ps) {
 			x.setLocked(&ps[i])
@@ -212,6 +221,7 @@ func analyzeAll(docs []Doc, ps []prepared) {
 // intermediate version, older than seq, could no longer correct.
 func (x *Index) SetFields(id uint32, prev, seq int64, values map[string][]string) bool {
 	x.mu.Lock()
+	x.gen++
 	defer x.mu.Unlock()
 	if int(id) >= len(x.docs) {
 		return false
@@ -247,6 +257,7 @@ func (x *Index) SetFields(id uint32, prev, seq int64, values map[string][]string
 // that an older version delivered late does not bring it back.
 func (x *Index) Remove(id uint32, seq int64) {
 	x.mu.Lock()
+	x.gen++
 	defer x.mu.Unlock()
 	d := x.docAt(id)
 	if d.known && seq <= d.seq {
@@ -255,6 +266,7 @@ func (x *Index) Remove(id uint32, seq int64) {
 	if d.present {
 		for _, t := range d.terms {
 			x.terms[t].postings = x.removeID(x.terms[t].postings, id)
+			x.terms[t].gen++
 		}
 		for _, w := range d.words {
 			x.text.terms[w].postings = x.removePosting(x.text.terms[w].postings, id)

@@ -95,9 +95,11 @@ func (x *Index) diffTerms(id uint32, old, cur []uint32) {
 		switch {
 		case j == len(cur) || (i < len(old) && old[i] < cur[j]):
 			x.terms[old[i]].postings = x.removeID(x.terms[old[i]].postings, id)
+			x.terms[old[i]].gen++
 			i++
 		case i == len(old) || cur[j] < old[i]:
 			x.terms[cur[j]].postings = x.insertID(x.terms[cur[j]].postings, id)
+			x.terms[cur[j]].gen++
 			j++
 		default:
 			i++

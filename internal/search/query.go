@@ -108,11 +108,28 @@ func (x *Index) Search(q Query) (Result, error) {
 		for i, h := range hits {
 			ids[i] = h.ID
 		}
-	} else {
-		ids = matchAll()
+	}
+	var (
+		browseKey string
+		browsed   *browseEntry
+	)
+	if len(tokens) == 0 {
+		browseKey = browseKeyOf(q)
+		if browsed = x.browse.get(browseKey, x.gen); browsed != nil {
+			ids = browsed.ids
+		} else {
+			ids = matchAll()
+		}
 	}
 	res := Result{Total: len(ids)}
-	res.Facets = x.facets(ids, len(ids) == len(x.all), q.FacetLimit)
+	if browsed != nil {
+		res.Facets = browsed.facets
+	} else {
+		res.Facets = x.facets(ids, len(ids) == len(x.all), q.FacetLimit)
+		if browseKey != "" {
+			x.browse.put(browseKey, &browseEntry{gen: x.gen, ids: ids, facets: res.Facets})
+		}
+	}
 	demoted := x.demoted(q.Demote)
 	if len(tokens) > 0 {
 		if len(demoted) > 0 {
@@ -197,12 +214,14 @@ func (x *Index) topByName(ids, demoted []uint32, k int, after *Hit) []Hit {
 		afterRank = nameRank{after.Demoted, prefix64(after.SortKey)}
 	}
 	worst := nameRank{true, math.MaxUint64}
+	dj := 0 // ids ascend: one cursor walks demoted
 	for _, id := range ids {
 		d := &x.docs[id]
 		e := Hit{ID: id, SortKey: d.sortKey}
-		if len(demoted) > 0 {
-			_, e.Demoted = slices.BinarySearch(demoted, id)
+		for dj < len(demoted) && demoted[dj] < id {
+			dj++
 		}
+		e.Demoted = dj < len(demoted) && demoted[dj] == id
 		r := nameRank{e.Demoted, d.sortPrefix}
 		if worst.before(r) || (after != nil && r.before(afterRank)) {
 			continue
@@ -382,6 +401,11 @@ func (x *Index) filterPostings(f Filter) []uint32 {
 
 // filterParts returns the posting lists of the terms a filter matches.
 func (x *Index) filterParts(f Filter) [][]uint32 {
+	if f.Match == nil && len(f.Terms) > 1 {
+		if u, ok := x.cachedUnion(f.Terms); ok {
+			return [][]uint32{u}
+		}
+	}
 	parts := make([][]uint32, 0, len(f.Terms))
 	for _, t := range f.Terms {
 		if p := x.postings(t.Field, t.Value); len(p) > 0 {
@@ -410,6 +434,23 @@ func (x *Index) postings(field, value string) []uint32 {
 // of its values is looked up in b by binary search from the last position.
 func intersect(a, b []uint32) []uint32 {
 	out := make([]uint32, 0, len(a))
+	if len(b) < 8*len(a) {
+		// Lists of like sizes (a caller's scope beside another broad
+		// filter): one linear merge beats a binary search per value.
+		j := 0
+		for _, v := range a {
+			for j < len(b) && b[j] < v {
+				j++
+			}
+			if j == len(b) {
+				break
+			}
+			if b[j] == v {
+				out = append(out, v)
+			}
+		}
+		return out
+	}
 	lo := 0
 	for _, v := range a {
 		i, found := slices.BinarySearch(b[lo:], v)
