@@ -50,6 +50,10 @@ type term struct {
 	field    string
 	display  string
 	postings []uint32 // sorted doc ids
+	// facet is the index of field in Index.facetFields, -1 for a
+	// filter-only field: facet counting reads it instead of hashing field
+	// names once per term.
+	facet int
 }
 
 type doc struct {
@@ -72,13 +76,16 @@ type doc struct {
 // New returns an empty index, not ready for searches until MarkReady.
 func New(opts Options) *Index {
 	x := &Index{
-		facetFields: slices.Clone(opts.FacetFields),
-		isFacet:     make(map[string]bool, len(opts.FacetFields)),
-		termIDs:     make(map[string]uint32),
-		byField:     make(map[string][]uint32),
-		text:        newTextIndex(),
+		isFacet: make(map[string]bool, len(opts.FacetFields)),
+		termIDs: make(map[string]uint32),
+		byField: make(map[string][]uint32),
+		text:    newTextIndex(),
 	}
+	// Without repeats, so that a field's index in facetFields names it.
 	for _, f := range opts.FacetFields {
+		if !x.isFacet[f] {
+			x.facetFields = append(x.facetFields, f)
+		}
 		x.isFacet[f] = true
 	}
 	return x
@@ -287,7 +294,11 @@ func (x *Index) termFor(field, value string) uint32 {
 		return id
 	}
 	id := uint32(len(x.terms))
-	x.terms = append(x.terms, term{field: field, display: value})
+	facet := -1
+	if x.isFacet[field] {
+		facet = slices.Index(x.facetFields, field)
+	}
+	x.terms = append(x.terms, term{field: field, display: value, facet: facet})
 	x.termIDs[k] = id
 	x.byField[field] = append(x.byField[field], id)
 	return id
