@@ -11,6 +11,7 @@ import (
 
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/catalog/catalogtest"
+	"github.com/a2aregistry/registry/internal/synth"
 )
 
 // AgentView reads in one statement what AgentViewComposed reads in
@@ -123,4 +124,48 @@ func TestAgentViewMatchesComposedReads(t *testing.T) {
 			t.Errorf("public view of a visible replacement = %q (%v)", v.Agent.Listing.Replacement, err)
 		}
 	})
+}
+
+// BenchmarkAgentView compares the one-statement AgentView with the
+// composed reads it replaced (AgentViewComposed), on 1,000 synthetic
+// agents with a verification report each, reading them in turn.
+func BenchmarkAgentView(b *testing.B) {
+	for _, backend := range []string{"sqlite", "postgres"} {
+		b.Run(backend, func(b *testing.B) {
+			s := benchStore(b, backend)
+			ctx := context.Background()
+			gen := synth.New(3)
+			var in []catalog.UpsertInput
+			for i := range 1000 {
+				in = append(in, catalog.UpsertInput{CardURL: gen.CardURL(i), Card: mustParse(b, string(gen.Card(i)))})
+			}
+			res, err := s.UpsertBatch(ctx, testActor, in)
+			if err != nil {
+				b.Fatal(err)
+			}
+			now := time.Now()
+			var ids []string
+			var reports []catalog.VerificationInput
+			for _, r := range res {
+				ids = append(ids, r.Agent.ID)
+				reports = append(reports, catalog.VerificationInput{AgentID: r.Agent.ID, Version: r.Agent.CurrentVersion,
+					Status: catalog.SignatureUnsigned, Report: json.RawMessage(`{}`), VerifiedAt: now, RecheckAt: now.Add(time.Hour)})
+			}
+			if err := s.RecordVerifications(ctx, testActor, reports); err != nil {
+				b.Fatal(err)
+			}
+			for _, read := range []struct {
+				name string
+				fn   func(context.Context, catalog.Scope, string, time.Time) (catalog.AgentView, error)
+			}{{"one-statement", s.AgentView}, {"composed", s.AgentViewComposed}} {
+				b.Run(read.name, func(b *testing.B) {
+					for i := 0; b.Loop(); i++ {
+						if _, err := read.fn(ctx, catalog.Scope{}, ids[i%len(ids)], now); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+		})
+	}
 }
