@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -79,9 +80,9 @@ func agentWhere(db *gorm.DB, lim card.Limits, sc Scope, cond string, arg string)
 }
 
 // AgentView is what a page about one agent shows: the agent, its stored
-// versions, its health and its verification report, read in one
-// transaction so that the parts agree (the report is of the version
-// shown, the health of the agent as listed).
+// versions, its health and its verification report, read from one
+// snapshot so that the parts agree (the report is of the version shown,
+// the health of the agent as listed).
 type AgentView struct {
 	Agent Agent
 	// Versions are the stored versions, newest first.
@@ -96,30 +97,35 @@ type AgentView struct {
 	Annotations Annotations
 }
 
-// AgentView reads an agent with its versions, health (uptimes as of now)
-// and verification report in one read transaction. An unknown id, or one
-// the scope does not see, is ErrNotFound.
+// AgentView reads an agent with its versions, health (uptimes as of now),
+// verification report and annotations. An unknown id, or one the scope does
+// not see, is ErrNotFound.
+//
+// It is one statement (see agentView), so the parts agree without a
+// transaction: on PostgreSQL a transaction would add two round trips
+// (BEGIN, COMMIT) to the one that reads. The one case that needs a second
+// query, filtering the agent's collections for a scope that does not see
+// everything, reads both in one read transaction, so that the scope check
+// still sees one snapshot.
 func (s *Store) AgentView(ctx context.Context, sc Scope, id string, now time.Time) (AgentView, error) {
-	var v AgentView
-	err := s.read(ctx, func(db *gorm.DB) error {
-		var (
-			pk  int64
-			err error
-		)
-		if v.Agent, pk, err = agentWhere(db, s.limits, sc, "id = ?", id); err != nil {
+	v, err := agentView(s.db.WithContext(ctx), s.limits, sc, id, now)
+	if err != nil {
+		return AgentView{}, err
+	}
+	if sc.All || len(v.Agent.Collections) == 0 {
+		return v, nil
+	}
+	err = s.read(ctx, func(db *gorm.DB) error {
+		if v, err = agentView(db, s.limits, sc, id, now); err != nil {
 			return err
 		}
-		if v.Versions, err = versionsOf(db, id, pk); err != nil {
-			return err
+		if len(v.Agent.Collections) == 0 {
+			return nil
 		}
-		if v.Health, err = agentHealth(db, id, now); err != nil {
-			return err
+		if v.Agent.Collections, err = visibleCollections(db, sc, v.Agent.Collections); err != nil {
+			return fmt.Errorf("agent %s: %w", id, err)
 		}
-		if v.Verification, err = verificationOf(db, id); err != nil {
-			return err
-		}
-		v.Annotations, err = annotationOfURL(db, v.Agent.CardURL)
-		return err
+		return nil
 	})
 	if err != nil {
 		return AgentView{}, err
@@ -139,10 +145,7 @@ const maxVisibleBatch = 500
 // keeps to the caller's scope.
 func (s *Store) VisibleAgents(ctx context.Context, sc Scope, ids []string) (map[string]bool, error) {
 	out := make(map[string]bool, len(ids))
-	cond, args := sc.visibleSQL()
-	if !sc.All {
-		cond = "a.removed_at IS NULL AND " + cond
-	}
+	cond, args := sc.visibleSQL() // removed agents out unless ScopeAll
 	for batch := range slices.Chunk(ids, maxVisibleBatch) {
 		q := s.db.WithContext(ctx).Table("agents AS a").Where("a.id IN ?", batch)
 		if cond != "" {
@@ -157,6 +160,193 @@ func (s *Store) VisibleAgents(ctx context.Context, sc Scope, ids []string) (map[
 		}
 	}
 	return out, nil
+}
+
+// agentViewRow is one row of agentViewQuery: the agent, its crawl state,
+// uptime counts, verification of the current version, annotations and the
+// listing of its replacement repeat on every row; each row adds one stored
+// version, and the row of the current version carries its raw bytes.
+type agentViewRow struct {
+	Agent agentRecord `gorm:"embedded"`
+
+	HPaused              bool
+	HConsecutiveFailures int
+	HNextCheckAt         sql.NullTime
+	HLastCheckAt         sql.NullTime
+	HLastSuccessAt       sql.NullTime
+	HLastErrorClass      string
+	HLastErrorMessage    string
+	HLastErrorStatus     int
+	HLastErrorAt         sql.NullTime
+
+	UTotal7, UOk7, UTotal24, UOk24 sql.NullInt64
+
+	RVersion      sql.NullInt64
+	RStatus       sql.NullString
+	RReport       sql.NullString
+	RVerifiedAt   sql.NullTime
+	RKeysExpireAt sql.NullTime
+	RRecheckAt    sql.NullTime
+	RStale        sql.NullBool
+
+	NCardURL        sql.NullString `gorm:"column:n_card_url"`
+	NOwnerTeam      sql.NullString
+	NContact        sql.NullString
+	NClassification sql.NullString
+	NLabels         sql.NullString
+	NNotes          sql.NullString
+	NChangedAt      sql.NullTime
+	NChangedBy      sql.NullString
+
+	RaListing    sql.NullString
+	RaVisibility sql.NullString
+	RaRemoved    sql.NullBool
+
+	VsNumber     int
+	VsSHA256     string `gorm:"column:vs_sha256"`
+	VsSize       int
+	VsSource     string
+	VsReceivedAt time.Time
+	VsRaw        []byte
+}
+
+// agentViewQuery reads everything AgentView shows in one statement, one row
+// per stored version (newest first). The uptime counts are a derived table
+// of one row; the agent is found by id there too, as SQLite has no LATERAL.
+// Parameters: day, day, id, week, id.
+const agentViewQuery = `SELECT a.*,
+	c.paused AS h_paused, c.consecutive_failures AS h_consecutive_failures, c.next_check_at AS h_next_check_at,
+	c.last_check_at AS h_last_check_at, c.last_success_at AS h_last_success_at,
+	c.last_error_class AS h_last_error_class, c.last_error_message AS h_last_error_message,
+	c.last_error_status AS h_last_error_status, c.last_error_at AS h_last_error_at,
+	u.total7 AS u_total7, u.ok7 AS u_ok7, u.total24 AS u_total24, u.ok24 AS u_ok24,
+	r.version AS r_version, r.status AS r_status, r.report AS r_report, r.verified_at AS r_verified_at,
+	r.keys_expire_at AS r_keys_expire_at, r.recheck_at AS r_recheck_at, r.stale AS r_stale,
+	n.card_url AS n_card_url, n.owner_team AS n_owner_team, n.contact AS n_contact,
+	n.classification AS n_classification, n.labels AS n_labels, n.notes AS n_notes,
+	n.changed_at AS n_changed_at, n.changed_by AS n_changed_by,
+	ra.listing AS ra_listing, ra.visibility AS ra_visibility, ra.removed_at IS NOT NULL AS ra_removed,
+	vs.number AS vs_number, vs.sha256 AS vs_sha256, vs.size AS vs_size, vs.source AS vs_source,
+	vs.received_at AS vs_received_at, CASE WHEN vs.number = a.current_version THEN vs.raw END AS vs_raw
+FROM agents a
+JOIN crawl_state c ON c.agent_pk = a.pk
+CROSS JOIN (SELECT COUNT(*) AS total7, SUM(CASE WHEN ok THEN 1 ELSE 0 END) AS ok7,
+	SUM(CASE WHEN at >= ? THEN 1 ELSE 0 END) AS total24, SUM(CASE WHEN ok AND at >= ? THEN 1 ELSE 0 END) AS ok24
+	FROM fetch_log WHERE agent_pk = (SELECT pk FROM agents WHERE id = ?) AND at >= ?) u
+LEFT JOIN verifications r ON r.agent_pk = a.pk AND r.version = a.current_version
+LEFT JOIN annotations n ON n.card_url = a.card_url
+LEFT JOIN agents ra ON a.listing_replacement <> '' AND ra.id = a.listing_replacement
+JOIN card_versions vs ON vs.agent_pk = a.pk
+WHERE a.id = ?
+ORDER BY vs.number DESC`
+
+// agentView runs agentViewQuery and assembles its rows as agentWhere,
+// versionsOf, agentHealth, verificationOf and annotationOfURL would; the
+// agent's collections are left unfiltered (AgentView filters them).
+func agentView(db *gorm.DB, lim card.Limits, sc Scope, id string, now time.Time) (AgentView, error) {
+	day, week := now.UTC().Add(-24*time.Hour), now.UTC().Add(-7*24*time.Hour)
+	var rows []agentViewRow
+	if err := db.Raw(agentViewQuery, day, day, id, week, id).Scan(&rows).Error; err != nil {
+		return AgentView{}, fmt.Errorf("agent %s: %w", id, err)
+	}
+	if len(rows) == 0 {
+		return AgentView{}, fmt.Errorf("agent %s: %w", id, ErrNotFound)
+	}
+	first := rows[0]
+	if ok, err := sc.sees(first.Agent.Listing, first.Agent.Visibility, first.Agent.RemovedAt != nil); err != nil || !ok {
+		return AgentView{}, errors.Join(fmt.Errorf("agent %s: %w", id, ErrNotFound), err)
+	}
+	var (
+		v   AgentView
+		raw []byte
+	)
+	v.Versions = make([]VersionSummary, len(rows))
+	for i, r := range rows {
+		v.Versions[i] = VersionSummary{Number: r.VsNumber, SHA256: r.VsSHA256, Size: r.VsSize, Source: r.VsSource,
+			ReceivedAt: r.VsReceivedAt.UTC()}
+		if r.VsNumber == first.Agent.CurrentVersion {
+			raw = r.VsRaw
+		}
+	}
+	if raw == nil {
+		return AgentView{}, fmt.Errorf("agent %s: %w", id, ErrNotFound)
+	}
+	// The normalized view is derived, so it is rebuilt from the stored
+	// bytes: a parser fix shows up without a data migration.
+	c, err := card.Parse(raw, StoredCardLimits(lim, raw))
+	if err != nil {
+		return AgentView{}, fmt.Errorf("re-parsing stored card of agent %s: %w", id, err)
+	}
+	v.Agent = agentOf(first.Agent, c)
+	if v.Agent.Listing.Replacement != "" && !sc.All {
+		if ok, err := sc.sees(first.RaListing.String, first.RaVisibility.String, first.RaRemoved.Bool); err != nil || !ok || !first.RaListing.Valid {
+			v.Agent.Listing.Replacement = ""
+		}
+	}
+	v.Health = first.health(now)
+	v.Verification = first.verification()
+	if v.Annotations, err = first.annotations(); err != nil {
+		return AgentView{}, fmt.Errorf("agent %s: %w", id, err)
+	}
+	return v, nil
+}
+
+func (r agentViewRow) health(now time.Time) HealthReport {
+	h := HealthReport{State: r.Agent.Health, Paused: r.HPaused, ConsecutiveFailures: r.HConsecutiveFailures,
+		LastCheckAt: utcNull(r.HLastCheckAt), LastSuccessAt: utcNull(r.HLastSuccessAt)}
+	if !h.Paused && r.Agent.RemovedAt == nil {
+		h.NextCheckAt = utcNull(r.HNextCheckAt)
+	}
+	if r.HLastErrorClass != "" && r.HLastErrorAt.Valid {
+		h.LastError = &FetchError{Class: r.HLastErrorClass, Message: r.HLastErrorMessage, Status: r.HLastErrorStatus,
+			At: r.HLastErrorAt.Time.UTC()}
+	}
+	h.Uptime24h, h.Uptime7d = uptimeShare(r.UOk24, r.UTotal24), uptimeShare(r.UOk7, r.UTotal7)
+	return h
+}
+
+func (r agentViewRow) verification() *Verification {
+	if !r.RVersion.Valid {
+		return nil
+	}
+	v := &Verification{
+		Version:    int(r.RVersion.Int64),
+		Status:     r.RStatus.String,
+		Report:     json.RawMessage(r.RReport.String),
+		VerifiedAt: r.RVerifiedAt.Time.UTC(),
+		RecheckAt:  r.RRecheckAt.Time.UTC(),
+		Stale:      r.RStale.Bool,
+	}
+	if r.RKeysExpireAt.Valid {
+		v.KeysExpireAt = r.RKeysExpireAt.Time.UTC()
+	}
+	return v
+}
+
+func (r agentViewRow) annotations() (Annotations, error) {
+	if !r.NCardURL.Valid {
+		return Annotations{}, nil
+	}
+	return annotationRow{CardURL: r.NCardURL.String, OwnerTeam: r.NOwnerTeam.String, Contact: r.NContact.String,
+		Classification: r.NClassification.String, Labels: r.NLabels.String, Notes: r.NNotes.String,
+		ChangedAt: r.NChangedAt.Time, ChangedBy: r.NChangedBy.String}.annotations()
+}
+
+func utcNull(t sql.NullTime) *time.Time {
+	if !t.Valid {
+		return nil
+	}
+	u := t.Time.UTC()
+	return &u
+}
+
+// uptimeShare is the share of successful checks; nil without checks.
+func uptimeShare(ok, total sql.NullInt64) *float64 {
+	if total.Int64 == 0 {
+		return nil
+	}
+	v := float64(ok.Int64) / float64(total.Int64)
+	return &v
 }
 
 // read runs fn in one read-only transaction, so that its queries see one

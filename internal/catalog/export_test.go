@@ -3,8 +3,10 @@ package catalog
 import (
 	"context"
 	"io/fs"
+	"time"
 
 	"github.com/pressly/goose/v3"
+	"gorm.io/gorm"
 
 	"github.com/a2aregistry/registry/migrations"
 )
@@ -48,4 +50,35 @@ func (s *Store) testProvider() (*goose.Provider, error) {
 // database, for tests that fake rows an older release wrote.
 func (s *Store) ExecForTest(ctx context.Context, q string, args ...any) error {
 	return s.db.WithContext(ctx).Exec(q, args...).Error
+}
+
+// AgentViewComposed is AgentView as it was before it became one statement:
+// one read transaction composing the single-purpose reads. The
+// differential test holds AgentView to it.
+func (s *Store) AgentViewComposed(ctx context.Context, sc Scope, id string, now time.Time) (AgentView, error) {
+	var v AgentView
+	err := s.read(ctx, func(db *gorm.DB) error {
+		var (
+			pk  int64
+			err error
+		)
+		if v.Agent, pk, err = agentWhere(db, s.limits, sc, "id = ?", id); err != nil {
+			return err
+		}
+		if v.Versions, err = versionsOf(db, id, pk); err != nil {
+			return err
+		}
+		if v.Health, err = agentHealth(db, id, now); err != nil {
+			return err
+		}
+		if v.Verification, err = verificationOf(db, id); err != nil {
+			return err
+		}
+		v.Annotations, err = annotationOfURL(db, v.Agent.CardURL)
+		return err
+	})
+	if err != nil {
+		return AgentView{}, err
+	}
+	return v, nil
 }

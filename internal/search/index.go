@@ -57,6 +57,10 @@ type term struct {
 	postings []uint32 // sorted doc ids
 	// gen counts the changes of postings, for unionCache.
 	gen uint64
+	// facet is the index of field in Index.facetFields, -1 for a
+	// filter-only field: facet counting reads it instead of hashing field
+	// names once per term.
+	facet int
 }
 
 type doc struct {
@@ -79,13 +83,16 @@ type doc struct {
 // New returns an empty index, not ready for searches until MarkReady.
 func New(opts Options) *Index {
 	x := &Index{
-		facetFields: slices.Clone(opts.FacetFields),
-		isFacet:     make(map[string]bool, len(opts.FacetFields)),
-		termIDs:     make(map[string]uint32),
-		byField:     make(map[string][]uint32),
-		text:        newTextIndex(),
+		isFacet: make(map[string]bool, len(opts.FacetFields)),
+		termIDs: make(map[string]uint32),
+		byField: make(map[string][]uint32),
+		text:    newTextIndex(),
 	}
+	// Without repeats, so that a field's index in facetFields names it.
 	for _, f := range opts.FacetFields {
+		if !x.isFacet[f] {
+			x.facetFields = append(x.facetFields, f)
+		}
 		x.isFacet[f] = true
 	}
 	return x
@@ -299,7 +306,11 @@ func (x *Index) termFor(field, value string) uint32 {
 		return id
 	}
 	id := uint32(len(x.terms))
-	x.terms = append(x.terms, term{field: field, display: value})
+	facet := -1
+	if x.isFacet[field] {
+		facet = slices.Index(x.facetFields, field)
+	}
+	x.terms = append(x.terms, term{field: field, display: value, facet: facet})
 	x.termIDs[k] = id
 	x.byField[field] = append(x.byField[field], id)
 	return id

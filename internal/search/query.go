@@ -571,28 +571,28 @@ func (x *Index) facets(ids []uint32, all bool, limit int) map[string][]FacetCoun
 		countDocs(ids)
 		count = func(t uint32) int { return int(counts[t]) }
 	}
-	tops := make(map[string]*topK[FacetCount], len(x.facetFields))
+	tops := make([]*topK[FacetCount], len(x.facetFields))
 	offer := func(id uint32) {
 		t := &x.terms[id]
-		if !x.isFacet[t.field] {
-			return
-		}
 		c := count(id)
 		if c <= 0 {
 			return
 		}
-		h := tops[t.field]
+		h := tops[t.facet]
 		if h == nil {
 			h = &topK[FacetCount]{k: limit, order: facetOrder}
-			tops[t.field] = h
+			tops[t.facet] = h
 		}
 		h.offer(FacetCount{Value: t.display, Count: c})
 	}
 	if all || complement {
-		for id := range x.terms {
-			offer(uint32(id))
+		for _, f := range x.facetFields {
+			for _, id := range x.byField[f] {
+				offer(id)
+			}
 		}
 	} else {
+		// Only facet terms: countDocs reads the facet prefix of each doc.
 		for _, id := range touched {
 			offer(id)
 		}
@@ -605,9 +605,9 @@ func (x *Index) facets(ids []uint32, all bool, limit int) map[string][]FacetCoun
 		x.putCounts(counts)
 	}
 	out := make(map[string][]FacetCount, len(x.facetFields))
-	for _, f := range x.facetFields {
+	for i, f := range x.facetFields {
 		out[f] = []FacetCount{}
-		if h := tops[f]; h != nil {
+		if h := tops[i]; h != nil {
 			out[f] = h.sorted()
 		}
 	}
