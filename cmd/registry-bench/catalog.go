@@ -51,20 +51,11 @@ func runCatalog(args []string) error {
 		return err
 	}
 	ctx := context.Background()
-	dsn, cleanup, err := benchDSN(f)
+	store, done, err := openBenchStore(ctx, f)
 	if err != nil {
 		return err
 	}
-	defer cleanup()
-
-	store, err := catalog.Open(ctx, catalog.Config{DSN: dsn})
-	if err != nil {
-		return err
-	}
-	defer store.Close()
-	if err := store.Migrate(ctx); err != nil {
-		return err
-	}
+	defer done()
 	gen := synth.New(f.seed)
 	rep := report{Backend: store.Dialect(), Agents: f.n, CPUs: runtime.NumCPU()}
 
@@ -76,7 +67,7 @@ func runCatalog(args []string) error {
 	case f.reuse && have >= f.n:
 		fmt.Printf("reusing catalog with %d agents\n", have)
 	case have > 0:
-		return fmt.Errorf("catalog at %s already holds %d agents (use -reuse or a fresh database)", dsn, have)
+		return fmt.Errorf("catalog at %s already holds %d agents (use -reuse or a fresh database)", f.db, have)
 	default:
 		if rep.Ingest, err = bulkLoad(ctx, store, gen, f); err != nil {
 			return err
@@ -153,6 +144,26 @@ func runCatalog(args []string) error {
 		}
 	}
 	return nil
+}
+
+// openBenchStore opens and migrates the catalog a benchmark runs on (see
+// benchDSN); done closes it and removes a temporary one.
+func openBenchStore(ctx context.Context, f catalogFlags) (store *catalog.Store, done func(), err error) {
+	dsn, cleanup, err := benchDSN(f)
+	if err != nil {
+		return nil, nil, err
+	}
+	store, err = catalog.Open(ctx, catalog.Config{DSN: dsn})
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	if err := store.Migrate(ctx); err != nil {
+		store.Close()
+		cleanup()
+		return nil, nil, err
+	}
+	return store, func() { store.Close(); cleanup() }, nil
 }
 
 // benchDSN picks the catalog location: a temp SQLite file, or a freshly

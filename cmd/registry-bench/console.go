@@ -94,19 +94,11 @@ func runConsole(args []string) error {
 		return fmt.Errorf("-rounds and -requests must be positive")
 	}
 	ctx := context.Background()
-	dsn, cleanup, err := benchDSN(f.catalogFlags)
+	store, done, err := openBenchStore(ctx, f.catalogFlags)
 	if err != nil {
 		return err
 	}
-	defer cleanup()
-	store, err := catalog.Open(ctx, catalog.Config{DSN: dsn})
-	if err != nil {
-		return err
-	}
-	defer store.Close()
-	if err := store.Migrate(ctx); err != nil {
-		return err
-	}
+	defer done()
 	gen := synth.New(f.seed)
 	have, err := store.Count(ctx)
 	if err != nil {
@@ -116,7 +108,7 @@ func runConsole(args []string) error {
 	case f.reuse && have >= f.n:
 		fmt.Printf("reusing catalog with %d agents\n", have)
 	case have > 0:
-		return fmt.Errorf("catalog at %s already holds %d agents (use -reuse or a fresh database)", dsn, have)
+		return fmt.Errorf("catalog at %s already holds %d agents (use -reuse or a fresh database)", f.db, have)
 	default:
 		ing, err := bulkLoad(ctx, store, gen, f.catalogFlags)
 		if err != nil {

@@ -72,24 +72,16 @@ func runScoped(args []string) error {
 		return fmt.Errorf("need caller-groups <= restricted <= collections")
 	}
 	ctx := context.Background()
-	dsn, cleanup, err := benchDSN(f.catalogFlags)
+	store, done, err := openBenchStore(ctx, f.catalogFlags)
 	if err != nil {
 		return err
 	}
-	defer cleanup()
-	store, err := catalog.Open(ctx, catalog.Config{DSN: dsn})
-	if err != nil {
-		return err
-	}
-	defer store.Close()
-	if err := store.Migrate(ctx); err != nil {
-		return err
-	}
+	defer done()
 	gen := synth.New(f.seed)
 	if have, err := store.Count(ctx); err != nil {
 		return err
 	} else if have > 0 {
-		return fmt.Errorf("catalog at %s already holds %d agents: give a fresh database", dsn, have)
+		return fmt.Errorf("catalog at %s already holds %d agents: give a fresh database", f.db, have)
 	}
 	ing, err := bulkLoad(ctx, store, gen, f.catalogFlags)
 	if err != nil {
