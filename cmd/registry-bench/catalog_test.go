@@ -80,3 +80,28 @@ func TestConsoleBenchmarkSmoke(t *testing.T) {
 		}
 	}
 }
+
+// The scoped benchmark runs catalog.Search for two scopes over a curated
+// catalog: check on a small one that every class reports both.
+func TestScopedBenchmarkSmoke(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "scoped.json")
+	if err := runScoped([]string{"-n", "400", "-queries", "5", "-json", out}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r scopedReport
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Agents != 400 || len(r.Classes) == 0 || r.All.P50 <= 0 || r.Scoped.P50 <= 0 {
+		t.Fatalf("incomplete report: %+v", r)
+	}
+	for _, c := range r.Classes {
+		if c.Unrestricted.P99 <= 0 || c.Scoped.P99 <= 0 || c.Ratio <= 0 {
+			t.Errorf("class %s: %+v", c.Name, c)
+		}
+	}
+}
