@@ -193,9 +193,6 @@ func (a *API) agentDetail(c echo.Context, id string) (AgentDetail, error) {
 	if err != nil {
 		return AgentDetail{}, fmt.Errorf("loading agent %s: %w", id, err)
 	}
-	if v.Agent.Removed != nil && !a.seesRemoved(c) {
-		return AgentDetail{}, agentNotFound(id)
-	}
 	if v.Agent.Card == nil {
 		return AgentDetail{}, fmt.Errorf("agent %s has no parsed card", id)
 	}

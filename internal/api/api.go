@@ -214,10 +214,11 @@ type route struct {
 	handler      echo.HandlerFunc
 }
 
-// ofAgent tells whether r is about one agent, for hideRemoved to guard. GET
-// /agents/{id} checks the removal in the read it makes anyway.
-func (r route) ofAgent() bool {
-	return strings.HasPrefix(r.path, "/agents/:id") && (r.path != "/agents/:id" || r.method != http.MethodGet)
+// actsOnAgent tells whether r changes one agent, for hideRemoved to guard.
+// Reads need no guard: the catalog answers ErrNotFound for a removed agent
+// to every scope but the admins' (catalog.Scope).
+func (r route) actsOnAgent() bool {
+	return strings.HasPrefix(r.path, "/agents/:id") && r.method != http.MethodGet && r.method != http.MethodHead
 }
 
 func (a *API) routes() []route {
@@ -256,7 +257,7 @@ func (a *API) routes() []route {
 
 // routeMiddleware is mw, then the cross-site check of a state-changing
 // route, then the role check of r when sign-in is on, then for a route
-// about one agent the check that hides removed agents.
+// that acts on one agent the check that refuses removed agents.
 func (a *API) routeMiddleware(mw []echo.MiddlewareFunc, r route) []echo.MiddlewareFunc {
 	mw = slices.Clip(mw)
 	if r.method != http.MethodGet && r.method != http.MethodHead {
@@ -265,7 +266,7 @@ func (a *API) routeMiddleware(mw []echo.MiddlewareFunc, r route) []echo.Middlewa
 	if a.authz != nil {
 		mw = append(mw, a.authz.RequireRole(r.role))
 	}
-	if r.ofAgent() {
+	if r.actsOnAgent() {
 		mw = append(mw, a.hideRemoved)
 	}
 	return mw

@@ -30,11 +30,11 @@ func (a *API) seesRemoved(c echo.Context) bool {
 	return a.authz == nil || auth.FromContext(c.Request().Context()).Role.Includes(auth.Admin)
 }
 
-// hideRemoved guards the routes about one agent. An agent an admin
-// removed does not exist for other callers (404, as for an unknown id);
-// an admin reads its history (GET) but acts on it (refresh, pause, runs,
-// checks) only after registering its URL again (409); removing it again
-// is 404, as the catalog answers.
+// hideRemoved guards the routes that act on one agent. An agent an admin
+// removed does not exist for other callers (404, as for an unknown id, and
+// as the catalog's scoped reads answer them); an admin acts on it
+// (refresh, pause, runs, checks) only after registering its URL again
+// (409); removing it again is 404, as the catalog answers.
 func (a *API) hideRemoved(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id, err := agentID(c)
@@ -51,8 +51,6 @@ func (a *API) hideRemoved(next echo.HandlerFunc) echo.HandlerFunc {
 			return next(c)
 		case !a.seesRemoved(c):
 			return agentNotFound(id)
-		case c.Request().Method == http.MethodGet || c.Request().Method == http.MethodHead:
-			return next(c)
 		case c.Request().Method == http.MethodDelete:
 			return newError(http.StatusNotFound, CodeNotFound, "agent %s is removed already", id)
 		}

@@ -62,9 +62,11 @@ func TestRemovedAgentVisibility(t *testing.T) {
 		}
 		id := res.Agent.ID
 		agent := "/api/v1/agents/" + id
-		runs := newFakeRunStore()
+		// The runs are the catalog's, whose scoped reads hide a removed
+		// agent's runs from everyone but admins.
+		runs := store
 		if err := runs.CreateRun(ctx, testActor, catalog.Run{ID: "run-1", AgentID: id, Kind: catalog.RunKindRun,
-			Subject: "sub-tester", Transcript: []byte(`{}`)}); err != nil {
+			Subject: "sub-tester", State: "TASK_STATE_COMPLETED", Transcript: []byte(`{}`)}); err != nil {
 			t.Fatal(err)
 		}
 		as := func(role auth.Role) testEnv {

@@ -200,14 +200,6 @@ func (a *API) getRun(c echo.Context) error {
 	if err != nil {
 		return fmt.Errorf("reading run: %w", err)
 	}
-	if !a.seesRemoved(c) {
-		// The runs of a removed agent are the admins' history, like the rest of it.
-		if r, err := a.catalog.AgentRemoval(c.Request().Context(), run.AgentID); err != nil && !errors.Is(err, catalog.ErrNotFound) {
-			return fmt.Errorf("checking removal of agent %s: %w", run.AgentID, err)
-		} else if r != nil {
-			return newError(http.StatusNotFound, CodeNotFound, "no run with id %q", c.Param("id"))
-		}
-	}
 	tr, err := transcriptOf(run)
 	if err != nil {
 		return err
