@@ -47,6 +47,8 @@ func main() {
 		err = runConsole(os.Args[2:])
 	case "scoped":
 		err = runScoped(os.Args[2:])
+	case searchClientCmd:
+		err = runSearchClient(os.Args[2:])
 	case "-h", "-help", "--help", "help":
 		usage()
 		return

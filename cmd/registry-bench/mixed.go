@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,7 +36,7 @@ type mixedFlags struct {
 	n, hosts, concurrency, perHost int
 	seed                           int64
 	db, pgSchema, registry, out    string
-	cpuprofile                     string
+	cpuprofile, trace              string
 	duration, interval             time.Duration
 	change                         float64
 	queries                        int
@@ -65,6 +67,7 @@ func runMixed(args []string) error {
 	fs.IntVar(&f.queries, "queries", 2000, "searches in the idle phase")
 	fs.StringVar(&f.out, "json", "", "also write the figures as JSON to this file")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the crawling serve process to this file (REGISTRY_CPUPROFILE)")
+	fs.StringVar(&f.trace, "trace", "", "write an execution trace of the crawling serve process's last 10 s to this file (REGISTRY_TRACE)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -102,14 +105,13 @@ func runMixed(args []string) error {
 	}
 	fmt.Printf("catalog: %d agents loaded in %.1fs (%s); fleet: %d loopback hosts, %.0f%% of fetches change the card; %d CPUs\n",
 		f.n, time.Since(loadStart).Seconds(), backendOf(dsn), f.hosts, 100*f.change, runtime.NumCPU())
-	paths := mixedQueries(gen.Vocabulary())
 
 	rep := mixedReport{Agents: f.n, Backend: backendOf(dsn), CPUs: runtime.NumCPU(), Duration: f.duration.Seconds()}
 	common := []string{"--db", dsn, "--allow-networks", "127.0.0.0/8", "--verify-fetch=false",
 		"--import-examples=false", "--log-level", "warn"}
 
 	// Phase 1: serve without crawling.
-	srv, err := startServe(bin, tmp, "idle", "", append(common, "--crawl=false"))
+	srv, err := startServe(bin, tmp, "idle", nil, append(common, "--crawl=false"))
 	if err != nil {
 		return err
 	}
@@ -119,7 +121,7 @@ func runMixed(args []string) error {
 		return err
 	}
 	printStart("idle start", rep.IdleStart)
-	idle, err := searchFor(srv.base, paths, f.queries, 0)
+	idle, err := searchProcess(srv.base, f.seed, f.queries, 0)
 	if err != nil {
 		srv.stop()
 		return fmt.Errorf("idle searches: %w", err)
@@ -127,12 +129,13 @@ func runMixed(args []string) error {
 	rep.Idle = idle
 	rep.IdleMem, _ = srv.memory()
 	srv.stop()
-	fmt.Printf("idle search      p50 %6.2f ms  p99 %6.2f ms  max %7.2f ms  (%d searches)\n", idle.P50, idle.P99, idle.Max, idle.N)
+	fmt.Printf("idle search      p50 %6.2f ms  p99 %6.2f ms  max %7.2f ms  (%d searches; in the handler p50 %.2f p99 %.2f ms)\n",
+		idle.P50, idle.P99, idle.Max, idle.N, idle.ServerP50, idle.ServerP99)
 	fmt.Printf("idle memory      heap %4.0f MB  RSS %4.0f MB\n", rep.IdleMem.HeapMB, rep.IdleMem.RSSMB)
 
 	// Phase 2: serve crawling every agent every -interval.
 	iv := f.interval.String()
-	srv, err = startServe(bin, tmp, "crawl", f.cpuprofile, append(common, "--crawl=true",
+	srv, err = startServe(bin, tmp, "crawl", f.diagnostics(), append(common, "--crawl=true",
 		"--crawl-min-interval", iv, "--crawl-max-interval", iv,
 		"--crawl-concurrency", strconv.Itoa(f.concurrency), "--crawl-per-host", strconv.Itoa(f.perHost)))
 	if err != nil {
@@ -157,7 +160,7 @@ func runMixed(args []string) error {
 	rep.LoadBefore = loadAverage()
 	f0 := fl.served.Load()
 	start := time.Now()
-	busy, err := searchFor(srv.base, paths, 0, f.duration)
+	busy, err := searchProcess(srv.base, f.seed, 0, f.duration)
 	if err != nil {
 		return fmt.Errorf("searches while crawling: %w", err)
 	}
@@ -181,13 +184,16 @@ func runMixed(args []string) error {
 	rep.CrawlMem, _ = srv.memory()
 
 	ratio := busy.P99 / idle.P99
-	fmt.Printf("crawling search  p50 %6.2f ms  p99 %6.2f ms  max %7.2f ms  (%d searches in %.0fs)\n",
-		busy.P50, busy.P99, busy.Max, busy.N, elapsed)
+	fmt.Printf("crawling search  p50 %6.2f ms  p99 %6.2f ms  max %7.2f ms  (%d searches in %.0fs; in the handler p50 %.2f p99 %.2f ms)\n",
+		busy.P50, busy.P99, busy.Max, busy.N, elapsed, busy.ServerP50, busy.ServerP99)
 	fmt.Printf("crawling memory  heap %4.0f MB  RSS %4.0f MB\n", rep.CrawlMem.HeapMB, rep.CrawlMem.RSSMB)
 	// Per-version CPU does not depend on what else the machine runs, as
 	// the rates do; the load average says how much that was.
 	fmt.Printf("crawling serve   %.2f cores, %.0f µs CPU per stored version (its searches included); load average %.1f -> %.1f\n",
 		rep.ServeCores, rep.ServeCPUPerVersion, rep.LoadBefore, rep.LoadAfter)
+	printByClass(gen.Vocabulary(), idle, busy)
+	printTail("idle", idle.Tail)
+	printTail("crawling", busy.Tail)
 	fmt.Println()
 	fmt.Printf("search p99 crawling / idle  %6.2fx  (target <= 2x)     %s\n", ratio, verdict(ratio <= 2))
 	fmt.Printf("search p99 crawling         %6.2f ms (target < 30 ms)  %s\n", busy.P99, verdict(busy.P99 < 30))
@@ -224,10 +230,18 @@ type startResult struct {
 }
 
 type searchResult struct {
-	N   int     `json:"n"`
-	P50 float64 `json:"p50_ms"`
-	P99 float64 `json:"p99_ms"`
-	Max float64 `json:"max_ms"`
+	N       int                     `json:"n"`
+	P50     float64                 `json:"p50_ms"`
+	P99     float64                 `json:"p99_ms"`
+	Max     float64                 `json:"max_ms"`
+	ByClass map[string]searchResult `json:"by_class,omitempty"`
+	// ServerP50 and ServerP99 are the searches' own durations as serve
+	// reports them (Server-Timing): the rest of the latency above is
+	// spent outside the handler (network, queues, the client).
+	ServerP50 float64 `json:"server_p50_ms,omitempty"`
+	ServerP99 float64 `json:"server_p99_ms,omitempty"`
+	// Tail is where the slowest 1% of searches spent their time.
+	Tail *searchSpan `json:"tail,omitempty"`
 }
 
 type mixedReport struct {
@@ -288,14 +302,30 @@ func mixedQueries(v synth.Vocab) []string {
 	return out
 }
 
+// classOf maps each path of mixedQueries to its query class, so a run can
+// say which searches make its tail.
+func classOf(v synth.Vocab) map[string]string {
+	m := make(map[string]string)
+	for _, cl := range queryClasses(v) {
+		for _, q := range cl.queries {
+			m[q] = cl.name
+		}
+	}
+	return m
+}
+
 // searchFor sends sequential searches: n of them, or for d when n is 0.
-func searchFor(base string, paths []string, n int, d time.Duration) (searchResult, error) {
+// With classes, the result also breaks latency down by query class.
+func searchFor(base string, paths []string, n int, d time.Duration, classes map[string]string) (searchResult, error) {
 	c := &http.Client{Timeout: 30 * time.Second}
-	var lat []float64
+	var lat, inServer []float64
+	var spans []searchSpan
+	byClass := make(map[string][]float64)
 	deadline := time.Now().Add(d)
 	for i := 0; n > 0 && i < n || n == 0 && time.Now().Before(deadline); i++ {
+		path := paths[i%len(paths)]
 		t := time.Now()
-		resp, err := c.Get(base + paths[i%len(paths)])
+		resp, err := c.Get(base + path)
 		if err != nil {
 			return searchResult{}, err
 		}
@@ -305,11 +335,146 @@ func searchFor(base string, paths []string, n int, d time.Duration) (searchResul
 			return searchResult{}, err
 		}
 		if resp.StatusCode != http.StatusOK {
-			return searchResult{}, fmt.Errorf("GET %s: status %d", paths[i%len(paths)], resp.StatusCode)
+			return searchResult{}, fmt.Errorf("GET %s: status %d", path, resp.StatusCode)
 		}
-		lat = append(lat, float64(time.Since(t).Microseconds())/1000)
+		ms := float64(time.Since(t).Microseconds()) / 1000
+		lat = append(lat, ms)
+		st := resp.Header.Get("Server-Timing")
+		if d, ok := serverTiming(st, "search"); ok {
+			inServer = append(inServer, d)
+			sp := searchSpan{Total: ms, Handler: d}
+			sp.IndexWait, _ = serverTiming(st, "index-wait")
+			sp.Index, _ = serverTiming(st, "index")
+			sp.Page, _ = serverTiming(st, "page")
+			spans = append(spans, sp)
+		}
+		if cl, ok := classes[path]; ok {
+			byClass[cl] = append(byClass[cl], ms)
+		}
 	}
-	return searchResult{N: len(lat), P50: pct(lat, 50), P99: pct(lat, 99), Max: pct(lat, 100)}, nil
+	r := searchResult{N: len(lat), P50: pct(lat, 50), P99: pct(lat, 99), Max: pct(lat, 100)}
+	if len(inServer) > 0 {
+		r.ServerP50, r.ServerP99 = pct(inServer, 50), pct(inServer, 99)
+		r.Tail = tailOf(spans)
+	}
+	if len(byClass) > 0 {
+		r.ByClass = make(map[string]searchResult, len(byClass))
+		for cl, l := range byClass {
+			r.ByClass[cl] = searchResult{N: len(l), P50: pct(l, 50), P99: pct(l, 99), Max: pct(l, 100)}
+		}
+	}
+	return r, nil
+}
+
+// searchClientCmd is the hidden subcommand that runs searchFor in a
+// process of its own, as a user's client is: the fleet's goroutines,
+// which serve the crawler, then do not queue the client's reads of
+// serve's answers in the same Go scheduler.
+const searchClientCmd = "search-client"
+
+// searchProcess runs searchFor in a child process (searchClientCmd) with
+// the mixed benchmark's queries of the generator seeded with seed.
+func searchProcess(base string, seed int64, n int, d time.Duration) (searchResult, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return searchResult{}, err
+	}
+	cmd := exec.Command(self, searchClientCmd, "-base", base, "-seed", strconv.FormatInt(seed, 10),
+		"-n", strconv.Itoa(n), "-duration", d.String())
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return searchResult{}, fmt.Errorf("search client: %w: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	var r searchResult
+	if err := json.Unmarshal(out, &r); err != nil {
+		return searchResult{}, fmt.Errorf("search client: %w", err)
+	}
+	return r, nil
+}
+
+func runSearchClient(args []string) error {
+	fs := flag.NewFlagSet(searchClientCmd, flag.ContinueOnError)
+	base := fs.String("base", "", "serve's base URL")
+	seed := fs.Int64("seed", 1, "generator seed")
+	n := fs.Int("n", 0, "searches to send (0: for -duration)")
+	d := fs.Duration("duration", 0, "how long to search when -n is 0")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	v := synth.New(*seed).Vocabulary()
+	r, err := searchFor(*base, mixedQueries(v), *n, *d, classOf(v))
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(os.Stdout).Encode(r)
+}
+
+// searchSpan is where one search's time went, in milliseconds: at the
+// client, in serve's handler, and inside the handler waiting for the
+// index, in the index and reading the page.
+type searchSpan struct {
+	Total     float64 `json:"total_ms"`
+	Handler   float64 `json:"handler_ms"`
+	IndexWait float64 `json:"index_wait_ms"`
+	Index     float64 `json:"index_ms"`
+	Page      float64 `json:"page_ms"`
+}
+
+// tailOf averages the spans of the slowest 1% of searches (at least one).
+func tailOf(spans []searchSpan) *searchSpan {
+	if len(spans) == 0 {
+		return nil
+	}
+	s := slices.Clone(spans)
+	slices.SortFunc(s, func(a, b searchSpan) int { return cmp.Compare(b.Total, a.Total) })
+	s = s[:max(1, len(s)/100)]
+	var t searchSpan
+	for _, x := range s {
+		t.Total += x.Total
+		t.Handler += x.Handler
+		t.IndexWait += x.IndexWait
+		t.Index += x.Index
+		t.Page += x.Page
+	}
+	n := float64(len(s))
+	return &searchSpan{Total: t.Total / n, Handler: t.Handler / n, IndexWait: t.IndexWait / n, Index: t.Index / n, Page: t.Page / n}
+}
+
+func printTail(name string, t *searchSpan) {
+	if t == nil {
+		return
+	}
+	fmt.Printf("%-16s slowest 1%%: %.2f ms = handler %.2f (index wait %.2f, index %.2f, page %.2f) + outside %.2f\n",
+		name, t.Total, t.Handler, t.IndexWait, t.Index, t.Page, t.Total-t.Handler)
+}
+
+// serverTiming reads the duration of metric name from a Server-Timing
+// header ("search;dur=3.21"), in milliseconds.
+func serverTiming(h, name string) (float64, bool) {
+	for _, m := range strings.Split(h, ",") {
+		parts := strings.Split(strings.TrimSpace(m), ";")
+		if parts[0] != name {
+			continue
+		}
+		for _, p := range parts[1:] {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(p), "dur="); ok {
+				d, err := strconv.ParseFloat(v, 64)
+				return d, err == nil
+			}
+		}
+	}
+	return 0, false
+}
+
+// printByClass prints idle and crawling latency side by side per class.
+func printByClass(v synth.Vocab, idle, busy searchResult) {
+	fmt.Printf("  %-22s %19s   %19s\n", "class", "idle p50 / p99 ms", "crawling p50 / p99")
+	for _, cl := range queryClasses(v) {
+		a, b := idle.ByClass[cl.name], busy.ByClass[cl.name]
+		fmt.Printf("  %-22s %8.2f / %8.2f   %8.2f / %8.2f  (%d, %d searches)\n", cl.name, a.P50, a.P99, b.P50, b.P99, a.N, b.N)
+	}
 }
 
 // loadFleetCatalog stores revision 0 of every fleet card under its fleet
@@ -488,7 +653,22 @@ type serveProc struct {
 	done    chan struct{}
 }
 
-func startServe(bin, dir, name, cpuprofile string, args []string) (*serveProc, error) {
+// diagnostics is the environment that asks the crawling serve for a CPU
+// profile or an execution trace.
+func (f mixedFlags) diagnostics() []string {
+	var env []string
+	if f.cpuprofile != "" {
+		env = append(env, "REGISTRY_CPUPROFILE="+f.cpuprofile)
+	}
+	if f.trace != "" {
+		env = append(env, "REGISTRY_TRACE="+f.trace)
+	}
+	return env
+}
+
+// startServe runs `registry serve` with args, and env added to this
+// process's environment.
+func startServe(bin, dir, name string, env, args []string) (*serveProc, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -502,8 +682,8 @@ func startServe(bin, dir, name, cpuprofile string, args []string) (*serveProc, e
 	}
 	cmd := exec.Command(bin, append([]string{"serve", "--listen", addr}, args...)...)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	if cpuprofile != "" {
-		cmd.Env = append(os.Environ(), "REGISTRY_CPUPROFILE="+cpuprofile)
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
 	}
 	p := &serveProc{cmd: cmd, base: "http://" + addr, logPath: logPath, done: make(chan struct{})}
 	p.started = time.Now()

@@ -118,7 +118,7 @@ func runReplicaSet(bin, tmp string, fl *changingFleet, f replicasFlags, k int) (
 	}
 	procs := make([]*serveProc, k)
 	for i := range k {
-		p, err := startServe(bin, tmp, fmt.Sprintf("r%d-of-%d", i+1, k), "", []string{"--db", dsn, "--instance", fmt.Sprintf("r%d", i+1),
+		p, err := startServe(bin, tmp, fmt.Sprintf("r%d-of-%d", i+1, k), nil, []string{"--db", dsn, "--instance", fmt.Sprintf("r%d", i+1),
 			"--allow-networks", "127.0.0.0/8", "--verify-fetch=false", "--import-examples=false", "--log-level", "warn",
 			"--crawl-concurrency", strconv.Itoa(f.concurrency), "--crawl-per-host", strconv.Itoa(f.perHost),
 			"--crawl-min-interval", "1s", "--crawl-max-interval", "1s"})
@@ -157,7 +157,7 @@ func runReplicaSet(bin, tmp string, fl *changingFleet, f replicasFlags, k int) (
 	// runs flat out on conditional requests; searches on the first
 	// replica meanwhile.
 	c0, t0 := checks(), time.Now()
-	search, err := searchFor(procs[0].base, mixedQueries(gen.Vocabulary()), 0, f.duration)
+	search, err := searchFor(procs[0].base, mixedQueries(gen.Vocabulary()), 0, f.duration, nil)
 	if err != nil {
 		return run, err
 	}
