@@ -20,7 +20,9 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"runtime/trace"
 	"syscall"
+	"time"
 )
 
 // version is set at link time: -ldflags "-X main.version=v1.2.3".
@@ -32,7 +34,9 @@ func main() {
 	// kills the process the default way.
 	context.AfterFunc(ctx, stop)
 	stopProfile := startCPUProfile(os.Getenv("REGISTRY_CPUPROFILE"), os.Stderr)
+	stopTrace := startFlightRecorder(os.Getenv("REGISTRY_TRACE"), os.Stderr)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv)
+	stopTrace()
 	stopProfile()
 	stop()
 	os.Exit(code)
@@ -60,6 +64,35 @@ func startCPUProfile(path string, stderr io.Writer) func() {
 	return func() {
 		pprof.StopCPUProfile()
 		f.Close()
+	}
+}
+
+// startFlightRecorder keeps an execution trace of the process's last
+// seconds in memory and writes it to path when the returned function is
+// called (at exit); a developer aid like startCPUProfile, for what a CPU
+// profile cannot show: goroutines waiting for a CPU or a lock (`go tool
+// trace -pprof=sched`, `-pprof=sync`). Off when path is empty.
+func startFlightRecorder(path string, stderr io.Writer) func() {
+	if path == "" {
+		return func() {}
+	}
+	fr := trace.NewFlightRecorder(trace.FlightRecorderConfig{MinAge: 10 * time.Second, MaxBytes: 256 << 20})
+	if err := fr.Start(); err != nil {
+		fmt.Fprintf(stderr, "registry: REGISTRY_TRACE: %v\n", err)
+		return func() {}
+	}
+	return func() {
+		f, err := os.Create(path)
+		if err == nil {
+			_, err = fr.WriteTo(f)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "registry: REGISTRY_TRACE: %v\n", err)
+		}
+		fr.Stop()
 	}
 }
 

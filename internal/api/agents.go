@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
@@ -49,6 +50,7 @@ const (
 const indexRetryAfter = "5"
 
 func (a *API) searchAgents(c echo.Context) error {
+	start := time.Now()
 	q, err := parseSearch(c.Request().URL.RawQuery)
 	if err != nil {
 		return err
@@ -71,6 +73,11 @@ func (a *API) searchAgents(c echo.Context) error {
 	case err != nil:
 		return fmt.Errorf("searching agents: %w", err)
 	}
+	// How long the search took inside the server (W3C Server Timing), so
+	// a client can tell it from time spent in the network or in queues.
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	c.Response().Header().Set("Server-Timing", fmt.Sprintf("search;dur=%.2f, index-wait;dur=%.2f, index;dur=%.2f, page;dur=%.2f",
+		ms(time.Since(start)), ms(page.Timing.IndexWait), ms(page.Timing.Index), ms(page.Timing.Load)))
 	return c.JSON(http.StatusOK, newSearchResponse(page))
 }
 

@@ -34,32 +34,17 @@ func (s *Store) Search(ctx context.Context, q Query) (Page, error) {
 	if err != nil {
 		return Page{}, err
 	}
-	sq := search.Query{Text: q.Text, Limit: q.Limit + 1, FacetLimit: q.FacetLimit,
-		Demote: []search.Facet{{Field: FieldListing, Value: ListingDeprecated}}}
 	var hidden hiddenCollections
 	if !q.Scope.All {
 		if hidden, err = s.hiddenCollections(ctx, q.Scope); err != nil {
 			return Page{}, err
 		}
 	}
-	for _, field := range FilterFields {
-		for _, v := range q.Filters[field] {
-			if field == FieldCollection && hidden.has(v) {
-				// As if it did not exist: a filter on a hidden collection
-				// must not tell which visible agents are in it.
-				v = "\x00hidden"
-			}
-			sq.Filters = append(sq.Filters, filterOf(field, v))
-		}
-	}
-	sq.Filters = append(sq.Filters, q.Scope.searchFilters()...)
-	if _, ok := q.Filters[FieldHealth]; !ok {
-		// Agents whose card is gone (410) are listed only when asked for.
-		sq.Exclude = []search.Facet{{Field: FieldHealth, Value: HealthRemoved}}
-	}
+	sq := indexQuery(q, hidden)
 	if cur != nil {
 		sq.After = &search.Hit{ID: cur.PK, Score: cur.Score, SortKey: cur.SortKey, Demoted: cur.Demoted}
 	}
+	start := time.Now()
 	res, err := s.idx().Search(sq)
 	if errors.Is(err, search.ErrNotReady) {
 		if !s.awaitGrace(ctx, s.startBuild()) {
@@ -71,6 +56,8 @@ func (s *Store) Search(ctx context.Context, q Query) (Page, error) {
 		return Page{}, fmt.Errorf("searching: %w", err)
 	}
 	page := Page{Total: res.Total, Facets: make(map[string][]FacetCount, len(res.Facets))}
+	page.Timing.IndexWait = res.Waited
+	page.Timing.Index = time.Since(start) - res.Waited
 	for field, counts := range res.Facets {
 		if field == FieldListing && !q.Scope.All && !q.Scope.Review {
 			continue
@@ -91,12 +78,39 @@ func (s *Store) Search(ctx context.Context, q Query) (Page, error) {
 			Demoted: last.Demoted})
 		top = top[:q.Limit]
 	}
+	start = time.Now()
 	items, err := s.loadSummaries(ctx, top)
 	if err != nil {
 		return Page{}, err
 	}
 	page.Items = items
+	page.Timing.Load = time.Since(start)
 	return page, nil
+}
+
+// indexQuery is the index's query for a normalized catalog query: its
+// filters, the caller's scope, removed agents left out unless asked for,
+// deprecated ones ranked last. One more hit than the page is asked for,
+// to know whether a next page exists.
+func indexQuery(q Query, hidden hiddenCollections) search.Query {
+	sq := search.Query{Text: q.Text, Limit: q.Limit + 1, FacetLimit: q.FacetLimit,
+		Demote: []search.Facet{{Field: FieldListing, Value: ListingDeprecated}}}
+	for _, field := range FilterFields {
+		for _, v := range q.Filters[field] {
+			if field == FieldCollection && hidden.has(v) {
+				// As if it did not exist: a filter on a hidden collection
+				// must not tell which visible agents are in it.
+				v = "\x00hidden"
+			}
+			sq.Filters = append(sq.Filters, filterOf(field, v))
+		}
+	}
+	sq.Filters = append(sq.Filters, q.Scope.searchFilters()...)
+	if _, ok := q.Filters[FieldHealth]; !ok {
+		// Agents whose card is gone (410) are listed only when asked for.
+		sq.Exclude = []search.Facet{{Field: FieldHealth, Value: HealthRemoved}}
+	}
+	return sq
 }
 
 // filterOf turns one filter value into the index's terms: media types

@@ -259,6 +259,14 @@ type Page struct {
 	// Facets counts matching agents per value of each filter field,
 	// highest count first.
 	Facets map[string][]FacetCount
+	// Timing says where the search's time went, for Server-Timing.
+	Timing SearchTiming
+}
+
+// SearchTiming splits a search's time: waiting for the index (behind a
+// batch of updates), in the index, and reading the page from the database.
+type SearchTiming struct {
+	IndexWait, Index, Load time.Duration
 }
 
 // FacetCount is one facet value and how many matching agents carry it.

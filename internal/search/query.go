@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Filter matches the documents carrying any of Terms or, when Match is
@@ -60,13 +61,18 @@ type Result struct {
 	Total  int
 	Hits   []Hit
 	Facets map[string][]FacetCount
+	// Waited is how long the search waited for the index's read lock,
+	// behind updates.
+	Waited time.Duration
 }
 
 // Search answers a query, or ErrNotReady before the initial build ends.
 func (x *Index) Search(q Query) (Result, error) {
 	tokens := Tokens(q.Text)
+	start := time.Now()
 	x.mu.RLock()
 	defer x.mu.RUnlock()
+	waited := time.Since(start)
 	if !x.ready {
 		return Result{}, ErrNotReady
 	}
@@ -121,7 +127,7 @@ func (x *Index) Search(q Query) (Result, error) {
 			ids = matchAll()
 		}
 	}
-	res := Result{Total: len(ids)}
+	res := Result{Total: len(ids), Waited: waited}
 	if browsed != nil {
 		res.Facets = browsed.facets
 	} else {
