@@ -49,6 +49,20 @@ func TestMixedBenchmarkSmoke(t *testing.T) {
 	if r.Idle.N != 20 || r.Crawl.N == 0 || r.VersionsPerSec <= 0 || r.IdleStart.FirstSearch <= 0 || r.CrawlStart.FirstSearch <= 0 {
 		t.Fatalf("incomplete report: %+v", r)
 	}
+	// The client (a child process) saw serve's own timings and the
+	// query classes.
+	for name, s := range map[string]searchResult{"idle": r.Idle, "crawling": r.Crawl} {
+		if s.ServerP50 <= 0 || s.ServerP99 < s.ServerP50 || s.Tail == nil || s.Tail.Handler <= 0 || len(s.ByClass) == 0 {
+			t.Errorf("%s: no server timings or classes: %+v", name, s)
+		}
+		n := 0
+		for _, c := range s.ByClass {
+			n += c.N
+		}
+		if n != s.N {
+			t.Errorf("%s: classes count %d searches of %d", name, n, s.N)
+		}
+	}
 }
 
 // The console benchmark on a tiny catalog: every page class measured in

@@ -372,6 +372,10 @@ func searchFor(base string, paths []string, n int, d time.Duration, classes map[
 // serve's answers in the same Go scheduler.
 const searchClientCmd = "search-client"
 
+// searchClientEnv is set in the client's environment, so that a test
+// binary standing in for registry-bench knows to be the client.
+const searchClientEnv = "REGISTRY_BENCH_SEARCH_CLIENT"
+
 // searchProcess runs searchFor in a child process (searchClientCmd) with
 // the mixed benchmark's queries of the generator seeded with seed.
 func searchProcess(base string, seed int64, n int, d time.Duration) (searchResult, error) {
@@ -381,6 +385,8 @@ func searchProcess(base string, seed int64, n int, d time.Duration) (searchResul
 	}
 	cmd := exec.Command(self, searchClientCmd, "-base", base, "-seed", strconv.FormatInt(seed, 10),
 		"-n", strconv.Itoa(n), "-duration", d.String())
+	// A test binary runs as the client too (TestMain reads this).
+	cmd.Env = append(os.Environ(), searchClientEnv+"=1")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
