@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/a2aregistry/registry/internal/auth"
+	"github.com/a2aregistry/registry/internal/background"
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/config"
 	"github.com/a2aregistry/registry/internal/crawler"
@@ -39,6 +40,9 @@ type app struct {
 	// keeper remembers a conversation's credentials, in memory only, for
 	// its follow-ups from the API and the console alike.
 	keeper *proxy.Keeper
+	// priority gives the reads people wait for the CPU before the
+	// crawler's and the verifier's work.
+	priority *background.Priority
 }
 
 // newApp opens the catalog (migrating it) and wires the parts over it.
@@ -59,22 +63,28 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger) (*app, err
 		client:  newOutboundClient(cfg, cfg.CrawlPerHost),
 		metrics: telemetry.New(store),
 		auth:    authn,
+		// One CPU for Go code is left to requests while any is served.
+		priority: background.NewPriority(0),
 	}
 
 	// Reports are kept current in the background: every new card version,
 	// every trusted-key change and every expiring key leads to a new one.
 	// Live probes stay off: they reach every declared endpoint of every
 	// catalogued agent, which an operator should choose to do.
-	vopts := verify.Options{Keys: verify.CatalogKeys{Store: store}, Names: verify.CatalogNames{Store: store}, Logger: log}
+	vopts := verify.Options{Keys: verify.CatalogKeys{Store: store}, Names: verify.CatalogNames{Store: store},
+		Priority: a.priority, Logger: log}
 	if cfg.VerifyFetch {
 		vopts.Client, vopts.FetchOIDC, vopts.Probe = a.client, true, cfg.VerifyProbes
 	}
-	a.runner = verify.NewRunner(verify.New(vopts), a.metrics.ObserveVerifications(store), verify.RunnerOptions{CardLimits: cardLimits(cfg), Logger: log})
+	a.runner = verify.NewRunner(verify.New(vopts), a.metrics.ObserveVerifications(store), verify.RunnerOptions{CardLimits: cardLimits(cfg),
+		Priority: a.priority, Logger: log})
 
 	fetcher := crawler.NewFetcher(a.client, cfg.MaxCardBytes)
 	a.registrar = crawler.NewRegistrar(fetcher, store, cardLimits(cfg), log)
 	if cfg.Crawl {
-		a.crawler = crawler.New(crawlerConfig(cfg), a.metrics.ObserveCrawl(store), fetcher, log)
+		ccfg := crawlerConfig(cfg)
+		ccfg.Priority = a.priority
+		a.crawler = crawler.New(ccfg, a.metrics.ObserveCrawl(store), fetcher, log)
 	}
 	wireChecks(a.registrar, a.crawler, a.runner)
 	a.registerOpsMetrics()

@@ -357,6 +357,7 @@ func sameSearches(t *testing.T, a, b *catalog.Store) {
 		}
 		// PostgreSQL keeps microseconds.
 		for _, p := range []*catalog.Page{&pa, &pb} {
+			p.Timing = catalog.SearchTiming{} // how long each took
 			for i := range p.Items {
 				p.Items[i].UpdatedAt = p.Items[i].UpdatedAt.Truncate(time.Microsecond).UTC()
 			}

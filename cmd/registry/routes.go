@@ -3,12 +3,14 @@ package main
 import (
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/a2aregistry/registry/internal/api"
 	"github.com/a2aregistry/registry/internal/auth"
+	"github.com/a2aregistry/registry/internal/background"
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/proxy"
 	"github.com/a2aregistry/registry/internal/telemetry"
@@ -19,7 +21,7 @@ import (
 func (a *app) handler() http.Handler {
 	d := handlerDeps{log: a.log, store: a.store, registrar: a.registrar, metrics: a.metrics, auth: a.auth,
 		hosts: a.cfg.AcceptedHosts(), origins: a.cfg.TrustedOrigins(), agents: a.store, pauser: a.store, keys: a.store,
-		ops: a.store, annotator: a.store, publicURL: a.cfg.PublicURL, curator: a.store}
+		ops: a.store, annotator: a.store, publicURL: a.cfg.PublicURL, curator: a.store, priority: a.priority}
 	if a.crawler != nil {
 		d.refresher = a.crawler
 	}
@@ -52,6 +54,9 @@ type handlerDeps struct {
 	oauth     web.OAuthFlows // nil: no OAuth sign-in to agents from the console
 	publicURL string
 	curator   web.Curator // nil: no listing transitions, no collections (API and console)
+	// priority, when set, hears of the reads people wait for, so that
+	// background work leaves them a CPU (see foreground).
+	priority *background.Priority
 }
 
 // operations is what the API's and the console's operator pages need
@@ -69,6 +74,32 @@ type operations interface {
 type annotator interface {
 	api.Annotator
 	web.Annotator
+}
+
+// foreground marks the reads a person or a client waits for (GET and HEAD
+// of the API and the console) as in flight while they are served, so the
+// crawler and the verifier take fewer CPUs meanwhile. Probes, metrics and
+// event streams, which wait rather than compute, are not marked: an open
+// stream would slow the background for as long as it lasts.
+func foreground(p *background.Priority) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			r := c.Request()
+			if r.Method != http.MethodGet && r.Method != http.MethodHead {
+				return next(c)
+			}
+			switch r.URL.Path {
+			case "/healthz", "/readyz", "/metrics":
+				return next(c)
+			}
+			if strings.Contains(r.Header.Get(echo.HeaderAccept), "text/event-stream") {
+				return next(c)
+			}
+			done := p.Foreground()
+			defer done()
+			return next(c)
+		}
+	}
 }
 
 // newHandler mounts every route: /healthz and the JSON API.
@@ -90,6 +121,9 @@ func newHandler(d handlerDeps) http.Handler {
 		e.Use(d.metrics.Middleware())
 	}
 	e.Use(requestLogger(d.log))
+	if d.priority != nil {
+		e.Use(foreground(d.priority))
+	}
 
 	// Liveness: the process serves HTTP. It does not touch the database so
 	// a slow database does not get healthy replicas restarted.

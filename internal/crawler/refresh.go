@@ -44,13 +44,13 @@ func (c *Crawler) Refresh(ctx context.Context, t catalog.CrawlTarget) catalog.Fe
 	if res != nil {
 		res.LegacyPath = strings.HasSuffix(res.URL, LegacyCardPath)
 	}
-	c.fillOutcome(&o, res, err)
+	c.fillOutcome(ctx, &o, res, err)
 	c.policy.Apply(o.At, t, cacheHeadersOf(res), &o)
 	return o
 }
 
 // fillOutcome copies a fetch into o and parses a changed body.
-func (c *Crawler) fillOutcome(o *catalog.FetchOutcome, res *Result, err error) {
+func (c *Crawler) fillOutcome(ctx context.Context, o *catalog.FetchOutcome, res *Result, err error) {
 	o.At = c.now()
 	if res != nil {
 		o.URL = res.URL
@@ -76,7 +76,14 @@ func (c *Crawler) fillOutcome(o *catalog.FetchOutcome, res *Result, err error) {
 		o.NotModified = true
 		return
 	}
-	parsed, perr := card.Parse(res.Body, c.limits)
+	var (
+		parsed *card.Card
+		perr   error
+	)
+	if err := c.cfg.Priority.Do(ctx, func(context.Context) { parsed, perr = card.Parse(res.Body, c.limits) }); err != nil {
+		o.Class, o.Message = ClassCanceled, "the check was cancelled"
+		return
+	}
 	if perr != nil {
 		p, _ := ProblemOf(perr)
 		o.Class, o.Message = p.Class, p.Message

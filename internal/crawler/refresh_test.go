@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -16,6 +17,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
+	"github.com/a2aregistry/registry/internal/background"
 	"github.com/a2aregistry/registry/internal/card"
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/safehttp"
@@ -451,5 +453,36 @@ func TestWellKnownSibling(t *testing.T) {
 		if got := wellKnownSibling(in); got != want {
 			t.Errorf("wellKnownSibling(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// A card is parsed in a background turn: while requests hold the only
+// turn, a check waits, and gives up as cancelled when its context ends
+// first (the scheduler then leaves the agent to its lease).
+func TestRefreshParsesInABackgroundTurn(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, legacyCard)
+	}))
+	defer srv.Close()
+	p := background.NewPriority(1)
+	c := testCrawler(t, nil, loopback, Config{Priority: p})
+	target := catalog.CrawlTarget{AgentID: "a", CardURL: srv.URL + "/card.json"}
+
+	_, end, err := p.Turn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	if o := c.Refresh(ctx, target); o.Class != ClassCanceled || o.Card != nil {
+		t.Fatalf("check while the turn was held: class %q, card %v; want %q and none", o.Class, o.Card != nil, ClassCanceled)
+	}
+	end()
+	if o := c.Refresh(t.Context(), target); o.Class != "" || o.Card == nil {
+		t.Fatalf("check with the turn free: class %q (%s), card %v", o.Class, o.Message, o.Card != nil)
+	}
+	if _, bg := p.Load(); bg != 0 {
+		t.Errorf("%d background turns still held after the checks", bg)
 	}
 }

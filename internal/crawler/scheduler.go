@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/a2aregistry/registry/internal/background"
 	"github.com/a2aregistry/registry/internal/card"
 	"github.com/a2aregistry/registry/internal/catalog"
 )
@@ -91,6 +92,9 @@ type Config struct {
 
 	// Limits bound card.Parse.
 	Limits card.Limits
+	// Priority, when set, gives searches and other requests people wait
+	// for the CPU before the crawler's parsing and writes.
+	Priority *background.Priority
 	// Now and Rand replace the clock and the jitter source in tests.
 	Now  func() time.Time
 	Rand func() float64
@@ -392,7 +396,12 @@ func (c *Crawler) writer(ctx context.Context, outs <-chan catalog.FetchOutcome) 
 		// commit even when shutdown starts meanwhile.
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.FlushTimeout)
 		defer cancel()
-		if _, err := c.store.RecordFetches(fctx, crawlerActor, batch); err != nil {
+		tctx, end, err := c.cfg.Priority.Turn(fctx)
+		if err == nil {
+			_, err = c.store.RecordFetches(tctx, crawlerActor, batch)
+			end()
+		}
+		if err != nil {
 			c.log.ErrorContext(fctx, "crawler: recording outcomes failed; their agents will be checked again after the lease",
 				"count", len(batch), "error", err)
 		}

@@ -13,6 +13,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/a2aregistry/registry/internal/background"
 	"github.com/a2aregistry/registry/internal/catalog"
 )
 
@@ -456,4 +457,38 @@ func TestRefreshNowThrottled(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The writer stores a batch only in a background turn: while requests
+// people wait for hold the only turn, checked outcomes wait, and they are
+// written once it is free.
+func TestRunWritesInABackgroundTurn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := &memStore{}
+		for i := range 4 {
+			store.add(catalog.CrawlTarget{AgentID: fmt.Sprint(i), CardURL: fmt.Sprintf("https://a.example/%d.json", i)})
+		}
+		p := background.NewPriority(1)
+		_, end, err := p.Turn(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := schedCrawler(store, Config{Concurrency: 2, PerHost: 2, FlushSize: 1, Priority: p}, checkTaking(0, nil))
+		ctx, cancel := context.WithCancel(t.Context())
+		runErr := make(chan error, 1)
+		go func() { runErr <- c.Run(ctx) }()
+		synctest.Wait()
+		if n := len(store.outcomes()); n != 0 {
+			t.Fatalf("%d outcomes written while another held the only turn", n)
+		}
+		end()
+		synctest.Wait()
+		if n := len(store.outcomes()); n != 4 {
+			t.Fatalf("%d outcomes written once the turn was free, want 4", n)
+		}
+		cancel()
+		if err := <-runErr; err != nil {
+			t.Fatal(err)
+		}
+	})
 }

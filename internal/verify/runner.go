@@ -43,7 +43,10 @@ type RunnerOptions struct {
 	Workers int
 	// CardLimits bound the parsing of stored cards.
 	CardLimits card.Limits
-	Logger     *slog.Logger
+	// Priority, when set, gives requests people wait for the CPU before
+	// the parsing of stored cards.
+	Priority *background.Priority
+	Logger   *slog.Logger
 }
 
 // Runner defaults.
@@ -171,7 +174,15 @@ func (r *Runner) VerifyStored(ctx context.Context, t catalog.VerifyTarget) error
 // verifyTarget checks one stored card version and builds its catalog row.
 func (r *Runner) verifyTarget(ctx context.Context, t catalog.VerifyTarget, gen int64) catalog.VerificationInput {
 	var rep *Report
-	c, err := card.Parse(t.Raw, catalog.StoredCardLimits(r.opts.CardLimits, t.Raw))
+	var (
+		c   *card.Card
+		err error
+	)
+	if perr := r.opts.Priority.Do(ctx, func(context.Context) { c, err = card.Parse(t.Raw, catalog.StoredCardLimits(r.opts.CardLimits, t.Raw)) }); perr != nil {
+		// Cancelled while waiting for a turn: callers drop what a
+		// cancelled pass verified.
+		return catalog.VerificationInput{AgentID: t.AgentID, Version: t.Version}
+	}
 	if err == nil {
 		rep = r.v.Verify(ctx, c, t.CardURL)
 	} else {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/a2aregistry/registry/internal/background"
 	"github.com/a2aregistry/registry/internal/card"
 	"github.com/a2aregistry/registry/internal/contentscan"
 	"github.com/a2aregistry/registry/internal/safehttp"
@@ -43,6 +44,9 @@ type Options struct {
 	// Names gives the content scan the catalogued agents to compare a
 	// card's name and provider with (CatalogNames); nil skips that check.
 	Names contentscan.Names
+	// Priority, when set, gives requests people wait for the CPU before
+	// the content scan, the CPU-heavy part of a verification.
+	Priority *background.Priority
 	// Now is the clock (tests); default time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -116,7 +120,9 @@ func (v *Verifier) Verify(ctx context.Context, c *card.Card, cardURL string) *Re
 	r := &Report{CardURL: cardURL, CheckedAt: v.now().UTC(), Origins: cardOrigins(c, cardURL)}
 	r.Signatures = v.VerifySignatures(ctx, c.Raw, r.Origins)
 	r.Security = v.AuditSecurity(ctx, c)
-	r.Content = v.ScanContent(ctx, c, r.Origins)
+	if err := v.opts.Priority.Do(ctx, func(ctx context.Context) { r.Content = v.ScanContent(ctx, c, r.Origins) }); err != nil {
+		r.Content = []ContentFinding{}
+	}
 	if v.opts.Probe {
 		r.Transports = v.ProbeInterfaces(ctx, c)
 	}

@@ -1,0 +1,185 @@
+package background
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+)
+
+// turnAsync asks for a turn in a goroutine and reports when it got one.
+func turnAsync(t *testing.T, p *Priority, ctx context.Context) (got *atomic.Bool, end func() func(), errc chan error) {
+	t.Helper()
+	got = new(atomic.Bool)
+	ends := make(chan func(), 1)
+	errc = make(chan error, 1)
+	go func() {
+		_, e, err := p.Turn(ctx)
+		if err != nil {
+			errc <- err
+			return
+		}
+		got.Store(true)
+		ends <- e
+	}()
+	return got, func() func() { return <-ends }, errc
+}
+
+func TestPriorityTurns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		p := NewPriority(2)
+
+		// Idle: as many turns as CPUs, and the next waits.
+		_, end1, err := p.Turn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, end2, err := p.Turn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got3, end3, _ := turnAsync(t, p, ctx)
+		synctest.Wait()
+		if got3.Load() {
+			t.Fatal("a third turn on 2 CPUs was granted")
+		}
+
+		// A request in flight: the limit falls to 1, so ending one of the
+		// two running turns does not let the third start.
+		done := p.Foreground()
+		end1()
+		synctest.Wait()
+		if got3.Load() {
+			t.Fatal("a second background turn started while a request was in flight")
+		}
+		if fg, bg := p.Load(); fg != 1 || bg != 1 {
+			t.Fatalf("Load = %d foreground, %d background; want 1, 1", fg, bg)
+		}
+
+		// The request ends: the limit is 2 again and the third starts.
+		done()
+		done() // a second call changes nothing
+		synctest.Wait()
+		if !got3.Load() {
+			t.Fatal("the waiting turn did not start when the request ended")
+		}
+		end2()
+		end3()()
+		if fg, bg := p.Load(); fg != 0 || bg != 0 {
+			t.Fatalf("Load after all ended = %d, %d; want 0, 0", fg, bg)
+		}
+	})
+}
+
+func TestPriorityNeverStopsBackground(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := NewPriority(2)
+		var dones []func()
+		for range 5 {
+			dones = append(dones, p.Foreground())
+		}
+		// More requests than CPUs: background still gets one turn.
+		_, end, err := p.Turn(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _, _ := turnAsync(t, p, context.Background())
+		synctest.Wait()
+		if got.Load() {
+			t.Fatal("a second turn started with 5 requests in flight")
+		}
+		end()
+		synctest.Wait()
+		if !got.Load() {
+			t.Fatal("the one background turn was not handed on")
+		}
+		for _, d := range dones {
+			d()
+		}
+	})
+}
+
+func TestPriorityCancelledWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := NewPriority(1)
+		_, end, _ := p.Turn(context.Background())
+		defer end()
+		ctx, cancel := context.WithCancel(context.Background())
+		got, _, errc := turnAsync(t, p, ctx)
+		synctest.Wait()
+		cancel()
+		if err := <-errc; !errors.Is(err, context.Canceled) {
+			t.Fatalf("Turn after cancel: %v, want context.Canceled", err)
+		}
+		if got.Load() {
+			t.Fatal("a cancelled wait got a turn")
+		}
+		ran := false
+		if err := p.Do(ctx, func(context.Context) { ran = true }); !errors.Is(err, context.Canceled) || ran {
+			t.Fatalf("Do with a cancelled context: err %v, ran %v", err, ran)
+		}
+		if _, bg := p.Load(); bg != 1 {
+			t.Fatalf("background running = %d, want 1 (the cancelled waits took none)", bg)
+		}
+	})
+}
+
+// Background work nested in another's turn (a verification started by a
+// write that holds the turn) must not wait for that turn: with one CPU
+// it would wait forever.
+func TestPriorityNestedTurn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := NewPriority(1)
+		finished := make(chan struct{})
+		go func() {
+			defer close(finished)
+			_ = p.Do(context.Background(), func(ctx context.Context) {
+				_ = p.Do(ctx, func(context.Context) {})
+			})
+		}()
+		synctest.Wait()
+		select {
+		case <-finished:
+		default:
+			t.Fatal("a turn nested in another's waited for it")
+		}
+		if _, bg := p.Load(); bg != 0 {
+			t.Fatalf("background running after both ended = %d", bg)
+		}
+		// Another Priority's turn is not this one's.
+		other := NewPriority(1)
+		_, endOther, _ := other.Turn(context.Background())
+		defer endOther()
+		err := p.Do(context.Background(), func(ctx context.Context) {
+			got, _, _ := turnAsync(t, other, ctx)
+			synctest.Wait()
+			if got.Load() {
+				t.Error("a turn of one Priority let work past another's limit")
+			}
+			endOther()
+			synctest.Wait()
+			if !got.Load() {
+				t.Error("the other Priority's turn did not come once free")
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func TestNilPriority(t *testing.T) {
+	var p *Priority
+	p.Foreground()()
+	ctx, end, err := p.Turn(context.Background())
+	if err != nil || ctx == nil {
+		t.Fatalf("nil Priority Turn: %v", err)
+	}
+	end()
+	ran := false
+	if err := p.Do(context.Background(), func(context.Context) { ran = true }); err != nil || !ran {
+		t.Fatalf("nil Priority Do: %v, ran %v", err, ran)
+	}
+}
