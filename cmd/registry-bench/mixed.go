@@ -387,6 +387,7 @@ func searchProcess(base string, seed int64, n int, d time.Duration) (searchResul
 		"-n", strconv.Itoa(n), "-duration", d.String())
 	// A test binary runs as the client too (TestMain reads this).
 	cmd.Env = append(os.Environ(), searchClientEnv+"=1")
+	dieWithParent(cmd)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -687,6 +688,7 @@ func startServe(bin, dir, name string, env, args []string) (*serveProc, error) {
 		return nil, err
 	}
 	cmd := exec.Command(bin, append([]string{"serve", "--listen", addr}, args...)...)
+	dieWithParent(cmd)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if len(env) > 0 {
 		cmd.Env = append(os.Environ(), env...)
