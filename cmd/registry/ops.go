@@ -42,4 +42,5 @@ func (a *app) registerOpsMetrics() {
 		}
 		return s
 	})
+	a.metrics.RegisterPriority(a.priority.Stats)
 }

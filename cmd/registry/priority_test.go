@@ -19,7 +19,7 @@ func TestForegroundMarksReads(t *testing.T) {
 	e.Use(foreground(p))
 	var during int
 	h := func(c echo.Context) error {
-		during, _ = p.Load()
+		during = p.Stats().Foreground
 		if c.QueryParam("fail") != "" {
 			return echo.NewHTTPError(http.StatusTeapot)
 		}
@@ -54,7 +54,7 @@ func TestForegroundMarksReads(t *testing.T) {
 		if during != tc.want {
 			t.Errorf("%s %s (Accept %q): %d requests in flight during the handler, want %d", tc.method, tc.path, tc.accept, during, tc.want)
 		}
-		if fg, _ := p.Load(); fg != 0 {
+		if fg := p.Stats().Foreground; fg != 0 {
 			t.Fatalf("%s %s: %d requests still counted after it ended", tc.method, tc.path, fg)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime"
 	"sync"
+	"time"
 )
 
 // Priority lets requests that a person waits for go before background work
@@ -24,6 +25,8 @@ type Priority struct {
 	mu      sync.Mutex
 	cpus    int
 	fg, bg  int
+	waiting int
+	waited  time.Duration
 	changed chan struct{} // closed and replaced when a turn may have freed
 }
 
@@ -79,10 +82,15 @@ func (p *Priority) Turn(ctx context.Context) (context.Context, func(), error) {
 	if p == nil || ctx.Value(turnKey{}) == p {
 		return ctx, func() {}, nil
 	}
+	var since time.Time // set once this call waits
 	for {
 		p.mu.Lock()
 		if p.bg < p.limitLocked() {
 			p.bg++
+			if !since.IsZero() {
+				p.waiting--
+				p.waited += time.Since(since)
+			}
 			p.mu.Unlock()
 			var once sync.Once
 			return context.WithValue(ctx, turnKey{}, p), func() {
@@ -94,11 +102,19 @@ func (p *Priority) Turn(ctx context.Context) (context.Context, func(), error) {
 				})
 			}, nil
 		}
+		if since.IsZero() {
+			since = time.Now()
+			p.waiting++
+		}
 		ch := p.changed
 		p.mu.Unlock()
 		select {
 		case <-ch:
 		case <-ctx.Done():
+			p.mu.Lock()
+			p.waiting--
+			p.waited += time.Since(since)
+			p.mu.Unlock()
 			return ctx, nil, ctx.Err()
 		}
 	}
@@ -116,12 +132,20 @@ func (p *Priority) Do(ctx context.Context, fn func(ctx context.Context)) error {
 	return nil
 }
 
-// Load reports the requests in flight and the background units running.
-func (p *Priority) Load() (foreground, background int) {
+// PriorityStats is a Priority's state: requests in flight, background
+// units running and waiting for a turn, and the time background work has
+// waited for turns in all.
+type PriorityStats struct {
+	Foreground, Background, Waiting int
+	Waited                          time.Duration
+}
+
+// Stats reports the state; a nil Priority's is zero.
+func (p *Priority) Stats() PriorityStats {
 	if p == nil {
-		return 0, 0
+		return PriorityStats{}
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.fg, p.bg
+	return PriorityStats{Foreground: p.fg, Background: p.bg, Waiting: p.waiting, Waited: p.waited}
 }

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
+	"time"
 )
 
 // turnAsync asks for a turn in a goroutine and reports when it got one.
@@ -54,9 +55,10 @@ func TestPriorityTurns(t *testing.T) {
 		if got3.Load() {
 			t.Fatal("a second background turn started while a request was in flight")
 		}
-		if fg, bg := p.Load(); fg != 1 || bg != 1 {
-			t.Fatalf("Load = %d foreground, %d background; want 1, 1", fg, bg)
+		if st := p.Stats(); st.Foreground != 1 || st.Background != 1 || st.Waiting != 1 {
+			t.Fatalf("Stats = %+v; want 1 foreground, 1 background, 1 waiting", st)
 		}
+		time.Sleep(time.Second) // the third waits a second more (synctest's clock)
 
 		// The request ends: the limit is 2 again and the third starts.
 		done()
@@ -67,8 +69,8 @@ func TestPriorityTurns(t *testing.T) {
 		}
 		end2()
 		end3()()
-		if fg, bg := p.Load(); fg != 0 || bg != 0 {
-			t.Fatalf("Load after all ended = %d, %d; want 0, 0", fg, bg)
+		if st := p.Stats(); st.Foreground != 0 || st.Background != 0 || st.Waiting != 0 || st.Waited != time.Second {
+			t.Fatalf("Stats after all ended = %+v; want nothing in flight and 1s waited", st)
 		}
 	})
 }
@@ -120,8 +122,8 @@ func TestPriorityCancelledWait(t *testing.T) {
 		if err := p.Do(ctx, func(context.Context) { ran = true }); !errors.Is(err, context.Canceled) || ran {
 			t.Fatalf("Do with a cancelled context: err %v, ran %v", err, ran)
 		}
-		if _, bg := p.Load(); bg != 1 {
-			t.Fatalf("background running = %d, want 1 (the cancelled waits took none)", bg)
+		if st := p.Stats(); st.Background != 1 || st.Waiting != 0 {
+			t.Fatalf("Stats = %+v, want 1 running and none waiting (the cancelled waits took none)", st)
 		}
 	})
 }
@@ -145,8 +147,8 @@ func TestPriorityNestedTurn(t *testing.T) {
 		default:
 			t.Fatal("a turn nested in another's waited for it")
 		}
-		if _, bg := p.Load(); bg != 0 {
-			t.Fatalf("background running after both ended = %d", bg)
+		if st := p.Stats(); st.Background != 0 {
+			t.Fatalf("Stats after both ended = %+v", st)
 		}
 		// Another Priority's turn is not this one's.
 		other := NewPriority(1)

@@ -482,7 +482,7 @@ func TestRefreshParsesInABackgroundTurn(t *testing.T) {
 	if o := c.Refresh(t.Context(), target); o.Class != "" || o.Card == nil {
 		t.Fatalf("check with the turn free: class %q (%s), card %v", o.Class, o.Message, o.Card != nil)
 	}
-	if _, bg := p.Load(); bg != 0 {
+	if bg := p.Stats().Background; bg != 0 {
 		t.Errorf("%d background turns still held after the checks", bg)
 	}
 }

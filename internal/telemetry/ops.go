@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/a2aregistry/registry/internal/background"
 	"github.com/a2aregistry/registry/internal/catalog"
 )
 
@@ -181,4 +182,41 @@ func (c *indexCollector) Collect(ch chan<- prometheus.Metric) {
 	if !s.LastSync.IsZero() {
 		ch <- prometheus.MustNewConstMetric(c.age, prometheus.GaugeValue, max(c.now().Sub(s.LastSync).Seconds(), 0))
 	}
+}
+
+// RegisterPriority exports how background work yields to requests (see
+// background.Priority): requests in flight, background units running and
+// waiting for a turn, and the seconds background work has waited in all.
+// A crawl that keeps waiting is one that searches slow down.
+func (m *Metrics) RegisterPriority(stats func() background.PriorityStats) {
+	m.reg.MustRegister(&priorityCollector{stats: stats,
+		fg: prometheus.NewDesc("registry_priority_requests_in_flight",
+			"Reads people wait for (GET and HEAD of the API and console) being served.", nil, nil),
+		running: prometheus.NewDesc("registry_priority_background_running",
+			"Units of background work (crawl writes and parsing, verification) running.", nil, nil),
+		waiting: prometheus.NewDesc("registry_priority_background_waiting",
+			"Units of background work waiting for a turn while requests are served.", nil, nil),
+		waited: prometheus.NewDesc("registry_priority_background_wait_seconds_total",
+			"Time background work has waited for a turn.", nil, nil),
+	})
+}
+
+type priorityCollector struct {
+	stats                        func() background.PriorityStats
+	fg, running, waiting, waited *prometheus.Desc
+}
+
+func (c *priorityCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.fg
+	ch <- c.running
+	ch <- c.waiting
+	ch <- c.waited
+}
+
+func (c *priorityCollector) Collect(ch chan<- prometheus.Metric) {
+	s := c.stats()
+	ch <- prometheus.MustNewConstMetric(c.fg, prometheus.GaugeValue, float64(s.Foreground))
+	ch <- prometheus.MustNewConstMetric(c.running, prometheus.GaugeValue, float64(s.Background))
+	ch <- prometheus.MustNewConstMetric(c.waiting, prometheus.GaugeValue, float64(s.Waiting))
+	ch <- prometheus.MustNewConstMetric(c.waited, prometheus.CounterValue, s.Waited.Seconds())
 }

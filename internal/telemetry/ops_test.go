@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2aregistry/registry/internal/background"
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/telemetry"
 )
@@ -41,6 +42,9 @@ func TestOpsMetrics(t *testing.T) {
 	m.RegisterIndex(func() telemetry.IndexStats {
 		return telemetry.IndexStats{Ready: true, Agents: 120, LastSync: time.Now().Add(-3 * time.Second)}
 	})
+	m.RegisterPriority(func() background.PriorityStats {
+		return background.PriorityStats{Foreground: 2, Background: 1, Waiting: 4, Waited: 1500 * time.Millisecond}
+	})
 	out := scrape(t, m)
 	for _, want := range []string{
 		`registry_verifications_total{status="verified"} 1`,
@@ -54,6 +58,10 @@ func TestOpsMetrics(t *testing.T) {
 		"registry_search_index_ready 1",
 		"registry_search_index_agents 120",
 		"registry_search_index_staleness_seconds 3",
+		"registry_priority_requests_in_flight 2",
+		"registry_priority_background_running 1",
+		"registry_priority_background_waiting 4",
+		"registry_priority_background_wait_seconds_total 1.5",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("metrics lack %q", want)
