@@ -44,7 +44,11 @@ func (p *Priority) limitLocked() int {
 	return max(1, p.cpus-p.fg)
 }
 
+// broadcastLocked wakes the waiting units, if any, to look again.
 func (p *Priority) broadcastLocked() {
+	if p.waiting == 0 {
+		return
+	}
 	close(p.changed)
 	p.changed = make(chan struct{})
 }

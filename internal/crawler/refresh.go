@@ -81,7 +81,10 @@ func (c *Crawler) fillOutcome(ctx context.Context, o *catalog.FetchOutcome, res 
 		perr   error
 	)
 	if err := c.cfg.Priority.Do(ctx, func(context.Context) { parsed, perr = card.Parse(res.Body, c.limits) }); err != nil {
+		// Cancelled waiting for a turn: callers drop such an outcome, and
+		// it names no bytes we stored.
 		o.Class, o.Message = ClassCanceled, "the check was cancelled"
+		o.ETag, o.LastModified = "", ""
 		return
 	}
 	if perr != nil {
