@@ -558,13 +558,33 @@ func (x *Index) facets(ids []uint32, all bool, limit int) map[string][]FacetCoun
 	)
 	countDocs := func(ids []uint32) {
 		counts = x.getCounts()
+		if len(ids) < scanFacetsAbove {
+			for _, id := range ids {
+				d := &x.docs[id]
+				for _, t := range d.terms[:d.nFacet] {
+					if counts[t] == 0 {
+						touched = append(touched, t)
+					}
+					counts[t]++
+				}
+			}
+			return
+		}
+		// Many documents: count without noting each term's first sight
+		// (a compare and a branch per term of every document), then find
+		// the counted terms in the facet fields' term lists, a few
+		// thousand entries.
 		for _, id := range ids {
 			d := &x.docs[id]
 			for _, t := range d.terms[:d.nFacet] {
-				if counts[t] == 0 {
+				counts[t]++
+			}
+		}
+		for _, f := range x.facetFields {
+			for _, t := range x.byField[f] {
+				if counts[t] != 0 {
 					touched = append(touched, t)
 				}
-				counts[t]++
 			}
 		}
 	}
@@ -619,6 +639,11 @@ func (x *Index) facets(ids []uint32, all bool, limit int) map[string][]FacetCoun
 	}
 	return out
 }
+
+// scanFacetsAbove is the number of matched documents from which facet
+// counting finds the counted terms by scanning the facet fields' terms
+// rather than noting each as it first appears.
+const scanFacetsAbove = 256
 
 // facetOrder sorts facet values by count, then value.
 func facetOrder(a, b FacetCount) int {
