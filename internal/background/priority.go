@@ -31,17 +31,19 @@ type Priority struct {
 }
 
 // NewPriority returns a Priority for cpus CPUs; cpus < 1 means
-// runtime.GOMAXPROCS.
+// runtime.GOMAXPROCS, read at each decision (the runtime changes it when
+// a container's CPU limit changes).
 func NewPriority(cpus int) *Priority {
-	if cpus < 1 {
-		cpus = runtime.GOMAXPROCS(0)
-	}
 	return &Priority{cpus: cpus, changed: make(chan struct{})}
 }
 
 // limitLocked is how many background units may run at once now.
 func (p *Priority) limitLocked() int {
-	return max(1, p.cpus-p.fg)
+	cpus := p.cpus
+	if cpus < 1 {
+		cpus = runtime.GOMAXPROCS(0)
+	}
+	return max(1, cpus-p.fg)
 }
 
 // broadcastLocked wakes the waiting units, if any, to look again.

@@ -3,6 +3,7 @@ package background
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -183,5 +184,27 @@ func TestNilPriority(t *testing.T) {
 	ran := false
 	if err := p.Do(context.Background(), func(context.Context) { ran = true }); err != nil || !ran {
 		t.Fatalf("nil Priority Do: %v, ran %v", err, ran)
+	}
+}
+
+// NewPriority(0) follows GOMAXPROCS.
+func TestPriorityFollowsGOMAXPROCS(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(3))
+	p := NewPriority(0)
+	var ends []func()
+	for range 3 {
+		_, end, err := p.Turn(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ends = append(ends, end)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	if _, _, err := p.Turn(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a fourth turn with GOMAXPROCS 3: %v, want a wait until the deadline", err)
+	}
+	for _, end := range ends {
+		end()
 	}
 }
