@@ -177,47 +177,42 @@ func normalizeQuery(q Query) (Query, error) {
 	return q, nil
 }
 
+// summaryCacheSize bounds the summaries searches keep: enough for the
+// result pages of a few hundred popular queries (a summary is 1–3 KB).
+const summaryCacheSize = 4096
+
+// cachedSummary is an agent's search result summary as of sequence seq.
+type cachedSummary struct {
+	seq int64
+	sum Summary
+}
+
+// loadSummaries reads the summaries of a page of hits. A summary read
+// before at the sequence the hit matched is taken from memory: every
+// write to an agent moves its sequence on, so it cannot be stale for that
+// hit. The rest are read in one query, which may return a newer version
+// than the index matched (another replica's write not synced yet); that
+// one is shown, as before, and kept under its own sequence. Items share
+// their slices with the cache: callers only read them.
 func (s *Store) loadSummaries(ctx context.Context, top []search.Hit) ([]Summary, error) {
 	items := make([]Summary, 0, len(top))
 	if len(top) == 0 {
 		return items, nil
 	}
-	pks := make([]int64, len(top))
-	for i, h := range top {
-		pks[i] = int64(h.ID)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	rows, err := s.db.WithContext(s.stmtCtx(ctx)).Raw(
-		"SELECT pk, id, card_url, summary, signature_status, health, listing, updated_at FROM agents WHERE pk IN ?", pks).Rows()
-	if err != nil {
-		return nil, fmt.Errorf("loading search results: %w", err)
-	}
-	defer rows.Close()
 	byPK := make(map[int64]Summary, len(top))
-	for rows.Next() {
-		var (
-			pk      int64
-			raw     string
-			id, url string
-			sig, hl string
-			listing string
-			updated time.Time
-		)
-		if err := rows.Scan(&pk, &id, &url, &raw, &sig, &hl, &listing, &updated); err != nil {
-			return nil, fmt.Errorf("loading search results: %w", err)
+	var missing []int64
+	for _, h := range top {
+		pk := int64(h.ID)
+		if c, ok := s.summaries.Get(pk); ok && h.Seq != 0 && c.seq == h.Seq {
+			byPK[pk] = c.sum
+		} else {
+			missing = append(missing, pk)
 		}
-		sum, err := decodeSummary(raw)
-		if err != nil {
-			return nil, fmt.Errorf("summary of agent %s: %w", id, err)
-		}
-		sum.ID, sum.CardURL, sum.SignatureStatus, sum.Health, sum.UpdatedAt = id, url, sig, hl, updated.UTC()
-		sum.Listing = listing
-		byPK[pk] = sum
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("loading search results: %w", err)
+	if len(missing) > 0 {
+		if err := s.readSummaries(ctx, missing, byPK); err != nil {
+			return nil, err
+		}
 	}
 	for _, h := range top {
 		// An agent removed since the index was read is skipped.
@@ -227,6 +222,44 @@ func (s *Store) loadSummaries(ctx context.Context, top []search.Hit) ([]Summary,
 		}
 	}
 	return items, nil
+}
+
+// readSummaries reads the summaries of agents pks into byPK and the cache.
+func (s *Store) readSummaries(ctx context.Context, pks []int64, byPK map[int64]Summary) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	rows, err := s.db.WithContext(s.stmtCtx(ctx)).Raw(
+		"SELECT pk, seq, id, card_url, summary, signature_status, health, listing, updated_at FROM agents WHERE pk IN ?", pks).Rows()
+	if err != nil {
+		return fmt.Errorf("loading search results: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			pk, seq int64
+			raw     string
+			id, url string
+			sig, hl string
+			listing string
+			updated time.Time
+		)
+		if err := rows.Scan(&pk, &seq, &id, &url, &raw, &sig, &hl, &listing, &updated); err != nil {
+			return fmt.Errorf("loading search results: %w", err)
+		}
+		sum, err := decodeSummary(raw)
+		if err != nil {
+			return fmt.Errorf("summary of agent %s: %w", id, err)
+		}
+		sum.ID, sum.CardURL, sum.SignatureStatus, sum.Health, sum.UpdatedAt = id, url, sig, hl, updated.UTC()
+		sum.Listing = listing
+		byPK[pk] = sum
+		s.summaries.Add(pk, cachedSummary{seq: seq, sum: sum})
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("loading search results: %w", err)
+	}
+	return nil
 }
 
 // cursor marks the last item of a page. Fingerprint ties it to the query

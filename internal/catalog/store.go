@@ -24,6 +24,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
 	"gorm.io/driver/postgres"
@@ -84,6 +85,9 @@ type Store struct {
 	listing atomic.Pointer[ListingPolicy]
 	// restricted caches restrictedCollections; nil when not read yet.
 	restricted atomic.Pointer[map[string][]string]
+	// summaries keeps the result summaries searches read, by agent and
+	// sequence (see loadSummaries).
+	summaries *lru.Cache[int64, cachedSummary]
 
 	// indexGrace is indexGrace but for tests.
 	indexGrace time.Duration
@@ -146,8 +150,14 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("connecting to catalog database: %w", err)
 	}
 	bg, cancel := context.WithCancel(context.Background())
+	summaries, err := lru.New[int64, cachedSummary](summaryCacheSize)
+	if err != nil {
+		cancel()
+		sqlDB.Close()
+		return nil, fmt.Errorf("summary cache: %w", err)
+	}
 	s := &Store{db: db, sqlDB: sqlDB, dialect: d, log: log, limits: lim, indexGrace: indexGrace, ctx: bg, cancel: cancel,
-		stmts: newStmtCache(sqlDB)}
+		stmts: newStmtCache(sqlDB), summaries: summaries}
 	s.index.Store(newSearchIndex())
 	s.SetListingPolicy(cfg.Listing)
 	return s, nil

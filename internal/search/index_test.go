@@ -352,7 +352,7 @@ func TestPagesByName(t *testing.T) {
 		}
 		want := make([]Hit, len(docs))
 		for i, d := range docs {
-			want[i] = Hit{ID: d.ID, SortKey: d.SortKey}
+			want[i] = Hit{ID: d.ID, SortKey: d.SortKey, Seq: d.Seq}
 		}
 		slices.SortFunc(want, byName)
 		for _, limit := range []int{1, 3, 7, 40} {

@@ -136,7 +136,7 @@ docs:
 				continue docs
 			}
 		}
-		h := Hit{ID: id, SortKey: d.SortKey}
+		h := Hit{ID: id, SortKey: d.SortKey, Seq: d.Seq}
 		for _, t := range q.Demote {
 			h.Demoted = h.Demoted || hasTerm(d, t.Field, t.Value)
 		}
@@ -206,7 +206,8 @@ func diffResults(got, want Result) string {
 	}
 	for i := range got.Hits {
 		g, w := got.Hits[i], want.Hits[i]
-		if g.ID != w.ID || g.SortKey != w.SortKey || g.Demoted != w.Demoted || math.Abs(g.Score-w.Score) > 1e-9*max(1, math.Abs(w.Score)) {
+		if g.ID != w.ID || g.SortKey != w.SortKey || g.Demoted != w.Demoted || g.Seq != w.Seq ||
+			math.Abs(g.Score-w.Score) > 1e-9*max(1, math.Abs(w.Score)) {
 			return fmt.Sprintf("hit %d = %+v, want %+v", i, g, w)
 		}
 	}

@@ -47,6 +47,9 @@ type Hit struct {
 	// Demoted is set on a document carrying a Query.Demote term. It is
 	// part of the order, so a cursor (Query.After) must keep it.
 	Demoted bool
+	// Seq is the sequence of the document's version that matched: a
+	// caller may reuse what it read of that version before.
+	Seq int64
 }
 
 // FacetCount is how many matching documents carry a facet value.
@@ -149,6 +152,9 @@ func (x *Index) Search(q Query) (Result, error) {
 		}
 	} else {
 		res.Hits = x.topByName(ids, demoted, q.Limit, q.After)
+	}
+	for i := range res.Hits {
+		res.Hits[i].Seq = x.docs[res.Hits[i].ID].seq
 	}
 	return res, nil
 }
