@@ -76,8 +76,7 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger) (*app, err
 	if cfg.VerifyFetch {
 		vopts.Client, vopts.FetchOIDC, vopts.Probe = a.client, true, cfg.VerifyProbes
 	}
-	a.runner = verify.NewRunner(verify.New(vopts), a.metrics.ObserveVerifications(store), verify.RunnerOptions{CardLimits: cardLimits(cfg),
-		Priority: a.priority, Logger: log})
+	a.runner = verify.NewRunner(verify.New(vopts), a.metrics.ObserveVerifications(store), verify.RunnerOptions{CardLimits: cardLimits(cfg), Logger: log})
 
 	fetcher := crawler.NewFetcher(a.client, cfg.MaxCardBytes)
 	a.registrar = crawler.NewRegistrar(fetcher, store, cardLimits(cfg), log)

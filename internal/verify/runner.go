@@ -43,10 +43,7 @@ type RunnerOptions struct {
 	Workers int
 	// CardLimits bound the parsing of stored cards.
 	CardLimits card.Limits
-	// Priority, when set, gives requests people wait for the CPU before
-	// the parsing of stored cards.
-	Priority *background.Priority
-	Logger   *slog.Logger
+	Logger     *slog.Logger
 }
 
 // Runner defaults.
@@ -178,7 +175,8 @@ func (r *Runner) verifyTarget(ctx context.Context, t catalog.VerifyTarget, gen i
 		c   *card.Card
 		err error
 	)
-	if perr := r.opts.Priority.Do(ctx, func(context.Context) { c, err = card.Parse(t.Raw, catalog.StoredCardLimits(r.opts.CardLimits, t.Raw)) }); perr != nil {
+	// Parsed in a turn of the verifier's Options.Priority, as its scan is.
+	if perr := r.v.opts.Priority.Do(ctx, func(context.Context) { c, err = card.Parse(t.Raw, catalog.StoredCardLimits(r.opts.CardLimits, t.Raw)) }); perr != nil {
 		// Cancelled while waiting for a turn: callers drop what a
 		// cancelled pass verified.
 		return catalog.VerificationInput{AgentID: t.AgentID, Version: t.Version}

@@ -45,7 +45,8 @@ type Options struct {
 	// card's name and provider with (CatalogNames); nil skips that check.
 	Names contentscan.Names
 	// Priority, when set, gives requests people wait for the CPU before
-	// the content scan, the CPU-heavy part of a verification.
+	// the CPU-heavy parts of a verification: the content scan, and the
+	// Runner's parsing of stored cards.
 	Priority *background.Priority
 	// Now is the clock (tests); default time.Now.
 	Now    func() time.Time
