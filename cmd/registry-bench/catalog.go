@@ -318,54 +318,21 @@ type queryClass struct {
 	queries []string
 }
 
+// queryClasses are synth's search classes as API paths.
 func queryClasses(v synth.Vocab) []queryClass {
-	enc := func(kv ...string) string {
-		q := url.Values{}
-		for i := 0; i < len(kv); i += 2 {
-			q.Add(kv[i], kv[i+1])
+	var out []queryClass
+	for _, cl := range v.SearchClasses() {
+		qc := queryClass{name: cl.Name}
+		for _, q := range cl.Searches {
+			path := "/api/v1/agents"
+			if len(q) > 0 {
+				path += "?" + q.Encode()
+			}
+			qc.queries = append(qc.queries, path)
 		}
-		return "/api/v1/agents?" + q.Encode()
+		out = append(out, qc)
 	}
-	// Words a user would type to find something (0.1%–5% of agents), and
-	// the worst case: words on over a tenth of all cards.
-	var words, common []synth.Term
-	for _, w := range v.CommonWords {
-		switch {
-		case w.Share >= 0.001 && w.Share <= 0.05 && len(words) < 12:
-			words = append(words, w)
-		case w.Share > 0.10 && len(common) < 6:
-			common = append(common, w)
-		}
-	}
-	tags := v.PopularTags(12)
-	var text, frequent, rare, facet, combo, modes []string
-	for _, w := range words {
-		text = append(text, enc("q", w.Value))
-	}
-	for _, w := range common {
-		frequent = append(frequent, enc("q", w.Value))
-	}
-	for _, w := range v.RareWords {
-		rare = append(rare, enc("q", w.Value))
-	}
-	for i, t := range tags {
-		facet = append(facet, enc("tag", t.Value))
-		b := v.Bindings[i%len(v.Bindings)].Value
-		facet = append(facet, enc("binding", b))
-		combo = append(combo, enc("q", words[i%len(words)].Value, "tag", tags[(i+1)%len(tags)].Value, "binding", "JSONRPC"))
-	}
-	for _, fam := range v.ModeFamilies {
-		modes = append(modes, enc("input_mode", fam.Value), enc("output_mode", fam.Value))
-	}
-	return []queryClass{
-		{"text-only", text},
-		{"text-only (>10% hit)", frequent},
-		{"text-only (rare)", rare},
-		{"facet-only", facet},
-		{"text + 2 facets", combo},
-		{"mode wildcard", modes},
-		{"browse (no filter)", []string{"/api/v1/agents", "/api/v1/agents?limit=100"}},
-	}
+	return out
 }
 
 // measure sends n requests cycling through paths (after a short warm-up)

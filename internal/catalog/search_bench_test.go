@@ -1,7 +1,9 @@
 package catalog
 
 import (
+	"net/url"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -9,57 +11,25 @@ import (
 	"github.com/a2aregistry/registry/internal/synth"
 )
 
-// searchClasses are the query classes of `registry-bench catalog` as
-// catalog queries of an anonymous caller (zero Scope), built from the
-// generator's measured vocabulary.
-func searchClasses(v synth.Vocab) []struct {
-	name    string
-	queries []Query
-} {
-	var words, common []string
-	for _, w := range v.CommonWords {
-		switch {
-		case w.Share >= 0.001 && w.Share <= 0.05 && len(words) < 12:
-			words = append(words, w.Value)
-		case w.Share > 0.10 && len(common) < 6:
-			common = append(common, w.Value)
+// catalogQuery is a synth search (API query parameters) as a catalog
+// query of an anonymous caller (zero Scope).
+func catalogQuery(tb testing.TB, params url.Values) Query {
+	q := Query{Filters: map[string][]string{}}
+	for k, vs := range params {
+		switch k {
+		case "q":
+			q.Text = vs[0]
+		case "limit":
+			n, err := strconv.Atoi(vs[0])
+			if err != nil {
+				tb.Fatal(err)
+			}
+			q.Limit = n
+		default:
+			q.Filters[k] = vs
 		}
 	}
-	text := func(ws []string) []Query {
-		var out []Query
-		for _, w := range ws {
-			out = append(out, Query{Text: w})
-		}
-		return out
-	}
-	var rare []string
-	for _, w := range v.RareWords {
-		rare = append(rare, w.Value)
-	}
-	var facet, combo, modes []Query
-	tags := v.PopularTags(12)
-	for i, t := range tags {
-		facet = append(facet, Query{Filters: map[string][]string{FieldTag: {t.Value}}},
-			Query{Filters: map[string][]string{FieldBinding: {v.Bindings[i%len(v.Bindings)].Value}}})
-		combo = append(combo, Query{Text: words[i%len(words)], Filters: map[string][]string{
-			FieldTag: {tags[(i+1)%len(tags)].Value}, FieldBinding: {"JSONRPC"}}})
-	}
-	for _, fam := range v.ModeFamilies {
-		modes = append(modes, Query{Filters: map[string][]string{FieldInputMode: {fam.Value}}},
-			Query{Filters: map[string][]string{FieldOutputMode: {fam.Value}}})
-	}
-	return []struct {
-		name    string
-		queries []Query
-	}{
-		{"text", text(words)},
-		{"text-frequent", text(common)},
-		{"text-rare", text(rare)},
-		{"facet", facet},
-		{"text+2facets", combo},
-		{"mode-wildcard", modes},
-		{"browse", []Query{{}, {Limit: 100}}},
-	}
+	return q
 }
 
 // BenchmarkSearchClasses runs every query class of the catalog benchmark
@@ -85,8 +55,8 @@ func BenchmarkSearchClasses(b *testing.B) {
 	}
 	idx.MarkReady()
 	seq := int64(1)
-	for _, cl := range searchClasses(gen.Vocabulary()) {
-		b.Run(cl.name, func(b *testing.B) {
+	for _, cl := range gen.Vocabulary().SearchClasses() {
+		b.Run(cl.Name, func(b *testing.B) {
 			var lat []time.Duration
 			i := 0
 			for b.Loop() {
@@ -97,7 +67,7 @@ func BenchmarkSearchClasses(b *testing.B) {
 					b.Fatal("SetFields refused")
 				}
 				seq++
-				q, err := normalizeQuery(cl.queries[i%len(cl.queries)])
+				q, err := normalizeQuery(catalogQuery(b, cl.Searches[i%len(cl.Searches)]))
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -387,3 +387,31 @@ func TestAppendString(t *testing.T) {
 		}
 	}
 }
+
+// Every search class has searches, each naming something to match but
+// the browse class, and the classes stay the same for a seed.
+func TestSearchClasses(t *testing.T) {
+	v := New(1).Vocabulary()
+	classes := v.SearchClasses()
+	if len(classes) != 7 {
+		t.Fatalf("%d classes, want 7", len(classes))
+	}
+	for _, cl := range classes {
+		if len(cl.Searches) == 0 {
+			t.Errorf("class %q has no searches", cl.Name)
+		}
+		for _, q := range cl.Searches {
+			if len(q) == 0 && cl.Name != "browse (no filter)" {
+				t.Errorf("class %q has an empty search", cl.Name)
+			}
+		}
+	}
+	again := New(1).Vocabulary().SearchClasses()
+	for i := range classes {
+		for j := range classes[i].Searches {
+			if classes[i].Searches[j].Encode() != again[i].Searches[j].Encode() {
+				t.Fatalf("class %q search %d differs between two generators of seed 1", classes[i].Name, j)
+			}
+		}
+	}
+}
