@@ -40,7 +40,7 @@ func (x *Index) cachedUnion(terms []Facet) (ids []uint32, ok bool) {
 	tids := make([]uint32, 0, len(terms))
 	total := 0
 	for _, t := range terms {
-		id, found := x.termIDs[termKey(t.Field, strings.TrimSpace(t.Value))]
+		id, found := x.lookup(t.Field, strings.TrimSpace(t.Value))
 		if found && len(x.terms[id].postings) > 0 {
 			tids = append(tids, id)
 			total += len(x.terms[id].postings)

@@ -1,7 +1,6 @@
 package search
 
 import (
-	"cmp"
 	"runtime"
 	"slices"
 	"strings"
@@ -21,7 +20,7 @@ type Index struct {
 	facetFields []string
 	isFacet     map[string]bool
 
-	termIDs map[string]uint32 // termKey → id
+	termIDs map[termID]uint32
 	terms   []term
 	// byField lists the term ids of each field, for matched filters.
 	byField map[string][]uint32
@@ -41,7 +40,9 @@ type Index struct {
 
 	// scratch buffers of setLocked, used under the write lock.
 	newTerms, oldTerms, curTerms []uint32
-	newWords                     []textPosting
+	newWords, oldWords           []textPosting
+	packedWords                  []uint64
+	encoded                      []byte
 
 	countsPool sync.Pool
 	// gen counts the changes of the index (each taking the write lock),
@@ -77,14 +78,17 @@ type doc struct {
 	// each part sorted, so facet counting reads a prefix.
 	terms  []uint32
 	nFacet int
-	words  []uint32 // sorted text term ids
+	// words holds the doc's text term ids with their frequencies, so
+	// that an update finds the words it leaves as they were without
+	// searching their posting lists (see wordList).
+	words wordList
 }
 
 // New returns an empty index, not ready for searches until MarkReady.
 func New(opts Options) *Index {
 	x := &Index{
 		isFacet: make(map[string]bool, len(opts.FacetFields)),
-		termIDs: make(map[string]uint32),
+		termIDs: make(map[termID]uint32),
 		byField: make(map[string][]uint32),
 		text:    newTextIndex(),
 	}
@@ -100,6 +104,21 @@ func New(opts Options) *Index {
 
 func termKey(field, value string) string {
 	return field + "\x00" + strings.ToLower(value)
+}
+
+// termID identifies a (field, value) term: values are matched without
+// regard to case. A struct rather than termKey's string spares an
+// allocation per facet of every document indexed.
+type termID struct{ field, value string }
+
+func termIDOf(field, value string) termID {
+	return termID{field, strings.ToLower(value)}
+}
+
+// lookup returns the id of a term, if any document ever held it.
+func (x *Index) lookup(field, value string) (uint32, bool) {
+	id, ok := x.termIDs[termIDOf(field, value)]
+	return id, ok
 }
 
 // State describes an index for readiness reports.
@@ -275,8 +294,8 @@ func (x *Index) Remove(id uint32, seq int64) {
 			x.terms[t].postings = x.removeID(x.terms[t].postings, id)
 			x.terms[t].gen++
 		}
-		for _, w := range d.words {
-			x.text.terms[w].postings = x.removePosting(x.text.terms[w].postings, id)
+		for _, w := range d.words.decode(x.oldWords[:0]) {
+			x.text.terms[w.id].postings = x.removePosting(x.text.terms[w.id].postings, id)
 		}
 		x.addLens(x.lens[id], -1)
 		x.lens[id] = [NumCols]uint16{}
@@ -296,7 +315,7 @@ func (x *Index) docAt(id uint32) *doc {
 }
 
 func (x *Index) termFor(field, value string) uint32 {
-	k := termKey(field, value)
+	k := termIDOf(field, value)
 	if id, ok := x.termIDs[k]; ok {
 		if len(x.terms[id].postings) == 0 {
 			// No doc holds it: it is spelled as its next holder spells it,
@@ -372,21 +391,26 @@ func (x *Index) setLocked(p *prepared) {
 		return nt
 	})
 
-	// Words.
-	nw := x.newWords[:0]
+	// Words, sorted by term id: packed as id<<32|tf, an ordered sort
+	// with no comparison function.
+	packed := x.packedWords[:0]
 	for _, w := range p.a.words {
-		nw = append(nw, textPosting{id: x.text.termFor(w.word), tf: w.tf})
+		packed = append(packed, uint64(x.text.termFor(w.word))<<32|uint64(w.tf))
 	}
-	slices.SortFunc(nw, func(a, b textPosting) int { return cmp.Compare(a.id, b.id) })
+	slices.Sort(packed)
+	x.packedWords = packed
+	nw := x.newWords[:0]
+	for _, v := range packed {
+		nw = append(nw, textPosting{id: uint32(v >> 32), tf: uint32(v)})
+	}
 	x.newWords = nw
-	x.diffWords(id, d.words, nw)
-	if cap(d.words) >= len(nw) {
-		d.words = d.words[:len(nw)]
+	x.oldWords = d.words.decode(x.oldWords[:0])
+	x.diffWords(id, x.oldWords, nw)
+	x.encoded = appendWords(x.encoded[:0], nw)
+	if cap(d.words) >= len(x.encoded) && cap(d.words) <= 2*len(x.encoded)+16 {
+		d.words = append(d.words[:0], x.encoded...)
 	} else {
-		d.words = make([]uint32, len(nw))
-	}
-	for i, w := range nw {
-		d.words[i] = w.id
+		d.words = slices.Clone(wordList(x.encoded))
 	}
 
 	if wasPresent {

@@ -108,19 +108,23 @@ func (x *Index) diffTerms(id uint32, old, cur []uint32) {
 	}
 }
 
-// diffWords does the same for words: old holds the doc's word ids, cur
-// its new postings, both sorted by id. A word kept with the same term
-// frequencies costs a lookup; with other frequencies, an in-place write.
-func (x *Index) diffWords(id uint32, old []uint32, cur []textPosting) {
+// diffWords does the same for words: old holds the doc's postings as
+// stored, cur its new ones, both sorted by term id. A word kept with the
+// same term frequencies costs nothing; with other frequencies, an
+// in-place write into its posting list.
+func (x *Index) diffWords(id uint32, old, cur []textPosting) {
 	t := &x.text
 	i, j := 0, 0
 	for i < len(old) || j < len(cur) {
 		switch {
-		case j == len(cur) || (i < len(old) && old[i] < cur[j].id):
-			t.terms[old[i]].postings = x.removePosting(t.terms[old[i]].postings, id)
+		case j == len(cur) || (i < len(old) && old[i].id < cur[j].id):
+			t.terms[old[i].id].postings = x.removePosting(t.terms[old[i].id].postings, id)
 			i++
+		case i < len(old) && old[i] == cur[j]:
+			i++
+			j++
 		default:
-			if i < len(old) && old[i] == cur[j].id {
+			if i < len(old) && old[i].id == cur[j].id {
 				i++
 			}
 			e := textPosting{id: id, tf: cur[j].tf}

@@ -435,7 +435,7 @@ func (x *Index) filterParts(f Filter) [][]uint32 {
 }
 
 func (x *Index) postings(field, value string) []uint32 {
-	id, ok := x.termIDs[termKey(field, strings.TrimSpace(value))]
+	id, ok := x.lookup(field, strings.TrimSpace(value))
 	if !ok {
 		return nil
 	}

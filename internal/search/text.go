@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -149,8 +150,16 @@ type wordTF struct {
 	tf   uint32
 }
 
+// tfMaps recycles analyze's word counters: a card has a hundred words or
+// more, and a fresh map grows through several sizes to hold them.
+var tfMaps = sync.Pool{New: func() any { return make(map[string]uint32, 256) }}
+
 func analyze(text *Text) analysis {
-	tfs := make(map[string]uint32, 64)
+	tfs := tfMaps.Get().(map[string]uint32)
+	defer func() {
+		clear(tfs)
+		tfMaps.Put(tfs)
+	}()
 	var a analysis
 	for col, s := range text {
 		words := tokenize(s)
