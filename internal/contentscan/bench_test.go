@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"testing"
+
+	"github.com/a2aregistry/registry/internal/card"
+	"github.com/a2aregistry/registry/internal/synth"
 )
 
 // BenchmarkScan is one scan of a card with 8 skills of English prose and
@@ -36,5 +39,27 @@ func BenchmarkNameKey(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		NameKey("P\u0430yPal Payments Agent")
+	}
+}
+
+// BenchmarkScanSynth scans the benchmark catalog's synthetic cards, the
+// mix the mixed benchmark's verifier sees, in turn.
+func BenchmarkScanSynth(b *testing.B) {
+	g := synth.New(1)
+	cards := make([]*card.Card, 1000)
+	for i := range cards {
+		c, err := card.Parse(g.Card(i), card.DefaultLimits())
+		if err != nil {
+			b.Fatal(err)
+		}
+		cards[i] = c
+	}
+	s := Scanner{Names: newFakeNames()}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if _, err := s.Scan(ctx, cards[i%len(cards)], ownOrigins); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

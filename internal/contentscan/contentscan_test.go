@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"os"
 	"regexp"
 	"slices"
@@ -373,6 +374,30 @@ func TestLinkOrigins(t *testing.T) {
 		fs := linkFindings(field{"$.description", "see " + tt.link + ".", kindProse}, tt.origins)
 		if own := len(fs) == 0; own != tt.own {
 			t.Errorf("%s against %v: own %v, want %v", tt.link, tt.origins, own, tt.own)
+		}
+	}
+}
+
+// TestFoldASCIIMatchesUnicode checks fold's ASCII path against its
+// general one on random ASCII text, control characters included.
+func TestFoldASCIIMatchesUnicode(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	alphabet := "aZ9 _-#<>[]|:.\t\n\r\v\f\x00\x01\x1b\x7fSYSTEM system ignore"
+	for range 2000 {
+		b := make([]byte, r.IntN(40))
+		for i := range b {
+			if r.IntN(4) == 0 {
+				b[i] = byte(r.IntN(0x80))
+			} else {
+				b[i] = alphabet[r.IntN(len(alphabet))]
+			}
+		}
+		for _, keep := range []bool{false, true} {
+			gotS, gotO := foldASCII(string(b), keep)
+			wantS, wantO := foldUnicode(string(b), keep)
+			if gotS != wantS || !slices.Equal(gotO, wantO) {
+				t.Fatalf("fold(%q, %v): ASCII path %q %v, general path %q %v", b, keep, gotS, gotO, wantS, wantO)
+			}
 		}
 	}
 }

@@ -32,6 +32,10 @@ func isTag(r rune) bool { return r >= 0xE0000 && r <= 0xE007F }
 // tag characters in one field: one finding per kind, naming the code
 // points and where the first one is.
 func hiddenFindings(f field) []Finding {
+	if isASCII(f.text) {
+		// Every character reported here is beyond ASCII.
+		return nil
+	}
 	var out []Finding
 	runes := []rune(f.text)
 	offsets := make([]int, len(runes)+1)
@@ -190,4 +194,13 @@ func flagTagSequence(runes []rune, i int) int {
 		return 0
 	}
 	return j - i + 1
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }

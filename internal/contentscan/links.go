@@ -19,6 +19,10 @@ var linkRE = regexp.MustCompile(`(?i)\bhttps?://[^\s<>"'\x60(){}\[\]]+`)
 // card on agents.example.com is the operator's own). One finding per
 // foreign origin.
 func linkFindings(f field, origins []string) []Finding {
+	if !strings.Contains(f.text, "://") {
+		// What linkRE matches holds it; most prose does not.
+		return nil
+	}
 	var out []Finding
 	seen := map[string]bool{}
 	for _, loc := range linkRE.FindAllStringIndex(f.text, -1) {
