@@ -37,6 +37,16 @@ type header struct {
 	notes              []string
 }
 
+// mayHoldSignatures tells whether the bytes of a card card.Parse accepted
+// may have a signatures member: they spell the key, or hold an escape
+// that could spell it. Most cards are unsigned, and telling so from a
+// strict decode of the whole card costs more than the rest of their
+// signature check. card.Parse has refused what that decode would refuse
+// (invalid UTF-8, repeated keys, trailing data), so both say unsigned.
+func mayHoldSignatures(raw []byte) bool {
+	return bytes.Contains(raw, []byte(`signatures`)) || bytes.Contains(raw, []byte(`\u`))
+}
+
 // VerifySignatures checks every `signatures[]` entry of the raw card.
 // origins are the origins a jku may be on without operator trust.
 func (v *Verifier) VerifySignatures(ctx context.Context, raw []byte, origins []string) SignatureReport {

@@ -119,7 +119,12 @@ func (v *Verifier) now() time.Time { return v.opts.Now() }
 // the card's interfaces declare.
 func (v *Verifier) Verify(ctx context.Context, c *card.Card, cardURL string) *Report {
 	r := &Report{CardURL: cardURL, CheckedAt: v.now().UTC(), Origins: cardOrigins(c, cardURL)}
-	r.Signatures = v.VerifySignatures(ctx, c.Raw, r.Origins)
+	if len(c.Raw) > 0 && !mayHoldSignatures(c.Raw) {
+		// What VerifySignatures answers, without decoding the card again.
+		r.Signatures = SignatureReport{Status: StatusUnsigned, Entries: []SignatureResult{}}
+	} else {
+		r.Signatures = v.VerifySignatures(ctx, c.Raw, r.Origins)
+	}
 	r.Security = v.AuditSecurity(ctx, c)
 	if err := v.opts.Priority.Do(ctx, func(ctx context.Context) { r.Content = v.ScanContent(ctx, c, r.Origins) }); err != nil {
 		r.Content = []ContentFinding{}
