@@ -167,13 +167,17 @@ func recordOutcomes(tx *txn, actor Actor, outs []FetchOutcome, results []UpsertR
 	}
 	var recs []agentRecord
 	// A check that was under way when its agent was removed is dropped.
-	if err := tx.locked().Select("pk", "id", "card_url", "health", "current_version", "seq").
+	if err := tx.locked().Select("pk", "id", "card_url", "health", "current_version", "seq", "raw_sha256").
 		Where("id IN ? AND removed_at IS NULL", ids).Find(&recs).Error; err != nil {
 		return nil, nil, fmt.Errorf("looking up agents: %w", err)
 	}
 	byID := make(map[string]agentRecord, len(recs))
 	for _, r := range recs {
 		byID[r.ID] = r
+	}
+	checks := make(map[string]int, len(outs))
+	for _, o := range outs {
+		checks[o.AgentID]++
 	}
 	now := time.Now().UTC()
 	var (
@@ -199,7 +203,20 @@ func recordOutcomes(tx *txn, actor Actor, outs []FetchOutcome, results []UpsertR
 		if o.Removed {
 			health = HealthRemoved
 		}
-		if health != "" && health != rec.Health {
+		in := UpsertInput{CardURL: rec.CardURL, Card: o.Card, Source: SourceCrawl, ReceivedAt: o.At}
+		if o.Card != nil && checks[o.AgentID] == 1 {
+			in.digest = rawDigest(o.Card.Raw)
+		}
+		switch {
+		case health == "" || health == rec.Health:
+		case in.digest != "" && in.digest != rec.RawSHA256:
+			// A new version: its agents row write carries the health
+			// (the agent's only check in the batch, so no other write
+			// of its health comes between).
+			in.health = health
+			rec.Health = health
+			byID[o.AgentID] = rec
+		default:
 			healthRows = append(healthRows, agentHealthRow{PK: rec.PK, Health: health, UpdatedAt: now, prev: rec.Seq})
 			if health == HealthRemoved {
 				changeRows = append(changeRows, changeRow{AgentPK: rec.PK, AgentID: rec.ID, CardURL: rec.CardURL,
@@ -213,7 +230,7 @@ func recordOutcomes(tx *txn, actor Actor, outs []FetchOutcome, results []UpsertR
 		logRows = append(logRows, fetchLogRow{AgentPK: rec.PK, At: at, OK: success, NotModified: o.NotModified,
 			Status: o.Status, LatencyMS: o.Latency.Milliseconds(), Class: o.Class, Message: truncateRunes(o.Message, 1000)})
 		if o.Card != nil {
-			cards = append(cards, UpsertInput{CardURL: rec.CardURL, Card: o.Card, Source: SourceCrawl, ReceivedAt: o.At})
+			cards = append(cards, in)
 			cardAt = append(cardAt, i)
 		}
 	}

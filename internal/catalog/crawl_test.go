@@ -152,6 +152,14 @@ func TestRecordFetchesHealthVersionsAndFeed(t *testing.T) {
 		if !r[0].NewVersion || r[0].Agent.CurrentVersion != 2 {
 			t.Fatalf("changed card: %+v", r[0])
 		}
+		// The first check's health is written with the new version, in
+		// the database and in the index.
+		if tgt, err := s.CrawlTarget(ctx, id); err != nil || tgt.Health != catalog.HealthUp {
+			t.Fatalf("after the first check: %+v, %v", tgt, err)
+		}
+		if count(catalog.HealthUp) != 1 {
+			t.Fatal("after the first check, health=up does not find the agent")
+		}
 		r = record(catalog.FetchOutcome{At: base.Add(time.Minute), Status: 200, Card: changed, ETag: `"v3"`, Health: catalog.HealthUp})
 		if r[0].NewVersion {
 			t.Fatal("identical bytes made a version")

@@ -84,11 +84,11 @@ var agentCardUpdate = bulkUpdate[agentRecord]{
 		{"agent_version", pgText}, {"shape", pgText}, {"protocol_versions", pgText}, {"summary", pgText},
 		{"raw_sha256", pgText}, {"seq", pgBigint}, {"current_version", pgInteger}, {"updated_at", pgTimestamp},
 		{"fetched_at", pgTimestamp}, {"signature_status", pgText}, {"audit_codes", pgText}, {"signature_trust", pgText},
-		{"approved_version", pgInteger}, {"derived_sha256", pgText}},
+		{"approved_version", pgInteger}, {"derived_sha256", pgText}, {"health", pgText}},
 	args: func(a []any, r agentRecord) []any {
 		return append(a, r.PK, r.Name, r.Description, r.Provider, r.AgentVersion, r.Shape, r.ProtocolVersions,
 			r.Summary, r.RawSHA256, r.Seq, r.CurrentVersion, r.UpdatedAt, r.FetchedAt, r.SignatureStatus, r.AuditCodes,
-			r.SignatureTrust, r.ApprovedVersion, r.DerivedSHA256)
+			r.SignatureTrust, r.ApprovedVersion, r.DerivedSHA256, r.Health)
 	},
 }
 

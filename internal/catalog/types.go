@@ -171,6 +171,11 @@ type UpsertInput struct {
 	NextCheckAt time.Time
 	// Paused keeps a new agent out of the crawl (imported offline copies).
 	Paused bool
+
+	// Set by RecordFetches for a check whose card is a new version: the
+	// health the check changed, written with the card rather than by a
+	// statement of its own, and the digest of the card's bytes.
+	health, digest string
 }
 
 // UpsertResult tells what an upsert changed.

@@ -147,6 +147,12 @@ func runsWithoutRepeats[T any, K comparable](items []T, key func(T) K, fn func(f
 	return nil
 }
 
+// rawDigest is the hex SHA-256 of a card's bytes, as stored.
+func rawDigest(raw []byte) string {
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:])
+}
+
 // storeRun stores inputs with distinct card URLs inside tx, filling
 // results, and returns the index documents to publish after commit. A
 // card for an agent an admin removed restores it (same id and history),
@@ -182,8 +188,10 @@ func storeRun(tx *txn, actor Actor, ins []UpsertInput, results []UpsertResult) (
 		recs       = make([]agentRecord, len(ins))
 	)
 	for i, in := range ins {
-		sum := sha256.Sum256(in.Card.Raw)
-		digests[i] = hex.EncodeToString(sum[:])
+		digests[i] = in.digest
+		if digests[i] == "" {
+			digests[i] = rawDigest(in.Card.Raw)
+		}
 		rec, ok := existing[urls[i]]
 		if ok && rec.RemovedAt != nil {
 			if in.Source == SourceCrawl {
@@ -294,6 +302,9 @@ func storeRun(tx *txn, actor Actor, ins []UpsertInput, results []UpsertResult) (
 		rec.AgentVersion, rec.Shape, rec.ProtocolVersions = cleanText(c.Version), string(c.Shape), strings.Join(c.ProtocolVersions, ",")
 		rec.Summary, rec.RawSHA256, rec.Seq = summary, digests[i], seqs[j]
 		rec.UpdatedAt, rec.FetchedAt = now, in.ReceivedAt
+		if in.health != "" {
+			rec.Health = in.health
+		}
 		rec.CurrentVersion++
 		// A verdict belongs to the bytes it was made on: a new version is
 		// unchecked, without audit findings, until the verification runner
