@@ -219,6 +219,24 @@ func (tx *txn) execCached(key string, n int, build func(int) string, args []any)
 	return err
 }
 
+// queryCached runs a frequent read outside any transaction, q written
+// with "?" placeholders, as a statement prepared once: the verifier looks
+// up every card's names, and preparing the query each time cost as much
+// as running it.
+func (s *Store) queryCached(ctx context.Context, name, q string, args ...any) (*sql.Rows, error) {
+	k := stmtKey{name: name}
+	build := func(int) string { return s.rebind(q) }
+	st := s.stmts.get(k, build)
+	if st == nil {
+		// No connection is held here, so preparing now is safe.
+		s.stmts.prepareWanted(ctx)
+		if st = s.stmts.get(k, build); st == nil {
+			return s.sqlDB.QueryContext(ctx, build(0), args...)
+		}
+	}
+	return st.QueryContext(ctx, args...)
+}
+
 type stmtKey struct {
 	name string
 	rows int

@@ -32,10 +32,10 @@ const maxNameKeyMatches = 20
 func (s *Store) AgentsByNameKey(ctx context.Context, keys []string) ([]NameKeyMatch, error) {
 	var out []NameKeyMatch
 	for _, key := range keys {
-		rows, err := s.db.WithContext(ctx).Raw(`SELECT k.name_key, a.id, a.card_url, k.text
+		rows, err := s.queryCached(ctx, "agents-by-name-key", `SELECT k.name_key, a.id, a.card_url, k.text
 			FROM agent_name_keys k JOIN agents a ON a.pk = k.agent_pk
 			WHERE k.name_key = ? AND a.health <> ? AND a.removed_at IS NULL ORDER BY k.agent_pk LIMIT ?`,
-			key, HealthRemoved, maxNameKeyMatches).Rows()
+			key, HealthRemoved, maxNameKeyMatches)
 		if err != nil {
 			return nil, fmt.Errorf("looking up name key: %w", err)
 		}
