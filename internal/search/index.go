@@ -44,7 +44,8 @@ type Index struct {
 	packedWords                  []uint64
 	encoded                      []byte
 
-	countsPool sync.Pool
+	countsPool  sync.Pool
+	matchedPool sync.Pool
 	// gen counts the changes of the index (each taking the write lock),
 	// for browseCache.
 	gen    uint64
@@ -62,6 +63,9 @@ type term struct {
 	// filter-only field: facet counting reads it instead of hashing field
 	// names once per term.
 	facet int
+	// bits holds postings as a bitset too, for dense facet terms (see
+	// bitset.go); nil for the others.
+	bits bitset
 }
 
 type doc struct {
@@ -150,6 +154,7 @@ func (x *Index) MarkReady() {
 		x.text.terms[i].postings = trim(x.text.terms[i].postings)
 	}
 	x.text.sortWords()
+	x.makeBitsets()
 	x.ready = true
 	x.builtAt = time.Now()
 }
@@ -291,8 +296,7 @@ func (x *Index) Remove(id uint32, seq int64) {
 	}
 	if d.present {
 		for _, t := range d.terms {
-			x.terms[t].postings = x.removeID(x.terms[t].postings, id)
-			x.terms[t].gen++
+			x.dropPosting(t, id)
 		}
 		for _, w := range d.words.decode(x.oldWords[:0]) {
 			x.text.terms[w.id].postings = x.removePosting(x.text.terms[w.id].postings, id)

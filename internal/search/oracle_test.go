@@ -413,7 +413,36 @@ func build(g gen, docs []Doc) *Index {
 	return x
 }
 
+// facetStrategies are the ways of counting facets the oracle tests run
+// under: as the index chooses, always by the matching documents' terms,
+// and always by bitsets with most terms dense, so that each is held to the
+// oracle whatever the sizes.
+var facetStrategies = []struct {
+	name      string
+	denseMin  int
+	countFrom func(int) int
+}{
+	{"auto", denseMinPostings, bitsetCountFrom},
+	{"doc-terms", denseMinPostings, func(int) int { return math.MaxInt }},
+	{"bitsets", 8, func(int) int { return 1 }},
+}
+
+func forFacetStrategies(t *testing.T, fn func(t *testing.T)) {
+	savedMin, savedFrom := denseMinPostings, bitsetCountFrom
+	t.Cleanup(func() { denseMinPostings, bitsetCountFrom = savedMin, savedFrom })
+	for _, st := range facetStrategies {
+		t.Run(st.name, func(t *testing.T) {
+			denseMinPostings, bitsetCountFrom = st.denseMin, st.countFrom
+			fn(t)
+		})
+	}
+}
+
 func TestSearchMatchesOracle(t *testing.T) {
+	forFacetStrategies(t, testSearchMatchesOracle)
+}
+
+func testSearchMatchesOracle(t *testing.T) {
 	for _, size := range []int{0, 1, 40, 700, 6000} {
 		t.Run(fmt.Sprint(size), func(t *testing.T) {
 			g := gen{rand.New(rand.NewPCG(uint64(size), 1))}
@@ -434,6 +463,10 @@ func TestSearchMatchesOracle(t *testing.T) {
 // updates and removals to a built index and checks it against the oracle
 // and against an index built afresh from the surviving documents.
 func TestUpdatesMatchFreshBuild(t *testing.T) {
+	forFacetStrategies(t, testUpdatesMatchFreshBuild)
+}
+
+func testUpdatesMatchFreshBuild(t *testing.T) {
 	for _, size := range []int{1, 60, 900, 5000} {
 		t.Run(fmt.Sprint(size), func(t *testing.T) {
 			g := gen{rand.New(rand.NewPCG(uint64(size), 2))}

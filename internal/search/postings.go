@@ -94,12 +94,10 @@ func (x *Index) diffTerms(id uint32, old, cur []uint32) {
 	for i < len(old) || j < len(cur) {
 		switch {
 		case j == len(cur) || (i < len(old) && old[i] < cur[j]):
-			x.terms[old[i]].postings = x.removeID(x.terms[old[i]].postings, id)
-			x.terms[old[i]].gen++
+			x.dropPosting(old[i], id)
 			i++
 		case i == len(old) || cur[j] < old[i]:
-			x.terms[cur[j]].postings = x.insertID(x.terms[cur[j]].postings, id)
-			x.terms[cur[j]].gen++
+			x.addPosting(cur[j], id)
 			j++
 		default:
 			i++

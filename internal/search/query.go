@@ -325,8 +325,8 @@ next:
 }
 
 // listCursors finds ascending ids in sorted posting lists: one cursor per
-// list, moved forward by binary search, the longest list first (it most
-// often holds the id).
+// list, moved forward by galloping search, the longest list first (it
+// most often holds the id).
 type listCursors []listCursor
 
 type listCursor struct {
@@ -347,13 +347,28 @@ func newListCursors(lists [][]uint32) listCursors {
 func (cs listCursors) has(id uint32) bool {
 	for i := range cs {
 		c := &cs[i]
-		j, ok := slices.BinarySearch(c.list[c.pos:], id)
+		j, ok := gallop(c.list[c.pos:], id)
 		c.pos += j
 		if ok {
 			return true
 		}
 	}
 	return false
+}
+
+// gallop is slices.BinarySearch by exponential search from the front:
+// a few steps in cache when the item sought is near, as it is for
+// ascending ids probed in a long list, where a binary search over the
+// rest of the list takes its full depth in scattered reads.
+func gallop(list []uint32, id uint32) (int, bool) {
+	lo, step := 0, 1 // every item before lo is below id
+	for lo+step-1 < len(list) && list[lo+step-1] < id {
+		lo += step
+		step *= 2
+	}
+	hi := min(lo+step, len(list))
+	j, ok := slices.BinarySearch(list[lo:hi], id)
+	return lo + j, ok
 }
 
 // matchFilters returns the sorted ids matching every filter, given each
@@ -552,11 +567,14 @@ func difference(all, sub []uint32) []uint32 {
 }
 
 // facets counts, per facet field, the matching docs carrying each value and
-// keeps the top limit values. all tells that ids is every document. Three
-// ways to count, cheapest first: posting lengths when every doc matches;
-// posting lengths minus the non-matching docs' terms when most do; else
-// the matching docs' terms.
+// keeps the top limit values. all tells that ids is every document. Four
+// ways to count: posting lengths when every doc matches; bitsets when many
+// do (facetsByBitset); posting lengths minus the non-matching docs' terms
+// when most of a small index do; else the matching docs' terms.
 func (x *Index) facets(ids []uint32, all bool, limit int) map[string][]FacetCount {
+	if !all && len(ids) >= bitsetCountFrom(len(x.all)) {
+		return x.facetsByBitset(ids, limit)
+	}
 	var (
 		counts     []int32
 		touched    []uint32

@@ -2,6 +2,7 @@ package search
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -26,6 +27,25 @@ func TestPrefix64Order(t *testing.T) {
 			}
 			if prefix64(b) < prefix64(a) && b >= a {
 				t.Fatalf("prefix64(%q) < prefix64(%q) but %q >= %q", b, a, b, a)
+			}
+		}
+	}
+}
+
+func TestGallopMatchesBinarySearch(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	for range 500 {
+		list := make([]uint32, r.IntN(200))
+		v := uint32(0)
+		for i := range list {
+			v += 1 + uint32(r.IntN(5))
+			list[i] = v
+		}
+		for id := range v + 3 {
+			gj, gok := gallop(list, id)
+			bj, bok := slices.BinarySearch(list, id)
+			if gj != bj || gok != bok {
+				t.Fatalf("gallop(%v, %d) = %d %v, BinarySearch %d %v", list, id, gj, gok, bj, bok)
 			}
 		}
 	}
