@@ -3,6 +3,7 @@ package background
 import (
 	"context"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 )
@@ -22,19 +23,28 @@ import (
 // A nil *Priority gives turns at once and counts nothing, so code that
 // takes one works unchanged where no one set priorities.
 type Priority struct {
-	mu      sync.Mutex
-	cpus    int
-	fg, bg  int
-	waiting int
-	waited  time.Duration
-	changed chan struct{} // closed and replaced when a turn may have freed
+	mu     sync.Mutex
+	cpus   int
+	fg, bg int
+	// queue holds the units waiting for a turn, first come first
+	// served. A freed turn goes to the head alone: waking every waiter to
+	// look again would fill the scheduler's run queues, at every end of
+	// a request, with goroutines of which one gets the turn, and a
+	// request's goroutine would queue behind them.
+	queue  []*waiter
+	waited time.Duration
+}
+
+type waiter struct {
+	since   time.Time
+	granted chan struct{} // closed when the turn is the waiter's
 }
 
 // NewPriority returns a Priority for cpus CPUs; cpus < 1 means
 // runtime.GOMAXPROCS, read at each decision (the runtime changes it when
 // a container's CPU limit changes).
 func NewPriority(cpus int) *Priority {
-	return &Priority{cpus: cpus, changed: make(chan struct{})}
+	return &Priority{cpus: cpus}
 }
 
 // limitLocked is how many background units may run at once now.
@@ -46,13 +56,20 @@ func (p *Priority) limitLocked() int {
 	return max(1, cpus-p.fg)
 }
 
-// broadcastLocked wakes the waiting units, if any, to look again.
-func (p *Priority) broadcastLocked() {
-	if p.waiting == 0 {
-		return
+// grantLocked hands the turns free now to the waiters at the head of the
+// queue.
+func (p *Priority) grantLocked() {
+	for len(p.queue) > 0 && p.bg < p.limitLocked() {
+		w := p.queue[0]
+		p.queue[0] = nil
+		p.queue = p.queue[1:]
+		p.bg++
+		p.waited += time.Since(w.since)
+		close(w.granted)
 	}
-	close(p.changed)
-	p.changed = make(chan struct{})
+	if len(p.queue) == 0 {
+		p.queue = nil // let the backing array go
+	}
 }
 
 // Foreground marks a request in flight until the returned function is
@@ -69,7 +86,7 @@ func (p *Priority) Foreground() (done func()) {
 		once.Do(func() {
 			p.mu.Lock()
 			p.fg--
-			p.broadcastLocked()
+			p.grantLocked()
 			p.mu.Unlock()
 		})
 	}
@@ -88,42 +105,48 @@ func (p *Priority) Turn(ctx context.Context) (context.Context, func(), error) {
 	if p == nil || ctx.Value(turnKey{}) == p {
 		return ctx, func() {}, nil
 	}
-	var since time.Time // set once this call waits
-	for {
-		p.mu.Lock()
-		if p.bg < p.limitLocked() {
-			p.bg++
-			if !since.IsZero() {
-				p.waiting--
-				p.waited += time.Since(since)
-			}
-			p.mu.Unlock()
-			var once sync.Once
-			return context.WithValue(ctx, turnKey{}, p), func() {
-				once.Do(func() {
-					p.mu.Lock()
-					p.bg--
-					p.broadcastLocked()
-					p.mu.Unlock()
-				})
-			}, nil
-		}
-		if since.IsZero() {
-			since = time.Now()
-			p.waiting++
-		}
-		ch := p.changed
+	p.mu.Lock()
+	if len(p.queue) == 0 && p.bg < p.limitLocked() {
+		p.bg++
 		p.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			p.mu.Lock()
-			p.waiting--
-			p.waited += time.Since(since)
-			p.mu.Unlock()
-			return ctx, nil, ctx.Err()
-		}
+		return p.held(ctx)
 	}
+	w := &waiter{since: time.Now(), granted: make(chan struct{})}
+	p.queue = append(p.queue, w)
+	p.mu.Unlock()
+	select {
+	case <-w.granted:
+		return p.held(ctx)
+	case <-ctx.Done():
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		select {
+		case <-w.granted:
+			// Granted meanwhile: hand the turn on.
+			p.bg--
+		default:
+			if i := slices.Index(p.queue, w); i >= 0 {
+				p.queue = slices.Delete(p.queue, i, i+1)
+			}
+			p.waited += time.Since(w.since)
+		}
+		p.grantLocked()
+		return ctx, nil, ctx.Err()
+	}
+}
+
+// held returns ctx marked as holding a turn and the function that ends
+// it.
+func (p *Priority) held(ctx context.Context) (context.Context, func(), error) {
+	var once sync.Once
+	return context.WithValue(ctx, turnKey{}, p), func() {
+		once.Do(func() {
+			p.mu.Lock()
+			p.bg--
+			p.grantLocked()
+			p.mu.Unlock()
+		})
+	}, nil
 }
 
 // Do runs fn in a turn of background work, with the marked context; if
@@ -153,5 +176,5 @@ func (p *Priority) Stats() PriorityStats {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return PriorityStats{Foreground: p.fg, Background: p.bg, Waiting: p.waiting, Waited: p.waited}
+	return PriorityStats{Foreground: p.fg, Background: p.bg, Waiting: len(p.queue), Waited: p.waited}
 }

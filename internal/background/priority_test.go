@@ -208,3 +208,45 @@ func TestPriorityFollowsGOMAXPROCS(t *testing.T) {
 		end()
 	}
 }
+
+// A freed turn goes to the unit that has waited longest, and wakes it
+// alone: the others stay queued, in order, and a cancelled waiter leaves
+// its place to the next.
+func TestPriorityHandsTurnsOverInOrder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		p := NewPriority(1)
+		_, end, _ := p.Turn(ctx)
+		got1, end1, _ := turnAsync(t, p, ctx)
+		synctest.Wait()
+		cctx, cancel := context.WithCancel(ctx)
+		got2, _, errc2 := turnAsync(t, p, cctx)
+		synctest.Wait()
+		got3, end3, _ := turnAsync(t, p, ctx)
+		synctest.Wait()
+		if st := p.Stats(); st.Background != 1 || st.Waiting != 3 {
+			t.Fatalf("Stats = %+v, want 1 running and 3 waiting", st)
+		}
+		end()
+		synctest.Wait()
+		if !got1.Load() || got2.Load() || got3.Load() {
+			t.Fatalf("after the first turn ended: granted %v %v %v, want the first waiter alone", got1.Load(), got2.Load(), got3.Load())
+		}
+		cancel()
+		if err := <-errc2; !errors.Is(err, context.Canceled) {
+			t.Fatalf("cancelled waiter: %v", err)
+		}
+		if st := p.Stats(); st.Waiting != 1 {
+			t.Fatalf("Stats = %+v, want the third waiter alone waiting", st)
+		}
+		end1()()
+		synctest.Wait()
+		if !got3.Load() {
+			t.Fatal("the third waiter did not get the turn the first ended")
+		}
+		end3()()
+		if st := p.Stats(); st.Background != 0 || st.Waiting != 0 {
+			t.Fatalf("Stats = %+v, want nothing running or waiting", st)
+		}
+	})
+}
