@@ -33,7 +33,20 @@ type Priority struct {
 	// request's goroutine would queue behind them.
 	queue  []*waiter
 	waited time.Duration
+	// lastFg is when the last request ended. For foregroundLinger after
+	// it the limit stays as if it were in flight: a client sends its next
+	// request moments after an answer, and a long unit started in that
+	// gap (a batch of crawl writes takes tens of milliseconds) would hold
+	// the CPU the request then waits for until the runtime preempts it.
+	lastFg time.Time
+	// regrant is set while a timer will hand out the turns the linger
+	// holds back when it ends.
+	regrant *time.Timer
 }
+
+// foregroundLinger is how long after a request ends background work
+// stays limited as while it ran.
+const foregroundLinger = 5 * time.Millisecond
 
 type waiter struct {
 	since   time.Time
@@ -53,7 +66,19 @@ func (p *Priority) limitLocked() int {
 	if cpus < 1 {
 		cpus = runtime.GOMAXPROCS(0)
 	}
-	return max(1, cpus-p.fg)
+	fg := p.fg
+	if fg == 0 && p.lingering() > 0 {
+		fg = 1
+	}
+	return max(1, cpus-fg)
+}
+
+// lingering is how long the limit stays held after the last request.
+func (p *Priority) lingering() time.Duration {
+	if p.lastFg.IsZero() {
+		return 0
+	}
+	return max(0, foregroundLinger-time.Since(p.lastFg))
 }
 
 // grantLocked hands the turns free now to the waiters at the head of the
@@ -69,6 +94,15 @@ func (p *Priority) grantLocked() {
 	}
 	if len(p.queue) == 0 {
 		p.queue = nil // let the backing array go
+		return
+	}
+	if d := p.lingering(); d > 0 && p.fg == 0 && p.regrant == nil {
+		p.regrant = time.AfterFunc(d, func() {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			p.regrant = nil
+			p.grantLocked()
+		})
 	}
 }
 
@@ -86,6 +120,7 @@ func (p *Priority) Foreground() (done func()) {
 		once.Do(func() {
 			p.mu.Lock()
 			p.fg--
+			p.lastFg = time.Now()
 			p.grantLocked()
 			p.mu.Unlock()
 		})

@@ -61,16 +61,23 @@ func TestPriorityTurns(t *testing.T) {
 		}
 		time.Sleep(time.Second) // the third waits a second more (synctest's clock)
 
-		// The request ends: the limit is 2 again and the third starts.
+		// The request ends: the limit stays 1 a moment, as a client's
+		// next request follows at once, then is 2 again and the third
+		// starts.
 		done()
 		done() // a second call changes nothing
 		synctest.Wait()
+		if got3.Load() {
+			t.Fatal("the waiting turn started the moment the request ended")
+		}
+		time.Sleep(foregroundLinger)
+		synctest.Wait()
 		if !got3.Load() {
-			t.Fatal("the waiting turn did not start when the request ended")
+			t.Fatal("the waiting turn did not start once the request had ended")
 		}
 		end2()
 		end3()()
-		if st := p.Stats(); st.Foreground != 0 || st.Background != 0 || st.Waiting != 0 || st.Waited != time.Second {
+		if st := p.Stats(); st.Foreground != 0 || st.Background != 0 || st.Waiting != 0 || st.Waited != time.Second+foregroundLinger {
 			t.Fatalf("Stats after all ended = %+v; want nothing in flight and 1s waited", st)
 		}
 	})
