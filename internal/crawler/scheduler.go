@@ -264,7 +264,17 @@ func (c *Crawler) dispatch(ctx context.Context, work chan<- dispatched) {
 		now := c.now()
 		if len(pending) <= lowWater && !now.Before(nextClaim) {
 			limit := c.cfg.BatchSize - len(pending)
-			ts, err := c.store.ClaimDue(ctx, now, limit, c.cfg.Owner, c.cfg.Lease)
+			var (
+				ts  []catalog.CrawlTarget
+				err error
+			)
+			// A claim is a write of hundreds of rows: background work
+			// like the batch writes, it waits for a turn.
+			if perr := c.cfg.Priority.Do(ctx, func(ctx context.Context) {
+				ts, err = c.store.ClaimDue(ctx, now, limit, c.cfg.Owner, c.cfg.Lease)
+			}); perr != nil {
+				err = perr
+			}
 			switch {
 			case err != nil:
 				if ctx.Err() != nil {

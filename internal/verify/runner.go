@@ -142,7 +142,13 @@ func (r *Runner) RunOnce(ctx context.Context) (int, error) {
 		if err := ctx.Err(); err != nil {
 			return total, err
 		}
-		if err := r.store.RecordVerifications(ctx, verifierActor, ins); err != nil {
+		// Storing the batch's reports is CPU-heavy background work too.
+		if perr := r.v.opts.Priority.Do(ctx, func(ctx context.Context) {
+			err = r.store.RecordVerifications(ctx, verifierActor, ins)
+		}); perr != nil {
+			err = perr
+		}
+		if err != nil {
 			return total, err
 		}
 		total += len(ins)
