@@ -148,6 +148,8 @@ func (p *Priority) Turn(ctx context.Context) (context.Context, func(), error) {
 	}
 	w := &waiter{since: time.Now(), granted: make(chan struct{})}
 	p.queue = append(p.queue, w)
+	// Arms the timer when only the linger holds the turn back.
+	p.grantLocked()
 	p.mu.Unlock()
 	select {
 	case <-w.granted:

@@ -257,3 +257,27 @@ func TestPriorityHandsTurnsOverInOrder(t *testing.T) {
 		}
 	})
 }
+
+// A unit that queues while only the linger after a request holds the
+// second turn back gets it when the linger ends, though the running unit
+// goes on.
+func TestPriorityLingerEnds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		p := NewPriority(2)
+		_, end, _ := p.Turn(ctx)
+		defer end()
+		p.Foreground()()
+		got, end2, _ := turnAsync(t, p, ctx)
+		synctest.Wait()
+		if got.Load() {
+			t.Fatal("a second turn started right after a request ended")
+		}
+		time.Sleep(foregroundLinger)
+		synctest.Wait()
+		if !got.Load() {
+			t.Fatal("the second turn did not start when the linger ended")
+		}
+		end2()()
+	})
+}

@@ -14,11 +14,6 @@ import "math/bits"
 // bitset is a set of document ids, one bit each.
 type bitset []uint64
 
-func (b bitset) has(id uint32) bool {
-	w := int(id >> 6)
-	return w < len(b) && b[w]&(1<<(id&63)) != 0
-}
-
 func (b *bitset) add(id uint32) {
 	w := int(id >> 6)
 	for len(*b) <= w {
