@@ -192,6 +192,13 @@ func TestConsoleInBrowser(t *testing.T) {
 	waitFor := func(expr string) chromedp.Action {
 		return chromedp.Poll(expr, nil, chromedp.WithPollingTimeout(20*time.Second))
 	}
+	// htmxReady waits until htmx has taken over the element sel: clicked
+	// before (a section swapped in moments ago, whose new content htmx
+	// processes as it settles), a form posts plainly and the page
+	// navigates away under the next poll.
+	htmxReady := func(sel string) chromedp.Action {
+		return waitFor(`(e => !!(e && e['htmx-internal-data'] && e['htmx-internal-data'].initHash))(document.querySelector('` + sel + `'))`)
+	}
 	var location, xss, descText string
 	checkNoXSS := func(where string) chromedp.Action {
 		return chromedp.ActionFunc(func(ctx context.Context) error {
@@ -421,8 +428,10 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.Click(`#annotations summary`, chromedp.ByQuery),
 		chromedp.SendKeys(`#ann-owner`, "Payments Platform", chromedp.ByQuery),
 		chromedp.SendKeys(`#ann-labels`, "env prod", chromedp.ByQuery),
+		htmxReady(`#annotations form`),
 		chromedp.Click(`#annotations form button`, chromedp.ByQuery),
 		waitFor(`document.querySelector('#annotations .notice.warn') !== null`),
+		htmxReady(`#annotations form`),
 		chromedp.SetValue(`#ann-labels`, "env=prod\ntier=1", chromedp.ByQuery),
 		chromedp.Click(`#annotations form button`, chromedp.ByQuery),
 		waitFor(`document.querySelectorAll('#annotations a.chip').length === 2`),
