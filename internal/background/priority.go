@@ -9,12 +9,14 @@ import (
 )
 
 // Priority lets requests that a person waits for go before background work
-// (the crawler's writes and parsing, verification) when both want the
-// CPUs. Background work asks for a turn before each CPU-heavy unit; while
-// no request is in flight it gets as many turns at once as there are CPUs
-// for Go code, and while requests are in flight one fewer per request,
-// but never fewer than one, so it slows down but never stops. A unit
-// already running is never interrupted: a turn bounds how many start.
+// (the crawler's claims, writes and parsing, verification) when both want
+// the CPUs. Background work asks for a turn before each CPU-heavy unit;
+// while no request is in flight it gets as many turns at once as there
+// are CPUs for Go code, and while requests are in flight (and for
+// foregroundLinger after the last) one fewer per request, but never fewer
+// than one, so it slows down but never stops. Waiting units get turns
+// first come first served. A unit already running is never interrupted:
+// a turn bounds how many start.
 //
 // On a machine whose CPUs are all busy with crawling, a search otherwise
 // queues behind the crawl's threads in the operating system's scheduler

@@ -172,9 +172,10 @@ type UpsertInput struct {
 	// Paused keeps a new agent out of the crawl (imported offline copies).
 	Paused bool
 
-	// Set by RecordFetches for a check whose card is a new version: the
-	// health the check changed, written with the card rather than by a
-	// statement of its own, and the digest of the card's bytes.
+	// Set by RecordFetches: digest is the hex SHA-256 of the card's bytes
+	// when it has computed it; health is the health a check changed when
+	// its card is a new version, written with the card rather than by a
+	// statement of its own.
 	health, digest string
 }
 

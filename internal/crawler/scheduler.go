@@ -93,7 +93,7 @@ type Config struct {
 	// Limits bound card.Parse.
 	Limits card.Limits
 	// Priority, when set, gives searches and other requests people wait
-	// for the CPU before the crawler's parsing and writes.
+	// for the CPU before the crawler's claims, parsing and writes.
 	Priority *background.Priority
 	// Now and Rand replace the clock and the jitter source in tests.
 	Now  func() time.Time

@@ -193,9 +193,9 @@ func (m *Metrics) RegisterPriority(stats func() background.PriorityStats) {
 		fg: prometheus.NewDesc("registry_priority_requests_in_flight",
 			"Reads people wait for (GET and HEAD of the API and console) being served.", nil, nil),
 		running: prometheus.NewDesc("registry_priority_background_running",
-			"Units of background work (crawl writes and parsing, verification) running.", nil, nil),
+			"Units of background work (crawl claims, writes and parsing, verification) running.", nil, nil),
 		waiting: prometheus.NewDesc("registry_priority_background_waiting",
-			"Units of background work waiting for a turn while requests are served.", nil, nil),
+			"Units of background work waiting for a turn (while requests are served, and for 5 ms after).", nil, nil),
 		waited: prometheus.NewDesc("registry_priority_background_wait_seconds_total",
 			"Time background work has waited for a turn.", nil, nil),
 	})

@@ -46,7 +46,7 @@ type Options struct {
 	Names contentscan.Names
 	// Priority, when set, gives requests people wait for the CPU before
 	// the CPU-heavy parts of a verification: the content scan, and the
-	// Runner's parsing of stored cards.
+	// Runner's parsing of stored cards and storing of report batches.
 	Priority *background.Priority
 	// Now is the clock (tests); default time.Now.
 	Now    func() time.Time
