@@ -6,6 +6,7 @@
 //	registry-bench crawl [-n 10000] [-hosts 8] [-concurrency 32] [-db ...]
 //	registry-bench mixed [-n 100000] [-duration 60s] [-db ...] [-registry BIN]
 //	registry-bench console [-n 100000] [-requests 300] [-rounds 3] [-db ...]
+//	registry-bench relevance [-n 1000] [-v]
 package main
 
 import (
@@ -47,6 +48,8 @@ func main() {
 		err = runConsole(os.Args[2:])
 	case "scoped":
 		err = runScoped(os.Args[2:])
+	case "relevance":
+		err = runRelevance(os.Args[2:])
 	case searchClientCmd:
 		err = runSearchClient(os.Args[2:])
 	case "-h", "-help", "--help", "help":
@@ -84,6 +87,9 @@ benchmarks:
   scoped    catalog.Search p50/p99 for an unrestricted caller and for a
             viewer in 3 groups over a catalog with collections (some
             restricted) and every listing state, alternating query by query
+  relevance success@3, MRR@10 and nDCG@10 of the judged set (natural
+            questions in users' words) over hand-written and real-world
+            cards among synthetic ones
 `)
 }
 

@@ -1,0 +1,305 @@
+// Package relevance measures how well the catalog's search answers
+// questions people ask: a judged set of queries in users' words, each with
+// the agents a good answer shows (graded), run against a catalog of
+// hand-written and real-world cards among synthetic ones, scored by
+// success@3, MRR@10 and nDCG@10 (Järvelin & Kekäläinen, "Cumulated
+// gain-based evaluation of IR techniques", TOIS 20(4), 2002).
+//
+// The judged set was written before the search was tuned against it, and
+// its queries avoid the cards' own wording; keep it that way: add queries,
+// never reword one to fit the ranking. Synthetic agents are distractors and
+// count as not relevant, although some of them would satisfy a query (a
+// synthetic travel agent for "book a hotel room"): the figures are a lower
+// bound.
+package relevance
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/a2aregistry/registry/internal/card"
+	"github.com/a2aregistry/registry/internal/catalog"
+	"github.com/a2aregistry/registry/internal/synth"
+)
+
+//go:embed testdata/cards.json testdata/judged.json testdata/real/*.json
+var files embed.FS
+
+// Judgment is one query and the agents, by name, a good answer shows:
+// grade 3 is the agent asked for, 2 a good answer, 1 a partial one.
+type Judgment struct {
+	Query    string         `json:"q"`
+	Relevant map[string]int `json:"relevant"`
+}
+
+// Judged returns the judged set.
+func Judged() ([]Judgment, error) {
+	raw, err := files.ReadFile("testdata/judged.json")
+	if err != nil {
+		return nil, err
+	}
+	var js []Judgment
+	if err := json.Unmarshal(raw, &js); err != nil {
+		return nil, fmt.Errorf("decoding judged set: %w", err)
+	}
+	return js, nil
+}
+
+// shortCard is a hand-written card as testdata/cards.json holds it: the
+// parts search reads; cardJSON adds what A2A requires of the rest.
+type shortCard struct {
+	Name        string   `json:"name"`
+	Provider    string   `json:"provider"`
+	Description string   `json:"description"`
+	InputModes  []string `json:"inputModes"`
+	OutputModes []string `json:"outputModes"`
+	Skills      []struct {
+		ID          string   `json:"id"`
+		Name        string   `json:"name"`
+		Description string   `json:"description"`
+		Tags        []string `json:"tags"`
+		Examples    []string `json:"examples,omitempty"`
+	} `json:"skills"`
+}
+
+var nonSlug = regexp.MustCompile(`[^a-z0-9]+`)
+
+func (c shortCard) cardJSON() ([]byte, string, error) {
+	slug := strings.Trim(nonSlug.ReplaceAllString(strings.ToLower(c.Name), "-"), "-")
+	base := "https://" + slug + ".agents.example"
+	modes := func(m []string) []string {
+		if len(m) == 0 {
+			return []string{"text/plain", "application/json"}
+		}
+		return m
+	}
+	full := map[string]any{
+		"protocolVersion":    "0.3.0",
+		"name":               c.Name,
+		"description":        c.Description,
+		"url":                base + "/a2a",
+		"preferredTransport": "JSONRPC",
+		"version":            "1.0.0",
+		"provider":           map[string]string{"organization": c.Provider, "url": base},
+		"capabilities":       map[string]bool{"streaming": false},
+		"defaultInputModes":  modes(c.InputModes),
+		"defaultOutputModes": modes(c.OutputModes),
+		"skills":             c.Skills,
+	}
+	raw, err := json.Marshal(full)
+	return raw, base + "/.well-known/agent-card.json", err
+}
+
+// Catalog describes the catalog a run searches.
+type Catalog struct {
+	// Synthetic is the number of synthetic distractor agents.
+	Synthetic int
+	// Judged counts the hand-written and real-world cards.
+	Judged int
+}
+
+// Load stores the judged cards and n synthetic agents in store, which
+// should be empty.
+func Load(ctx context.Context, store *catalog.Store, n int) (Catalog, error) {
+	lim := card.DefaultLimits()
+	actor := catalog.System("relevance")
+	var ins []catalog.UpsertInput
+	add := func(raw []byte, url string) error {
+		c, err := card.Parse(raw, lim)
+		if err != nil {
+			return fmt.Errorf("parsing %s: %w", url, err)
+		}
+		ins = append(ins, catalog.UpsertInput{CardURL: url, Card: c, Source: catalog.SourceImport})
+		return nil
+	}
+	raw, err := files.ReadFile("testdata/cards.json")
+	if err != nil {
+		return Catalog{}, err
+	}
+	var short []shortCard
+	if err := json.Unmarshal(raw, &short); err != nil {
+		return Catalog{}, fmt.Errorf("decoding cards: %w", err)
+	}
+	for _, c := range short {
+		raw, url, err := c.cardJSON()
+		if err != nil {
+			return Catalog{}, err
+		}
+		if err := add(raw, url); err != nil {
+			return Catalog{}, err
+		}
+	}
+	real, err := fs.Glob(files, "testdata/real/*.json")
+	if err != nil {
+		return Catalog{}, err
+	}
+	for _, p := range real {
+		raw, err := files.ReadFile(p)
+		if err != nil {
+			return Catalog{}, err
+		}
+		name := strings.TrimSuffix(path.Base(p), ".json")
+		if err := add(raw, "https://"+strings.ReplaceAll(name, "_", "-")+".real.example/.well-known/agent-card.json"); err != nil {
+			return Catalog{}, err
+		}
+	}
+	cat := Catalog{Synthetic: n, Judged: len(ins)}
+	gen := synth.New(1)
+	for i := range n {
+		if err := add(gen.Card(i), gen.CardURL(i)); err != nil {
+			return Catalog{}, err
+		}
+	}
+	for from := 0; from < len(ins); from += 500 {
+		if _, err := store.UpsertBatch(ctx, actor, ins[from:min(from+500, len(ins))]); err != nil {
+			return Catalog{}, fmt.Errorf("storing cards: %w", err)
+		}
+	}
+	return cat, nil
+}
+
+// OpenTemp opens a fresh SQLite catalog in dir, migrated.
+func OpenTemp(ctx context.Context, dir string) (*catalog.Store, error) {
+	store, err := catalog.Open(ctx, catalog.Config{DSN: "sqlite:" + filepath.Join(dir, "relevance.db")})
+	if err != nil {
+		return nil, err
+	}
+	if err := store.Migrate(ctx); err != nil {
+		store.Close()
+		return nil, err
+	}
+	return store, nil
+}
+
+// QueryResult is how one judged query fared.
+type QueryResult struct {
+	Query string
+	// Top names the first hits, at most ten.
+	Top []string
+	// Rank is the 1-based rank of the first hit of grade 2 or more, 0 when
+	// none is in the first ten.
+	Rank int
+	NDCG float64
+}
+
+// Report holds the figures of a run.
+type Report struct {
+	Catalog             Catalog
+	Queries             []QueryResult
+	SuccessAt3, MRR10   float64
+	NDCG10              float64
+	Succeeded, Answered int
+}
+
+// Run asks every judged query of store and scores the answers. Synthetic
+// agents are told apart by their card URLs, so that one named like a
+// judged card is not taken for it.
+func Run(ctx context.Context, store *catalog.Store, cat Catalog) (Report, error) {
+	js, err := Judged()
+	if err != nil {
+		return Report{}, err
+	}
+	rep := Report{Catalog: cat}
+	for _, j := range js {
+		page, err := store.Search(ctx, catalog.Query{Text: j.Query, Limit: 10, FacetLimit: 1})
+		if err != nil {
+			return Report{}, fmt.Errorf("searching %q: %w", j.Query, err)
+		}
+		r := QueryResult{Query: j.Query}
+		var gains []int
+		for i, it := range page.Items {
+			r.Top = append(r.Top, it.Name)
+			g := 0
+			if !synthetic(it.CardURL) {
+				g = j.Relevant[it.Name]
+			}
+			gains = append(gains, g)
+			if g >= 2 && r.Rank == 0 {
+				r.Rank = i + 1
+			}
+		}
+		if len(page.Items) > 0 {
+			rep.Answered++
+		}
+		r.NDCG = ndcg(gains, j.Relevant)
+		if r.Rank > 0 && r.Rank <= 3 {
+			rep.Succeeded++
+		}
+		if r.Rank > 0 {
+			rep.MRR10 += 1 / float64(r.Rank)
+		}
+		rep.NDCG10 += r.NDCG
+		rep.Queries = append(rep.Queries, r)
+	}
+	n := float64(len(js))
+	rep.SuccessAt3 = float64(rep.Succeeded) / n
+	rep.MRR10 /= n
+	rep.NDCG10 /= n
+	return rep, nil
+}
+
+// synthetic tells a synthetic agent's card URL (synth.Generator.CardURL)
+// from a judged card's: judged cards live under .example hosts of ours.
+func synthetic(url string) bool {
+	h := hostOf(url)
+	return !strings.HasSuffix(h, ".agents.example") && !strings.HasSuffix(h, ".real.example")
+}
+
+func hostOf(url string) string {
+	s := strings.TrimPrefix(url, "https://")
+	if i := strings.IndexByte(s, '/'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+// ndcg is nDCG@10 of the gains (grades in rank order) against the ideal
+// order of the judged grades, with gain 2^g-1.
+func ndcg(gains []int, judged map[string]int) float64 {
+	dcg := func(gs []int) float64 {
+		s := 0.0
+		for i, g := range gs[:min(len(gs), 10)] {
+			s += (math.Pow(2, float64(g)) - 1) / math.Log2(float64(i+2))
+		}
+		return s
+	}
+	var ideal []int
+	for _, g := range judged {
+		ideal = append(ideal, g)
+	}
+	slices.SortFunc(ideal, func(a, b int) int { return b - a })
+	best := dcg(ideal)
+	if best == 0 {
+		return 0
+	}
+	return dcg(gains) / best
+}
+
+// Print writes the report: the figures, then each query's first hits.
+func (r Report) Print(w io.Writer, verbose bool) {
+	fmt.Fprintf(w, "catalog: %d judged cards among %d synthetic agents; %d queries, %d answered\n",
+		r.Catalog.Judged, r.Catalog.Synthetic, len(r.Queries), r.Answered)
+	fmt.Fprintf(w, "lexical: success@3 %.3f (%d/%d)  MRR@10 %.3f  nDCG@10 %.3f\n",
+		r.SuccessAt3, r.Succeeded, len(r.Queries), r.MRR10, r.NDCG10)
+	if !verbose {
+		return
+	}
+	for _, q := range r.Queries {
+		mark := "miss"
+		if q.Rank > 0 {
+			mark = fmt.Sprintf("#%d", q.Rank)
+		}
+		top := q.Top[:min(len(q.Top), 3)]
+		fmt.Fprintf(w, "  %-5s %-55q %s\n", mark, q.Query, strings.Join(top, " | "))
+	}
+}
