@@ -189,24 +189,24 @@ func TestCompose(t *testing.T) {
 			env[k] = expand(v)
 		}
 		cfg := loadSettings(t, name, env)
-		if !strings.HasPrefix(cfg.DB, "postgres://") || !strings.Contains(cfg.DB, "@postgres:5432/") {
-			t.Errorf("%s: REGISTRY_DB %q is not the compose PostgreSQL", name, cfg.DB)
+		if !strings.HasPrefix(cfg.Storage.DB, "postgres://") || !strings.Contains(cfg.Storage.DB, "@postgres:5432/") {
+			t.Errorf("%s: REGISTRY_DB %q is not the compose PostgreSQL", name, cfg.Storage.DB)
 		}
-		if cfg.OIDCIssuer != dex.Issuer {
-			t.Errorf("%s: issuer %q, Dex says %q", name, cfg.OIDCIssuer, dex.Issuer)
+		if cfg.Auth.Issuer != dex.Issuer {
+			t.Errorf("%s: issuer %q, Dex says %q", name, cfg.Auth.Issuer, dex.Issuer)
 		}
-		if len(dex.StaticClients) != 1 || dex.StaticClients[0].ID != cfg.OIDCClientID ||
-			!slices.Contains(dex.StaticClients[0].RedirectURIs, cfg.PublicURL+"/auth/callback") {
-			t.Errorf("%s: Dex has no client %q with redirect %s/auth/callback", name, cfg.OIDCClientID, cfg.PublicURL)
+		if len(dex.StaticClients) != 1 || dex.StaticClients[0].ID != cfg.Auth.ClientID ||
+			!slices.Contains(dex.StaticClients[0].RedirectURIs, cfg.Server.PublicURL+"/auth/callback") {
+			t.Errorf("%s: Dex has no client %q with redirect %s/auth/callback", name, cfg.Auth.ClientID, cfg.Server.PublicURL)
 		}
-		if cfg.OIDCClientSecret.Reveal() != expand(c.Services["dex"].Environment[dex.StaticClients[0].SecretEnv]) {
+		if cfg.Auth.ClientSecret.Reveal() != expand(c.Services["dex"].Environment[dex.StaticClients[0].SecretEnv]) {
 			t.Errorf("%s: client secret differs from Dex's", name)
 		}
-		if cfg.Instance == "" || instances[cfg.Instance] {
-			t.Errorf("%s: instance %q: want a lease name of its own", name, cfg.Instance)
+		if cfg.Crawl.Instance == "" || instances[cfg.Crawl.Instance] {
+			t.Errorf("%s: instance %q: want a lease name of its own", name, cfg.Crawl.Instance)
 		}
-		instances[cfg.Instance] = true
-		_, port, _ := strings.Cut(cfg.Listen, ":")
+		instances[cfg.Crawl.Instance] = true
+		_, port, _ := strings.Cut(cfg.Server.Listen, ":")
 		if !slices.Contains(c.Services["dex"].Ports, "127.0.0.1:"+port+":"+port) {
 			t.Errorf("%s: listen port %s not published", name, port)
 		}
@@ -381,16 +381,16 @@ func TestKubernetes(t *testing.T) {
 		env["REGISTRY_OIDC_CLIENT_SECRET_FILE"] = local
 	}
 	cfg := loadSettings(t, "Deployment", env)
-	if !strings.HasPrefix(cfg.DB, "postgres://") || !cfg.SignIn() {
-		t.Errorf("Deployment: db %q, sign-in %v; want PostgreSQL and OIDC", cfg.DB, cfg.SignIn())
+	if !strings.HasPrefix(cfg.Storage.DB, "postgres://") || !cfg.SignIn() {
+		t.Errorf("Deployment: db %q, sign-in %v; want PostgreSQL and OIDC", cfg.Storage.DB, cfg.SignIn())
 	}
-	if _, err := cfg.ClientSecret(); err != nil {
+	if _, err := cfg.Auth.Secret(); err != nil {
 		t.Errorf("Deployment: client secret: %v", err)
 	}
-	_, port, _ := strings.Cut(cfg.Listen, ":")
+	_, port, _ := strings.Cut(cfg.Server.Listen, ":")
 	if len(c.Ports) != 1 || c.Ports[0].Name != c.ReadinessProbe.HTTPGet.Port || c.Ports[0].Name != c.LivenessProbe.HTTPGet.Port ||
 		port != "8080" || c.Ports[0].ContainerPort != 8080 {
-		t.Errorf("ports %+v, listen %s: probes must reach the listen port", c.Ports, cfg.Listen)
+		t.Errorf("ports %+v, listen %s: probes must reach the listen port", c.Ports, cfg.Server.Listen)
 	}
 	if len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0]["targetPort"] != c.Ports[0].Name {
 		t.Errorf("Service ports %v do not target the container port %q", svc.Spec.Ports, c.Ports[0].Name)

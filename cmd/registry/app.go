@@ -60,7 +60,7 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger) (*app, err
 		cfg:     cfg,
 		log:     log,
 		store:   store,
-		client:  newOutboundClient(cfg, cfg.CrawlPerHost),
+		client:  newOutboundClient(cfg, cfg.Crawl.PerHost),
 		metrics: telemetry.New(store),
 		auth:    authn,
 		// One CPU for Go code is left to requests while any is served.
@@ -73,14 +73,14 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger) (*app, err
 	// catalogued agent, which an operator should choose to do.
 	vopts := verify.Options{Keys: verify.CatalogKeys{Store: store}, Names: verify.CatalogNames{Store: store},
 		Priority: a.priority, Logger: log}
-	if cfg.VerifyFetch {
-		vopts.Client, vopts.FetchOIDC, vopts.Probe = a.client, true, cfg.VerifyProbes
+	if cfg.Verify.Fetch {
+		vopts.Client, vopts.FetchOIDC, vopts.Probe = a.client, true, cfg.Verify.Probes
 	}
 	a.runner = verify.NewRunner(verify.New(vopts), a.metrics.ObserveVerifications(store), verify.RunnerOptions{CardLimits: cardLimits(cfg), Logger: log})
 
-	fetcher := crawler.NewFetcher(a.client, cfg.MaxCardBytes)
+	fetcher := crawler.NewFetcher(a.client, cfg.Outbound.MaxCardBytes)
 	a.registrar = crawler.NewRegistrar(fetcher, store, cardLimits(cfg), log)
-	if cfg.Crawl {
+	if cfg.Crawl.Enabled {
 		ccfg := crawlerConfig(cfg)
 		ccfg.Priority = a.priority
 		a.crawler = crawler.New(ccfg, a.metrics.ObserveCrawl(store), fetcher, log)
@@ -88,10 +88,10 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger) (*app, err
 	wireChecks(a.registrar, a.crawler, a.runner)
 	a.registerOpsMetrics()
 	a.proxyClient = newProxyClient(cfg)
-	a.proxy = proxy.New(proxy.Options{Client: a.proxyClient, MaxRun: cfg.RunMaxDuration,
-		MaxMessageBytes: cfg.RunMaxMessageBytes, MaxFileBytes: cfg.RunMaxFileBytes, Logger: log})
-	a.runLimits = proxy.NewLimiter(proxy.Limits{MaxConcurrent: cfg.RunMaxConcurrent,
-		MaxConcurrentPerUser: cfg.RunMaxConcurrentUser, PerUserPerMinute: cfg.RunRatePerMinute})
+	a.proxy = proxy.New(proxy.Options{Client: a.proxyClient, MaxRun: cfg.Runs.MaxDuration,
+		MaxMessageBytes: cfg.Runs.MaxMessageBytes, MaxFileBytes: cfg.Runs.MaxFileBytes, Logger: log})
+	a.runLimits = proxy.NewLimiter(proxy.Limits{MaxConcurrent: cfg.Runs.MaxConcurrent,
+		MaxConcurrentPerUser: cfg.Runs.MaxConcurrentUser, PerUserPerMinute: cfg.Runs.RatePerMinute})
 	a.keeper = proxy.NewKeeper(proxy.DefaultKeeperMax, proxy.DefaultKeeperTTL)
 	return a, nil
 }

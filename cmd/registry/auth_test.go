@@ -58,9 +58,9 @@ func newSignInServer(t *testing.T, tweak func(*config.Config)) *signInServer {
 	t.Cleanup(s.srv.Close)
 
 	cfg := config.Default()
-	cfg.PublicURL = s.srv.URL
-	cfg.OIDCIssuer, cfg.OIDCClientID, cfg.OIDCClientSecret = m.Issuer(), m.ClientID, config.Secret(m.ClientSecret)
-	cfg.OIDCRoles = []config.RoleClaim{{Role: "editor", Value: "eng"}, {Role: "admin", Value: "admins"}}
+	cfg.Server.PublicURL = s.srv.URL
+	cfg.Auth.Issuer, cfg.Auth.ClientID, cfg.Auth.ClientSecret = m.Issuer(), m.ClientID, config.Secret(m.ClientSecret)
+	cfg.Auth.Roles = []config.RoleClaim{{Role: "editor", Value: "eng"}, {Role: "admin", Value: "admins"}}
 	if tweak != nil {
 		tweak(&cfg)
 	}
@@ -146,7 +146,7 @@ func TestAPIRoles(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newSignInServer(t, func(c *config.Config) { c.AnonymousRole = tt.anonymous })
+			s := newSignInServer(t, func(c *config.Config) { c.Auth.AnonymousRole = tt.anonymous })
 			tok := ""
 			if tt.groups != nil {
 				tok = s.token(t, tt.groups...)

@@ -34,9 +34,9 @@ const (
 func (a *app) startBackground(ctx context.Context) (*background.Group, error) {
 	var seeds *crawler.SeedFile
 	var firstSeeds []string
-	if a.cfg.Seeds != "" {
+	if a.cfg.Crawl.Seeds != "" {
 		var err error
-		if seeds, firstSeeds, err = crawler.OpenSeedFile(a.cfg.Seeds); err != nil {
+		if seeds, firstSeeds, err = crawler.OpenSeedFile(a.cfg.Crawl.Seeds); err != nil {
 			return nil, fmt.Errorf("reading seeds: %w", err)
 		}
 	}
@@ -85,7 +85,7 @@ func (a *app) releaseLeases(ctx context.Context) {
 
 // pruneFetchLog drops check outcomes older than the retention.
 func (a *app) pruneFetchLog(ctx context.Context) error {
-	n, err := a.store.PruneFetchLog(ctx, time.Now().Add(-a.cfg.FetchLogRetention))
+	n, err := a.store.PruneFetchLog(ctx, time.Now().Add(-a.cfg.Crawl.FetchLogRetention))
 	if err != nil {
 		return fmt.Errorf("pruning fetch log: %w", err)
 	}
@@ -97,7 +97,7 @@ func (a *app) pruneFetchLog(ctx context.Context) error {
 
 // pruneRuns drops test runs older than the retention.
 func (a *app) pruneRuns(ctx context.Context) error {
-	n, err := a.store.PruneRuns(ctx, time.Now().Add(-a.cfg.RunRetention))
+	n, err := a.store.PruneRuns(ctx, time.Now().Add(-a.cfg.Runs.Retention))
 	if err != nil {
 		return fmt.Errorf("pruning runs: %w", err)
 	}
@@ -124,12 +124,12 @@ func (a *app) pruneSessions(ctx context.Context) error {
 // change of the file until ctx ends. A bad edit is logged and the last
 // good list stays in force.
 func (a *app) watchSeeds(ctx context.Context, f *crawler.SeedFile, first []string) {
-	reg := newSeedRegistrar(a.store, a.registrar, a.cfg.CrawlConcurrency, a.log)
+	reg := newSeedRegistrar(a.store, a.registrar, a.cfg.Crawl.Concurrency, a.log)
 	reg.apply(ctx, first)
 	background.Every(ctx, a.log, "seed file", seedPollInterval, func(ctx context.Context) error {
 		seeds, changed, err := f.Changed()
 		if changed {
-			a.log.Info("seed file changed", "path", a.cfg.Seeds, "seeds", len(seeds))
+			a.log.Info("seed file changed", "path", a.cfg.Crawl.Seeds, "seeds", len(seeds))
 			reg.apply(ctx, seeds)
 		}
 		return err

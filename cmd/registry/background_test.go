@@ -51,10 +51,10 @@ func TestBackgroundStopsBeforeClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := config.Default()
-	cfg.DB = "sqlite:" + filepath.Join(dir, "reg.db")
-	cfg.VerifyFetch = false
-	cfg.Crawl = true
-	cfg.Seeds = seeds
+	cfg.Storage.DB = "sqlite:" + filepath.Join(dir, "reg.db")
+	cfg.Verify.Fetch = false
+	cfg.Crawl.Enabled = true
+	cfg.Crawl.Seeds = seeds
 
 	synctest.Test(t, func(t *testing.T) {
 		rec := &logRecorder{}
@@ -93,10 +93,10 @@ func TestBackgroundStopsBeforeClose(t *testing.T) {
 // their expiry are dropped by the background work, and live ones kept.
 func TestBackgroundPrunesSessions(t *testing.T) {
 	cfg := config.Default()
-	cfg.DB = "sqlite:" + filepath.Join(t.TempDir(), "reg.db")
-	cfg.Crawl, cfg.VerifyFetch = false, false
+	cfg.Storage.DB = "sqlite:" + filepath.Join(t.TempDir(), "reg.db")
+	cfg.Crawl.Enabled, cfg.Verify.Fetch = false, false
 	// Never contacted: the provider is discovered on the first sign-in.
-	cfg.OIDCIssuer, cfg.OIDCClientID, cfg.PublicURL = "https://id.example.com", "registry", "https://registry.example.com"
+	cfg.Auth.Issuer, cfg.Auth.ClientID, cfg.Server.PublicURL = "https://id.example.com", "registry", "https://registry.example.com"
 
 	synctest.Test(t, func(t *testing.T) {
 		ctx := t.Context()

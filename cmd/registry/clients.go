@@ -12,9 +12,9 @@ import (
 // are reused, not reopened); zero keeps the client's default.
 func newOutboundClient(cfg config.Config, perHost int) *safehttp.Client {
 	return safehttp.New(safehttp.Config{
-		AllowNetworks:       cfg.AllowNetworks,
-		Timeout:             cfg.FetchTimeout,
-		MaxBodyBytes:        cfg.MaxCardBytes,
+		AllowNetworks:       cfg.Outbound.AllowNetworks,
+		Timeout:             cfg.Outbound.FetchTimeout,
+		MaxBodyBytes:        cfg.Outbound.MaxCardBytes,
 		UserAgent:           "a2a-registry/" + versionString(),
 		MaxIdleConnsPerHost: perHost,
 	})
@@ -31,7 +31,7 @@ const proxyBodyBytes = 32 << 20
 // declares, and a redirect would name another.
 func newProxyClient(cfg config.Config) *safehttp.Client {
 	return safehttp.New(safehttp.Config{
-		AllowNetworks: cfg.AllowNetworks,
+		AllowNetworks: cfg.Outbound.AllowNetworks,
 		Timeout:       -1,
 		MaxBodyBytes:  proxyBodyBytes,
 		MaxRedirects:  -1,

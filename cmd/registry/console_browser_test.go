@@ -97,18 +97,18 @@ func TestConsoleInBrowser(t *testing.T) {
 	// and browsing is open without sign-in (--anonymous-role viewer), so
 	// the first page has a "Sign in" link to click.
 	cfg := config.Default()
-	cfg.AllowNetworks = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
-	cfg.PublicURL = srv.URL
-	cfg.OIDCIssuer, cfg.OIDCClientID, cfg.OIDCClientSecret = provider.Issuer(), provider.ClientID, config.Secret(provider.ClientSecret)
-	cfg.OIDCScopes = append(cfg.OIDCScopes, "groups")
-	cfg.OIDCRoles = []config.RoleClaim{{Role: "editor", Value: "eng"}}
-	cfg.AnonymousRole = "viewer"
+	cfg.Outbound.AllowNetworks = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	cfg.Server.PublicURL = srv.URL
+	cfg.Auth.Issuer, cfg.Auth.ClientID, cfg.Auth.ClientSecret = provider.Issuer(), provider.ClientID, config.Secret(provider.ClientSecret)
+	cfg.Auth.Scopes = append(cfg.Auth.Scopes, "groups")
+	cfg.Auth.Roles = []config.RoleClaim{{Role: "editor", Value: "eng"}}
+	cfg.Auth.AnonymousRole = "viewer"
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	client := newOutboundClient(cfg, cfg.CrawlPerHost)
+	client := newOutboundClient(cfg, cfg.Crawl.PerHost)
 	t.Cleanup(client.CloseIdleConnections)
-	registrar := crawler.NewRegistrar(crawler.NewFetcher(client, cfg.MaxCardBytes), store, cardLimits(cfg), log)
+	registrar := crawler.NewRegistrar(crawler.NewFetcher(client, cfg.Outbound.MaxCardBytes), store, cardLimits(cfg), log)
 	authn, err := newAuthenticator(cfg, store, log)
 	if err != nil {
 		t.Fatal(err)

@@ -30,8 +30,8 @@ func runCrawl(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	}
 	client := newOutboundClient(cfg, 0)
 	defer client.CloseIdleConnections()
-	fetcher := crawler.NewFetcher(client, cfg.MaxCardBytes)
-	pol := crawler.Policy{MinInterval: cfg.CrawlMinInterval, MaxInterval: cfg.CrawlMaxInterval, DownAfter: cfg.CrawlDownAfter}
+	fetcher := crawler.NewFetcher(client, cfg.Outbound.MaxCardBytes)
+	pol := crawler.Policy{MinInterval: cfg.Crawl.MinInterval, MaxInterval: cfg.Crawl.MaxInterval, DownAfter: cfg.Crawl.DownAfter}
 
 	var reports []crawler.CrawlReport
 	failed := 0

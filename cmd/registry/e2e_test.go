@@ -131,11 +131,11 @@ func TestRegisterEveryVersion(t *testing.T) {
 func startServe(t *testing.T, dsn string) string {
 	t.Helper()
 	cfg := config.Default()
-	cfg.Listen = "127.0.0.1:0"
-	cfg.DB = dsn
-	cfg.ImportExamples = false
-	cfg.AllowNetworks = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
-	cfg.ShutdownTimeout = 5 * time.Second
+	cfg.Server.Listen = "127.0.0.1:0"
+	cfg.Storage.DB = dsn
+	cfg.Storage.ImportExamples = false
+	cfg.Outbound.AllowNetworks = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	cfg.Server.ShutdownTimeout = 5 * time.Second
 	ctx, cancel := context.WithCancel(t.Context())
 	addrc := make(chan net.Addr, 1)
 	errc := make(chan error, 1)

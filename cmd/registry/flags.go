@@ -42,8 +42,8 @@ func loadConfig(name, synopsis string, groups config.Group, args []string, stder
 
 // newLogger writes to w (stderr) in the configured format and level.
 func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
-	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
-	if cfg.LogFormat == config.LogFormatJSON {
+	opts := &slog.HandlerOptions{Level: cfg.Log.Level}
+	if cfg.Log.Format == config.LogFormatJSON {
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
 	return slog.New(slog.NewTextHandler(w, opts))

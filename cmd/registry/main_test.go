@@ -177,12 +177,12 @@ func TestMigrateCommand(t *testing.T) {
 
 func TestServe(t *testing.T) {
 	cfg := config.Default()
-	cfg.Listen = "127.0.0.1:0"
-	cfg.DB = "sqlite:" + filepath.Join(t.TempDir(), "reg.db")
-	cfg.ShutdownTimeout = 5 * time.Second
+	cfg.Server.Listen = "127.0.0.1:0"
+	cfg.Storage.DB = "sqlite:" + filepath.Join(t.TempDir(), "reg.db")
+	cfg.Server.ShutdownTimeout = 5 * time.Second
 	// The example cards name hosts on the internet (OpenID discovery):
 	// tests reach loopback only.
-	cfg.VerifyFetch = false
+	cfg.Verify.Fetch = false
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 
@@ -270,9 +270,9 @@ func TestServeFailsCleanly(t *testing.T) {
 	}
 	defer ln.Close()
 	cfg := config.Default()
-	cfg.Listen = ln.Addr().String()
-	cfg.DB = "sqlite:" + filepath.Join(t.TempDir(), "reg.db")
-	cfg.VerifyFetch = false
+	cfg.Server.Listen = ln.Addr().String()
+	cfg.Storage.DB = "sqlite:" + filepath.Join(t.TempDir(), "reg.db")
+	cfg.Verify.Fetch = false
 	errc := make(chan error, 1)
 	go func() { errc <- serve(t.Context(), cfg, slog.New(slog.DiscardHandler), nil) }()
 	select {

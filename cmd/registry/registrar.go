@@ -24,18 +24,18 @@ import (
 func crawlerConfig(cfg config.Config) crawler.Config {
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
-	lease := cfg.CrawlLease
+	lease := cfg.Crawl.Lease
 	if lease == 0 {
-		lease = max(crawler.DefaultLease, 4*cfg.FetchTimeout)
+		lease = max(crawler.DefaultLease, 4*cfg.Outbound.FetchTimeout)
 	}
 	return crawler.Config{
 		Owner:       leaseOwnerPrefix(cfg) + hex.EncodeToString(b),
-		Concurrency: cfg.CrawlConcurrency,
-		PerHost:     cfg.CrawlPerHost,
-		BatchSize:   min(crawler.DefaultBatchSize, 4*cfg.CrawlConcurrency),
-		MinInterval: cfg.CrawlMinInterval,
-		MaxInterval: cfg.CrawlMaxInterval,
-		DownAfter:   cfg.CrawlDownAfter,
+		Concurrency: cfg.Crawl.Concurrency,
+		PerHost:     cfg.Crawl.PerHost,
+		BatchSize:   min(crawler.DefaultBatchSize, 4*cfg.Crawl.Concurrency),
+		MinInterval: cfg.Crawl.MinInterval,
+		MaxInterval: cfg.Crawl.MaxInterval,
+		DownAfter:   cfg.Crawl.DownAfter,
 		Lease:       lease,
 		Limits:      cardLimits(cfg),
 	}
@@ -44,8 +44,8 @@ func crawlerConfig(cfg config.Config) crawler.Config {
 // leaseOwnerPrefix is the part of this replica's lease owner that
 // survives a restart: the instance name, else the host name.
 func leaseOwnerPrefix(cfg config.Config) string {
-	if cfg.Instance != "" {
-		return cfg.Instance + "/"
+	if cfg.Crawl.Instance != "" {
+		return cfg.Crawl.Instance + "/"
 	}
 	host, err := os.Hostname()
 	if err != nil || host == "" {

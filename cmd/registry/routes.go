@@ -20,8 +20,8 @@ import (
 // handler is the registry's HTTP handler over the app's parts.
 func (a *app) handler() http.Handler {
 	d := handlerDeps{log: a.log, store: a.store, registrar: a.registrar, metrics: a.metrics, auth: a.auth,
-		hosts: a.cfg.AcceptedHosts(), origins: a.cfg.TrustedOrigins(), agents: a.store, pauser: a.store, keys: a.store,
-		ops: a.store, annotator: a.store, publicURL: a.cfg.PublicURL, curator: a.store, priority: a.priority}
+		hosts: a.cfg.Server.AcceptedHosts(), origins: a.cfg.Server.TrustedOrigins(), agents: a.store, pauser: a.store, keys: a.store,
+		ops: a.store, annotator: a.store, publicURL: a.cfg.Server.PublicURL, curator: a.store, priority: a.priority}
 	if a.crawler != nil {
 		d.refresher = a.crawler
 	}

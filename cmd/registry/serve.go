@@ -45,7 +45,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv env) 
 }
 
 // serve runs the registry until ctx is done, then drains in-flight
-// requests for at most cfg.ShutdownTimeout. ready, when set, is called with
+// requests for at most cfg.Server.ShutdownTimeout. ready, when set, is called with
 // the bound address once the server accepts connections.
 //
 // Shutdown runs in reverse: the HTTP server drains, the background work
@@ -57,7 +57,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, ready func(
 		return err
 	}
 	defer a.close()
-	if cfg.ImportExamples {
+	if cfg.Storage.ImportExamples {
 		if err := importExamples(ctx, a.store, cfg, log); err != nil {
 			return err
 		}
@@ -70,20 +70,20 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, ready func(
 	return a.serveHTTP(ctx, ready)
 }
 
-// serveHTTP serves a.handler() on cfg.Listen until ctx is done, then shuts
+// serveHTTP serves a.handler() on cfg.Server.Listen until ctx is done, then shuts
 // the server down gracefully.
 func (a *app) serveHTTP(ctx context.Context, ready func(net.Addr)) error {
 	cfg, log := a.cfg, a.log
-	ln, err := listenTCP(cfg.Listen)
+	ln, err := listenTCP(cfg.Server.Listen)
 	if err != nil {
-		return fmt.Errorf("listening on %s: %w", cfg.Listen, err)
+		return fmt.Errorf("listening on %s: %w", cfg.Server.Listen, err)
 	}
 	srv := &http.Server{
 		Handler:           a.handler(),
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		// A refresh may fetch twice (the legacy path after a 404).
-		WriteTimeout:   2*cfg.FetchTimeout + writeTimeoutSlack,
+		WriteTimeout:   2*cfg.Outbound.FetchTimeout + writeTimeoutSlack,
 		IdleTimeout:    idleTimeout,
 		MaxHeaderBytes: maxHeaderBytes,
 		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
@@ -107,9 +107,9 @@ func (a *app) serveHTTP(ctx context.Context, ready func(net.Addr)) error {
 		return fmt.Errorf("http server: %w", err)
 	case <-ctx.Done():
 	}
-	log.Info("shutting down", "timeout", cfg.ShutdownTimeout)
+	log.Info("shutting down", "timeout", cfg.Server.ShutdownTimeout)
 	// ctx is already cancelled; the drain gets its own deadline.
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.Server.ShutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
 		srv.Close()

@@ -61,16 +61,16 @@ func TestShutdownReturnsLeases(t *testing.T) {
 	}
 	dbPath := filepath.Join(dir, "catalog.db")
 	cfg := config.Default()
-	cfg.Listen = "127.0.0.1:0"
-	cfg.DB = "sqlite:" + dbPath
-	cfg.ImportExamples = false
-	cfg.VerifyFetch = false
-	cfg.AllowNetworks = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
-	cfg.Seeds = seeds
-	cfg.CrawlConcurrency, cfg.CrawlPerHost = 4, 4
-	cfg.CrawlMinInterval, cfg.CrawlMaxInterval = time.Second, time.Second
-	cfg.ShutdownTimeout = 5 * time.Second
-	cfg.Instance = "shutdown-test"
+	cfg.Server.Listen = "127.0.0.1:0"
+	cfg.Storage.DB = "sqlite:" + dbPath
+	cfg.Storage.ImportExamples = false
+	cfg.Verify.Fetch = false
+	cfg.Outbound.AllowNetworks = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	cfg.Crawl.Seeds = seeds
+	cfg.Crawl.Concurrency, cfg.Crawl.PerHost = 4, 4
+	cfg.Crawl.MinInterval, cfg.Crawl.MaxInterval = time.Second, time.Second
+	cfg.Server.ShutdownTimeout = 5 * time.Second
+	cfg.Crawl.Instance = "shutdown-test"
 
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -91,7 +91,7 @@ func TestShutdownReturnsLeases(t *testing.T) {
 	}
 	// Every worker stuck on a check, and more agents claimed behind them.
 	waitUntil(t, 30*time.Second, "checks in flight and claims waiting", func() bool {
-		return hanging.Load() >= int64(cfg.CrawlConcurrency) && leases() > cfg.CrawlConcurrency
+		return hanging.Load() >= int64(cfg.Crawl.Concurrency) && leases() > cfg.Crawl.Concurrency
 	})
 	stopped := time.Now()
 	cancel()
@@ -100,7 +100,7 @@ func TestShutdownReturnsLeases(t *testing.T) {
 		if err != nil {
 			t.Fatalf("serve: %v", err)
 		}
-	case <-time.After(cfg.ShutdownTimeout + leaseReturnTimeout):
+	case <-time.After(cfg.Server.ShutdownTimeout + leaseReturnTimeout):
 		t.Fatal("serve did not stop within its deadline")
 	}
 	t.Logf("stopped in %v", time.Since(stopped))

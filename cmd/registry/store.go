@@ -13,7 +13,7 @@ import (
 // cardLimits applies the configured card size to the parser's defaults.
 func cardLimits(cfg config.Config) card.Limits {
 	lim := card.DefaultLimits()
-	lim.MaxBytes = int(min(cfg.MaxCardBytes, int64(maxInt)))
+	lim.MaxBytes = int(min(cfg.Outbound.MaxCardBytes, int64(maxInt)))
 	return lim
 }
 
@@ -23,8 +23,8 @@ const maxInt = int(^uint(0) >> 1)
 // Every command migrates: goose applies only what is pending, and PostgreSQL
 // replicas take an advisory lock so they do not race.
 func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (*catalog.Store, error) {
-	store, err := catalog.Open(ctx, catalog.Config{DSN: cfg.DB, Logger: log, CardLimits: cardLimits(cfg),
-		Listing: catalog.ListingPolicy{RequireApproval: cfg.RequireApproval, ReapproveOnChange: cfg.ReapproveOnChange}})
+	store, err := catalog.Open(ctx, catalog.Config{DSN: cfg.Storage.DB, Logger: log, CardLimits: cardLimits(cfg),
+		Listing: catalog.ListingPolicy{RequireApproval: cfg.Listing.RequireApproval, ReapproveOnChange: cfg.Listing.ReapproveOnChange}})
 	if err != nil {
 		return nil, err
 	}

@@ -93,7 +93,7 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer, get
 	}
 
 	input := fs.Arg(0)
-	raw, cardURL, err := loadCard(ctx, client, input, cfg.MaxCardBytes)
+	raw, cardURL, err := loadCard(ctx, client, input, cfg.Outbound.MaxCardBytes)
 	if err != nil {
 		fmt.Fprintf(stderr, "registry verify: %v\n", err)
 		return verifyError

@@ -55,30 +55,29 @@ const (
 	DefaultSessionMax     = 7 * 24 * time.Hour
 )
 
-// Config is every setting of the registry. Default returns a valid one.
+// Config is every setting of the registry, by the part of the registry
+// that reads it, so each part is handed its own settings and nothing else.
+// Default returns a valid one.
 type Config struct {
+	Server   Server
+	Log      Log
+	Storage  Database
+	Outbound Outbound
+	Listing  Listing
+	Crawl    Crawl
+	Verify   Verify
+	Auth     Auth
+	Runs     Runs
+}
+
+// Server is how the HTTP server listens and which names it answers to;
+// the console and the API share it.
+type Server struct {
 	// Listen is the HTTP listen address, host:port.
 	Listen string
 	// InsecureAllowRemote lets the server listen on a non-loopback address
 	// although no sign-in is configured (DESIGN.md "Access").
 	InsecureAllowRemote bool
-	// DB is the catalog DSN: "sqlite:PATH", a bare SQLite path, or a
-	// postgres:// / postgresql:// URL.
-	DB string
-	// AllowNetworks are private ranges the outbound client may reach; all
-	// private, loopback and link-local addresses are refused otherwise.
-	AllowNetworks []netip.Prefix
-	LogLevel      slog.Level
-	LogFormat     string
-	// FetchTimeout bounds one outbound fetch, connection to last byte.
-	FetchTimeout time.Duration
-	// MaxCardBytes caps the size of one agent card, fetched or imported.
-	MaxCardBytes int64
-	// ImportExamples imports the shipped example cards when the catalog is
-	// empty at start-up, so a first run has something to search.
-	ImportExamples bool
-	// ShutdownTimeout bounds the graceful drain of in-flight requests.
-	ShutdownTimeout time.Duration
 	// PublicURL is the address users reach the registry at, when it is
 	// not the listen address (behind a proxy); its host is accepted in
 	// Host headers and its origin in Origin headers.
@@ -86,57 +85,100 @@ type Config struct {
 	// AllowedHosts are further host names the server answers to; every
 	// other Host header is refused (DNS rebinding, see AcceptedHosts).
 	AllowedHosts []string
+	// ShutdownTimeout bounds the graceful drain of in-flight requests.
+	ShutdownTimeout time.Duration
+}
 
-	// Crawl re-checks registered agents on their schedule.
-	Crawl bool
-	// Seeds is a file of agent URLs or origins to register (optional).
-	Seeds             string
-	CrawlConcurrency  int
-	CrawlPerHost      int
-	CrawlMinInterval  time.Duration
-	CrawlMaxInterval  time.Duration
-	CrawlDownAfter    int
-	FetchLogRetention time.Duration
-	// CrawlLease is how long a claim keeps other replicas off an agent;
-	// zero: the crawler's default, or 4× FetchTimeout if longer.
-	CrawlLease time.Duration
-	// Instance names this replica in crawl leases; empty: the host name.
-	Instance string
-	// VerifyFetch lets the background verifier fetch what cards name: JWKS
-	// from jku, OpenID discovery documents, and (with VerifyProbes) the
-	// declared interfaces. Off, signatures verify against pinned keys only.
-	VerifyFetch bool
-	// VerifyProbes makes the background verifier probe every declared
-	// interface live, not only check signatures and security schemes.
-	VerifyProbes bool
+// Log is where and how the registry logs.
+type Log struct {
+	Level  slog.Level
+	Format string
+}
 
-	// Sign-in (see README "Sign-in"). With no OIDCIssuer the registry runs
-	// in development mode: the local user is admin, loopback only.
-	OIDCIssuer   string
-	OIDCClientID string
-	// OIDCClientSecret or OIDCClientSecretFile (not both) authenticate
-	// the registry to the provider; neither for a public client (PKCE).
-	OIDCClientSecret     Secret
-	OIDCClientSecretFile string
-	// OIDCScopes are requested at sign-in; "openid" is always among them.
-	OIDCScopes []string
-	// OIDCRolesClaim names the token claim (a string or a list of
-	// strings) whose values OIDCRoles map to roles.
-	OIDCRolesClaim string
-	OIDCRoles      []RoleClaim
-	// OIDCGroupsClaim names the claim whose values are the caller's groups
-	// (collection visibility); OIDCRolesClaim when empty.
-	OIDCGroupsClaim string
+// Database is the catalog's database.
+type Database struct {
+	// DB is the catalog DSN: "sqlite:PATH", a bare SQLite path, or a
+	// postgres:// / postgresql:// URL.
+	DB string
+	// ImportExamples imports the shipped example cards when the catalog is
+	// empty at start-up, so a first run has something to search.
+	ImportExamples bool
+}
+
+// Outbound bounds every request the registry makes: card fetches, JWKS,
+// probes and test runs.
+type Outbound struct {
+	// AllowNetworks are private ranges the outbound client may reach; all
+	// private, loopback and link-local addresses are refused otherwise.
+	AllowNetworks []netip.Prefix
+	// FetchTimeout bounds one outbound fetch, connection to last byte.
+	FetchTimeout time.Duration
+	// MaxCardBytes caps the size of one agent card, fetched or imported.
+	MaxCardBytes int64
+}
+
+// Listing is the curation policy for new and changed agents.
+type Listing struct {
 	// RequireApproval starts new agents pending; ReapproveOnChange sends
 	// an approved agent back to pending when its card changes.
 	RequireApproval   bool
 	ReapproveOnChange bool
-	// OIDCDefaultRole is the role of a signed-in user no mapping matches,
+}
+
+// Crawl is the crawler's schedule and limits.
+type Crawl struct {
+	// Enabled re-checks registered agents on their schedule.
+	Enabled bool
+	// Seeds is a file of agent URLs or origins to register (optional).
+	Seeds             string
+	Concurrency       int
+	PerHost           int
+	MinInterval       time.Duration
+	MaxInterval       time.Duration
+	DownAfter         int
+	FetchLogRetention time.Duration
+	// Lease is how long a claim keeps other replicas off an agent;
+	// zero: the crawler's default, or 4× FetchTimeout if longer.
+	Lease time.Duration
+	// Instance names this replica in crawl leases; empty: the host name.
+	Instance string
+}
+
+// Verify is what the background verifier may reach.
+type Verify struct {
+	// Fetch lets the background verifier fetch what cards name: JWKS
+	// from jku, OpenID discovery documents, and (with Probes) the
+	// declared interfaces. Off, signatures verify against pinned keys only.
+	Fetch bool
+	// Probes makes the background verifier probe every declared
+	// interface live, not only check signatures and security schemes.
+	Probes bool
+}
+
+// Auth is sign-in (see docs/security.md). With no Issuer the registry
+// runs in development mode: the local user is admin, loopback only.
+type Auth struct {
+	Issuer   string
+	ClientID string
+	// ClientSecret or ClientSecretFile (not both) authenticate the
+	// registry to the provider; neither for a public client (PKCE).
+	ClientSecret     Secret
+	ClientSecretFile string
+	// Scopes are requested at sign-in; "openid" is always among them.
+	Scopes []string
+	// RolesClaim names the token claim (a string or a list of strings)
+	// whose values Roles map to roles.
+	RolesClaim string
+	Roles      []RoleClaim
+	// GroupsClaim names the claim whose values are the caller's groups
+	// (collection visibility); RolesClaim when empty.
+	GroupsClaim string
+	// DefaultRole is the role of a signed-in user no mapping matches,
 	// RoleNone to refuse them.
-	OIDCDefaultRole string
-	// OIDCAPIAudience is the audience bearer tokens must name; the
-	// client id when empty.
-	OIDCAPIAudience string
+	DefaultRole string
+	// APIAudience is the audience bearer tokens must name; the client id
+	// when empty.
+	APIAudience string
 	// AnonymousRole is the role of callers who are not signed in,
 	// RoleNone by default.
 	AnonymousRole string
@@ -144,16 +186,19 @@ type Config struct {
 	// session this long after sign-in.
 	SessionIdle time.Duration
 	SessionMax  time.Duration
+}
 
-	// Test runs (the built-in A2A client, POST /api/v1/agents/{id}/runs).
-	// RunRetention is how long a run's transcript is kept.
-	RunRetention         time.Duration
-	RunMaxDuration       time.Duration
-	RunMaxMessageBytes   int64
-	RunMaxFileBytes      int64
-	RunMaxConcurrent     int
-	RunMaxConcurrentUser int
-	RunRatePerMinute     int
+// Runs limits test runs (the built-in A2A client,
+// POST /api/v1/agents/{id}/runs and the console's Try it panel).
+type Runs struct {
+	// Retention is how long a run's transcript is kept.
+	Retention         time.Duration
+	MaxDuration       time.Duration
+	MaxMessageBytes   int64
+	MaxFileBytes      int64
+	MaxConcurrent     int
+	MaxConcurrentUser int
+	RatePerMinute     int
 }
 
 // RoleNone, as a default or anonymous role, grants nothing.
@@ -195,22 +240,25 @@ func (s Secret) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
 // SignIn reports whether an OIDC provider is configured; without one the
 // registry runs in development mode.
-func (c Config) SignIn() bool { return c.OIDCIssuer != "" }
+func (c Config) SignIn() bool { return c.Auth.SignIn() }
+
+// SignIn reports whether an OIDC provider is configured.
+func (a Auth) SignIn() bool { return a.Issuer != "" }
 
 // ClientSecret returns the OIDC client secret, read from
-// OIDCClientSecretFile when that is set (surrounding white space
-// trimmed: editors and `echo` add a newline).
-func (c Config) ClientSecret() (Secret, error) {
-	if c.OIDCClientSecretFile == "" {
-		return c.OIDCClientSecret, nil
+// ClientSecretFile when that is set (surrounding white space trimmed:
+// editors and `echo` add a newline).
+func (a Auth) Secret() (Secret, error) {
+	if a.ClientSecretFile == "" {
+		return a.ClientSecret, nil
 	}
-	b, err := os.ReadFile(c.OIDCClientSecretFile)
+	b, err := os.ReadFile(a.ClientSecretFile)
 	if err != nil {
 		return "", fmt.Errorf("reading oidc-client-secret-file: %w", err)
 	}
 	s := strings.TrimSpace(string(b))
 	if s == "" {
-		return "", fmt.Errorf("%w: oidc-client-secret-file %s is empty", ErrInvalid, c.OIDCClientSecretFile)
+		return "", fmt.Errorf("%w: oidc-client-secret-file %s is empty", ErrInvalid, a.ClientSecretFile)
 	}
 	return Secret(s), nil
 }
@@ -218,151 +266,176 @@ func (c Config) ClientSecret() (Secret, error) {
 // Default returns the settings used when nothing is configured.
 func Default() Config {
 	return Config{
-		Listen:          DefaultListen,
-		DB:              DefaultDB,
-		LogLevel:        slog.LevelInfo,
-		LogFormat:       LogFormatText,
-		FetchTimeout:    DefaultFetchTimeout,
-		MaxCardBytes:    DefaultMaxCardBytes,
-		ImportExamples:  true,
-		ShutdownTimeout: DefaultShutdownTimeout,
-
-		OIDCScopes:      []string{"openid", "email", "profile"},
-		OIDCRolesClaim:  DefaultOIDCRolesClaim,
-		OIDCDefaultRole: "viewer",
-		AnonymousRole:   RoleNone,
-		SessionIdle:     DefaultSessionIdle,
-		SessionMax:      DefaultSessionMax,
-
-		Crawl:             true,
-		VerifyFetch:       true,
-		CrawlConcurrency:  DefaultCrawlConcurrency,
-		CrawlPerHost:      DefaultCrawlPerHost,
-		CrawlMinInterval:  DefaultCrawlMinInterval,
-		CrawlMaxInterval:  DefaultCrawlMaxInterval,
-		CrawlDownAfter:    DefaultCrawlDownAfter,
-		FetchLogRetention: DefaultFetchLogRetention,
-
-		RunRetention:         DefaultRunRetention,
-		RunMaxDuration:       DefaultRunMaxDuration,
-		RunMaxMessageBytes:   DefaultRunMaxMessageBytes,
-		RunMaxFileBytes:      DefaultRunMaxFileBytes,
-		RunMaxConcurrent:     DefaultRunMaxConcurrent,
-		RunMaxConcurrentUser: DefaultRunMaxConcurrentUser,
-		RunRatePerMinute:     DefaultRunRatePerMinute,
+		Server:   Server{Listen: DefaultListen, ShutdownTimeout: DefaultShutdownTimeout},
+		Log:      Log{Level: slog.LevelInfo, Format: LogFormatText},
+		Storage:  Database{DB: DefaultDB, ImportExamples: true},
+		Outbound: Outbound{FetchTimeout: DefaultFetchTimeout, MaxCardBytes: DefaultMaxCardBytes},
+		Auth: Auth{
+			Scopes:        []string{"openid", "email", "profile"},
+			RolesClaim:    DefaultOIDCRolesClaim,
+			DefaultRole:   "viewer",
+			AnonymousRole: RoleNone,
+			SessionIdle:   DefaultSessionIdle,
+			SessionMax:    DefaultSessionMax,
+		},
+		Crawl: Crawl{
+			Enabled:           true,
+			Concurrency:       DefaultCrawlConcurrency,
+			PerHost:           DefaultCrawlPerHost,
+			MinInterval:       DefaultCrawlMinInterval,
+			MaxInterval:       DefaultCrawlMaxInterval,
+			DownAfter:         DefaultCrawlDownAfter,
+			FetchLogRetention: DefaultFetchLogRetention,
+		},
+		Verify: Verify{Fetch: true},
+		Runs: Runs{
+			Retention:         DefaultRunRetention,
+			MaxDuration:       DefaultRunMaxDuration,
+			MaxMessageBytes:   DefaultRunMaxMessageBytes,
+			MaxFileBytes:      DefaultRunMaxFileBytes,
+			MaxConcurrent:     DefaultRunMaxConcurrent,
+			MaxConcurrentUser: DefaultRunMaxConcurrentUser,
+			RatePerMinute:     DefaultRunRatePerMinute,
+		},
 	}
 }
 
 // Validate reports the first setting that cannot work, wrapped in ErrInvalid.
 func (c Config) Validate() error {
-	if err := validateListen(c.Listen, c.InsecureAllowRemote || c.SignIn()); err != nil {
+	if err := c.Server.validate(c.SignIn()); err != nil {
 		return err
 	}
-	if err := ValidateDB(c.DB); err != nil {
+	if err := ValidateDB(c.Storage.DB); err != nil {
 		return err
 	}
-	if err := validatePublicURL(c.PublicURL); err != nil {
+	if err := c.Auth.validate(c.Server.PublicURL); err != nil {
 		return err
 	}
-	if err := c.validateSignIn(); err != nil {
+	if err := c.Runs.validate(); err != nil {
 		return err
 	}
-	for _, h := range c.AllowedHosts {
+	if err := c.Outbound.validate(); err != nil {
+		return err
+	}
+	switch c.Log.Format {
+	case LogFormatText, LogFormatJSON:
+	default:
+		return fmt.Errorf("%w: log-format %q: want %q or %q", ErrInvalid, c.Log.Format, LogFormatText, LogFormatJSON)
+	}
+	if c.Verify.Probes && !c.Verify.Fetch {
+		return fmt.Errorf("%w: verify-probes needs verify-fetch: probes reach the agents' endpoints", ErrInvalid)
+	}
+	return c.Crawl.validate()
+}
+
+func (s Server) validate(signIn bool) error {
+	if err := validateListen(s.Listen, s.InsecureAllowRemote || signIn); err != nil {
+		return err
+	}
+	if err := validatePublicURL(s.PublicURL); err != nil {
+		return err
+	}
+	for _, h := range s.AllowedHosts {
 		if h == "" || strings.ContainsAny(h, "/:@ ") && !isIPv6Literal(h) {
 			return fmt.Errorf("%w: allowed-hosts: %q is not a host name (no scheme, port or path)", ErrInvalid, h)
 		}
 	}
-	for _, p := range c.AllowNetworks {
+	if s.ShutdownTimeout <= 0 {
+		return fmt.Errorf("%w: shutdown-timeout must be positive, got %v", ErrInvalid, s.ShutdownTimeout)
+	}
+	return nil
+}
+
+func (o Outbound) validate() error {
+	for _, p := range o.AllowNetworks {
 		if !p.IsValid() {
 			return fmt.Errorf("%w: allow-networks: invalid prefix %v", ErrInvalid, p)
 		}
 	}
-	switch c.LogFormat {
-	case LogFormatText, LogFormatJSON:
-	default:
-		return fmt.Errorf("%w: log-format %q: want %q or %q", ErrInvalid, c.LogFormat, LogFormatText, LogFormatJSON)
+	if o.FetchTimeout <= 0 {
+		return fmt.Errorf("%w: fetch-timeout must be positive, got %v", ErrInvalid, o.FetchTimeout)
 	}
-	if c.FetchTimeout <= 0 {
-		return fmt.Errorf("%w: fetch-timeout must be positive, got %v", ErrInvalid, c.FetchTimeout)
+	if o.MaxCardBytes <= 0 {
+		return fmt.Errorf("%w: max-card-bytes must be positive, got %d", ErrInvalid, o.MaxCardBytes)
 	}
-	if c.MaxCardBytes <= 0 {
-		return fmt.Errorf("%w: max-card-bytes must be positive, got %d", ErrInvalid, c.MaxCardBytes)
-	}
-	if c.ShutdownTimeout <= 0 {
-		return fmt.Errorf("%w: shutdown-timeout must be positive, got %v", ErrInvalid, c.ShutdownTimeout)
-	}
-	return c.validateCrawl()
+	return nil
 }
 
-func (c Config) validateCrawl() error {
+func (c Crawl) validate() error {
 	switch {
-	case c.CrawlConcurrency < 1 || c.CrawlConcurrency > 10000:
-		return fmt.Errorf("%w: crawl-concurrency must be 1 to 10000, got %d", ErrInvalid, c.CrawlConcurrency)
-	case c.CrawlPerHost < 1:
-		return fmt.Errorf("%w: crawl-per-host must be at least 1, got %d", ErrInvalid, c.CrawlPerHost)
-	case c.CrawlMinInterval <= 0:
-		return fmt.Errorf("%w: crawl-min-interval must be positive, got %v", ErrInvalid, c.CrawlMinInterval)
-	case c.CrawlMaxInterval < c.CrawlMinInterval:
-		return fmt.Errorf("%w: crawl-max-interval (%v) is shorter than crawl-min-interval (%v)", ErrInvalid, c.CrawlMaxInterval, c.CrawlMinInterval)
-	case c.CrawlLease < 0:
-		return fmt.Errorf("%w: crawl-lease must not be negative, got %v", ErrInvalid, c.CrawlLease)
+	case c.Concurrency < 1 || c.Concurrency > 10000:
+		return fmt.Errorf("%w: crawl-concurrency must be 1 to 10000, got %d", ErrInvalid, c.Concurrency)
+	case c.PerHost < 1:
+		return fmt.Errorf("%w: crawl-per-host must be at least 1, got %d", ErrInvalid, c.PerHost)
+	case c.MinInterval <= 0:
+		return fmt.Errorf("%w: crawl-min-interval must be positive, got %v", ErrInvalid, c.MinInterval)
+	case c.MaxInterval < c.MinInterval:
+		return fmt.Errorf("%w: crawl-max-interval (%v) is shorter than crawl-min-interval (%v)", ErrInvalid, c.MaxInterval, c.MinInterval)
+	case c.Lease < 0:
+		return fmt.Errorf("%w: crawl-lease must not be negative, got %v", ErrInvalid, c.Lease)
 	case strings.Contains(c.Instance, "/"):
 		return fmt.Errorf("%w: instance %q must not contain /", ErrInvalid, c.Instance)
-	case c.CrawlDownAfter < 1:
-		return fmt.Errorf("%w: crawl-down-after must be at least 1, got %d", ErrInvalid, c.CrawlDownAfter)
-	case c.VerifyProbes && !c.VerifyFetch:
-		return fmt.Errorf("%w: verify-probes needs verify-fetch: probes reach the agents' endpoints", ErrInvalid)
+	case c.DownAfter < 1:
+		return fmt.Errorf("%w: crawl-down-after must be at least 1, got %d", ErrInvalid, c.DownAfter)
 	case c.FetchLogRetention < 7*24*time.Hour:
 		return fmt.Errorf("%w: fetch-log-retention must be at least 168h (uptime covers 7 days), got %v", ErrInvalid, c.FetchLogRetention)
 	}
 	return nil
 }
 
-func (c Config) validateSignIn() error {
-	for _, r := range []struct{ name, value string }{{"oidc-default-role", c.OIDCDefaultRole}, {"anonymous-role", c.AnonymousRole}} {
+func (r Runs) validate() error {
+	switch {
+	case r.Retention <= 0 || r.MaxDuration <= 0:
+		return fmt.Errorf("%w: run-retention and run-max-duration must be positive, got %v and %v", ErrInvalid, r.Retention, r.MaxDuration)
+	case r.MaxMessageBytes <= 0 || r.MaxFileBytes <= 0 || r.MaxFileBytes > r.MaxMessageBytes:
+		return fmt.Errorf("%w: run-max-file-bytes (%d) must be positive and at most run-max-message-bytes (%d)", ErrInvalid, r.MaxFileBytes, r.MaxMessageBytes)
+	case r.MaxConcurrent <= 0 || r.MaxConcurrentUser <= 0 || r.RatePerMinute <= 0:
+		return fmt.Errorf("%w: run-max-concurrent, run-max-concurrent-per-user and run-rate-per-minute must be positive", ErrInvalid)
+	}
+	return nil
+}
+
+// validate checks sign-in; publicURL is the server's, from which the
+// redirect URL registered at the provider is built.
+func (a Auth) validate(publicURL string) error {
+	for _, r := range []struct{ name, value string }{{"oidc-default-role", a.DefaultRole}, {"anonymous-role", a.AnonymousRole}} {
 		if r.value != RoleNone && !slices.Contains(Roles, r.value) {
 			return fmt.Errorf("%w: %s %q: want none, viewer, tester, editor or admin", ErrInvalid, r.name, r.value)
 		}
 	}
 	switch {
-	case c.RunRetention <= 0 || c.RunMaxDuration <= 0:
-		return fmt.Errorf("%w: run-retention and run-max-duration must be positive, got %v and %v", ErrInvalid, c.RunRetention, c.RunMaxDuration)
-	case c.RunMaxMessageBytes <= 0 || c.RunMaxFileBytes <= 0 || c.RunMaxFileBytes > c.RunMaxMessageBytes:
-		return fmt.Errorf("%w: run-max-file-bytes (%d) must be positive and at most run-max-message-bytes (%d)", ErrInvalid, c.RunMaxFileBytes, c.RunMaxMessageBytes)
-	case c.RunMaxConcurrent <= 0 || c.RunMaxConcurrentUser <= 0 || c.RunRatePerMinute <= 0:
-		return fmt.Errorf("%w: run-max-concurrent, run-max-concurrent-per-user and run-rate-per-minute must be positive", ErrInvalid)
-	case c.SessionIdle <= 0 || c.SessionMax <= 0:
-		return fmt.Errorf("%w: session-idle and session-max must be positive, got %v and %v", ErrInvalid, c.SessionIdle, c.SessionMax)
-	case c.SessionIdle > c.SessionMax:
-		return fmt.Errorf("%w: session-idle (%v) is longer than session-max (%v)", ErrInvalid, c.SessionIdle, c.SessionMax)
-	case c.OIDCClientSecret != "" && c.OIDCClientSecretFile != "":
+	case a.SessionIdle <= 0 || a.SessionMax <= 0:
+		return fmt.Errorf("%w: session-idle and session-max must be positive, got %v and %v", ErrInvalid, a.SessionIdle, a.SessionMax)
+	case a.SessionIdle > a.SessionMax:
+		return fmt.Errorf("%w: session-idle (%v) is longer than session-max (%v)", ErrInvalid, a.SessionIdle, a.SessionMax)
+	case a.ClientSecret != "" && a.ClientSecretFile != "":
 		return fmt.Errorf("%w: give oidc-client-secret or oidc-client-secret-file, not both", ErrInvalid)
 	}
-	if !c.SignIn() {
-		if c.OIDCClientID != "" || c.OIDCClientSecret != "" || c.OIDCClientSecretFile != "" || len(c.OIDCRoles) > 0 || c.OIDCAPIAudience != "" {
+	if !a.SignIn() {
+		if a.ClientID != "" || a.ClientSecret != "" || a.ClientSecretFile != "" || len(a.Roles) > 0 || a.APIAudience != "" {
 			// Half a configuration would silently run development mode,
 			// where everyone is admin.
 			return fmt.Errorf("%w: OIDC settings given without oidc-issuer", ErrInvalid)
 		}
 		return nil
 	}
-	u, err := url.Parse(c.OIDCIssuer)
+	u, err := url.Parse(a.Issuer)
 	if err != nil || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" ||
 		!(u.Scheme == "https" || u.Scheme == "http" && IsLoopbackHost(u.Hostname())) {
 		// OpenID Connect Discovery 1.0 §2: the issuer is an https URL
 		// without query or fragment; plain http only for a provider on
 		// this machine.
-		return fmt.Errorf("%w: oidc-issuer %q: want an https URL without query or fragment", ErrInvalid, c.OIDCIssuer)
+		return fmt.Errorf("%w: oidc-issuer %q: want an https URL without query or fragment", ErrInvalid, a.Issuer)
 	}
 	switch {
-	case c.OIDCClientID == "":
+	case a.ClientID == "":
 		return fmt.Errorf("%w: oidc-issuer needs oidc-client-id", ErrInvalid)
-	case c.PublicURL == "":
+	case publicURL == "":
 		// The redirect URL registered at the provider is built from it.
 		return fmt.Errorf("%w: oidc-issuer needs public-url (the redirect URL is {public-url}/auth/callback)", ErrInvalid)
-	case c.OIDCRolesClaim == "":
+	case a.RolesClaim == "":
 		return fmt.Errorf("%w: oidc-roles-claim is empty", ErrInvalid)
-	case !slices.Contains(c.OIDCScopes, "openid"):
+	case !slices.Contains(a.Scopes, "openid"):
 		return fmt.Errorf("%w: oidc-scopes must include openid", ErrInvalid)
 	}
 	return nil
@@ -444,15 +517,15 @@ func isIPv6Literal(h string) bool {
 // other Host header is refused, so a web page that rebinds its own DNS
 // name to the registry's address (DNS rebinding) cannot talk to it
 // through the operator's browser.
-func (c Config) AcceptedHosts() []string {
+func (s Server) AcceptedHosts() []string {
 	hosts := []string{"localhost", "127.0.0.1", "::1"}
-	if h, _, err := net.SplitHostPort(c.Listen); err == nil && h != "" {
+	if h, _, err := net.SplitHostPort(s.Listen); err == nil && h != "" {
 		hosts = append(hosts, h)
 	}
-	if u, err := url.Parse(c.PublicURL); err == nil && u.Hostname() != "" {
+	if u, err := url.Parse(s.PublicURL); err == nil && u.Hostname() != "" {
 		hosts = append(hosts, u.Hostname())
 	}
-	for _, h := range c.AllowedHosts {
+	for _, h := range s.AllowedHosts {
 		hosts = append(hosts, strings.Trim(h, "[]"))
 	}
 	return hosts
@@ -460,8 +533,8 @@ func (c Config) AcceptedHosts() []string {
 
 // TrustedOrigins lists the origins, besides the request's own, that may
 // send state-changing requests from a browser: the public URL's.
-func (c Config) TrustedOrigins() []string {
-	u, err := url.Parse(c.PublicURL)
+func (s Server) TrustedOrigins() []string {
+	u, err := url.Parse(s.PublicURL)
 	if err != nil || u.Host == "" {
 		return nil
 	}

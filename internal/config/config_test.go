@@ -33,7 +33,7 @@ func TestDefaultIsValid(t *testing.T) {
 	if !reflect.DeepEqual(cfg, Default()) {
 		t.Errorf("Load with nothing set = %+v, want Default() %+v", cfg, Default())
 	}
-	if cfg.Listen != "127.0.0.1:8080" || cfg.DB != "sqlite:./data/registry.db" || cfg.MaxCardBytes != 1<<20 || !cfg.ImportExamples {
+	if cfg.Server.Listen != "127.0.0.1:8080" || cfg.Storage.DB != "sqlite:./data/registry.db" || cfg.Outbound.MaxCardBytes != 1<<20 || !cfg.Storage.ImportExamples {
 		t.Errorf("defaults changed: %+v", cfg)
 	}
 }
@@ -46,38 +46,40 @@ func TestLoadPrecedence(t *testing.T) {
 		check func(Config) bool
 	}{
 		{"env sets listen", nil, map[string]string{"REGISTRY_LISTEN": "127.0.0.1:9000"},
-			func(c Config) bool { return c.Listen == "127.0.0.1:9000" }},
+			func(c Config) bool { return c.Server.Listen == "127.0.0.1:9000" }},
 		{"flag wins over env", []string{"--listen", "[::1]:9001"}, map[string]string{"REGISTRY_LISTEN": "127.0.0.1:9000"},
-			func(c Config) bool { return c.Listen == "[::1]:9001" }},
+			func(c Config) bool { return c.Server.Listen == "[::1]:9001" }},
 		{"empty env is unset", nil, map[string]string{"REGISTRY_DB": ""},
-			func(c Config) bool { return c.DB == DefaultDB }},
+			func(c Config) bool { return c.Storage.DB == DefaultDB }},
 		{"env db", nil, map[string]string{"REGISTRY_DB": "postgres://u@db:5432/reg?sslmode=disable"},
-			func(c Config) bool { return c.DB == "postgres://u@db:5432/reg?sslmode=disable" }},
+			func(c Config) bool { return c.Storage.DB == "postgres://u@db:5432/reg?sslmode=disable" }},
 		{"env bool false", nil, map[string]string{"REGISTRY_IMPORT_EXAMPLES": "false"},
-			func(c Config) bool { return !c.ImportExamples }},
+			func(c Config) bool { return !c.Storage.ImportExamples }},
 		{"flag bool without value", []string{"--listen=0.0.0.0:8080", "--insecure-allow-remote"}, nil,
-			func(c Config) bool { return c.InsecureAllowRemote && c.Listen == "0.0.0.0:8080" }},
+			func(c Config) bool { return c.Server.InsecureAllowRemote && c.Server.Listen == "0.0.0.0:8080" }},
 		{"flag bool =false beats env true", []string{"--import-examples=false"}, map[string]string{"REGISTRY_IMPORT_EXAMPLES": "true"},
-			func(c Config) bool { return !c.ImportExamples }},
+			func(c Config) bool { return !c.Storage.ImportExamples }},
 		{"env networks", nil, map[string]string{"REGISTRY_ALLOW_NETWORKS": "10.0.0.0/8, 192.168.1.7 ,fd00::/8"},
 			func(c Config) bool {
-				return reflect.DeepEqual(c.AllowNetworks, []netip.Prefix{
+				return reflect.DeepEqual(c.Outbound.AllowNetworks, []netip.Prefix{
 					netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("192.168.1.7/32"), netip.MustParsePrefix("fd00::/8")})
 			}},
 		{"repeated flag appends and replaces env", []string{"--allow-networks", "10.0.0.0/8", "--allow-networks", "172.16.0.0/12"},
 			map[string]string{"REGISTRY_ALLOW_NETWORKS": "192.168.0.0/16"},
 			func(c Config) bool {
-				return reflect.DeepEqual(c.AllowNetworks, []netip.Prefix{
+				return reflect.DeepEqual(c.Outbound.AllowNetworks, []netip.Prefix{
 					netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("172.16.0.0/12")})
 			}},
 		{"log level and format", []string{"--log-level", "debug"}, map[string]string{"REGISTRY_LOG_FORMAT": "json"},
-			func(c Config) bool { return c.LogLevel == slog.LevelDebug && c.LogFormat == LogFormatJSON }},
+			func(c Config) bool { return c.Log.Level == slog.LevelDebug && c.Log.Format == LogFormatJSON }},
 		{"durations", []string{"--fetch-timeout", "3s"}, map[string]string{"REGISTRY_SHUTDOWN_TIMEOUT": "1m"},
-			func(c Config) bool { return c.FetchTimeout == 3*time.Second && c.ShutdownTimeout == time.Minute }},
+			func(c Config) bool {
+				return c.Outbound.FetchTimeout == 3*time.Second && c.Server.ShutdownTimeout == time.Minute
+			}},
 		{"size suffix", []string{"--max-card-bytes", "256KiB"}, nil,
-			func(c Config) bool { return c.MaxCardBytes == 256<<10 }},
+			func(c Config) bool { return c.Outbound.MaxCardBytes == 256<<10 }},
 		{"localhost is loopback", []string{"--listen", "localhost:8080"}, nil,
-			func(c Config) bool { return c.Listen == "localhost:8080" }},
+			func(c Config) bool { return c.Server.Listen == "localhost:8080" }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -201,7 +203,7 @@ func TestGroupsLimitFlags(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
-	if cfg.Listen != DefaultListen || cfg.DB != "x.db" {
+	if cfg.Server.Listen != DefaultListen || cfg.Storage.DB != "x.db" {
 		t.Errorf("cfg = %+v", cfg)
 	}
 	if got := fs.Args(); !reflect.DeepEqual(got, []string{"a.json", "b.json"}) {
@@ -284,7 +286,7 @@ func TestAcceptedHosts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := cfg.AcceptedHosts(); !slices.Equal(got, tt.want) {
+			if got := cfg.Server.AcceptedHosts(); !slices.Equal(got, tt.want) {
 				t.Errorf("AcceptedHosts = %q, want %q", got, tt.want)
 			}
 		})

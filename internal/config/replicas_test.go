@@ -32,8 +32,8 @@ func TestReplicaSettings(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || cfg.CrawlLease != tt.wantLease || cfg.Instance != tt.wantName {
-				t.Fatalf("Load = lease %v, instance %q, %v; want %v, %q", cfg.CrawlLease, cfg.Instance, err, tt.wantLease, tt.wantName)
+			if err != nil || cfg.Crawl.Lease != tt.wantLease || cfg.Crawl.Instance != tt.wantName {
+				t.Fatalf("Load = lease %v, instance %q, %v; want %v, %q", cfg.Crawl.Lease, cfg.Crawl.Instance, err, tt.wantLease, tt.wantName)
 			}
 		})
 	}

@@ -25,25 +25,25 @@ func TestLoadSignIn(t *testing.T) {
 		check func(Config) bool
 	}{
 		{"defaults: development mode", nil, nil, func(c Config) bool {
-			return !c.SignIn() && c.OIDCDefaultRole == "viewer" && c.AnonymousRole == RoleNone && c.OIDCRolesClaim == "groups"
+			return !c.SignIn() && c.Auth.DefaultRole == "viewer" && c.Auth.AnonymousRole == RoleNone && c.Auth.RolesClaim == "groups"
 		}},
 		{"provider allows a remote listen address", append([]string{"--listen", "0.0.0.0:8080"}, signIn...), nil,
-			func(c Config) bool { return c.SignIn() && c.Listen == "0.0.0.0:8080" }},
+			func(c Config) bool { return c.SignIn() && c.Server.Listen == "0.0.0.0:8080" }},
 		{"http issuer on loopback", []string{"--oidc-issuer", "http://127.0.0.1:5556/dex", "--oidc-client-id", "r", "--public-url", "http://127.0.0.1:8080"}, nil,
 			func(c Config) bool { return c.SignIn() }},
 		{"repeated roles append, env separates with semicolons",
 			append([]string{"--oidc-role", "admin=cn=admins,ou=groups,dc=example", "--oidc-role", "Editor=eng"}, signIn...), nil,
 			func(c Config) bool {
-				return reflect.DeepEqual(c.OIDCRoles, []RoleClaim{{"admin", "cn=admins,ou=groups,dc=example"}, {"editor", "eng"}})
+				return reflect.DeepEqual(c.Auth.Roles, []RoleClaim{{"admin", "cn=admins,ou=groups,dc=example"}, {"editor", "eng"}})
 			}},
 		{"roles from env", signIn, map[string]string{"REGISTRY_OIDC_ROLE": "viewer=all; tester=qa"},
 			func(c Config) bool {
-				return reflect.DeepEqual(c.OIDCRoles, []RoleClaim{{"viewer", "all"}, {"tester", "qa"}})
+				return reflect.DeepEqual(c.Auth.Roles, []RoleClaim{{"viewer", "all"}, {"tester", "qa"}})
 			}},
 		{"scopes replace the default", append([]string{"--oidc-scopes", "openid,email,groups"}, signIn...), nil,
-			func(c Config) bool { return reflect.DeepEqual(c.OIDCScopes, []string{"openid", "email", "groups"}) }},
+			func(c Config) bool { return reflect.DeepEqual(c.Auth.Scopes, []string{"openid", "email", "groups"}) }},
 		{"none default role and viewer anonymous", append([]string{"--oidc-default-role", "none", "--anonymous-role", "viewer"}, signIn...), nil,
-			func(c Config) bool { return c.OIDCDefaultRole == RoleNone && c.AnonymousRole == "viewer" }},
+			func(c Config) bool { return c.Auth.DefaultRole == RoleNone && c.Auth.AnonymousRole == "viewer" }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -105,19 +105,19 @@ func TestSecretNeverPrinted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.OIDCClientSecret.Reveal() != secret {
-		t.Fatalf("secret not loaded: Reveal = %q", cfg.OIDCClientSecret.Reveal())
+	if cfg.Auth.ClientSecret.Reveal() != secret {
+		t.Fatalf("secret not loaded: Reveal = %q", cfg.Auth.ClientSecret.Reveal())
 	}
 	var logged bytes.Buffer
-	slog.New(slog.NewJSONHandler(&logged, nil)).Info("config", "cfg", cfg, "secret", cfg.OIDCClientSecret)
-	slog.New(slog.NewTextHandler(&logged, nil)).Info("config", "secret", cfg.OIDCClientSecret)
+	slog.New(slog.NewJSONHandler(&logged, nil)).Info("config", "cfg", cfg, "secret", cfg.Auth.ClientSecret)
+	slog.New(slog.NewTextHandler(&logged, nil)).Info("config", "secret", cfg.Auth.ClientSecret)
 	js, err := json.Marshal(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	outputs := map[string]string{
 		"%v": fmt.Sprintf("%v", cfg), "%+v": fmt.Sprintf("%+v", cfg), "%#v": fmt.Sprintf("%#v", cfg),
-		"%s": fmt.Sprintf("%s", cfg.OIDCClientSecret), "slog": logged.String(), "json": string(js),
+		"%s": fmt.Sprintf("%s", cfg.Auth.ClientSecret), "slog": logged.String(), "json": string(js),
 		"flag": fs.Lookup("oidc-client-secret").Value.String(),
 	}
 	for how, out := range outputs {
@@ -137,11 +137,11 @@ func TestClientSecretFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s, err := cfg.ClientSecret(); err != nil || s.Reveal() != "from-file" {
+	if s, err := cfg.Auth.Secret(); err != nil || s.Reveal() != "from-file" {
 		t.Errorf("ClientSecret = %q, %v; want from-file", s.Reveal(), err)
 	}
-	cfg.OIDCClientSecretFile = filepath.Join(dir, "missing")
-	if _, err := cfg.ClientSecret(); !errors.Is(err, os.ErrNotExist) {
+	cfg.Auth.ClientSecretFile = filepath.Join(dir, "missing")
+	if _, err := cfg.Auth.Secret(); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("ClientSecret of a missing file = %v, want ErrNotExist", err)
 	}
 }
