@@ -11,8 +11,8 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/a2aregistry/registry/internal/api"
 	"github.com/a2aregistry/registry/internal/catalog"
+	"github.com/a2aregistry/registry/internal/query"
 	"github.com/a2aregistry/registry/internal/synth"
 )
 
@@ -115,9 +115,11 @@ func runScoped(args []string) error {
 			if err != nil {
 				return err
 			}
-			if qs[i], err = api.ParseSearch(u.RawQuery); err != nil {
+			req, err := query.ParseString(u.RawQuery)
+			if err != nil {
 				return fmt.Errorf("%s: %w", p, err)
 			}
+			qs[i] = req.Query(catalog.Scope{})
 		}
 		un, sc, err := measureScopes(ctx, store, qs, f.queries, catalog.ScopeAll, viewer)
 		if err != nil {

@@ -5,44 +5,22 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
-	"strconv"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/a2aregistry/registry/internal/catalog"
+	"github.com/a2aregistry/registry/internal/query"
 )
 
-// Search input bounds beyond those of catalog. Filter values are short
-// tokens (tags, media types, scheme names); the bounds keep the work of
-// one request small.
-const (
-	maxFilterValues   = 20
-	maxFilterValueLen = 200
-	maxCursorLen      = 1024
-	maxIDLen          = 200
-)
+// maxIDLen bounds an agent id in a path.
+const maxIDLen = 200
 
-// enumFilters lists the filters whose values the registry itself
-// assigns, so any other value is a typo rather than a search that
-// matches nothing.
-var enumFilters = map[string][]string{
-	catalog.FieldSignature: {
-		catalog.SignatureUnchecked, catalog.SignatureVerified, catalog.SignatureInvalid,
-		catalog.SignatureUnsigned, catalog.SignatureKeyUnavailable,
-	},
-	catalog.FieldHealth:  {catalog.HealthUnknown, catalog.HealthUp, catalog.HealthDown, catalog.HealthStale, catalog.HealthRemoved},
-	catalog.FieldWorks:   {catalog.WorksAll, catalog.WorksSome, catalog.WorksNone, catalog.WorksUnchecked},
-	catalog.FieldListing: catalog.ListingStates,
-}
-
+// Parameters of the API's own lists (audit, changes, removed agents,
+// runs), named as the search names them.
 const (
-	paramText   = "q"
-	paramLimit  = "limit"
-	paramCursor = "cursor"
+	paramLimit  = query.ParamLimit
+	paramCursor = query.ParamCursor
 )
 
 // indexRetryAfter is the Retry-After, in seconds, of a search refused while
@@ -51,12 +29,15 @@ const indexRetryAfter = "5"
 
 func (a *API) searchAgents(c echo.Context) error {
 	start := time.Now()
-	q, err := parseSearch(c.Request().URL.RawQuery)
-	if err != nil {
-		return err
+	req, err := query.ParseString(c.Request().URL.RawQuery)
+	var qerr *query.Error
+	if errors.As(err, &qerr) && !errors.Is(err, catalog.ErrInvalidCursor) {
+		return invalidParameter(qerr.Parameter, "%s", qerr.Message)
 	}
-	q.Scope = a.scope(c)
-	page, err := a.catalog.Search(c.Request().Context(), q)
+	var page catalog.Page
+	if err == nil {
+		page, err = a.catalog.Search(c.Request().Context(), req.Query(a.scope(c)))
+	}
 	switch {
 	case errors.Is(err, catalog.ErrInvalidCursor):
 		e := newError(http.StatusBadRequest, CodeInvalidCursor, "cursor is invalid or expired; repeat the search without it")
@@ -79,79 +60,6 @@ func (a *API) searchAgents(c echo.Context) error {
 	c.Response().Header().Set("Server-Timing", fmt.Sprintf("search;dur=%.2f, index-wait;dur=%.2f, index;dur=%.2f, page;dur=%.2f",
 		ms(time.Since(start)), ms(page.Timing.IndexWait), ms(page.Timing.Index), ms(page.Timing.Load)))
 	return c.JSON(http.StatusOK, newSearchResponse(page))
-}
-
-// parseSearch is strict: an unknown or repeated parameter is an error
-// rather than silently ignored, so a misspelled filter (tags=…) does not
-// return unfiltered results that look filtered.
-func parseSearch(rawQuery string) (catalog.Query, error) {
-	var q catalog.Query
-	values, err := url.ParseQuery(rawQuery)
-	if err != nil {
-		return q, newError(http.StatusBadRequest, CodeInvalidParameter, "malformed query string")
-	}
-	filters := make(map[string][]string)
-	for name, vals := range values {
-		switch name {
-		case paramText, paramLimit, paramCursor:
-			if len(vals) > 1 {
-				return q, invalidParameter(name, "parameter %s given %d times; give it once", name, len(vals))
-			}
-			continue
-		}
-		if !slices.Contains(catalog.FilterFields, name) {
-			return q, invalidParameter(name, "unknown parameter %q", name)
-		}
-		if len(vals) > maxFilterValues {
-			return q, invalidParameter(name, "at most %d values of %s", maxFilterValues, name)
-		}
-		for _, v := range vals {
-			if v == "" || len(v) > maxFilterValueLen || !utf8.ValidString(v) {
-				return q, invalidParameter(name, "each %s value must be 1 to %d bytes of UTF-8", name, maxFilterValueLen)
-			}
-		}
-		if name == catalog.FieldLabel {
-			for _, v := range vals {
-				if _, _, ok := catalog.ParseLabelFilter(v); !ok {
-					return q, invalidParameter(name, "label must be key or key:value, the key 1 to %d characters of a-z, 0-9, '.', '_', '-', '/'",
-						catalog.MaxLabelKeyLen)
-				}
-			}
-		}
-		if allowed, ok := enumFilters[name]; ok {
-			for _, v := range vals {
-				if !slices.Contains(allowed, v) {
-					return q, invalidParameter(name, "%s must be one of %s", name, strings.Join(allowed, ", "))
-				}
-			}
-		}
-		filters[name] = vals
-	}
-	if len(filters) > 0 {
-		q.Filters = filters
-	}
-
-	q.Text = values.Get(paramText)
-	if !utf8.ValidString(q.Text) || utf8.RuneCountInString(q.Text) > catalog.MaxQueryTextLen {
-		return q, invalidParameter(paramText, "q must be UTF-8 text of at most %d characters", catalog.MaxQueryTextLen)
-	}
-
-	q.Limit = catalog.DefaultLimit
-	if s := values.Get(paramLimit); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || !isDigits(s) || n < 1 || n > catalog.MaxLimit {
-			return q, invalidParameter(paramLimit, "limit must be an integer from 1 to %d", catalog.MaxLimit)
-		}
-		q.Limit = n
-	}
-
-	q.Cursor = values.Get(paramCursor)
-	if len(q.Cursor) > maxCursorLen {
-		e := newError(http.StatusBadRequest, CodeInvalidCursor, "cursor is invalid or expired; repeat the search without it")
-		e.body.Parameter = paramCursor
-		return q, e
-	}
-	return q, nil
 }
 
 func isDigits(s string) bool {

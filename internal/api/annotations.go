@@ -82,7 +82,7 @@ func (a *API) setAnnotations(c echo.Context) error {
 		`{"owner_team": "...", "contact": "...", "classification": "...", "labels": {"key": "value"}, "notes": "..."}`); err != nil {
 		return err
 	}
-	got, err := a.annotator.SetAnnotations(c.Request().Context(), ActorOf(c), id, catalog.Annotations{
+	got, err := a.annotator.SetAnnotations(c.Request().Context(), actorOf(c), id, catalog.Annotations{
 		OwnerTeam: in.OwnerTeam, Contact: in.Contact, Classification: in.Classification, Labels: in.Labels, Notes: in.Notes})
 	var ae *catalog.AnnotationError
 	switch {

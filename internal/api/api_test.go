@@ -24,6 +24,7 @@ import (
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/contentscan"
 	"github.com/a2aregistry/registry/internal/crawler"
+	"github.com/a2aregistry/registry/internal/query"
 	"github.com/a2aregistry/registry/internal/safehttp"
 	"github.com/a2aregistry/registry/internal/verify"
 )
@@ -178,7 +179,7 @@ func TestSearch(t *testing.T) {
 		return func(c *fakeCatalog, _ *fakeRegistrar) { c.page = p }
 	}
 	long := strings.Repeat("é", catalog.MaxQueryTextLen)
-	tooManyTags := strings.Repeat("tag=x&", maxFilterValues+1)
+	tooManyTags := strings.Repeat("tag=x&", query.MaxFilterValues+1)
 
 	runCases(t, []apiCase{
 		{name: "defaults", target: "/api/v1/agents", wantStatus: http.StatusOK,
@@ -255,7 +256,7 @@ func TestSearch(t *testing.T) {
 		{name: "empty filter value", target: "/api/v1/agents?tag=", wantStatus: http.StatusBadRequest, wantCode: CodeInvalidParameter},
 		{name: "too many filter values", target: "/api/v1/agents?" + tooManyTags, wantStatus: http.StatusBadRequest,
 			wantCode: CodeInvalidParameter},
-		{name: "filter value too long", target: "/api/v1/agents?tag=" + strings.Repeat("x", maxFilterValueLen+1),
+		{name: "filter value too long", target: "/api/v1/agents?tag=" + strings.Repeat("x", query.MaxFilterValueLen+1),
 			wantStatus: http.StatusBadRequest, wantCode: CodeInvalidParameter},
 		{name: "unknown signature status", target: "/api/v1/agents?signature=trusted", wantStatus: http.StatusBadRequest,
 			wantCode: CodeInvalidParameter},
@@ -263,7 +264,7 @@ func TestSearch(t *testing.T) {
 			wantCode: CodeInvalidParameter},
 		{name: "malformed query string", target: "/api/v1/agents?q=%zz", wantStatus: http.StatusBadRequest,
 			wantCode: CodeInvalidParameter},
-		{name: "oversized cursor", target: "/api/v1/agents?cursor=" + strings.Repeat("c", maxCursorLen+1),
+		{name: "oversized cursor", target: "/api/v1/agents?cursor=" + strings.Repeat("c", query.MaxCursorLen+1),
 			wantStatus: http.StatusBadRequest, wantCode: CodeInvalidCursor, check: wantNoSearch},
 		{name: "catalog rejects cursor", target: "/api/v1/agents?cursor=stale",
 			setup: func(c *fakeCatalog, _ *fakeRegistrar) {
@@ -300,7 +301,7 @@ func TestSearchErrorNamesParameter(t *testing.T) {
 		"/api/v1/agents?limit=0":   "limit",
 		"/api/v1/agents?q=a&q=b":   "q",
 		"/api/v1/agents?health=ok": "health",
-		"/api/v1/agents?cursor=" + strings.Repeat("c", maxCursorLen+1): "cursor",
+		"/api/v1/agents?cursor=" + strings.Repeat("c", query.MaxCursorLen+1): "cursor",
 	} {
 		env := newTestEnv(t, nil)
 		rec := env.do(t, http.MethodGet, target, "", nil)

@@ -53,7 +53,7 @@ func (a *API) checkAgent(c echo.Context) error {
 		State: rec.Works, Transcript: b, CreatedAt: now, UpdatedAt: now}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if err := a.runs.CreateRun(sctx, ActorOf(c), run); errors.Is(err, catalog.ErrNotFound) {
+	if err := a.runs.CreateRun(sctx, actorOf(c), run); errors.Is(err, catalog.ErrNotFound) {
 		return newError(http.StatusNotFound, CodeNotFound, "no agent with id %q", ag.ID)
 	} else if err != nil {
 		return fmt.Errorf("storing check: %w", err)

@@ -116,7 +116,7 @@ func (a *API) setListing(c echo.Context) error {
 	if err := decodeJSONBody(c, &in, maxListingBody, `{"state": "approved", "reason": "...", "replacement": "<agent id>"}`); err != nil {
 		return err
 	}
-	_, err = a.curator.SetListing(c.Request().Context(), ActorOf(c), a.scope(c),
+	_, err = a.curator.SetListing(c.Request().Context(), actorOf(c), a.scope(c),
 		id, catalog.ListingChange{State: in.State, Reason: in.Reason, Replacement: in.Replacement})
 	switch {
 	case errors.Is(err, catalog.ErrNotFound):
@@ -152,7 +152,7 @@ func (a *API) saveCollection(c echo.Context) error {
 	if err := decodeJSONBody(c, &in, maxCollectionBody, `{"name": "Finance", "description": "...", "groups": ["finance"]}`); err != nil {
 		return err
 	}
-	col, created, err := a.curator.SaveCollection(c.Request().Context(), ActorOf(c),
+	col, created, err := a.curator.SaveCollection(c.Request().Context(), actorOf(c),
 		catalog.Collection{Name: in.Name, Description: in.Description, Groups: in.Groups})
 	switch {
 	case errors.Is(err, catalog.ErrInvalidCollection):
@@ -181,9 +181,9 @@ func (a *API) setMember(c echo.Context, in bool) error {
 		return newError(http.StatusNotFound, CodeNotFound, "agent not found")
 	}
 	if in {
-		err = a.curator.AddToCollection(c.Request().Context(), ActorOf(c), name, id)
+		err = a.curator.AddToCollection(c.Request().Context(), actorOf(c), name, id)
 	} else {
-		err = a.curator.RemoveFromCollection(c.Request().Context(), ActorOf(c), name, id)
+		err = a.curator.RemoveFromCollection(c.Request().Context(), actorOf(c), name, id)
 	}
 	if errors.Is(err, catalog.ErrNotFound) {
 		return newError(http.StatusNotFound, CodeNotFound, "collection %s or agent %s not found", name, id)

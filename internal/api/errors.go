@@ -28,15 +28,17 @@ const (
 	CodeMethodNotAllowed     = "method_not_allowed"
 	CodePayloadTooLarge      = "payload_too_large"
 	CodeUnsupportedMediaType = "unsupported_media_type"
-	CodeInvalidURL           = "invalid_url"
-	CodeFetchFailed          = "fetch_failed"
-	CodeBlockedAddress       = "blocked_address"
-	CodeInvalidCard          = "invalid_card"
-	CodeTooManyRequests      = "too_many_requests"
-	CodeClientError          = "client_error"
-	CodeUnavailable          = "unavailable"
-	CodeTimeout              = "timeout"
-	CodeInternal             = "internal"
+	// The codes of a failed registration are the crawler's kinds
+	// (crawler.Problem.Kind), which the console shows too.
+	CodeInvalidURL      = "invalid_url"
+	CodeFetchFailed     = "fetch_failed"
+	CodeBlockedAddress  = "blocked_address"
+	CodeInvalidCard     = "invalid_card"
+	CodeTooManyRequests = "too_many_requests"
+	CodeClientError     = "client_error"
+	CodeUnavailable     = "unavailable"
+	CodeTimeout         = "timeout"
+	CodeInternal        = "internal"
 	// CodeConflict: the write clashes with what is stored (a trusted key
 	// pinned already).
 	CodeConflict = "conflict"
@@ -184,30 +186,24 @@ func httpErrorMessage(he *echo.HTTPError, req *http.Request) string {
 	return http.StatusText(he.Code)
 }
 
-// problemError maps a crawler Problem onto an answer: the failure class
-// picks the code, the Problem's message (which never shows a resolved
-// address) is the message. input is the URL the user gave.
+// problemError maps a crawler Problem onto an answer: its kind is the
+// code, its advice (which never shows a resolved address) the message.
+// input is the URL the user gave.
 func problemError(p crawler.Problem, input string) *apiError {
-	switch p.Class {
-	case crawler.ClassNotACard:
-		e := newError(http.StatusUnprocessableEntity, CodeInvalidCard, "%s", p.Message)
+	e := newError(http.StatusUnprocessableEntity, p.Kind(), "%s", p.Advice())
+	switch p.Kind() {
+	case crawler.KindInvalidCard:
 		e.body.ParseCode = p.ParseCode
 		e.body.Path = p.Path
-		return e
-	case crawler.ClassInvalidURL:
-		e := newError(http.StatusUnprocessableEntity, CodeInvalidURL, "%s", p.Message)
+	case crawler.KindInvalidURL:
 		e.body.Parameter = "url"
-		return e
-	case crawler.ClassBlockedAddress:
-		e := newError(http.StatusUnprocessableEntity, CodeBlockedAddress,
-			"%s; an operator can allow the range with --allow-networks (REGISTRY_ALLOW_NETWORKS)", p.Message)
+	case crawler.KindBlockedAddress:
 		e.body.Class = p.Class
 		e.body.URL = cmp.Or(p.URL, input)
-		return e
+	default:
+		e.body.Class = p.Class
+		e.body.URL = cmp.Or(p.URL, input)
+		e.body.HTTPStatus = p.HTTPStatus
 	}
-	e := newError(http.StatusUnprocessableEntity, CodeFetchFailed, "%s", p.Message)
-	e.body.Class = p.Class
-	e.body.URL = cmp.Or(p.URL, input)
-	e.body.HTTPStatus = p.HTTPStatus
 	return e
 }

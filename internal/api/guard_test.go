@@ -1,13 +1,14 @@
 package api
 
 import (
-	"github.com/a2aregistry/registry/internal/catalog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/a2aregistry/registry/internal/catalog"
 )
 
 // TestHostGuard: a page that rebinds its own name to the registry's

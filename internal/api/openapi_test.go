@@ -27,7 +27,9 @@ import (
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/catalog/catalogtest"
 	"github.com/a2aregistry/registry/internal/contentscan"
+	"github.com/a2aregistry/registry/internal/crawler"
 	"github.com/a2aregistry/registry/internal/proxy"
+	"github.com/a2aregistry/registry/internal/query"
 	"github.com/a2aregistry/registry/internal/verify"
 )
 
@@ -170,7 +172,7 @@ func TestSearchParametersDocumented(t *testing.T) {
 	for _, p := range op.Parameters {
 		documented = append(documented, p.Value.Name)
 	}
-	want := append([]string{paramText, paramLimit, paramCursor}, catalog.FilterFields...)
+	want := append([]string{query.ParamText, paramLimit, paramCursor}, catalog.FilterFields...)
 	sort.Strings(documented)
 	sort.Strings(want)
 	if !slices.Equal(documented, want) {
@@ -189,7 +191,8 @@ func TestSearchParametersDocumented(t *testing.T) {
 		t.Errorf("Facets properties %v (required %v), want %v", props, facets.Required, fields)
 	}
 
-	for field, values := range enumFilters {
+	for _, field := range query.EnumFields() {
+		values := query.EnumValues(field)
 		param := op.Parameters.GetByInAndName("query", field)
 		var enum []string
 		for _, v := range param.Schema.Value.Items.Value.Enum {
@@ -265,7 +268,7 @@ func TestChangesParametersDocumented(t *testing.T) {
 		t.Errorf("Change.kind enum %v, catalog has %v", got, kinds)
 	}
 	var health []any
-	for _, h := range enumFilters[catalog.FieldHealth] {
+	for _, h := range query.EnumValues(catalog.FieldHealth) {
 		health = append(health, h)
 	}
 	for _, schema := range []string{"HealthReport", "AgentDetail", "Summary"} {
@@ -406,6 +409,21 @@ func TestViolationCodesDocumented(t *testing.T) {
 		proxy.ViolationVersionIgnored, proxy.ViolationVersionRejected} {
 		if !slices.Contains(documented, code) {
 			t.Errorf("violation %q is not in RunViolation.code %v", code, documented)
+		}
+	}
+}
+
+// TestRegisterCodesAreCrawlerKinds holds the API's registration codes to
+// the crawler's kinds, which problemError answers with.
+func TestRegisterCodesAreCrawlerKinds(t *testing.T) {
+	for code, kind := range map[string]string{
+		CodeInvalidURL:     crawler.KindInvalidURL,
+		CodeFetchFailed:    crawler.KindFetchFailed,
+		CodeBlockedAddress: crawler.KindBlockedAddress,
+		CodeInvalidCard:    crawler.KindInvalidCard,
+	} {
+		if code != kind {
+			t.Errorf("API code %q is not the crawler's kind %q", code, kind)
 		}
 	}
 }

@@ -97,7 +97,7 @@ func (a *API) setPaused(c echo.Context, paused bool) error {
 	if err := a.mustSee(c, id); err != nil {
 		return err
 	}
-	err = a.operator.SetPaused(c.Request().Context(), ActorOf(c), id, paused)
+	err = a.operator.SetPaused(c.Request().Context(), actorOf(c), id, paused)
 	if errors.Is(err, catalog.ErrNotFound) {
 		return agentNotFound(id)
 	}
@@ -120,7 +120,7 @@ func (a *API) deleteAgent(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	err = a.operator.RemoveAgent(c.Request().Context(), ActorOf(c), id)
+	err = a.operator.RemoveAgent(c.Request().Context(), actorOf(c), id)
 	if errors.Is(err, catalog.ErrNotFound) {
 		return agentNotFound(id)
 	}
@@ -205,7 +205,7 @@ func (a *API) addKey(c echo.Context) error {
 		e.body.Parameter = "jwk"
 		return e
 	}
-	added, err := a.keys.AddTrustedKey(c.Request().Context(), ActorOf(c), k)
+	added, err := a.keys.AddTrustedKey(c.Request().Context(), actorOf(c), k)
 	if errors.Is(err, catalog.ErrConflict) {
 		return newError(http.StatusConflict, CodeConflict, "a key with thumbprint %s is pinned already; revoke it first to change it", k.Thumbprint)
 	}
@@ -224,7 +224,7 @@ func (a *API) revokeKey(c echo.Context) error {
 	if err := refreshBodyAllowed(c.Request()); err != nil {
 		return err
 	}
-	k, err := a.keys.RevokeTrustedKey(c.Request().Context(), ActorOf(c), id, a.now())
+	k, err := a.keys.RevokeTrustedKey(c.Request().Context(), actorOf(c), id, a.now())
 	if errors.Is(err, catalog.ErrNotFound) {
 		return newError(http.StatusNotFound, CodeNotFound, "no trusted key with id %q", id)
 	}

@@ -31,7 +31,7 @@ func (a *API) refreshAgent(c echo.Context) error {
 	if err := a.mustSee(c, id); err != nil {
 		return err
 	}
-	res, err := a.refresher.RefreshNow(ctx, ActorOf(c), id)
+	res, err := a.refresher.RefreshNow(ctx, actorOf(c), id)
 	var throttled *crawler.ThrottledError
 	switch {
 	case errors.Is(err, catalog.ErrNotFound):

@@ -21,7 +21,7 @@ func (a *API) registerAgent(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := a.registrar.Register(c.Request().Context(), ActorOf(c), in.URL)
+	res, err := a.registrar.Register(c.Request().Context(), actorOf(c), in.URL)
 	if err != nil {
 		return registerFailure(in.URL, err)
 	}

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"mime"
 	"net/http"
 	"slices"
 	"strconv"
@@ -21,6 +19,7 @@ import (
 	"github.com/a2aregistry/registry/internal/card"
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/proxy"
+	"github.com/a2aregistry/registry/internal/sse"
 )
 
 // Runner is the part of the proxy the run routes drive; *proxy.Proxy
@@ -304,7 +303,7 @@ func (a *API) runSend(c echo.Context, ag catalog.Agent, run catalog.Run, tr prox
 	}
 	defer release()
 	if create {
-		if err := a.runs.CreateRun(ctx, ActorOf(c), run); errors.Is(err, catalog.ErrNotFound) {
+		if err := a.runs.CreateRun(ctx, actorOf(c), run); errors.Is(err, catalog.ErrNotFound) {
 			return newError(http.StatusNotFound, CodeNotFound, "no agent with id %q", ag.ID)
 		} else if err != nil {
 			return fmt.Errorf("creating run: %w", err)
@@ -333,7 +332,7 @@ func (a *API) runSend(c echo.Context, ag catalog.Agent, run catalog.Run, tr prox
 			a.log.Warn("api: noting a run's task", "err", err, "run_id", run.ID)
 		}
 	}
-	if !AcceptsEventStream(c.Request()) {
+	if !sse.Accepts(c.Request()) {
 		x, serr := send(ctx, call, note)
 		tr.Turns = append(tr.Turns, proxy.NewTurn(op, started, msg, taskID, creds, streamed, x, serr))
 		run = a.settle(run, &tr, x, serr)
@@ -354,26 +353,26 @@ func (a *API) runSend(c echo.Context, ag catalog.Agent, run catalog.Run, tr prox
 		return c.JSON(status, newRunResponse(run, tr))
 	}
 
-	sse := StartEventStream(c, a.maxRun())
-	sse.SendJSON("run", RunStarted{ID: run.ID, AgentID: run.AgentID})
+	stream := sse.Start(c.Response(), a.maxRun())
+	stream.SendJSON("run", RunStarted{ID: run.ID, AgentID: run.AgentID})
 	x, serr := send(ctx, call, func(e proxy.Event) {
-		sse.SendJSON("a2a", RunEvent{Turn: base, Seq: e.Seq, AtMS: float64(e.At.Microseconds()) / 1000, Kind: e.Kind, State: e.State, Data: e.Data})
+		stream.SendJSON("a2a", RunEvent{Turn: base, Seq: e.Seq, AtMS: float64(e.At.Microseconds()) / 1000, Kind: e.Kind, State: e.State, Data: e.Data})
 		note(e)
 	})
 	tr.Turns = append(tr.Turns, proxy.NewTurn(op, started, msg, taskID, creds, streamed, x, serr))
 	run = a.settle(run, &tr, x, serr)
 	if err := a.saveRun(ctx, run, tr, base, true); err != nil {
 		a.log.Error("api: storing run", "err", err, "run_id", run.ID)
-		sse.SendJSON("error", RunFailure{RunError: RunError{Code: CodeInternal, Message: "the run could not be stored"}})
+		stream.SendJSON("error", RunFailure{RunError: RunError{Code: CodeInternal, Message: "the run could not be stored"}})
 		return nil
 	}
 	tr, _ = a.storedTranscript(ctx, run.ID, tr)
 	resp := newRunResponse(run, tr)
 	if serr != nil {
-		sse.SendJSON("error", RunFailure{RunError: *resp.Error, Run: &resp})
+		stream.SendJSON("error", RunFailure{RunError: *resp.Error, Run: &resp})
 		return nil
 	}
-	sse.SendJSON("done", resp)
+	stream.SendJSON("done", resp)
 	return nil
 }
 
@@ -578,61 +577,6 @@ func transcriptOf(run catalog.Run) (proxy.Transcript, error) {
 		tr.Turns = []proxy.Turn{}
 	}
 	return tr, nil
-}
-
-// AcceptsEventStream tells whether the client asked for server-sent
-// events (Accept: text/event-stream). The console's run pages use it too.
-func AcceptsEventStream(r *http.Request) bool {
-	for _, part := range strings.Split(r.Header.Get(echo.HeaderAccept), ",") {
-		mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
-		if err == nil && mt == "text/event-stream" {
-			return true
-		}
-	}
-	return false
-}
-
-// EventStream writes server-sent events (WHATWG HTML §9.2): the run API's
-// JSON events, and the console's HTML fragments.
-type EventStream struct {
-	w  *echo.Response
-	id int
-}
-
-// StartEventStream answers 200 with an event stream that may last up to
-// maxRun (the server's write timeout is sized for ordinary answers).
-func StartEventStream(c echo.Context, maxRun time.Duration) *EventStream {
-	_ = http.NewResponseController(c.Response()).SetWriteDeadline(time.Now().Add(maxRun + 30*time.Second))
-	h := c.Response().Header()
-	h.Set(echo.HeaderContentType, "text/event-stream")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Accel-Buffering", "no")
-	c.Response().WriteHeader(http.StatusOK)
-	c.Response().Flush()
-	return &EventStream{w: c.Response()}
-}
-
-// SendJSON writes one event whose data is v as JSON.
-func (s *EventStream) SendJSON(event string, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		b = []byte(`{"code":"internal","message":"event could not be encoded"}`)
-	}
-	s.Send(event, string(b))
-}
-
-// Send writes one event; each line of data gets its own data field, which
-// the reader joins with newlines again.
-func (s *EventStream) Send(event, data string) {
-	s.id++
-	var b strings.Builder
-	fmt.Fprintf(&b, "event: %s\nid: %d\n", event, s.id)
-	for _, line := range strings.Split(strings.ReplaceAll(data, "\r", ""), "\n") {
-		b.WriteString("data: " + line + "\n")
-	}
-	b.WriteString("\n")
-	_, _ = io.WriteString(s.w, b.String())
-	s.w.Flush()
 }
 
 // decodeRunRequest reads a run request body. An empty body is allowed

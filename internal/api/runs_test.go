@@ -22,6 +22,7 @@ import (
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/proxy"
 	"github.com/a2aregistry/registry/internal/proxy/proxytest"
+	"github.com/a2aregistry/registry/internal/query"
 )
 
 func init() {
@@ -396,8 +397,8 @@ func TestCheckAgent(t *testing.T) {
 	}
 	// What a check records is what the works search filter accepts.
 	for _, w := range []string{got.Works, proxy.Works(nil)} {
-		if !slices.Contains(enumFilters[catalog.FieldWorks], w) {
-			t.Errorf("check's works %q is not a works filter value %v", w, enumFilters[catalog.FieldWorks])
+		if !slices.Contains(query.EnumValues(catalog.FieldWorks), w) {
+			t.Errorf("check's works %q is not a works filter value %v", w, query.EnumValues(catalog.FieldWorks))
 		}
 	}
 	// Checks are not runs: the runs list leaves them out.

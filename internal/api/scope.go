@@ -13,30 +13,7 @@ import (
 	"github.com/a2aregistry/registry/internal/verify"
 )
 
-// ScopeOf is what caller p may see of the catalog, the one rule the API
-// and the console share:
-//   - admins (and the local user of development mode) see every agent;
-//   - editors see agents in every listing state (pending and rejected too,
-//     to review them), but only in the collections their groups open;
-//   - viewers, testers and anonymous callers see approved and deprecated
-//     agents in the collections their groups open.
-//
-// An agent in no collection, or in a collection without groups, is open to
-// everyone; one only in restricted collections to the holders of one of
-// their groups (Principal.Groups, from the roles claim or
-// --oidc-groups-claim).
-func ScopeOf(p auth.Principal) catalog.Scope {
-	switch {
-	case p.Source == auth.SourceDev || p.Role >= auth.Admin:
-		return catalog.ScopeAll
-	case p.Role >= auth.Editor:
-		return catalog.Scope{Review: true, Groups: p.Groups}
-	default:
-		return catalog.Scope{Groups: p.Groups}
-	}
-}
-
-// scope is the scope of request c: ScopeOf its caller, or everything when
+// scope is the scope of request c: auth.ScopeOf its caller, or everything when
 // the API runs without sign-in (development on loopback, tests), where
 // every route is open.
 func (a *API) scope(c echo.Context) catalog.Scope {
@@ -47,7 +24,7 @@ func (a *API) scopeCtx(ctx context.Context) catalog.Scope {
 	if a.authz == nil {
 		return catalog.ScopeAll
 	}
-	return ScopeOf(auth.FromContext(ctx))
+	return auth.ScopeOf(auth.FromContext(ctx))
 }
 
 // mustSee answers 404 for an agent the caller does not see, before a

@@ -37,7 +37,7 @@ const (
 // console make takes one, and the catalog applies it below them: a hidden
 // agent is ErrNotFound, leaves search results, totals and facet counts, and
 // its entries leave the change feed. The catalog knows nothing of roles;
-// internal/api derives a Scope from the caller (api.ScopeOf).
+// internal/auth derives a Scope from the caller (auth.ScopeOf).
 //
 // The rule: All sees everything (admins, and internal work). Otherwise a
 // caller sees an agent when its listing state is approved or deprecated, or

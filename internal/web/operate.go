@@ -9,7 +9,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/a2aregistry/registry/internal/api"
 	"github.com/a2aregistry/registry/internal/auth"
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/crawler"
@@ -104,11 +103,15 @@ func (h *Console) callerName(c echo.Context) string {
 	return "local admin"
 }
 
-// actor is who the catalog records as making the caller's writes, as the
-// API names them (the signed-in user, or the local admin in development
-// mode) with the request the audit log records.
+// actor is who the catalog records as making the caller's writes
+// (auth.ActorOf, as every door names them: the signed-in user, or the
+// local admin in development mode) with the request the audit log
+// records.
 func (h *Console) actor(c echo.Context) catalog.Actor {
-	return api.ActorOf(c)
+	return auth.ActorOf(auth.FromContext(c.Request().Context()), catalog.Request{
+		ID:         c.Response().Header().Get(echo.HeaderXRequestID),
+		ClientAddr: c.RealIP(),
+	})
 }
 
 // canOperate reports whether the caller may take the actions above.

@@ -9,7 +9,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/a2aregistry/registry/internal/api"
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/crawler"
 	"github.com/a2aregistry/registry/internal/web/view"
@@ -86,20 +85,25 @@ var errNoURL = errors.New("give at least one URL")
 func (h *Console) registerOne(c echo.Context, input string) view.RegisterResult {
 	r := view.RegisterResult{Input: input}
 	if len(input) > crawler.MaxInputURLLength {
-		r.Outcome, r.Code = view.RegisterFailed, api.CodeInvalidURL
+		r.Outcome, r.Code = view.RegisterFailed, crawler.KindInvalidURL
 		r.Message = fmt.Sprintf("longer than %d bytes", crawler.MaxInputURLLength)
 		return r
 	}
 	ctx := c.Request().Context()
 	res, err := h.opts.Registrar.Register(ctx, h.actor(c), input)
 	if err != nil {
-		e, ok := api.DescribeRegisterError(input, err)
+		r.Outcome = view.RegisterFailed
+		p, ok := crawler.ProblemOf(err)
 		if !ok {
 			h.log.ErrorContext(ctx, "console register failed", "input", input, "err", err,
 				"request_id", c.Response().Header().Get(echo.HeaderXRequestID))
-			e = api.Error{Code: api.CodeInternal, Message: "the registry failed; the cause is in its log"}
+			r.Code, r.Message = view.RegisterInternal, "the registry failed; the cause is in its log"
+			return r
 		}
-		r.Outcome, r.Code, r.Class, r.Message = view.RegisterFailed, e.Code, e.Class, e.Message
+		r.Code, r.Message = p.Kind(), p.Advice()
+		if k := p.Kind(); k == crawler.KindFetchFailed || k == crawler.KindBlockedAddress {
+			r.Class = p.Class
+		}
 		return r
 	}
 	h.log.InfoContext(ctx, "console: agent registered", "agent_id", res.Agent.ID, "card_url", res.Agent.CardURL,

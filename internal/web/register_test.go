@@ -11,10 +11,10 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/a2aregistry/registry/internal/api"
 	"github.com/a2aregistry/registry/internal/card"
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/crawler"
+	"github.com/a2aregistry/registry/internal/web/view"
 )
 
 var _ Registrar = (*crawler.Registrar)(nil)
@@ -89,8 +89,8 @@ func TestRegisterPage(t *testing.T) {
 		{name: "many URLs each with its result, htmx with the header",
 			urls:   "https://new.example\n\n# a comment\nhttps://old.example\nhttps://404.example\nhttps://bad.example\nhttps://boom.example\nhttps://new.example\n",
 			header: map[string]string{hxRequest: "true", csrfHeader: tok}, wantStatus: http.StatusOK, wantCalls: 5,
-			want: []string{">created<", ">unchanged<", ">failed<", api.CodeFetchFailed, crawler.ClassHTTP404, api.CodeInvalidCard,
-				api.CodeInternal, "cause is in its log"}},
+			want: []string{">created<", ">unchanged<", ">failed<", crawler.KindFetchFailed, crawler.ClassHTTP404, crawler.KindInvalidCard,
+				view.RegisterInternal, "cause is in its log"}},
 		{name: "nothing given", urls: "  \n# only a comment\n", field: tok, wantStatus: http.StatusBadRequest, wantFull: true,
 			want: []string{"give at least one URL"}},
 		{name: "too many", urls: strings.Repeat("https://new.example/x\n", 1) + manyURLs(maxRegisterLines+1), field: tok,

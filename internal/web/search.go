@@ -11,8 +11,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/a2aregistry/registry/internal/api"
 	"github.com/a2aregistry/registry/internal/catalog"
+	"github.com/a2aregistry/registry/internal/query"
 	"github.com/a2aregistry/registry/internal/web/view"
 	"github.com/a2aregistry/registry/web/templates"
 )
@@ -39,12 +39,6 @@ var facetLabels = map[string]string{
 	catalog.FieldCollection:      "Collection",
 }
 
-// Search parameters the console adds to the API's.
-const (
-	paramText   = "q"
-	paramCursor = "cursor"
-)
-
 // facetShown is how many values of a facet field show before the rest
 // fold away.
 const facetShown = 6
@@ -52,28 +46,27 @@ const facetShown = 6
 // excerptLen is how much of a description a result shows, in runes.
 const excerptLen = 240
 
-// search serves the search page. The query string is the API's (the
-// console parses it with the API's parser), so a console URL and an API
-// URL with the same query find the same agents.
+// search serves the search page. The query string is the API's (both
+// read it with query.Parse), so a console URL and an API URL with the
+// same query find the same agents.
 func (h *Console) search(c echo.Context) error {
 	raw := c.Request().URL.RawQuery
 	values, err := url.ParseQuery(raw)
 	dropEmpty(values)
-	s := view.Search{Q: values.Get(paramText)}
+	s := view.Search{Q: values.Get(query.ParamText)}
 	status := http.StatusOK
 
-	var q catalog.Query
+	var req query.Request
 	if err != nil {
-		err = &api.QueryError{Message: "The address holds a malformed query string."}
+		err = &query.Error{Message: "The address holds a malformed query string."}
 	} else {
-		q, err = api.ParseSearch(values.Encode())
+		req, err = query.Parse(values)
 	}
 	var res catalog.Page
 	if err == nil {
-		q.Scope = h.scope(c)
-		res, err = h.opts.Searcher.Search(c.Request().Context(), q)
+		res, err = h.opts.Searcher.Search(c.Request().Context(), req.Query(h.scope(c)))
 	}
-	var qerr *api.QueryError
+	var qerr *query.Error
 	switch {
 	case errors.As(err, &qerr):
 		s.State, s.Message, status = view.StateInvalid, qerr.Message, http.StatusBadRequest
@@ -99,12 +92,12 @@ func (h *Console) search(c echo.Context) error {
 	s.Total = res.Total
 	if res.NextCursor != "" {
 		next := cloneValues(values)
-		next.Set(paramCursor, res.NextCursor)
+		next.Set(query.ParamCursor, res.NextCursor)
 		s.NextURL = "/?" + next.Encode()
 	}
-	if values.Has(paramCursor) {
+	if values.Has(query.ParamCursor) {
 		first := cloneValues(values)
-		first.Del(paramCursor)
+		first.Del(query.ParamCursor)
 		s.FirstURL = searchURL(first)
 	}
 	title := "Search agents"
@@ -210,7 +203,7 @@ func activeFilters(values url.Values) []view.ActiveFilter {
 	for _, f := range catalog.FilterFields {
 		for _, v := range values[f] {
 			rest := cloneValues(values)
-			rest.Del(paramCursor)
+			rest.Del(query.ParamCursor)
 			rest[f] = slices.DeleteFunc(slices.Clone(values[f]), func(x string) bool { return x == v })
 			if len(rest[f]) == 0 {
 				delete(rest, f)

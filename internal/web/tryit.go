@@ -19,6 +19,7 @@ import (
 	"github.com/a2aregistry/registry/internal/card"
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/proxy"
+	"github.com/a2aregistry/registry/internal/sse"
 	"github.com/a2aregistry/registry/internal/web/view"
 	"github.com/a2aregistry/registry/web/templates"
 )
@@ -187,7 +188,7 @@ func (h *Console) converse(c echo.Context, ag catalog.Agent, run catalog.Run, tr
 	}
 	defer release()
 	if create {
-		if err := h.opts.Runs.CreateRun(ctx, api.ActorOf(c), run); err != nil {
+		if err := h.opts.Runs.CreateRun(ctx, h.actor(c), run); err != nil {
 			return h.agentError(c, fmt.Errorf("creating run: %w", err))
 		}
 	}
@@ -196,18 +197,18 @@ func (h *Console) converse(c echo.Context, ag catalog.Agent, run catalog.Run, tr
 	creds = h.opts.Keeper.Use(run.ID, h.subject(c), creds)
 	call := proxy.Call{Card: ag.Card, Choice: choice, Credentials: creds}
 	base := len(tr.Turns)
-	var sse *api.EventStream
-	if api.AcceptsEventStream(c.Request()) {
+	var stream *sse.Stream
+	if sse.Accepts(c.Request()) {
 		maxRun, _, _ := h.opts.Runner.Limits()
-		sse = api.StartEventStream(c, maxRun)
-		sendFragment(ctx, sse, "run", templates.TryLive(h.liveView(c, ag, run)))
+		stream = sse.Start(c.Response(), maxRun)
+		sendFragment(ctx, stream, "run", templates.TryLive(h.liveView(c, ag, run)))
 	}
 	// The task id is stored as soon as the agent names it, so a cancel
 	// (another request) can act on the task while this one streams.
 	noted := run.TaskID != ""
 	emit := func(e proxy.Event) {
-		if sse != nil {
-			sendFragment(ctx, sse, "event", templates.TryEvent(eventView(e.Seq, e.Kind, e.State, e.Data)))
+		if stream != nil {
+			sendFragment(ctx, stream, "event", templates.TryEvent(eventView(e.Seq, e.Kind, e.State, e.Data)))
 		}
 		if noted || e.TaskID == "" {
 			return
@@ -228,15 +229,15 @@ func (h *Console) converse(c echo.Context, ag catalog.Agent, run catalog.Run, tr
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	if err := api.SaveRun(sctx, h.opts.Runs, run, tr, base); err != nil {
-		if sse != nil {
+		if stream != nil {
 			h.log.ErrorContext(ctx, "console: storing run", "err", err, "run_id", run.ID)
-			sse.Send("failed", "The run could not be stored.")
+			stream.Send("failed", "The run could not be stored.")
 			return nil
 		}
 		return h.agentError(c, err)
 	}
-	if sse != nil {
-		sse.Send("done", runURL(ag.ID, run.ID))
+	if stream != nil {
+		stream.Send("done", runURL(ag.ID, run.ID))
 		return nil
 	}
 	return c.Redirect(http.StatusSeeOther, runURL(ag.ID, run.ID))

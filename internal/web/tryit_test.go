@@ -159,15 +159,15 @@ func (tf *tryFixture) postAs(t *testing.T, who, path string, fields map[string]s
 	return resp
 }
 
-// sse is one server-sent event.
-type sse struct{ event, data string }
+// sseEvent is one server-sent event.
+type sseEvent struct{ event, data string }
 
 // readEvents reads server-sent events until the stream ends, handing
 // each to seen (when not nil) as it arrives.
-func readEvents(t *testing.T, r io.Reader, seen func(sse)) []sse {
+func readEvents(t *testing.T, r io.Reader, seen func(sseEvent)) []sseEvent {
 	t.Helper()
-	var out []sse
-	var cur sse
+	var out []sseEvent
+	var cur sseEvent
 	var data []string
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
@@ -182,7 +182,7 @@ func readEvents(t *testing.T, r io.Reader, seen func(sse)) []sse {
 					seen(cur)
 				}
 			}
-			cur, data = sse{}, nil
+			cur, data = sseEvent{}, nil
 		case strings.HasPrefix(line, "event: "):
 			cur.event = strings.TrimPrefix(line, "event: ")
 		case strings.HasPrefix(line, "data: "):
@@ -378,10 +378,10 @@ func TestTryItCancel(t *testing.T) {
 	tf := newTryFixture(t)
 	resp := tf.post(t, "/agents/"+tf.id+"/try", tf.fields(proxytest.SayWait), true)
 	working := make(chan struct{})
-	done := make(chan []sse)
+	done := make(chan []sseEvent)
 	go func() {
 		once := sync.Once{}
-		done <- readEvents(t, resp.Body, func(e sse) {
+		done <- readEvents(t, resp.Body, func(e sseEvent) {
 			// The task id is stored before the next event is relayed, so
 			// once "working" arrives a cancel can find the task.
 			if strings.Contains(e.data, string(a2a.TaskStateWorking)) {

@@ -55,7 +55,7 @@ type AgentReader interface {
 // Principal is the signed-in caller as the console shows them.
 type Principal struct {
 	// Subject is the caller's stable id at the provider. Writes name
-	// their actor from the request itself (api.ActorOf), as the API does.
+	// their actor from the request itself (auth.ActorOf), as the API does.
 	Subject string
 	Name    string
 	Role    auth.Role
@@ -313,11 +313,11 @@ func (h *Console) errorPage(c echo.Context, status int, title, msg string) error
 	return h.render(c, status, page{title: title, body: templates.ErrorPage(e)})
 }
 
-// scope is what the caller of c may see: api.ScopeOf, the API's rule, or
+// scope is what the caller of c may see: auth.ScopeOf, every door's rule, or
 // everything without sign-in (development mode), where every page is open.
 func (h *Console) scope(c echo.Context) catalog.Scope {
 	if h.opts.Authorizer == nil {
 		return catalog.ScopeAll
 	}
-	return api.ScopeOf(auth.FromContext(c.Request().Context()))
+	return auth.ScopeOf(auth.FromContext(c.Request().Context()))
 }

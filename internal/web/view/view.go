@@ -352,10 +352,14 @@ type RegisterResult struct {
 	Outcome RegisterOutcome
 	// AgentURL, CardURL and Name describe the agent on success.
 	AgentURL, CardURL, Name string
-	// Code (the API's error code), Class (the fetch failure class) and
-	// Message explain a failure.
+	// Code (the kind of failure: a crawler.Kind* or RegisterInternal),
+	// Class (the fetch failure class) and Message explain a failure.
 	Code, Class, Message string
 }
+
+// RegisterInternal is the Code of a registration that failed through the
+// registry's own fault, whose cause is in its log only.
+const RegisterInternal = "internal"
 
 // Keys is the trusted-keys page: the add form (as submitted, when it
 // failed) and every key.

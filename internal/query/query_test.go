@@ -1,0 +1,70 @@
+package query
+
+import (
+	"errors"
+	"net/url"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/a2aregistry/registry/internal/catalog"
+)
+
+func TestParse(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		raw       string
+		want      Request
+		wantParam string // "" with wantErr: the request as a whole
+		wantErr   bool
+		cursorErr bool
+	}{
+		{name: "defaults", raw: "", want: Request{Limit: catalog.DefaultLimit}},
+		{name: "text, limit, cursor, filters", raw: "q=invoice+pdf&limit=5&cursor=abc&tag=a&tag=b&health=up",
+			want: Request{Text: "invoice pdf", Limit: 5, Cursor: "abc", Filters: map[string][]string{"tag": {"a", "b"}, "health": {"up"}}}},
+		{name: "unknown parameter", raw: "tags=x", wantErr: true, wantParam: "tags"},
+		{name: "repeated text", raw: "q=a&q=b", wantErr: true, wantParam: "q"},
+		{name: "limit zero", raw: "limit=0", wantErr: true, wantParam: "limit"},
+		{name: "limit signed", raw: "limit=%2B5", wantErr: true, wantParam: "limit"},
+		{name: "text too long", raw: "q=" + strings.Repeat("x", catalog.MaxQueryTextLen+1), wantErr: true, wantParam: "q"},
+		{name: "empty filter value", raw: "tag=", wantErr: true, wantParam: "tag"},
+		{name: "too many values", raw: strings.Repeat("tag=x&", MaxFilterValues+1), wantErr: true, wantParam: "tag"},
+		{name: "unknown enum value", raw: "signature=trusted", wantErr: true, wantParam: "signature"},
+		{name: "malformed label", raw: "label=BAD KEY", wantErr: true, wantParam: "label"},
+		{name: "oversized cursor is an invalid cursor", raw: "cursor=" + strings.Repeat("c", MaxCursorLen+1),
+			wantErr: true, wantParam: "cursor", cursorErr: true},
+		{name: "malformed query string", raw: "q=%zz", wantErr: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ParseString(tc.raw)
+			if !tc.wantErr {
+				if err != nil || !reflect.DeepEqual(got, tc.want) {
+					t.Fatalf("ParseString(%q) = %+v, %v; want %+v", tc.raw, got, err, tc.want)
+				}
+				return
+			}
+			var qe *Error
+			if !errors.As(err, &qe) {
+				t.Fatalf("ParseString(%q) error = %v, want *Error", tc.raw, err)
+			}
+			if qe.Parameter != tc.wantParam || qe.Message == "" {
+				t.Errorf("error names %q (%q), want %q", qe.Parameter, qe.Message, tc.wantParam)
+			}
+			if errors.Is(err, catalog.ErrInvalidCursor) != tc.cursorErr {
+				t.Errorf("errors.Is(ErrInvalidCursor) = %v, want %v", !tc.cursorErr, tc.cursorErr)
+			}
+		})
+	}
+}
+
+func TestRequestQueryCarriesScope(t *testing.T) {
+	r, err := Parse(url.Values{"q": {"x"}, "tag": {"t"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := catalog.Scope{Groups: []string{"g"}}
+	q := r.Query(sc)
+	if q.Text != "x" || q.Filters["tag"][0] != "t" || q.Limit != catalog.DefaultLimit || !reflect.DeepEqual(q.Scope, sc) {
+		t.Errorf("Query = %+v", q)
+	}
+}
