@@ -11,7 +11,7 @@ import (
 )
 
 // A seed whose agent an admin removed is not known: the seed file
-// registers it again, which restores it (README "Removing an agent").
+// registers it again, which restores it (docs/crawling.md, "Three ways in").
 func TestSeedOfRemovedAgentIsNotKnown(t *testing.T) {
 	catalogtest.ForEach(t, func(t *testing.T, store *catalog.Store) {
 		ctx := context.Background()

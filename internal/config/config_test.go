@@ -245,17 +245,18 @@ func TestIsLoopbackHost(t *testing.T) {
 	}
 }
 
-// TestREADMEDocumentsEverySetting keeps the configuration table honest.
-func TestREADMEDocumentsEverySetting(t *testing.T) {
-	// The README ships with the module: missing, it documents nothing.
-	readme, err := os.ReadFile("../../README.md")
+// TestOperationsDocListsEverySetting keeps the configuration tables of
+// docs/operations.md honest.
+func TestOperationsDocListsEverySetting(t *testing.T) {
+	// The docs ship with the module: missing, they document nothing.
+	doc, err := os.ReadFile("../../docs/operations.md")
 	if err != nil {
-		t.Fatalf("README.md not readable: %v", err)
+		t.Fatalf("docs/operations.md not readable: %v", err)
 	}
 	for _, s := range Settings() {
 		for _, name := range []string{"--" + s.Flag, s.Env} {
-			if !strings.Contains(string(readme), "`"+name+"`") {
-				t.Errorf("README.md does not document `%s`", name)
+			if !strings.Contains(string(doc), "`"+name+"`") {
+				t.Errorf("docs/operations.md does not document `%s`", name)
 			}
 		}
 	}
