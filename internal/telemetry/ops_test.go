@@ -67,6 +67,7 @@ func TestOpsMetrics(t *testing.T) {
 			t.Errorf("metrics lack %q", want)
 		}
 	}
+	checkDocumented(t, out)
 }
 
 // A catalog with nothing due lags by nothing, and an index whose size is

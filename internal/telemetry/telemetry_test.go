@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -79,6 +80,7 @@ func TestMetrics(t *testing.T) {
 			t.Errorf("metrics lack %q", want)
 		}
 	}
+	checkDocumented(t, out)
 }
 
 // A failed write records nothing: the outcomes were not stored.
@@ -123,5 +125,32 @@ func TestMethodLabelIsBounded(t *testing.T) {
 	}
 	if !strings.Contains(out, `method="other"`) {
 		t.Errorf("made-up methods are not counted as other")
+	}
+}
+
+// checkDocumented fails for each registry_* family in a scrape that
+// docs/operations.md does not list, so a new metric cannot ship
+// undocumented.
+func checkDocumented(t *testing.T, scraped string) {
+	t.Helper()
+	doc, err := os.ReadFile("../../docs/operations.md")
+	if err != nil {
+		t.Fatalf("docs/operations.md not readable: %v", err)
+	}
+	found := 0
+	for line := range strings.Lines(scraped) {
+		name, ok := strings.CutPrefix(line, "# HELP ")
+		if !ok || !strings.HasPrefix(name, "registry_") {
+			continue
+		}
+		name, _, _ = strings.Cut(name, " ")
+		found++
+		// Named in backticks, alone or with its labels: `name` or `name{…}`.
+		if !strings.Contains(string(doc), "`"+name+"`") && !strings.Contains(string(doc), "`"+name+"{") {
+			t.Errorf("docs/operations.md does not list the metric %s", name)
+		}
+	}
+	if found == 0 {
+		t.Error("no registry_* metric in the scrape")
 	}
 }
