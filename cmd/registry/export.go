@@ -12,8 +12,10 @@ import (
 	"os"
 	"time"
 
+	"github.com/a2aregistry/registry/internal/card"
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/config"
+	"github.com/a2aregistry/registry/internal/verify"
 )
 
 // The export format: JSON lines, one object per line with a "type". The
@@ -331,60 +333,150 @@ func runImportExport(ctx context.Context, cfg config.Config, fs *flag.FlagSet, p
 	})
 }
 
-// importCatalog reads an export into store, which must be empty. An
-// interrupted import leaves the agents restored so far: empty the
-// catalog (or start from a fresh database) and run it again.
-func importCatalog(ctx context.Context, store *catalog.Store, r io.Reader, cfg config.Config) (agents, keys int, err error) {
+// maxImportErrors bounds how many bad lines an import names before it
+// stops looking: enough to fix a file, not a flood.
+const maxImportErrors = 20
+
+// importCatalog reads an export into store, which must be empty. Every
+// line is checked first, as a live write would check it (ids, canonical
+// card URLs, known health and listing states, cards that parse, trusted
+// keys as pinning makes them), and a file with any bad line is refused
+// with each bad line named, before anything is written. Only then is the
+// file read again and applied. An import that fails while writing (the
+// database, not the file) leaves the agents restored so far: empty the
+// catalog and run it again.
+func importCatalog(ctx context.Context, store *catalog.Store, r io.ReadSeeker, cfg config.Config) (agents, keys int, err error) {
 	if err := store.CheckEmpty(ctx); err != nil {
 		return 0, 0, err
 	}
+	lim := cardLimits(cfg)
+	if err := checkExport(r, lim); err != nil {
+		return 0, 0, err
+	}
+	if _, err := r.Seek(0, io.SeekStart); err != nil {
+		return 0, 0, fmt.Errorf("reading export again: %w", err)
+	}
+	err = eachExportLine(r, func(line int, l exportLine) error {
+		switch l.Type {
+		case "agent":
+			// Cards are parsed again under --max-card-bytes: raise it
+			// if the old catalog accepted larger ones.
+			if err := store.ImportAgent(ctx, cliActor, agentFromExport(l.Agent), lim); err != nil {
+				return fmt.Errorf("line %d: %w", line, err)
+			}
+			agents++
+		case "annotations":
+			if err := store.RestoreAnnotations(ctx, orphanFromExport(l.Annotations)); err != nil {
+				return fmt.Errorf("line %d: %w", line, err)
+			}
+		case "collection":
+			if err := store.RestoreCollection(ctx, cliActor, collectionFromExport(l.Collection)); err != nil {
+				return fmt.Errorf("line %d: %w", line, err)
+			}
+		case "trusted_key":
+			if err := store.RestoreTrustedKey(ctx, keyFromExport(l.TrustedKey)); err != nil {
+				return fmt.Errorf("line %d: %w", line, err)
+			}
+			keys++
+		}
+		return nil
+	})
+	return agents, keys, err
+}
+
+// checkExport reads the whole export and checks every line; the error
+// names each bad line (up to maxImportErrors) and duplicates of an agent
+// id or card URL, which no catalog can hold.
+func checkExport(r io.Reader, lim card.Limits) error {
+	var bad []error
+	ids, urls := map[string]int{}, map[string]int{}
+	err := eachExportLine(r, func(line int, l exportLine) error {
+		var err error
+		switch l.Type {
+		case "agent":
+			a := agentFromExport(l.Agent)
+			err = a.Check(lim)
+			if err == nil {
+				err = firstSeen(ids, a.ID, line, "agent id")
+			}
+			if err == nil {
+				err = firstSeen(urls, a.CardURL, line, "card URL")
+			}
+		case "annotations":
+			err = orphanFromExport(l.Annotations).Check()
+		case "collection":
+			err = collectionFromExport(l.Collection).Check()
+		case "trusted_key":
+			err = verify.CheckRestoredKey(keyFromExport(l.TrustedKey))
+		}
+		if err != nil {
+			bad = append(bad, fmt.Errorf("line %d: %w", line, err))
+			if len(bad) == maxImportErrors {
+				return fmt.Errorf("%w: stopped after %d bad lines", errBadExport, maxImportErrors)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		bad = append(bad, err)
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%w: nothing was imported: %w", errBadExport, errors.Join(bad...))
+	}
+	return nil
+}
+
+func firstSeen(seen map[string]int, key string, line int, what string) error {
+	if first, ok := seen[key]; ok {
+		return fmt.Errorf("%w: %s %s already on line %d", catalog.ErrInvalidImport, what, key, first)
+	}
+	seen[key] = line
+	return nil
+}
+
+// eachExportLine calls fn with every entry after the header, numbered
+// from 1 as editors number lines; an entry whose type has no body, or an
+// unknown type, ends the read as errBadExport.
+func eachExportLine(r io.Reader, fn func(line int, l exportLine) error) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 1<<20), maxExportLine)
-	lim := cardLimits(cfg)
 	line := 0
 	for sc.Scan() {
 		line++
 		var l exportLine
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			return agents, keys, fmt.Errorf("%w: line %d: %w", errBadExport, line, err)
+			return fmt.Errorf("%w: line %d: %w", errBadExport, line, err)
+		}
+		if line == 1 {
+			if l.Type != "header" || l.Header == nil || l.Header.Format != exportFormat || l.Header.Version != exportFormatVersion {
+				return fmt.Errorf("%w: no %s version %d header", errBadExport, exportFormat, exportFormatVersion)
+			}
+			continue
 		}
 		switch {
-		case line == 1:
-			if l.Type != "header" || l.Header == nil || l.Header.Format != exportFormat || l.Header.Version != exportFormatVersion {
-				return 0, 0, fmt.Errorf("%w: no %s version %d header", errBadExport, exportFormat, exportFormatVersion)
-			}
-		case l.Type == "agent" && l.Agent != nil:
-			// Cards are parsed again under --max-card-bytes: raise it
-			// if the old catalog accepted larger ones.
-			if err := store.ImportAgent(ctx, cliActor, agentFromExport(l.Agent), lim); err != nil {
-				return agents, keys, fmt.Errorf("line %d: %w", line, err)
-			}
-			agents++
-		case l.Type == "annotations" && l.Annotations != nil:
-			if err := store.RestoreAnnotations(ctx, catalog.ExportedAnnotations{CardURL: l.Annotations.CardURL,
-				Annotations: fromExportAnnotations(l.Annotations.Annotations)}); err != nil {
-				return agents, keys, fmt.Errorf("line %d: %w", line, err)
-			}
-		case l.Type == "collection" && l.Collection != nil:
-			if err := store.RestoreCollection(ctx, cliActor, collectionFromExport(l.Collection)); err != nil {
-				return agents, keys, fmt.Errorf("line %d: %w", line, err)
-			}
-		case l.Type == "trusted_key" && l.TrustedKey != nil:
-			k := l.TrustedKey
-			if err := store.RestoreTrustedKey(ctx, catalog.TrustedKey{ID: k.ID, KID: k.KID, JWK: k.JWK, Thumbprint: k.Thumbprint,
-				Origins: k.Origins, NotAfter: k.NotAfter, RevokedAt: k.RevokedAt, CreatedAt: k.CreatedAt}); err != nil {
-				return agents, keys, fmt.Errorf("line %d: %w", line, err)
-			}
-			keys++
+		case l.Type == "agent" && l.Agent != nil, l.Type == "annotations" && l.Annotations != nil,
+			l.Type == "collection" && l.Collection != nil, l.Type == "trusted_key" && l.TrustedKey != nil:
 		default:
-			return agents, keys, fmt.Errorf("%w: line %d: unknown entry %q", errBadExport, line, l.Type)
+			return fmt.Errorf("%w: line %d: unknown entry %q", errBadExport, line, l.Type)
+		}
+		if err := fn(line, l); err != nil {
+			return err
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return agents, keys, fmt.Errorf("reading export: %w", err)
+		return fmt.Errorf("reading export: %w", err)
 	}
 	if line == 0 {
-		return 0, 0, fmt.Errorf("%w: empty file", errBadExport)
+		return fmt.Errorf("%w: empty file", errBadExport)
 	}
-	return agents, keys, nil
+	return nil
+}
+
+func orphanFromExport(e *exportOrphanAnnotations) catalog.ExportedAnnotations {
+	return catalog.ExportedAnnotations{CardURL: e.CardURL, Annotations: fromExportAnnotations(e.Annotations)}
+}
+
+func keyFromExport(k *exportTrustKey) catalog.TrustedKey {
+	return catalog.TrustedKey{ID: k.ID, KID: k.KID, JWK: k.JWK, Thumbprint: k.Thumbprint,
+		Origins: k.Origins, NotAfter: k.NotAfter, RevokedAt: k.RevokedAt, CreatedAt: k.CreatedAt}
 }

@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-jose/go-jose/v4"
+
 	"github.com/a2aregistry/registry/examples"
 	"github.com/a2aregistry/registry/internal/card"
 	"github.com/a2aregistry/registry/internal/catalog"
@@ -19,7 +24,26 @@ import (
 	"github.com/a2aregistry/registry/internal/config"
 	"github.com/a2aregistry/registry/internal/importer"
 	"github.com/a2aregistry/registry/internal/synth"
+	"github.com/a2aregistry/registry/internal/verify"
 )
+
+// pinnedKey is a fresh Ed25519 public key as an admin pins it.
+func pinnedKey(t *testing.T, kid string, origins ...string) catalog.TrustedKey {
+	t.Helper()
+	pub, _, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jwk, err := json.Marshal(jose.JSONWebKey{Key: pub, KeyID: kid, Algorithm: string(jose.EdDSA), Use: "sig"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := verify.NewTrustedKey(jwk, kid, origins, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
 
 // TestExportImport moves a catalog from SQLite to PostgreSQL (and back
 // into SQLite) through `registry export` and `registry import
@@ -73,16 +97,14 @@ func TestExportImport(t *testing.T) {
 	if err := src.RemoveAgent(ctx, catalog.User("sub-root").For(catalog.Request{DisplayName: "Root"}), ids[2]); err != nil {
 		t.Fatal(err)
 	}
-	key, err := src.AddTrustedKey(ctx, catalog.System("test"), catalog.TrustedKey{KID: "k1", JWK: json.RawMessage(`{"kty":"OKP","crv":"Ed25519","x":"AAAA"}`),
-		Thumbprint: "t1", Origins: []string{"https://agents1.example.com"}})
+	key, err := src.AddTrustedKey(ctx, catalog.System("test"), pinnedKey(t, "k1", "https://agents1.example.com"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := src.RevokeTrustedKey(ctx, catalog.System("test"), key.ID, now); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := src.AddTrustedKey(ctx, catalog.System("test"), catalog.TrustedKey{KID: "k2", JWK: json.RawMessage(`{"kty":"OKP","crv":"Ed25519","x":"BBBB"}`),
-		Thumbprint: "t2", Origins: []string{"*"}}); err != nil {
+	if _, err := src.AddTrustedKey(ctx, catalog.System("test"), pinnedKey(t, "k2", "*")); err != nil {
 		t.Fatal(err)
 	}
 
@@ -495,3 +517,110 @@ func TestImportCurationEdges(t *testing.T) {
 		})
 	}
 }
+
+// TestImportRefusesAlteredExport: an import checks every line as a live
+// write would before it writes anything, so an export altered by hand (a
+// non-UUID id, a card URL not in canonical form, an unknown health or
+// source, a trusted key with private parameters, a wrong thumbprint or an
+// origin that is no origin) is refused with the bad line named, and the
+// catalog stays empty even when the bad line comes after good ones.
+func TestImportRefusesAlteredExport(t *testing.T) {
+	ctx := context.Background()
+	cfg := config.Default()
+	src := catalogtest.SQLite(t)
+	c, err := card.Parse(synth.New(3).Card(0), cardLimits(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.Upsert(ctx, catalog.System("test"), catalog.UpsertInput{CardURL: "https://a.example.com/.well-known/agent-card.json",
+		Card: c, Source: catalog.SourceURL}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.AddTrustedKey(ctx, catalog.System("test"), pinnedKey(t, "k1", "https://a.example.com")); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, _, err := exportCatalog(ctx, src, &buf); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("export has %d lines, want header, agent, key:\n%s", len(lines), buf.String())
+	}
+	var agentLine, keyLine exportLine
+	if err := json.Unmarshal([]byte(lines[1]), &agentLine); err != nil || agentLine.Agent == nil {
+		t.Fatalf("agent line %s: %v", lines[1], err)
+	}
+	if err := json.Unmarshal([]byte(lines[2]), &keyLine); err != nil || keyLine.TrustedKey == nil {
+		t.Fatalf("key line %s: %v", lines[2], err)
+	}
+	agent := func(f func(*exportAgent)) string {
+		a := *agentLine.Agent
+		f(&a)
+		return marshalLine(t, exportLine{Type: "agent", Agent: &a})
+	}
+	key := func(f func(*exportTrustKey)) string {
+		k := *keyLine.TrustedKey
+		f(&k)
+		return marshalLine(t, exportLine{Type: "trusted_key", TrustedKey: &k})
+	}
+	var private map[string]any
+	if err := json.Unmarshal(keyLine.TrustedKey.JWK, &private); err != nil {
+		t.Fatal(err)
+	}
+	_, priv, _ := ed25519.GenerateKey(rand.Reader)
+	private["d"] = base64URL(priv.Seed())
+	privateJWK, _ := json.Marshal(private)
+
+	for _, tt := range []struct {
+		name string
+		body []string // the lines after the header
+		want string   // in the error, with the line number
+	}{
+		{"agent id not a UUID", []string{agent(func(a *exportAgent) { a.ID = "agent-1" }), lines[2]}, "line 2"},
+		{"agent id in upper case", []string{agent(func(a *exportAgent) { a.ID = strings.ToUpper(a.ID) }), lines[2]}, "line 2"},
+		{"card URL not canonical", []string{agent(func(a *exportAgent) { a.CardURL = "https://A.EXAMPLE.COM:443/.well-known/agent-card.json" }), lines[2]}, "line 2"},
+		{"unknown health", []string{agent(func(a *exportAgent) { a.Health = "sideways" }), lines[2]}, "line 2"},
+		{"unknown version source", []string{agent(func(a *exportAgent) {
+			a.Versions = slices.Clone(a.Versions)
+			a.Versions[0].Source = "ftp"
+		}), lines[2]}, "line 2"},
+		{"key with private parameters", []string{lines[1], key(func(k *exportTrustKey) { k.JWK = privateJWK })}, "line 3"},
+		{"wrong thumbprint", []string{lines[1], key(func(k *exportTrustKey) { k.Thumbprint = "AAAA" })}, "line 3"},
+		{"origin with a path", []string{lines[1], key(func(k *exportTrustKey) { k.Origins = []string{"https://a.example.com/x"} })}, "line 3"},
+		{"key id not a UUID", []string{lines[1], key(func(k *exportTrustKey) { k.ID = "k" })}, "line 3"},
+		{"the same agent twice", []string{lines[1], lines[1]}, "line 3"},
+		{"collection member not a UUID", []string{lines[1], `{"type":"collection","collection":{"name":"X","groups":[],` +
+			`"created_at":"2026-01-01T00:00:00Z","members":[{"agent_id":"nobody","added_at":"2026-01-01T00:00:00Z"}]}}`}, "line 3"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			to := catalogtest.SQLite(t)
+			file := lines[0] + "\n" + strings.Join(tt.body, "\n") + "\n"
+			_, _, err := importCatalog(ctx, to, strings.NewReader(file), cfg)
+			if !errors.Is(err, errBadExport) || !strings.Contains(err.Error(), tt.want+":") {
+				t.Fatalf("import = %v, want %v naming %s", err, errBadExport, tt.want)
+			}
+			if err := to.CheckEmpty(ctx); err != nil {
+				t.Errorf("the refused import wrote to the catalog: %v", err)
+			}
+		})
+	}
+
+	// Every bad line is named, not only the first.
+	file := lines[0] + "\n" + agent(func(a *exportAgent) { a.Health = "?" }) + "\n" + key(func(k *exportTrustKey) { k.Thumbprint = "x" }) + "\n"
+	_, _, err = importCatalog(ctx, catalogtest.SQLite(t), strings.NewReader(file), cfg)
+	if err == nil || !strings.Contains(err.Error(), "line 2:") || !strings.Contains(err.Error(), "line 3:") {
+		t.Errorf("import of two bad lines = %v, want both named", err)
+	}
+}
+
+func marshalLine(t *testing.T, l exportLine) string {
+	t.Helper()
+	b, err := json.Marshal(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func base64URL(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }

@@ -220,5 +220,5 @@ func CardURL(raw []byte, servedAt string) (string, error) {
 		return "", nil
 	}
 	sum := sha256.Sum256(raw)
-	return "urn:a2a-registry:import:" + hex.EncodeToString(sum[:]), nil
+	return catalog.ImportedCardURNPrefix + hex.EncodeToString(sum[:]), nil
 }
