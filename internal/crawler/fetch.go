@@ -50,8 +50,12 @@ const (
 	ClassTooLarge       = safehttp.CauseTooLarge
 	ClassNotJSON        = "not_json"
 	ClassBlockedAddress = safehttp.CauseBlockedAddress
-	ClassRedirect       = safehttp.CauseRedirect
-	ClassInvalidURL     = safehttp.CauseInvalidURL
+	// ClassReservedName: the card URL's host is in a domain reserved for
+	// examples, testing or as invalid (RFC 2606, RFC 6761), such as the
+	// shipped example cards name; it is never looked up.
+	ClassReservedName = safehttp.CauseReservedName
+	ClassRedirect     = safehttp.CauseRedirect
+	ClassInvalidURL   = safehttp.CauseInvalidURL
 )
 
 // FetchError is a failed card fetch with the class of the failure.

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/a2aregistry/registry/internal/safehttp"
+	"github.com/a2aregistry/registry/internal/safehttp/safehttptest"
 )
 
 const testCard = `{"name":"Echo","description":"echoes","version":"1.0.0",
@@ -464,7 +465,10 @@ func TestFetchTransportFailures(t *testing.T) {
 		wantIs    error
 	}{
 		{name: "invalid URL", input: "ftp://127.0.0.1/card.json", wantClass: ClassInvalidURL, wantIs: ErrInvalidURL},
-		{name: "dns no such host", input: "https://" + strings.Repeat("a", 64) + ".invalid/", wantClass: ClassDNS},
+		{name: "dns no such host", input: "https://agent.corp.internal/", wantClass: ClassDNS},
+		{name: "dns name too long", input: "https://" + strings.Repeat("a", 64) + ".corp.internal/", wantClass: ClassDNS},
+		{name: "reserved name", input: "https://support.shop.example/", wantClass: ClassReservedName, wantIs: safehttp.ErrReservedName},
+		{name: "invalid name", input: "https://agent.invalid/", wantClass: ClassReservedName, wantIs: safehttp.ErrReservedName},
 		{name: "dns no address", input: "https://nonexistent.onion/", wantClass: ClassDNS},
 		{name: "connection refused", input: "http://" + closedAddr + "/card.json", wantClass: ClassConnect},
 		{name: "untrusted certificate", input: tlsSrv.URL + "/card.json", wantClass: ClassTLS},
@@ -494,7 +498,10 @@ func TestFetchTransportFailures(t *testing.T) {
 			if tt.allow != nil {
 				allow = tt.allow
 			}
-			f := NewFetcher(safehttp.New(safehttp.Config{AllowNetworks: allow, Timeout: 300 * time.Millisecond}), 0)
+			// The resolver answers NXDOMAIN in process, and fails the test
+			// if asked for a reserved name.
+			resolver := safehttptest.NewResolver(t, nil).Net()
+			f := NewFetcher(safehttp.New(safehttp.Config{AllowNetworks: allow, Timeout: 300 * time.Millisecond, Resolver: resolver}), 0)
 			ctx, cancel := context.Background(), context.CancelFunc(func() {})
 			if tt.ctx != nil {
 				ctx, cancel = tt.ctx()

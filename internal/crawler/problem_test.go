@@ -51,6 +51,12 @@ func TestProblemOf(t *testing.T) {
 			ok: true, class: ClassDNS, has: "agent.example.com",
 		},
 		{
+			name: "reserved name says why it is not looked up",
+			err: fetch(transport(&net.OpError{Op: "dial", Net: "tcp",
+				Err: &safehttp.ReservedNameError{Host: "agent.example.com", Domain: "example.com"}}), 0),
+			ok: true, class: ClassReservedName, has: "agent.example.com is reserved for examples and testing",
+		},
+		{
 			name: "refused connection names no socket",
 			err:  fetch(transport(socket(errors.New("connect: connection refused"))), 0),
 			ok:   true, class: ClassConnect, has: "agent.example.com",

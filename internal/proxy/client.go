@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/netip"
 	"strings"
 	"sync"
 
@@ -86,7 +85,7 @@ func (p *Proxy) connect(ctx context.Context, ep Endpoint, au *auth, extensions [
 		}
 	case card.BindingGRPC:
 		factory := a2aclient.TransportFactoryFn(func(ctx context.Context, _ *a2a.AgentCard, iface *a2a.AgentInterface) (a2aclient.Transport, error) {
-			cc, err := p.dialGRPC(iface.URL, conn)
+			cc, err := p.dialGRPC(ctx, iface.URL, conn)
 			if err != nil {
 				return nil, err
 			}
@@ -146,8 +145,12 @@ func (h *headerInterceptor) Before(ctx context.Context, req *a2aclient.Request) 
 // network the operator opened (where the a2a-go samples and many private
 // deployments serve gRPC in plain text); a bare host:port on the public
 // Internet gets TLS.
-func (p *Proxy) dialGRPC(raw string, conn *connection) (*grpc.ClientConn, error) {
-	target, plaintext, host, err := grpcTarget(raw)
+func (p *Proxy) dialGRPC(ctx context.Context, raw string, conn *connection) (*grpc.ClientConn, error) {
+	target, mode, host, err := grpcTarget(raw)
+	if err != nil {
+		return nil, err
+	}
+	plaintext, err := p.plaintext(ctx, mode, host)
 	if err != nil {
 		return nil, err
 	}
@@ -160,20 +163,34 @@ func (p *Proxy) dialGRPC(raw string, conn *connection) (*grpc.ClientConn, error)
 		}
 		return c, nil
 	}
-	if plaintext == plaintextIfAllowed {
-		plaintext = plaintextNo
-		if ips, err := net.DefaultResolver.LookupNetIP(context.Background(), "ip", host); err == nil && len(ips) > 0 && allAllowed(cfg.AllowNetworks, ips) {
-			plaintext = plaintextYes
-		}
-	}
 	var creds credentials.TransportCredentials = insecure.NewCredentials()
-	if plaintext != plaintextYes {
+	if !plaintext {
 		creds = credentials.NewTLS(&tls.Config{ServerName: host, RootCAs: cfg.RootCAs, MinVersion: tls.VersionTLS12})
 	}
 	return grpc.NewClient("passthrough:///"+target,
 		grpc.WithContextDialer(dialer),
 		grpc.WithTransportCredentials(creds),
 		grpc.WithUserAgent(cfg.UserAgent))
+}
+
+// plaintext decides whether to speak gRPC without TLS to host. For a bare
+// host:port the safe client resolves host under the run's ctx (so the
+// run's deadline bounds the lookup) and says whether every address lies
+// on a network the operator opened: its one allowed-network decision, the
+// verifier's too. A failed lookup fails the interface; the dial would
+// fail the same way.
+func (p *Proxy) plaintext(ctx context.Context, mode plaintextMode, host string) (bool, error) {
+	switch mode {
+	case plaintextYes:
+		return true, nil
+	case plaintextNo:
+		return false, nil
+	}
+	opened, err := p.client.OnOpenedNetwork(ctx, host)
+	if err != nil {
+		return false, fmt.Errorf("gRPC interface on %s: %w", host, err)
+	}
+	return opened, nil
 }
 
 type plaintextMode int
@@ -215,23 +232,6 @@ func grpcTarget(raw string) (target string, mode plaintextMode, host string, err
 	return net.JoinHostPort(h, port), mode, h, nil
 }
 
-func allAllowed(nets []netip.Prefix, ips []netip.Addr) bool {
-	for _, ip := range ips {
-		ip = ip.WithZone("").Unmap()
-		in := false
-		for _, n := range nets {
-			if n.Contains(ip) {
-				in = true
-				break
-			}
-		}
-		if !in {
-			return false
-		}
-	}
-	return true
-}
-
 // connectFailed tells a failure to reach the endpoint (nothing was
 // exchanged with the agent: DNS, refused address, connection refused, TLS
 // handshake) from an answer. Only the first kind moves on to the next
@@ -240,7 +240,7 @@ func connectFailed(err error, conn *connection) bool {
 	if err == nil {
 		return false
 	}
-	if errors.Is(err, safehttp.ErrBlockedAddress) {
+	if errors.Is(err, safehttp.ErrBlockedAddress) || errors.Is(err, safehttp.ErrReservedName) {
 		return true
 	}
 	var op *net.OpError

@@ -16,14 +16,18 @@ import (
 // causes use the same strings), so they are stable.
 const (
 	CauseBlockedAddress = "blocked_address"
-	CauseDNS            = "dns"
-	CauseConnect        = "connect"
-	CauseTLS            = "tls"
-	CauseTimeout        = "timeout"
-	CauseCanceled       = "canceled"
-	CauseTooLarge       = "too_large"
-	CauseRedirect       = "redirect"
-	CauseInvalidURL     = "invalid_url"
+	// CauseReservedName: the host is in a domain reserved for
+	// documentation, testing or as invalid (RFC 2606, RFC 6761), refused
+	// before any lookup.
+	CauseReservedName = "reserved_name"
+	CauseDNS          = "dns"
+	CauseConnect      = "connect"
+	CauseTLS          = "tls"
+	CauseTimeout      = "timeout"
+	CauseCanceled     = "canceled"
+	CauseTooLarge     = "too_large"
+	CauseRedirect     = "redirect"
+	CauseInvalidURL   = "invalid_url"
 )
 
 // Cause classifies the error of a request sent through a Client (or of
@@ -49,6 +53,8 @@ func Cause(err error) string {
 		return ""
 	case errors.Is(err, ErrBlockedAddress):
 		return CauseBlockedAddress
+	case errors.Is(err, ErrReservedName):
+		return CauseReservedName
 	case errors.Is(err, ErrTooManyRedirects), errors.Is(err, ErrRedirectRefused):
 		// Before ErrUnsupportedScheme: a redirect to file: is the server's
 		// doing, not a fault of the URL the caller gave.
@@ -105,6 +111,12 @@ func Describe(host string, err error) string {
 			return fmt.Sprintf("refusing to connect to %s: it leads to a %s address", host, be.Reason)
 		}
 		return fmt.Sprintf("refusing to connect to %s: it leads to a non-public address", host)
+	case CauseReservedName:
+		var re *ReservedNameError
+		if errors.As(err, &re) && re.Domain == "invalid" {
+			return fmt.Sprintf("the name %s is reserved as never valid (RFC 6761), so it is not looked up", host)
+		}
+		return fmt.Sprintf("the name %s is reserved for examples and testing (RFC 2606, RFC 6761) and names no real host, so it is not looked up", host)
 	case CauseRedirect:
 		switch {
 		case errors.Is(err, ErrUnsupportedScheme):

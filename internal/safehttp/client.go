@@ -4,6 +4,10 @@
 // after DNS resolution, redirects and response sizes are capped, and proxy
 // settings from the environment are ignored.
 //
+// Names reserved for documentation, testing or as invalid (RFC 2606, RFC
+// 6761: .example, .test, .invalid, example.com) are refused before any
+// lookup, and localhost names are loopback without one (names.go).
+//
 // The address check runs in the dialer's Control hook: it sees the address
 // the socket is about to connect to, after the resolver ran, for every
 // connection of every redirect hop and retry. A hostname that resolves to a
@@ -22,7 +26,6 @@ import (
 	"net/netip"
 	"runtime/debug"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -70,6 +73,10 @@ type Config struct {
 	// reuse; set it to the crawler's per-host concurrency so connections
 	// are not closed and reopened. Zero means 4.
 	MaxIdleConnsPerHost int
+	// Resolver looks up every name a connection or Client.Resolve needs,
+	// under the caller's context; nil means net.DefaultResolver. Reserved
+	// and localhost names never reach it (see Client.Resolve).
+	Resolver *net.Resolver
 }
 
 // Defaults, see Config.
@@ -145,21 +152,20 @@ type Client struct {
 	cfg       Config
 	transport *guardedTransport
 	client    *http.Client
+	dialer    dialer
 }
 
 // New builds a Client. The allowlist is copied.
 func New(cfg Config) *Client {
 	cfg = cfg.withDefaults()
 	cfg.AllowNetworks = append([]netip.Prefix(nil), cfg.AllowNetworks...)
-	pol := policy{allow: cfg.AllowNetworks}
+	d := dialer{pol: policy{allow: cfg.AllowNetworks}, timeout: cfg.DialTimeout, resolver: cfg.Resolver}
 
 	base := &http.Transport{
 		// A proxy would make the connection, so the dial check would judge
 		// the proxy and not the destination: environment proxies are ignored.
-		Proxy: nil,
-		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			return dial(ctx, pol, cfg.DialTimeout, network, addr)
-		},
+		Proxy:                  nil,
+		DialContext:            d.dial,
 		TLSClientConfig:        &tls.Config{RootCAs: cfg.RootCAs, MinVersion: tls.VersionTLS12},
 		ForceAttemptHTTP2:      true,
 		TLSHandshakeTimeout:    cfg.TLSHandshakeTimeout,
@@ -171,7 +177,7 @@ func New(cfg Config) *Client {
 		IdleConnTimeout:        90 * time.Second,
 	}
 	gt := &guardedTransport{base: base, maxBody: cfg.MaxBodyBytes, userAgent: cfg.UserAgent}
-	c := &Client{cfg: cfg, transport: gt}
+	c := &Client{cfg: cfg, transport: gt, dialer: d}
 	c.client = c.HTTPClient()
 	return c
 }
@@ -246,35 +252,6 @@ func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
 		return fmt.Errorf("%w: https to http downgrade to %s", ErrRedirectRefused, req.URL.Redacted())
 	}
 	return nil
-}
-
-// dial resolves addr and connects, checking each resolved address in the
-// Control hook, which runs after socket() and before connect().
-func dial(ctx context.Context, pol policy, timeout time.Duration, network, addr string) (net.Conn, error) {
-	switch network {
-	case "tcp", "tcp4", "tcp6":
-	default:
-		return nil, fmt.Errorf("safehttp: network %q: %w", network, ErrBlockedAddress)
-	}
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, err
-	}
-	d := net.Dialer{
-		Timeout:   timeout,
-		KeepAlive: 30 * time.Second,
-		ControlContext: func(_ context.Context, _, address string, _ syscall.RawConn) error {
-			ap, err := netip.ParseAddrPort(address)
-			if err != nil {
-				return fmt.Errorf("safehttp: unparsable dial address %q: %w", address, ErrBlockedAddress)
-			}
-			if reason := pol.check(ap.Addr()); reason != "" {
-				return &BlockedError{Host: host, IP: ap.Addr().WithZone(""), Reason: reason}
-			}
-			return nil
-		},
-	}
-	return d.DialContext(ctx, network, addr)
 }
 
 // guardedTransport adds what every exchange needs regardless of which

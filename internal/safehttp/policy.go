@@ -132,41 +132,61 @@ func embeddedIPv4(ip netip.Addr) (netip.Addr, string, bool) {
 	return netip.Addr{}, "", false
 }
 
+// Decision is the address policy's answer for one address: the one
+// answer to "is this address on an allowed network?" that the dialer, the
+// verifier's probes and the proxy all ask (Client.Decide).
+type Decision struct {
+	// Reason names the address class when a connection to the address is
+	// refused (e.g. "private (RFC 1918)", "cloud metadata"); "" when it
+	// may be dialled.
+	Reason string
+	// Opened is true when the address may be dialled because the
+	// operator's allowlist (Config.AllowNetworks) names it, not because
+	// it is globally reachable: a network the operator vouches for, where
+	// an agent may be spoken to without TLS.
+	Opened bool
+}
+
+// Allowed tells whether a connection may go to the address.
+func (d Decision) Allowed() bool { return d.Reason == "" }
+
 // policy decides which resolved addresses a connection may go to.
 type policy struct {
 	allow []netip.Prefix
 }
 
-// check returns "" when ip may be dialled, else the reason it may not.
-func (p policy) check(ip netip.Addr) string {
+// decide judges ip. An IPv4-mapped address is judged as the IPv4 address
+// it is; a NAT64 or 6to4 address as the IPv4 host it routes to.
+func (p policy) decide(ip netip.Addr) Decision {
 	ip = ip.WithZone("").Unmap()
 	if !ip.IsValid() {
-		return "invalid"
+		return Decision{Reason: "invalid"}
 	}
 	if reason, ok := metadataAddrs[ip]; ok {
 		if p.allowsExactly(ip) {
-			return ""
+			return Decision{Opened: true}
 		}
-		return reason
+		return Decision{Reason: reason}
 	}
-	if inner, kind, ok := embeddedIPv4(ip); ok {
+	inner, kind, embeds := embeddedIPv4(ip)
+	if embeds {
 		if reason, meta := metadataAddrs[inner]; meta && !p.allowsExactly(inner) {
-			return kind + " address embedding " + reason
+			return Decision{Reason: kind + " address embedding " + reason}
 		}
 	}
 	if p.allows(ip) {
-		return ""
+		return Decision{Opened: true}
 	}
-	if inner, kind, ok := embeddedIPv4(ip); ok {
+	if embeds {
 		if p.allows(inner) {
-			return ""
+			return Decision{Opened: true}
 		}
 		if r := classify(inner); r != "" {
-			return kind + " address embedding " + r
+			return Decision{Reason: kind + " address embedding " + r}
 		}
-		return ""
+		return Decision{}
 	}
-	return classify(ip)
+	return Decision{Reason: classify(ip)}
 }
 
 func (p policy) allows(ip netip.Addr) bool {

@@ -94,9 +94,9 @@ func TestPolicyCheck(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := policy{allow: tt.allow}.check(netip.MustParseAddr(tt.ip))
+			got := policy{allow: tt.allow}.decide(netip.MustParseAddr(tt.ip)).Reason
 			if got != tt.wantReason {
-				t.Errorf("check(%s) with allow %v = %q, want %q", tt.ip, tt.allow, got, tt.wantReason)
+				t.Errorf("decide(%s) with allow %v = %q, want %q", tt.ip, tt.allow, got, tt.wantReason)
 			}
 		})
 	}

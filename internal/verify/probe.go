@@ -61,6 +61,7 @@ const (
 // are safehttp's.
 const (
 	CauseBlockedAddress  = safehttp.CauseBlockedAddress
+	CauseReservedName    = safehttp.CauseReservedName
 	CauseDNS             = safehttp.CauseDNS
 	CauseConnect         = safehttp.CauseConnect
 	CauseTLS             = safehttp.CauseTLS
@@ -396,7 +397,7 @@ func (v *Verifier) probeGRPC(ctx context.Context, p *Probe, v1 bool, tenant stri
 		// fact about TLS, not a false binding. Plain text is only tried
 		// where the operator opened the network: on the public Internet a
 		// plaintext agent is reported, not used.
-		if !implicitTLS || !v.onAllowedNetwork(res.remote) {
+		if !implicitTLS || !v.onOpenedNetwork(res.remote) {
 			p.Reachable = true
 			p.Cause = CauseTLSMismatch
 			p.Evidence = "plaintext HTTP/2"
@@ -555,9 +556,10 @@ func (v *Verifier) speaksPlaintextHTTP2(ctx context.Context, target string) bool
 	return hdr[3] == 0x4 // frame type SETTINGS
 }
 
-// onAllowedNetwork tells whether addr lies in a range the operator opened
-// with --allow-networks.
-func (v *Verifier) onAllowedNetwork(addr net.Addr) bool {
+// onOpenedNetwork tells whether the connected address addr lies on a
+// network the operator opened with --allow-networks; the safe client
+// decides (safehttp.Client.Decide), as it does for the proxy.
+func (v *Verifier) onOpenedNetwork(addr net.Addr) bool {
 	if addr == nil {
 		return false
 	}
@@ -565,17 +567,7 @@ func (v *Verifier) onAllowedNetwork(addr net.Addr) bool {
 	if err != nil {
 		return false
 	}
-	return inNetworks(v.opts.Client.Config().AllowNetworks, ap.Addr())
-}
-
-func inNetworks(nets []netip.Prefix, ip netip.Addr) bool {
-	ip = ip.WithZone("").Unmap()
-	for _, n := range nets {
-		if n.Contains(ip) {
-			return true
-		}
-	}
-	return false
+	return v.opts.Client.Decide(ap.Addr()).Opened
 }
 
 // grpcTarget turns a declared gRPC URL into host:port. http:// means
