@@ -9,21 +9,18 @@ import (
 	"github.com/a2aregistry/registry/internal/catalog"
 )
 
-// Store is what registration needs from the catalog.
-type Store interface {
+// RegistrarStore is what registration needs from the catalog: storing the
+// card, and recording the registration's fetch as the agent's first check
+// (its validators, health and next check). *catalog.Store implements it.
+// A fake or a decorator must offer all three: the first check is part of a
+// registration, not an option a store may silently lack.
+type RegistrarStore interface {
 	Upsert(ctx context.Context, actor catalog.Actor, in catalog.UpsertInput) (catalog.UpsertResult, error)
-}
-
-// checkRecorder is the part of the catalog that records a registration's
-// fetch as the agent's first check (*catalog.Store implements it).
-type checkRecorder interface {
 	CrawlTarget(ctx context.Context, agentID string) (catalog.CrawlTarget, error)
 	RecordFetches(ctx context.Context, actor catalog.Actor, outs []catalog.FetchOutcome) ([]catalog.UpsertResult, error)
 }
 
-// The catalog must keep implementing checkRecorder: the registrar finds it
-// by a type assertion, which a changed signature would fail silently.
-var _ checkRecorder = (*catalog.Store)(nil)
+var _ RegistrarStore = (*catalog.Store)(nil)
 
 // CardVerifier verifies a stored card version and stores the report
 // (*verify.Runner implements it), so that a registration answers with the
@@ -41,7 +38,7 @@ var registrarActor = catalog.System("registrar")
 // than at the next crawl.
 type Registrar struct {
 	fetcher  *Fetcher
-	store    Store
+	store    RegistrarStore
 	limits   card.Limits
 	log      *slog.Logger
 	policy   Policy
@@ -51,7 +48,7 @@ type Registrar struct {
 // NewRegistrar wires a Registrar. A nil log discards. The refresh policy
 // is the default one until UsePolicy; nothing is verified until
 // UseVerifier.
-func NewRegistrar(f *Fetcher, s Store, lim card.Limits, log *slog.Logger) *Registrar {
+func NewRegistrar(f *Fetcher, s RegistrarStore, lim card.Limits, log *slog.Logger) *Registrar {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -79,11 +76,10 @@ func (r *Registrar) UseVerifier(v CardVerifier) *Registrar {
 // keeps its identity when the host moves the file around. A JSON object
 // that is not a card is refused with card.CodeNotACard.
 //
-// The fetch counts as the agent's first check: when the store records
-// checks (*catalog.Store does), its validators (ETag, Last-Modified),
-// health and next check are stored as a scheduled check would store them,
-// so the crawler's next request is conditional and comes when the card's
-// cache headers say, not at once. With a verifier, a new version is
+// The fetch counts as the agent's first check: its validators (ETag,
+// Last-Modified), health and next check are stored as a scheduled check
+// would store them, so the crawler's next request is conditional and
+// comes when the card's cache headers say, not at once. With a verifier, a new version is
 // verified before Register returns.
 //
 // Errors wrap, for errors.As / errors.Is: *FetchError (which wraps
@@ -136,11 +132,7 @@ func (r *Registrar) Register(ctx context.Context, actor catalog.Actor, input str
 // recordCheck stores the registration's fetch as a successful check of
 // the agent: validators, health, fetch log and the next check per policy.
 func (r *Registrar) recordCheck(ctx context.Context, agentID string, res *Result) error {
-	rec, ok := r.store.(checkRecorder)
-	if !ok {
-		return nil
-	}
-	t, err := rec.CrawlTarget(ctx, agentID)
+	t, err := r.store.CrawlTarget(ctx, agentID)
 	if err != nil {
 		return err
 	}
@@ -149,6 +141,6 @@ func (r *Registrar) recordCheck(ctx context.Context, agentID string, res *Result
 		Status: res.Status, Latency: res.Latency, ETag: res.ETag, LastModified: res.LastModified,
 	}
 	r.policy.Apply(o.At, t, cacheHeadersOf(res), &o)
-	_, err = rec.RecordFetches(ctx, registrarActor, []catalog.FetchOutcome{o})
+	_, err = r.store.RecordFetches(ctx, registrarActor, []catalog.FetchOutcome{o})
 	return err
 }

@@ -13,9 +13,20 @@ import (
 	"github.com/a2aregistry/registry/internal/catalog"
 )
 
+// fakeStore records upserts and checks, as *catalog.Store stores them.
 type fakeStore struct {
-	calls []catalog.UpsertInput
-	err   error
+	calls    []catalog.UpsertInput
+	outcomes []catalog.FetchOutcome
+	err      error
+}
+
+func (s *fakeStore) CrawlTarget(_ context.Context, id string) (catalog.CrawlTarget, error) {
+	return catalog.CrawlTarget{AgentID: id, Health: catalog.HealthUnknown}, nil
+}
+
+func (s *fakeStore) RecordFetches(_ context.Context, _ catalog.Actor, outs []catalog.FetchOutcome) ([]catalog.UpsertResult, error) {
+	s.outcomes = append(s.outcomes, outs...)
+	return make([]catalog.UpsertResult, len(outs)), nil
 }
 
 func (s *fakeStore) Upsert(_ context.Context, _ catalog.Actor, in catalog.UpsertInput) (catalog.UpsertResult, error) {
@@ -94,6 +105,13 @@ func TestRegister(t *testing.T) {
 			}
 
 			wantErr := tt.wantClass != "" || tt.wantIs != nil
+			wantChecks := 1
+			if wantErr {
+				wantChecks = 0
+			}
+			if len(store.outcomes) != wantChecks {
+				t.Errorf("%d checks recorded, want %d", len(store.outcomes), wantChecks)
+			}
 			if !wantErr {
 				if err != nil {
 					t.Fatal(err)
@@ -125,21 +143,6 @@ func TestRegister(t *testing.T) {
 	}
 }
 
-// checkingStore records checks as well as upserts, as *catalog.Store does.
-type checkingStore struct {
-	fakeStore
-	outcomes []catalog.FetchOutcome
-}
-
-func (s *checkingStore) CrawlTarget(_ context.Context, id string) (catalog.CrawlTarget, error) {
-	return catalog.CrawlTarget{AgentID: id, Health: catalog.HealthUnknown}, nil
-}
-
-func (s *checkingStore) RecordFetches(_ context.Context, _ catalog.Actor, outs []catalog.FetchOutcome) ([]catalog.UpsertResult, error) {
-	s.outcomes = append(s.outcomes, outs...)
-	return make([]catalog.UpsertResult, len(outs)), nil
-}
-
 type recordingVerifier struct{ targets []catalog.VerifyTarget }
 
 func (v *recordingVerifier) VerifyStored(_ context.Context, t catalog.VerifyTarget) error {
@@ -160,7 +163,7 @@ func TestRegisterIsTheFirstCheck(t *testing.T) {
 		w.Write([]byte(testCard))
 	}))
 	defer srv.Close()
-	store := &checkingStore{}
+	store := &fakeStore{}
 	ver := &recordingVerifier{}
 	r := NewRegistrar(newTestFetcher(0), store, card.Limits{}, nil).
 		UsePolicy(Policy{MinInterval: time.Minute, Rand: func() float64 { return 0 }}).
