@@ -36,10 +36,11 @@ func (r *countingRegistrar) Register(context.Context, catalog.Actor, string) (ca
 }
 
 type signInServer struct {
-	oidc  *mockoidc.MockOIDC
-	srv   *httptest.Server
-	reg   *countingRegistrar
-	store *catalog.Store
+	header http.Header // sent with every request of do
+	oidc   *mockoidc.MockOIDC
+	srv    *httptest.Server
+	reg    *countingRegistrar
+	store  *catalog.Store
 }
 
 // newSignInServer serves the registry's handler with sign-in through an
@@ -106,6 +107,9 @@ func (s *signInServer) do(t *testing.T, method, path, token string) (*http.Respo
 	req.Header.Set("Content-Type", "application/json")
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for k, v := range s.header {
+		req.Header[k] = v
 	}
 	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := c.Do(req)
@@ -204,7 +208,8 @@ func TestDevModeAPIOpen(t *testing.T) {
 
 // TestAuditNamesTheSignedInCaller: a write with a bearer token is in the
 // audit log under the token's subject and mapped role, with the request's
-// id and address; a write the role refuses is not.
+// id and address; a write the role refuses is not. The request id is the
+// registry's own: a client's X-Request-Id is kept apart, capped.
 func TestAuditNamesTheSignedInCaller(t *testing.T) {
 	s := newSignInServer(t, nil)
 	ctx := context.Background()
@@ -221,6 +226,7 @@ func TestAuditNamesTheSignedInCaller(t *testing.T) {
 	if resp, e := s.do(t, http.MethodDelete, "/api/v1/agents/"+res.Agent.ID, editor); resp.StatusCode != http.StatusForbidden {
 		t.Fatalf("editor removing: %d %+v", resp.StatusCode, e)
 	}
+	s.header = http.Header{"X-Request-Id": {"forged-\tid\u00e9" + strings.Repeat("x", 300)}}
 	resp, e := s.do(t, http.MethodPost, "/api/v1/agents/"+res.Agent.ID+"/pause", editor)
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("editor pausing: %d %+v", resp.StatusCode, e)
@@ -236,5 +242,8 @@ func TestAuditNamesTheSignedInCaller(t *testing.T) {
 	if got.ActorKind != catalog.ActorUser || got.Subject != "client-1" || got.Role != "editor" || got.Action != catalog.ActionPause ||
 		got.TargetID != res.Agent.ID || got.RequestID == "" || got.RequestID != resp.Header.Get("X-Request-Id") || got.ClientAddr != "127.0.0.1" {
 		t.Errorf("audit entry = %+v", got)
+	}
+	if wantClient := ("forged-id" + strings.Repeat("x", 300))[:128]; got.ClientRequestID != wantClient || strings.Contains(got.RequestID, "forged") {
+		t.Errorf("audit entry request id %q, client request id %q; want the registry's own and %q", got.RequestID, got.ClientRequestID, wantClient)
 	}
 }

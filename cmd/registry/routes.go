@@ -115,7 +115,7 @@ func newHandler(d handlerDeps) http.Handler {
 			return err
 		},
 	}))
-	e.Use(middleware.RequestID())
+	e.Use(auth.RequestIDs())
 	if d.metrics != nil {
 		// Outside the logger, which renders errors: the status is final here.
 		e.Use(d.metrics.Middleware())

@@ -10,8 +10,5 @@ import (
 // actorOf is who the catalog records as making the writes of request c
 // (auth.ActorOf its caller, with the request's id and client address).
 func actorOf(c echo.Context) catalog.Actor {
-	return auth.ActorOf(auth.FromContext(c.Request().Context()), catalog.Request{
-		ID:         c.Response().Header().Get(echo.HeaderXRequestID),
-		ClientAddr: c.RealIP(),
-	})
+	return auth.ActorOf(auth.FromContext(c.Request().Context()), auth.RequestOf(c))
 }

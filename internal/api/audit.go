@@ -45,8 +45,11 @@ type AuditEntry struct {
 	TargetKind string          `json:"target_kind"`
 	TargetID   string          `json:"target_id"`
 	Detail     json.RawMessage `json:"detail"`
-	RequestID  string          `json:"request_id,omitempty"`
-	ClientAddr string          `json:"client_addr,omitempty"`
+	// RequestID is the registry's own id of the request;
+	// ClientRequestID the X-Request-Id the client sent, if any.
+	RequestID       string `json:"request_id,omitempty"`
+	ClientRequestID string `json:"client_request_id,omitempty"`
+	ClientAddr      string `json:"client_addr,omitempty"`
 }
 
 // AuditList is a page of the audit log, newest first.
@@ -63,7 +66,7 @@ func newAuditEntry(e catalog.AuditEntry) AuditEntry {
 	}
 	return AuditEntry{ID: e.ID, At: e.At, ActorKind: string(e.ActorKind), Subject: e.Subject, Name: e.DisplayName,
 		Email: e.Email, Role: e.Role, Action: e.Action, TargetKind: e.TargetKind, TargetID: e.TargetID,
-		Detail: detail, RequestID: e.RequestID, ClientAddr: e.ClientAddr}
+		Detail: detail, RequestID: e.RequestID, ClientRequestID: e.ClientRequestID, ClientAddr: e.ClientAddr}
 }
 
 func (a *API) listAudit(c echo.Context) error {

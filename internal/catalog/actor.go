@@ -28,8 +28,12 @@ type Request struct {
 	Email, DisplayName string
 	// Role is the role the caller held ("viewer" … "admin").
 	Role string
-	// ID is the request's X-Request-Id, to find it in the logs.
+	// ID is the registry's id of the request (its X-Request-Id response
+	// header), to find it in the logs.
 	ID string
+	// ClientID is the X-Request-Id the client sent, kept apart from ID
+	// because a client chooses it.
+	ClientID string
 	// ClientAddr is the client's address as the server saw it.
 	ClientAddr string
 }

@@ -41,9 +41,13 @@ type AuditEntry struct {
 	TargetKind  string
 	TargetID    string
 	// Detail is what the action changed, a JSON object.
-	Detail     json.RawMessage
-	RequestID  string
-	ClientAddr string
+	Detail json.RawMessage
+	// RequestID is the registry's own id of the request behind the write;
+	// ClientRequestID the X-Request-Id the client sent, if any (length
+	// capped), which the registry never uses as its own.
+	RequestID       string
+	ClientRequestID string
+	ClientAddr      string
 }
 
 // AuditPage is a page of the audit log, newest first.
@@ -91,9 +95,9 @@ func insertAudit(tx *gorm.DB, actor Actor, rows ...audit) error {
 			}
 		}
 		err := tx.Exec(`INSERT INTO audit_log (at, actor_kind, subject, name, email, role, action, target_kind, target_id,
-			detail_json, request_id, client_addr) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			detail_json, request_id, client_request_id, client_addr) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			now, string(actor.Kind), actor.Name, req.DisplayName, req.Email, req.Role, r.action, r.targetKind, r.targetID,
-			string(detail), req.ID, req.ClientAddr).Error
+			string(detail), req.ID, req.ClientID, req.ClientAddr).Error
 		if err != nil {
 			return fmt.Errorf("writing audit log (%s %s): %w", r.action, r.targetID, err)
 		}
@@ -145,7 +149,7 @@ func (s *Store) AgentAudit(ctx context.Context, agentID string, limit int) ([]Au
 
 // auditColumns are the columns readAudit scans, in its order.
 const auditColumns = "id, at, actor_kind, subject, name, email, role, action, target_kind, target_id, detail_json, " +
-	"request_id, client_addr"
+	"request_id, client_request_id, client_addr"
 
 // readAudit runs q, a SELECT of auditColumns.
 func readAudit(q *gorm.DB) ([]AuditEntry, error) {
@@ -162,7 +166,7 @@ func readAudit(q *gorm.DB) ([]AuditEntry, error) {
 			detail string
 		)
 		if err := rows.Scan(&e.ID, &e.At, &kind, &e.Subject, &e.DisplayName, &e.Email, &e.Role, &e.Action,
-			&e.TargetKind, &e.TargetID, &detail, &e.RequestID, &e.ClientAddr); err != nil {
+			&e.TargetKind, &e.TargetID, &detail, &e.RequestID, &e.ClientRequestID, &e.ClientAddr); err != nil {
 			return nil, fmt.Errorf("reading audit log: %w", err)
 		}
 		e.ActorKind, e.Detail, e.At = ActorKind(kind), json.RawMessage(detail), e.At.UTC()

@@ -62,7 +62,7 @@ func (h *Console) audit(c echo.Context) error {
 func auditEntryView(e catalog.AuditEntry) view.AuditEntry {
 	ve := view.AuditEntry{At: e.At, Subject: e.Subject, Role: e.Role, System: e.ActorKind == catalog.ActorSystem,
 		Action: e.Action, TargetKind: e.TargetKind, TargetID: e.TargetID, Detail: string(e.Detail),
-		RequestID: e.RequestID, ClientAddr: e.ClientAddr}
+		RequestID: e.RequestID, ClientRequestID: e.ClientRequestID, ClientAddr: e.ClientAddr}
 	switch {
 	case e.DisplayName != "":
 		ve.Who = e.DisplayName

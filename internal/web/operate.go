@@ -108,10 +108,7 @@ func (h *Console) callerName(c echo.Context) string {
 // local admin in development mode) with the request the audit log
 // records.
 func (h *Console) actor(c echo.Context) catalog.Actor {
-	return auth.ActorOf(auth.FromContext(c.Request().Context()), catalog.Request{
-		ID:         c.Response().Header().Get(echo.HeaderXRequestID),
-		ClientAddr: c.RealIP(),
-	})
+	return auth.ActorOf(auth.FromContext(c.Request().Context()), auth.RequestOf(c))
 }
 
 // canOperate reports whether the caller may take the actions above.

@@ -23,9 +23,11 @@ type AuditEntry struct {
 	// page ("" for a key, or an agent since removed).
 	TargetKind, TargetID, TargetURL string
 	// Detail is what the write changed, as compact JSON.
-	Detail     string
-	RequestID  string
-	ClientAddr string
+	Detail string
+	// RequestID is the registry's id of the request; ClientRequestID the
+	// one the client sent, shown apart.
+	RequestID, ClientRequestID string
+	ClientAddr                 string
 }
 
 // Remove is the confirmation page of removing an agent.
