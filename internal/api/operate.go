@@ -91,7 +91,7 @@ func (a *API) setPaused(c echo.Context, paused bool) error {
 	if err != nil {
 		return err
 	}
-	if err := refreshBodyAllowed(c.Request()); err != nil {
+	if err := noParameters(c); err != nil {
 		return err
 	}
 	if err := a.mustSee(c, id); err != nil {
@@ -221,7 +221,7 @@ func (a *API) revokeKey(c echo.Context) error {
 	if err != nil || id == "" || len(id) > maxIDLen {
 		return newError(http.StatusNotFound, CodeNotFound, "trusted key not found")
 	}
-	if err := refreshBodyAllowed(c.Request()); err != nil {
+	if err := noParameters(c); err != nil {
 		return err
 	}
 	k, err := a.keys.RevokeTrustedKey(c.Request().Context(), actorOf(c), id, a.now())

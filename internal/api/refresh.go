@@ -24,7 +24,7 @@ func (a *API) refreshAgent(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := refreshBodyAllowed(c.Request()); err != nil {
+	if err := noParameters(c); err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
@@ -91,18 +91,27 @@ func requestEnded(err error) bool {
 		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
 }
 
-// refreshBodyAllowed keeps a plain HTML form from triggering a refresh: a
-// form post always carries a body type (application/x-www-form-urlencoded,
-// multipart/form-data or text/plain), so only no body or a JSON one is
-// accepted.
-func refreshBodyAllowed(req *http.Request) error {
+// maxEmptyBody bounds the body of an action that takes no parameters.
+const maxEmptyBody = 1 << 10
+
+// noParameters checks the body of an action that takes none (refresh,
+// pause, resume, revoke): no body at all, or the empty JSON object `{}`.
+// A field is refused like an unknown field on every other write route,
+// so a client that believes it set an option learns it did not. It also
+// keeps a plain HTML form from triggering the action: a form post always
+// carries a body type (application/x-www-form-urlencoded,
+// multipart/form-data or text/plain).
+func noParameters(c echo.Context) error {
+	req := c.Request()
 	ct := req.Header.Get(echo.HeaderContentType)
-	if ct == "" && req.ContentLength <= 0 && len(req.TransferEncoding) == 0 {
-		return nil
+	if req.ContentLength == 0 && len(req.TransferEncoding) == 0 {
+		if mt, _, err := mime.ParseMediaType(ct); ct == "" || err == nil && mt == echo.MIMEApplicationJSON {
+			return nil
+		}
 	}
-	if mt, _, err := mime.ParseMediaType(ct); err == nil && mt == echo.MIMEApplicationJSON {
-		return nil
+	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != echo.MIMEApplicationJSON {
+		return newError(http.StatusUnsupportedMediaType, CodeUnsupportedMediaType,
+			"send no body, or Content-Type application/json")
 	}
-	return newError(http.StatusUnsupportedMediaType, CodeUnsupportedMediaType,
-		"send no body, or Content-Type application/json")
+	return decodeJSONBody(c, &struct{}{}, maxEmptyBody, "without fields: this action takes no parameters")
 }

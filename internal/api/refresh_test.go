@@ -99,6 +99,9 @@ func TestRefresh(t *testing.T) {
 		{name: "JSON body", target: target, body: "{}",
 			header:     map[string]string{"Content-Type": "application/json"},
 			wantStatus: http.StatusOK, wantBody: `"health_report":{"state":"up"`},
+		{name: "JSON body with a field: refresh takes no parameters", target: target, body: `{"force":true}`,
+			header:     map[string]string{"Content-Type": "application/json"},
+			wantStatus: http.StatusBadRequest, wantCode: CodeInvalidBody},
 		{name: "healthy agent", target: target, wantStatus: http.StatusOK, wantBody: `"health_report":{"state":"up"`},
 		{name: "failing agent is not an API error: the detail is read after the check", target: target,
 			check: func(c *fakeCatalog) {
