@@ -31,12 +31,25 @@ const (
 	CodeDuplicateKey = "duplicate_key"
 	// CodeLimitExceeded: a list or string is longer than its Limits entry.
 	CodeLimitExceeded = "limit_exceeded"
-	// CodeNotACard: a JSON object without what makes an A2A agent card: a
-	// name and at least one of skills, an endpoint (supportedInterfaces,
-	// url, additionalInterfaces), capabilities, default modes or a protocol
-	// version. /.well-known/agent.json is another format on many sites;
-	// indexing such files would list non-agents.
+	// CodeNotACard: a JSON object that gives a caller nothing to call or
+	// choose: no endpoint (a non-empty supportedInterfaces or
+	// additionalInterfaces, or a url) and no skill. A name next to an
+	// A2A-sounding key (`capabilities` listing a product's features or an
+	// MCP server's tools) does not make a card. A nameless object needs two
+	// card fields besides, which tells a broken card from another format
+	// that happens to use the word "url". /.well-known/agent.json is
+	// another format on many sites; indexing such files would list
+	// non-agents.
 	CodeNotACard = "not_a_card"
+	// CodeMissingName: a card (it has an endpoint or a skill) without a
+	// name: `name` absent, null, blank or not a string, maybe written under
+	// another key (`display_name`). Every version of the spec requires it
+	// (v0.3 §5.5 AgentCard.name, v1.0 AgentCard.name), and it is what every
+	// list, search result and review queue shows of an agent; a
+	// placeholder would be a title the agent never gave and the same one
+	// for every nameless agent, so such a card is refused and its
+	// publisher told which field to add.
+	CodeMissingName = "missing_name"
 )
 
 // ParseError is a fatal problem with a card's bytes. Path is a JSON path

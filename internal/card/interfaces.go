@@ -87,7 +87,8 @@ func (p *parser) cardVersions(top map[string]any) []string {
 			p.add(LintInvalidProtocolVersion, SeverityWarning, path, "%s is blank; it declares no version", path)
 			return
 		}
-		if n := p.protocolVersion(v, path); !slices.Contains(out, n) {
+		n, ok := p.protocolVersion(v, path, "it declares no version")
+		if ok && !slices.Contains(out, n) {
 			out = append(out, n)
 		}
 	}
@@ -128,8 +129,17 @@ func (p *parser) supportedInterfaces(top map[string]any, declared []string) []if
 			binding = p.binding(written, base+".protocolBinding")
 		}
 		versions := declared
-		if pv, ok := p.str(o, "protocolVersion", base); ok && strings.TrimSpace(pv) != "" {
-			versions = []string{p.protocolVersion(pv, base+".protocolVersion")}
+		pv, hasPV := p.str(o, "protocolVersion", base)
+		if hasPV && strings.TrimSpace(pv) != "" {
+			instead := "recorded as " + VersionUnknown
+			if len(declared) > 0 {
+				instead = "read as the card-level " + strings.Join(declared, ", ")
+			}
+			if n, ok := p.protocolVersion(pv, base+".protocolVersion", instead); ok {
+				versions = []string{n}
+			} else if len(declared) == 0 {
+				versions = []string{VersionUnknown}
+			}
 		} else if len(declared) > 0 {
 			p.add(LintMissingProtocolVersion, SeverityWarning, base+".protocolVersion",
 				"%s.protocolVersion is required (v1.0 AgentInterface); read as the card-level %s", base, strings.Join(declared, ", "))
@@ -307,7 +317,7 @@ func NormalizeBinding(b string) string {
 // endpointURL checks an interface URL. gRPC targets are often written
 // host:port without a scheme, which gRPC clients accept.
 func (p *parser) endpointURL(raw, binding, path string) bool {
-	if binding == BindingGRPC && !strings.Contains(raw, "://") {
+	if binding == BindingGRPC && !strings.Contains(raw, "://") && !p.placeholder(raw, path, SeverityError) {
 		if host, port, err := net.SplitHostPort(raw); err == nil && host != "" {
 			if n, err := strconv.Atoi(port); err == nil && n > 0 && n < 65536 {
 				return true
@@ -322,6 +332,9 @@ func (p *parser) endpointURL(raw, binding, path string) bool {
 // no rule for (icon, documentation, provider) pass "" and get no
 // insecure_url finding.
 func (p *parser) checkURL(raw, path string, sev Severity, httpsRule string) bool {
+	if p.placeholder(raw, path, sev) {
+		return false
+	}
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
 		p.add(LintInvalidURL, sev, path, "%s %q is not an absolute http(s) URL", path, raw)
@@ -331,6 +344,86 @@ func (p *parser) checkURL(raw, path string, sev Severity, httpsRule string) bool
 		p.add(LintInsecureURL, SeverityWarning, path, "%s %q is plain http; %s", path, raw, httpsRule)
 	}
 	return true
+}
+
+// placeholder reports raw as an invalid_url when it still holds a
+// template marker: sample cards and deployment templates ship with
+// `https://<LOOKER_URL>/a2a`, `{BASE_URL}/a2a` or `https://${HOST}/a2a`,
+// and some of those even parse as URLs (a host named "<LOOKER_URL>"). An
+// interface with one is left out of Card.Interfaces, so no probe, check or
+// test run ever sends a request there.
+func (p *parser) placeholder(raw, path string, sev Severity) bool {
+	marker, ok := PlaceholderIn(raw)
+	if !ok {
+		return false
+	}
+	p.add(LintInvalidURL, sev, path, "%s %q holds the template placeholder %s where a real address belongs: it was never filled in", path, raw, marker)
+	return true
+}
+
+// PlaceholderIn finds a template marker in a URL: {NAME}, {{name}},
+// ${NAME}, $NAME, <NAME> (also percent-encoded, %7BNAME%7D), or a host
+// label written like a variable name (LOOKER_URL, YOUR_HOST, REPLACE_ME:
+// capitals with an underscore, which no registered host name has). It
+// returns the marker as written.
+func PlaceholderIn(raw string) (string, bool) {
+	s := decodeMarkers(raw)
+	for _, pair := range [][2]string{{"${", "}"}, {"{{", "}}"}, {"{", "}"}, {"<", ">"}} {
+		if i := strings.Index(s, pair[0]); i >= 0 {
+			if j := strings.Index(s[i+len(pair[0]):], pair[1]); j >= 0 {
+				return s[i : i+len(pair[0])+j+len(pair[1])], true
+			}
+			return s[i:], true
+		}
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] != '$' {
+			continue
+		}
+		if n := variableLen(s[i+1:]); n > 0 {
+			return s[i : i+1+n], true
+		}
+	}
+	rest := s
+	if _, after, ok := strings.Cut(s, "://"); ok {
+		rest = after
+	}
+	host, _, _ := strings.Cut(rest, "/")
+	if _, h, ok := strings.Cut(host, "@"); ok {
+		host = h
+	}
+	for _, label := range strings.FieldsFunc(host, func(r rune) bool { return r == '.' || r == ':' }) {
+		if strings.Contains(label, "_") && variableLen(label) == len(label) {
+			return label, true
+		}
+	}
+	return "", false
+}
+
+// decodeMarkers undoes the percent-encoding of the characters markers are
+// made of, so an encoded marker is seen as written before encoding.
+var decodeMarkers = strings.NewReplacer(
+	"%7B", "{", "%7b", "{", "%7D", "}", "%7d", "}",
+	"%3C", "<", "%3c", "<", "%3E", ">", "%3e", ">", "%24", "$",
+).Replace
+
+// variableLen is the length of the environment-variable-like name at the
+// start of s (capitals, digits and underscores, starting with a capital or
+// an underscore, at least two characters), else 0.
+func variableLen(s string) int {
+	n := 0
+	for n < len(s) {
+		c := s[n]
+		if c >= 'A' && c <= 'Z' || c == '_' || n > 0 && c >= '0' && c <= '9' {
+			n++
+			continue
+		}
+		break
+	}
+	if n < 2 || n < len(s) && (s[n] >= 'a' && s[n] <= 'z') {
+		return 0
+	}
+	return n
 }
 
 // optURL reads an optional URL. An invalid one is dropped, not kept: these
@@ -347,13 +440,18 @@ func (p *parser) optURL(o map[string]any, key, base string) string {
 	return s
 }
 
-// protocolVersion normalizes a declared version, reporting malformed ones.
-func (p *parser) protocolVersion(v, path string) string {
+// protocolVersion normalizes a declared version. A value that is not an
+// A2A version at all (an MCP revision date such as "2025-06-18", "latest")
+// is reported and not used: ok is false, and instead says what the caller
+// reads in its place, so that the card's own declaration stands and a
+// protocol_version search never lists a value no A2A client speaks.
+func (p *parser) protocolVersion(v, path, instead string) (string, bool) {
 	n, ok := NormalizeProtocolVersion(v)
 	if !ok {
-		p.add(LintInvalidProtocolVersion, SeverityWarning, path, "%s %q is not a major.minor[.patch] version", path, v)
+		p.add(LintInvalidProtocolVersion, SeverityWarning, path,
+			"%s %q is not an A2A protocol version (major.minor[.patch], such as 1.0 or 0.3); %s", path, v, instead)
 	}
-	return n
+	return n, ok
 }
 
 // NormalizeProtocolVersion reduces an A2A protocol version to major.minor

@@ -33,6 +33,13 @@ type Limits struct {
 	// MaxStringLen caps every string and object key, measured in bytes as
 	// written (escapes included), which is never less than decoded.
 	MaxStringLen int
+
+	// Stored reads bytes that were admitted before, read back from
+	// storage: the admission rules (CodeNotACard, CodeMissingName), which
+	// have grown stricter over releases, are not applied again, so an
+	// agent stored under older rules still reads, its faults kept as
+	// findings. Every other limit applies as usual.
+	Stored bool
 }
 
 // DefaultLimits are generous for real cards (the largest public cards seen

@@ -20,7 +20,7 @@ const (
 	// icon, documentation and provider links, which no rule covers.
 	// Warning.
 	LintInsecureURL = "insecure_url"
-	// LintEmptySkills: `skills` is an empty list. Warning.
+	// LintEmptySkills: `skills` is an empty list or null. Warning.
 	LintEmptySkills = "empty_skills"
 	// LintDuplicateSkillID: two skills share an id; only the first is kept.
 	// Error.
@@ -59,10 +59,13 @@ const (
 	// else VersionUnknown; never a guess. Warning.
 	LintMissingProtocolVersion = "missing_protocol_version"
 	// LintInvalidProtocolVersion: a protocol version that is not
-	// major.minor[.patch]; kept as written. Warning.
+	// major.minor[.patch] (an MCP revision date, "latest"). It is not
+	// used: an interface takes the card-level declaration instead, else
+	// VersionUnknown. Warning.
 	LintInvalidProtocolVersion = "invalid_protocol_version"
 	// LintUndeclaredScheme: a security requirement names a scheme missing
-	// from `securitySchemes`. Error.
+	// from `securitySchemes`. The agent is then not an anonymous one
+	// (Card.SecurityTypes). Error.
 	LintUndeclaredScheme = "undeclared_scheme"
 	// LintInvalidScheme: a security scheme of unknown type or lacking what
 	// its type needs (apiKey name/location, http scheme, oauth2 flows and
@@ -81,6 +84,11 @@ const (
 	// key name or location, no flows or token URL. A caller cannot use it
 	// without asking the provider. Warning.
 	LintIncompleteLegacyScheme = "incomplete_legacy_scheme"
+	// LintUnknownLegacyScheme: a v0.1 `authentication.schemes` entry that
+	// names no scheme type nor HTTP authentication scheme (`x402`). No
+	// scheme is made of it; its requirement is kept (see
+	// SchemeUndeclared). Warning.
+	LintUnknownLegacyScheme = "unknown_legacy_scheme"
 	// LintMissingSupportedInterfaces: a card declaring protocol 1.0 or later
 	// without `supportedInterfaces`, the only endpoint list v1.0 clients
 	// read (v1.0 AgentCard). Warning: v0.3 clients may still use `url`.

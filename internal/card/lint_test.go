@@ -100,17 +100,6 @@ type lintCase struct {
 // and avoided by another (TestLintCodesCovered).
 func lintCases() []lintCase {
 	return []lintCase{
-		{name: "missing name", base: baseV03, edit: func(m obj) { delete(m, "name") },
-			want: []want{{LintMissingField, SeverityError, "$.name"}}},
-		{name: "blank name", base: baseV03, edit: func(m obj) { m["name"] = "  " },
-			want: []want{{LintMissingField, SeverityError, "$.name"}}},
-		{name: "name is a number", base: baseV03, edit: func(m obj) { m["name"] = 42 },
-			want: []want{{LintWrongType, SeverityError, "$.name"}}, avoid: []string{LintMissingField},
-			check: func(t *testing.T, c *Card) {
-				if c.Name != "" {
-					t.Errorf("Name = %q, want it treated as absent", c.Name)
-				}
-			}},
 		{name: "null optional field is absent", base: baseV03, edit: func(m obj) { m["iconUrl"] = nil; m["provider"] = nil },
 			avoid: []string{LintWrongType, LintInvalidURL}},
 		{name: "missing description and version", base: baseV03, edit: func(m obj) { delete(m, "description"); delete(m, "version") },
@@ -134,6 +123,13 @@ func lintCases() []lintCase {
 			want: []want{{LintMissingField, SeverityError, "$.skills"}}, avoid: []string{LintEmptySkills}},
 		{name: "empty skills", base: baseV03, edit: func(m obj) { m["skills"] = []any{} },
 			want: []want{{LintEmptySkills, SeverityWarning, "$.skills"}}, avoid: []string{LintMissingField}},
+		{name: "null skills are no skills, not a missing field", base: baseV03, edit: func(m obj) { m["skills"] = nil },
+			want: []want{{LintEmptySkills, SeverityWarning, "$.skills"}}, avoid: []string{LintMissingField, LintWrongType},
+			check: func(t *testing.T, c *Card) {
+				if len(c.Skills) != 0 {
+					t.Errorf("skills = %+v", c.Skills)
+				}
+			}},
 		{name: "skills not an array", base: baseV03, edit: func(m obj) { m["skills"] = "lots" },
 			want: []want{{LintWrongType, SeverityError, "$.skills"}}},
 		{name: "skill fields missing", base: baseV03,
@@ -176,6 +172,44 @@ func lintCases() []lintCase {
 			want: []want{{LintMissingField, SeverityError, "$.url"}}, avoid: []string{LintNoInterfaces}},
 		{name: "invalid url", base: baseV03, edit: func(m obj) { m["url"] = "agent.example.com/a2a"; delete(m, "additionalInterfaces") },
 			want: []want{{LintInvalidURL, SeverityError, "$.url"}, {LintNoInterfaces, SeverityError, "$"}}},
+		{name: "placeholder host that parses as a URL", base: baseV10,
+			edit: func(m obj) { m["supportedInterfaces"].([]any)[0].(obj)["url"] = "https://<LOOKER_URL>/api/a2a" },
+			want: []want{{LintInvalidURL, SeverityError, "$.supportedInterfaces[0].url"}, {LintNoInterfaces, SeverityError, "$"}},
+			check: func(t *testing.T, c *Card) {
+				if len(c.Interfaces) != 0 {
+					t.Errorf("interfaces = %+v: a placeholder must never be probed or called", c.Interfaces)
+				}
+			}},
+		{name: "placeholder next to a real interface", base: baseV03,
+			edit: func(m obj) {
+				m["additionalInterfaces"].([]any)[1].(obj)["url"] = "https://agent.example.com/%7BTENANT%7D/rest"
+				m["iconUrl"] = "https://${CDN_HOST}/icon.png"
+				m["securitySchemes"].(obj)["oauth"].(obj)["flows"].(obj)["clientCredentials"].(obj)["tokenUrl"] = "https://YOUR_AUTH_HOST/token"
+			},
+			want: []want{{LintInvalidURL, SeverityError, "$.additionalInterfaces[1].url"}, {LintInvalidURL, SeverityWarning, "$.iconUrl"},
+				{LintInvalidURL, SeverityError, "$.securitySchemes.oauth.flows.clientCredentials.tokenUrl"}},
+			avoid: []string{LintNoInterfaces},
+			check: func(t *testing.T, c *Card) {
+				for _, in := range c.Interfaces {
+					if strings.Contains(in.URL, "TENANT") {
+						t.Errorf("placeholder interface kept: %+v", in)
+					}
+				}
+				if len(c.Interfaces) != 1 || c.IconURL != "" {
+					t.Errorf("interfaces %+v, icon %q", c.Interfaces, c.IconURL)
+				}
+			}},
+		{name: "placeholder grpc target", base: baseV10,
+			edit: func(m obj) {
+				m["supportedInterfaces"] = append(m["supportedInterfaces"].([]any),
+					obj{"url": "{GRPC_HOST}:50051", "protocolBinding": "GRPC", "protocolVersion": "1.0"})
+			},
+			want: []want{{LintInvalidURL, SeverityError, "$.supportedInterfaces[1].url"}},
+			check: func(t *testing.T, c *Card) {
+				if len(c.Interfaces) != 1 {
+					t.Errorf("interfaces = %+v", c.Interfaces)
+				}
+			}},
 		{name: "javascript icon dropped", base: baseV03, edit: func(m obj) { m["iconUrl"] = "javascript:alert(1)" },
 			want: []want{{LintInvalidURL, SeverityWarning, "$.iconUrl"}},
 			check: func(t *testing.T, c *Card) {
@@ -281,7 +315,32 @@ func lintCases() []lintCase {
 				}
 			}},
 		{name: "invalid protocol version", base: baseV03, edit: func(m obj) { m["protocolVersion"] = "latest" },
-			want: []want{{LintInvalidProtocolVersion, SeverityWarning, "$.protocolVersion"}}},
+			want: []want{{LintInvalidProtocolVersion, SeverityWarning, "$.protocolVersion"}},
+			check: func(t *testing.T, c *Card) {
+				if c.Interfaces[0].ProtocolVersion != VersionUnknown || fmt.Sprint(c.ProtocolVersions) != "[unknown]" {
+					t.Errorf("interfaces %+v, versions %v; want unknown, not latest", c.Interfaces, c.ProtocolVersions)
+				}
+			}},
+		{name: "an MCP date in an interface does not replace the declared version", base: baseV10,
+			edit: func(m obj) {
+				m["protocolVersions"] = []any{"1.0"}
+				m["supportedInterfaces"].([]any)[0].(obj)["protocolVersion"] = "2025-06-18"
+			},
+			want:  []want{{LintInvalidProtocolVersion, SeverityWarning, "$.supportedInterfaces[0].protocolVersion"}},
+			avoid: []string{LintMissingProtocolVersion},
+			check: func(t *testing.T, c *Card) {
+				if c.Interfaces[0].ProtocolVersion != "1.0" || fmt.Sprint(c.ProtocolVersions) != "[1.0]" {
+					t.Errorf("interfaces %+v, versions %v; want the declared 1.0", c.Interfaces, c.ProtocolVersions)
+				}
+			}},
+		{name: "an MCP date with nothing declared is unknown", base: baseV10,
+			edit: func(m obj) { m["supportedInterfaces"].([]any)[0].(obj)["protocolVersion"] = "2025-06-18" },
+			want: []want{{LintInvalidProtocolVersion, SeverityWarning, "$.supportedInterfaces[0].protocolVersion"}},
+			check: func(t *testing.T, c *Card) {
+				if c.Interfaces[0].ProtocolVersion != VersionUnknown {
+					t.Errorf("interfaces %+v; want unknown", c.Interfaces)
+				}
+			}},
 		{name: "blank protocol version", base: baseV03, edit: func(m obj) { m["protocolVersion"] = " " },
 			want: []want{{LintInvalidProtocolVersion, SeverityWarning, "$.protocolVersion"}},
 			check: func(t *testing.T, c *Card) {
@@ -428,6 +487,25 @@ func lintCases() []lintCase {
 			},
 			want: []want{{LintIncompleteLegacyScheme, SeverityWarning, "$.authentication.schemes[0]"},
 				{LintIncompleteLegacyScheme, SeverityWarning, "$.authentication.schemes[1]"}}},
+		{name: "v0.1 scheme no spec defines", base: baseV03,
+			edit: func(m obj) {
+				delete(m, "securitySchemes")
+				delete(m, "security")
+				delete(skill(m, 1), "security")
+				m["authentication"] = obj{"schemes": []any{"x402", "Bearer"}}
+			},
+			want: []want{{LintUnknownLegacyScheme, SeverityWarning, "$.authentication.schemes[0]"}},
+			check: func(t *testing.T, c *Card) {
+				if len(c.SecuritySchemes) != 1 || c.SecuritySchemes[0].Name != "bearer" {
+					t.Errorf("schemes %+v; want only bearer, no invented x402 scheme", c.SecuritySchemes)
+				}
+				if fmt.Sprint(c.SecurityRequirements) != "[[{x402 []}] [{bearer []}]]" {
+					t.Errorf("requirements %v", c.SecurityRequirements)
+				}
+				if fmt.Sprint(c.SecurityTypes()) != "[http undeclared]" {
+					t.Errorf("security types %v", c.SecurityTypes())
+				}
+			}},
 		{name: "v1.0 requirement body under security", base: baseV10,
 			edit: func(m obj) {
 				delete(m, "securityRequirements")
@@ -462,7 +540,7 @@ func lintCases() []lintCase {
 				m["supportsAuthenticatedExtendedCard"] = true
 			},
 			avoid: []string{LintHybridField}},
-		{name: "legacy authentication absent", base: baseV03, avoid: []string{LintLegacyAuthentication, LintIncompleteLegacyScheme}},
+		{name: "legacy authentication absent", base: baseV03, avoid: []string{LintLegacyAuthentication, LintIncompleteLegacyScheme, LintUnknownLegacyScheme}},
 		{name: "clean v1.0 card", base: baseV10,
 			avoid: []string{LintMissingField, LintWrongType, LintInvalidURL, LintInsecureURL, LintEmptySkills, LintDuplicateSkillID,
 				LintUnknownBinding, LintNoncanonicalBinding, LintMissingPreferredTransport, LintInterfaceIncomplete, LintNoInterfaces,
@@ -510,7 +588,7 @@ func TestLint(t *testing.T) {
 }
 
 func TestFindingsSorted(t *testing.T) {
-	c, err := Parse([]byte(`{"skills":[{"name":1},{}],"url":"ftp://x","name":2}`), Limits{})
+	c, err := Parse([]byte(`{"skills":[{"name":1},{}],"url":"ftp://x","name":2}`), Limits{Stored: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -599,6 +677,71 @@ func TestFindingsCiteTheSpec(t *testing.T) {
 				}
 			}
 			t.Errorf("no finding at %s: %+v", tt.path, c.Findings)
+		})
+	}
+}
+
+func TestPlaceholderIn(t *testing.T) {
+	tests := []struct{ in, marker string }{
+		{"https://<LOOKER_URL>/api/a2a", "<LOOKER_URL>"},
+		{"{BASE_URL}/a2a", "{BASE_URL}"},
+		{"https://${HOST}/a2a", "${HOST}"},
+		{"https://{{host}}:8443/a2a", "{{host}}"},
+		{"https://%7BBASE_URL%7D/a2a", "{BASE_URL}"},
+		{"https://agent.example.com/%7btenant%7d/a2a", "{tenant}"},
+		{"https://$AGENT_HOST/a2a", "$AGENT_HOST"},
+		{"https://api.example.com:$PORT/a2a", "$PORT"},
+		{"https://YOUR_HOST/a2a", "YOUR_HOST"},
+		{"https://REPLACE_ME.example.com/a2a", "REPLACE_ME"},
+		{"https://agent.example.com/<tenant>", "<tenant>"},
+		// Real addresses.
+		{"https://agent.example.com/a2a/v1", ""},
+		{"https://my_agent.internal:8443/a2a", ""},
+		{"https://AGENT.EXAMPLE.COM/a2a", ""},
+		{"https://odata.example.com/svc/$metadata?$filter=x", ""},
+		{"https://agent.example.com/a2a?q=%7E", ""},
+		{"grpc.example.com:50051", ""},
+		{"https://agent.example.com/$A", ""},
+	}
+	for _, tt := range tests {
+		marker, ok := PlaceholderIn(tt.in)
+		if ok != (tt.marker != "") || marker != tt.marker {
+			t.Errorf("PlaceholderIn(%q) = %q, %v; want %q", tt.in, marker, ok, tt.marker)
+		}
+	}
+}
+
+// TestSecurityTypes: a requirement naming a scheme the card never
+// declares is not anonymous access, at the card or at a skill.
+func TestSecurityTypes(t *testing.T) {
+	tests := []struct {
+		name string
+		base string
+		edit func(m obj)
+		want string
+	}{
+		{"declared", baseV03, nil, "[oauth2]"},
+		{"anonymous", baseV03, func(m obj) { delete(m, "securitySchemes"); delete(m, "security"); delete(skill(m, 1), "security") }, "[]"},
+		{"card requirement names nothing declared", baseV03, func(m obj) {
+			delete(m, "securitySchemes")
+			m["security"] = []any{obj{"bearerAuth": []any{}}}
+			delete(skill(m, 1), "security")
+		}, "[undeclared]"},
+		{"skill requirement names nothing declared", baseV03, func(m obj) {
+			delete(m, "security")
+			skill(m, 1)["security"] = []any{obj{"google": []any{"openid"}}}
+		}, "[oauth2 undeclared]"},
+		{"v1.0 requirement without schemes", baseV10, func(m obj) { delete(m, "securitySchemes") }, "[undeclared]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Parse(edit(t, tt.base, tt.edit), Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := fmt.Sprint(c.SecurityTypes()); got != tt.want {
+				t.Errorf("SecurityTypes() = %s, want %s", got, tt.want)
+			}
 		})
 	}
 }

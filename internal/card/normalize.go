@@ -1,6 +1,7 @@
 package card
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -25,38 +26,107 @@ func detectShape(top map[string]any) Shape {
 	return ShapeV02
 }
 
-// cardFields are the fields of which a card must have at least one, next
-// to its name, to be a card at all (see CodeNotACard).
+// cardFields are the fields of an A2A card. A nameless object must have two
+// of them to be read as a card (see CodeNotACard).
 var cardFields = []string{"skills", "supportedInterfaces", "url", "additionalInterfaces", "capabilities",
 	"defaultInputModes", "defaultOutputModes", "protocolVersion", "protocolVersions"}
 
-// notACard refuses a JSON object that is not an agent card. A name and one
-// card field make a card. Without a name it takes two card fields: that
-// tells a broken card (kept, its missing name reported) from another
-// format that happens to use a word like "url" or "capabilities". A name
-// alone, with maybe a description and version, is what package manifests
-// and site descriptors carry too.
+// nameKeys are keys real nameless cards put their name under instead of
+// `name`; a refusal names the one it found, so the publisher sees the fix.
+var nameKeys = []string{"display_name", "displayName", "agent_name", "agentName", "title", "name_for_human"}
+
+// admit refuses what is not an agent card (CodeNotACard) and a card
+// without a name (CodeMissingName). It runs after the walk, so that a
+// limit violation, which bounds our work, is what an oversized non-card
+// reports.
+func admit(top map[string]any) *ParseError {
+	if perr := notACard(top); perr != nil {
+		return perr
+	}
+	return missingName(top)
+}
+
+// notACard refuses a JSON object that is not an agent card. A card gives
+// a caller something to call (an interface or a url) or to choose (a
+// skill); a name next to `capabilities` or default modes is what product
+// descriptors and MCP manifests carry too. Without a name it also takes
+// two card fields: that tells a broken card from another format that
+// happens to use a word like "url".
 func notACard(top map[string]any) *ParseError {
-	name, _ := top["name"].(string)
-	hasName := strings.TrimSpace(name) != ""
 	var found []string
 	for _, k := range cardFields {
 		if _, ok := field(top, k); ok {
 			found = append(found, k)
 		}
 	}
-	switch {
-	case len(found) == 0 && hasName:
+	has := func() string {
+		if len(found) == 0 {
+			return "no agent card field at all"
+		}
+		return "of the agent card fields only " + strings.Join(found, ", ")
+	}
+	if !callable(top) {
+		who := "has no name"
+		if hasName(top) {
+			who = "has a name"
+		}
 		return parseErr(CodeNotACard, "$",
-			"the JSON object has a name but none of %s: it is not an A2A agent card", strings.Join(cardFields, ", "))
-	case len(found) == 0:
-		return parseErr(CodeNotACard, "$",
-			"the JSON object has no name and none of %s: it is not an A2A agent card", strings.Join(cardFields, ", "))
-	case len(found) == 1 && !hasName:
-		return parseErr(CodeNotACard, "$",
-			"the JSON object has no name and of the agent card fields only %s: it is not an A2A agent card", found[0])
+			"the JSON object %s but gives a caller nothing to call or choose: no endpoint (a non-empty supportedInterfaces or additionalInterfaces, or a url) and no skill (a non-empty skills); it has %s: it is not an A2A agent card",
+			who, has())
+	}
+	if !hasName(top) && len(found) < 2 {
+		return parseErr(CodeNotACard, "$", "the JSON object has no name and %s: it is not an A2A agent card", has())
 	}
 	return nil
+}
+
+// callable tells whether the object declares an endpoint or a skill, as
+// written: an entry that turns out unusable (a placeholder URL) is a
+// broken card's fault, reported as a finding, not a sign of another
+// format.
+func callable(top map[string]any) bool {
+	if u, ok := top["url"].(string); ok && strings.TrimSpace(u) != "" {
+		return true
+	}
+	for _, k := range []string{"supportedInterfaces", "additionalInterfaces", "skills"} {
+		if a, ok := top[k].([]any); ok && len(a) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func hasName(top map[string]any) bool {
+	name, _ := top["name"].(string)
+	return strings.TrimSpace(name) != ""
+}
+
+// missingName refuses a card without a usable name; see CodeMissingName.
+func missingName(top map[string]any) *ParseError {
+	if hasName(top) {
+		return nil
+	}
+	what := "is missing"
+	switch v, present := top["name"]; {
+	case !present:
+	case v == nil:
+		what = "is null"
+	default:
+		if _, ok := v.(string); ok {
+			what = "is empty"
+		} else {
+			what = "is " + jsonType(v) + ", not a string"
+		}
+	}
+	elsewhere := ""
+	for _, k := range nameKeys {
+		if s, ok := top[k].(string); ok && strings.TrimSpace(s) != "" {
+			elsewhere = fmt.Sprintf("; the card has %s %q, which A2A clients do not read: write it as name", pathKey("$", k), s)
+			break
+		}
+	}
+	return parseErr(CodeMissingName, "$.name",
+		"$.name %s; every agent card must name its agent (v0.3 §5.5 and v1.0 AgentCard.name)%s", what, elsewhere)
 }
 
 func (p *parser) card(top map[string]any) *Card {
@@ -175,6 +245,13 @@ func (p *parser) optStr(o map[string]any, key, base string) string {
 
 func (p *parser) skills(top map[string]any, c *Card, declared map[string]bool) []Skill {
 	out := []Skill{}
+	if v, present := top["skills"]; present && v == nil {
+		// SDKs that serialize an unset list write null: the card declares
+		// no skills, as an empty list would, rather than leaving out a
+		// required field.
+		p.add(LintEmptySkills, SeverityWarning, "$.skills", "$.skills is null: the agent declares nothing it can do")
+		return out
+	}
 	list, ok := p.array(top, "skills", "$", p.lim.MaxSkills, "skills")
 	if !ok {
 		if _, present := field(top, "skills"); !present {

@@ -15,7 +15,9 @@ var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 //
 // A *ParseError (errors.Is(err, ErrInvalid)) means the bytes cannot be read
 // as a card at all: too large, not UTF-8, not JSON, not an object, too deep,
-// a duplicate key, or a list past lim. Every other problem (a missing field,
+// a duplicate key, a list past lim, an object that is no agent card
+// (CodeNotACard) or a card without a name (CodeMissingName; neither is
+// checked again with lim.Stored). Every other problem (a missing field,
 // a field of the wrong type, a bad URL) becomes a Finding and the field is
 // treated as absent, so a sloppy card is still indexed and shown with its
 // faults. Zero fields of lim take their DefaultLimits values.
@@ -46,10 +48,10 @@ func Parse(raw []byte, lim Limits) (*Card, error) {
 	if p.err != nil {
 		return nil, p.err
 	}
-	// After the walk, so that a limit violation, which bounds our work,
-	// is what an oversized non-card reports.
-	if perr := notACard(top); perr != nil {
-		return nil, perr
+	if !lim.Stored {
+		if perr := admit(top); perr != nil {
+			return nil, perr
+		}
 	}
 	c.Raw = raw
 	c.Findings = p.findings
@@ -107,7 +109,7 @@ func jsonType(v any) string {
 	case map[string]any:
 		return "an object"
 	}
-	return fmt.Sprintf("%T", v)
+	return "a value of another kind"
 }
 
 func (p *parser) wrongType(path, want string, v any) {

@@ -317,11 +317,22 @@ func TestParseErrors(t *testing.T) {
 		{"too many extensions", `{"capabilities":{"extensions":[{},{}]}}`, Limits{MaxExtensions: 1}, CodeLimitExceeded, "$.capabilities.extensions", ""},
 		{"too many examples", `{"skills":[{"id":"a","examples":["1","2"]}]}`, Limits{MaxExamplesPerSkill: 1}, CodeLimitExceeded, "$.skills[0].examples", ""},
 		{"too many requirements", `{"security":[{},{}]}`, Limits{MaxSchemes: 1}, CodeLimitExceeded, "$.security", ""},
-		{"empty object", `{}`, Limits{}, CodeNotACard, "$", "no name"},
-		{"package manifest", `{"name":"my-site","version":"1.0.0","description":"x","homepage":"https://a.example"}`, Limits{}, CodeNotACard, "$", "has a name but none of"},
-		{"nameless, skill-less, endpoint-less", `{"description":"an agent?","version":"1"}`, Limits{}, CodeNotACard, "$", "no name"},
+		{"empty object", `{}`, Limits{}, CodeNotACard, "$", "has no name but gives a caller nothing to call or choose"},
+		{"package manifest", `{"name":"my-site","version":"1.0.0","description":"x","homepage":"https://a.example"}`, Limits{}, CodeNotACard, "$", "no agent card field at all"},
+		{"nameless, skill-less, endpoint-less", `{"description":"an agent?","version":"1"}`, Limits{}, CodeNotACard, "$", "nothing to call or choose"},
 		{"another well-known format", `{"schema_version":"v1","name_for_human":"X","api":{"type":"openapi","url":"https://a.example/openapi.yaml"}}`, Limits{}, CodeNotACard, "$", "no name"},
 		{"nameless with one card word", `{"url":"https://a.example/feed","title":"Feed"}`, Limits{}, CodeNotACard, "$", "only url"},
+		{"a name and MCP tools as capabilities", `{"name":"Files","capabilities":[{"name":"read_file","description":"Reads a file"}]}`, Limits{}, CodeNotACard, "$",
+			"has a name but gives a caller nothing to call or choose: no endpoint (a non-empty supportedInterfaces or additionalInterfaces, or a url) and no skill (a non-empty skills); it has of the agent card fields only capabilities"},
+		{"a name and product features", `{"name":"Acme CRM","description":"CRM","capabilities":{"sso":true,"export":"csv"},"defaultInputModes":["text"]}`, Limits{}, CodeNotACard, "$", "only capabilities, defaultInputModes"},
+		{"empty lists and a blank url", `{"name":"X","url":" ","skills":[],"supportedInterfaces":[],"protocolVersion":"0.3.0"}`, Limits{}, CodeNotACard, "$", "nothing to call"},
+		{"null skills and nothing else", `{"name":"X","skills":null,"capabilities":{}}`, Limits{}, CodeNotACard, "$", "nothing to call"},
+		{"nameless card", `{"url":"https://a.example/a2a","skills":[{"id":"s","name":"S"}]}`, Limits{}, CodeMissingName, "$.name", "$.name is missing"},
+		{"null name", `{"name":null,"url":"https://a.example/a2a","capabilities":{}}`, Limits{}, CodeMissingName, "$.name", "$.name is null"},
+		{"blank name", `{"name":"  ","url":"https://a.example/a2a","capabilities":{}}`, Limits{}, CodeMissingName, "$.name", "$.name is empty"},
+		{"numeric name", `{"name":42,"url":"https://a.example/a2a","capabilities":{}}`, Limits{}, CodeMissingName, "$.name", "a number, not a string"},
+		{"name under display_name", `{"display_name":"Weather","url":"https://a.example/a2a","skills":[{"id":"s","name":"S"}]}`, Limits{}, CodeMissingName, "$.name",
+			`the card has $.display_name "Weather", which A2A clients do not read: write it as name`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -358,4 +369,29 @@ func bigObjectWithDup() string {
 	}
 	b.WriteString(`"k7":""`)
 	return b.String()
+}
+
+// TestStoredSkipsAdmission: a card stored under older, looser rules reads
+// back with its faults as findings; refusing it would make its agent
+// answer 500 on every read while search still lists it.
+func TestStoredSkipsAdmission(t *testing.T) {
+	for _, in := range []string{
+		`{"url":"https://a.example/a2a","skills":[{"id":"s","name":"S"}]}`,
+		`{"name":"Acme CRM","capabilities":{"sso":true},"defaultInputModes":["text"]}`,
+	} {
+		if _, err := Parse([]byte(in), Limits{}); err == nil {
+			t.Fatalf("%s admitted", in)
+		}
+		c, err := Parse([]byte(in), Limits{Stored: true})
+		if err != nil {
+			t.Fatalf("stored %s: %v", in, err)
+		}
+		if !slices.ContainsFunc(c.Findings, func(f Finding) bool { return f.Severity == SeverityError }) {
+			t.Errorf("stored %s read without an error finding: %+v", in, c.Findings)
+		}
+	}
+	// Limits other than admission still hold.
+	if _, err := Parse([]byte(`{"name":"`+strings.Repeat("x", 100)+`"}`), Limits{Stored: true, MaxStringLen: 50}); err == nil {
+		t.Error("a stored read ignored MaxStringLen")
+	}
 }

@@ -350,7 +350,9 @@ func (p *parser) requirement(m map[string]any, path string, declared map[string]
 // legacyAuthentication maps the v0.1 `authentication: {schemes: [...]}`
 // object onto security schemes; its names were HTTP auth-schemes ("Bearer",
 // "Basic"), loose words ("apiKey", "oauth2") or "none", which means
-// anonymous access: no scheme at all. It returns one requirement per scheme
+// anonymous access: no scheme at all; a name that is none of these (x402)
+// makes no scheme, only a requirement (LintUnknownLegacyScheme). It
+// returns one requirement per scheme
 // (any one suffices; "none" next to others adds the anonymous alternative
 // {}), which the caller uses only when the card declares no security of
 // its own.
@@ -391,6 +393,18 @@ func (p *parser) legacyAuthentication(top map[string]any, c *Card, declared map[
 		case "mtls", "mutualtls":
 			s.Type = SchemeMutualTLS
 		default:
+			if !slices.Contains(httpAuthSchemes, name) {
+				// x402 (payments over HTTP 402) and the like: no scheme
+				// type fits, and an invented http scheme would tell
+				// callers to send an Authorization header no one reads.
+				// The requirement stays, naming what the card asks for,
+				// so the agent is not taken for an anonymous one.
+				p.add(LintUnknownLegacyScheme, SeverityWarning, path,
+					"%s %q names no security scheme the registry knows (an HTTP authentication scheme such as Bearer or Basic, apiKey, oauth2, openIdConnect or mtls); it is kept as a requirement without a scheme, and callers must ask the provider how to authenticate", path, n)
+				declared[name] = true
+				reqs = append(reqs, Requirement{{Scheme: name, Scopes: []string{}}})
+				continue
+			}
 			s.Type, s.Scheme = SchemeHTTP, name
 		}
 		declared[name] = true
@@ -401,4 +415,48 @@ func (p *parser) legacyAuthentication(top map[string]any, c *Card, declared map[
 		reqs = append(reqs, Requirement{})
 	}
 	return reqs, len(reqs) > 0
+}
+
+// httpAuthSchemes are the IANA HTTP Authentication Scheme Registry's names
+// (RFC 9110 §16.4), lower-cased, that a v0.1 `authentication.schemes` entry
+// may name for an http scheme.
+var httpAuthSchemes = []string{"basic", "bearer", "concealed", "digest", "dpop", "gnap", "hoba", "mutual",
+	"negotiate", "privatetoken", "scram-sha-1", "scram-sha-256", "vapid"}
+
+// SchemeUndeclared is the security type of a requirement that names a
+// scheme the card never declares (LintUndeclaredScheme), or a v0.1
+// authentication entry naming none the registry knows
+// (LintUnknownLegacyScheme): the agent asks for something a caller cannot
+// tell, which is not the same as asking for nothing.
+const SchemeUndeclared = "undeclared"
+
+// SecurityTypes lists what a caller of the agent faces, without repeats:
+// the type of each declared scheme (in SecuritySchemes order), then
+// SchemeUndeclared when a requirement of the card or of a skill names a
+// scheme SecuritySchemes lacks. Empty means the card asks for nothing: an
+// anonymous agent. Search facets and the security audit read it, so both
+// agree on which agents are open.
+func (c *Card) SecurityTypes() []string {
+	out := []string{}
+	declared := make(map[string]bool, len(c.SecuritySchemes))
+	for _, s := range c.SecuritySchemes {
+		declared[s.Name] = true
+		if !slices.Contains(out, s.Type) {
+			out = append(out, s.Type)
+		}
+	}
+	undeclared := func(reqs []Requirement) bool {
+		for _, r := range reqs {
+			for _, ref := range r {
+				if !declared[ref.Scheme] {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	if undeclared(c.SecurityRequirements) || slices.ContainsFunc(c.Skills, func(s Skill) bool { return undeclared(s.SecurityRequirements) }) {
+		out = append(out, SchemeUndeclared)
+	}
+	return out
 }

@@ -477,11 +477,13 @@ func (s *Store) pkOf(ctx context.Context, sc Scope, id string) (int64, error) {
 }
 
 // StoredCardLimits are the limits a stored card is read back under: lim,
-// with the byte cap raised to the card's own size. The cap guards what
-// comes in; a card accepted when --max-card-bytes was larger must still
-// read after the operator lowers it, or its agent would answer 500 on
-// every read while search still lists it.
+// with the byte cap raised to the card's own size and the parser's
+// admission rules off (card.Limits.Stored). The cap and the rules guard
+// what comes in; a card accepted when --max-card-bytes was larger, or
+// before a release refused nameless cards, must still read, or its agent
+// would answer 500 on every read while search still lists it.
 func StoredCardLimits(lim card.Limits, raw []byte) card.Limits {
 	lim.MaxBytes = max(lim.MaxBytes, len(raw))
+	lim.Stored = true
 	return lim
 }

@@ -245,7 +245,8 @@ func (s *Store) ImportAgent(ctx context.Context, actor Actor, a ExportedAgent, l
 		if v.Number != i+1 {
 			return fmt.Errorf("%w: agent %s: version %d where %d was expected", ErrInvalidQuery, a.ID, v.Number, i+1)
 		}
-		c, err := card.Parse(v.Raw, lim)
+		// Exported versions were stored: read as stored ones are.
+		c, err := card.Parse(v.Raw, StoredCardLimits(lim, v.Raw))
 		if err != nil {
 			return fmt.Errorf("agent %s version %d: %w", a.ID, v.Number, err)
 		}

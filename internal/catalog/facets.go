@@ -10,8 +10,9 @@ import (
 // skill name, but the skill facet lists ids only.
 const fieldSkillName = "skill_name"
 
-// schemeNone is the security_scheme value of an agent that declares no
-// scheme at all, so security teams can filter for open agents.
+// schemeNone is the security_scheme value of an agent that asks for no
+// security at all (card.Card.SecurityTypes is empty), so security teams can
+// filter for open agents.
 const schemeNone = "none"
 
 // facetsOf lists the filterable (field, value) pairs of a card. Values are
@@ -58,10 +59,11 @@ func facetsOf(c *card.Card, signature, health, works string) []facetRecord {
 	for _, v := range c.ProtocolVersions {
 		add(FieldProtocolVersion, v)
 	}
-	for _, sc := range c.SecuritySchemes {
-		add(FieldSecurityScheme, sc.Type)
+	types := c.SecurityTypes()
+	for _, t := range types {
+		add(FieldSecurityScheme, t)
 	}
-	if len(c.SecuritySchemes) == 0 {
+	if len(types) == 0 {
 		add(FieldSecurityScheme, schemeNone)
 	}
 	add(FieldProvider, providerOf(c))
@@ -98,9 +100,9 @@ func summaryOf(c *card.Card) Summary {
 		Skills:           make([]SkillSummary, 0, len(c.Skills)),
 	}
 	s.Bindings = dedupe(bindingsOf(c), canonicalBinding)
-	for _, sc := range c.SecuritySchemes {
-		s.SecuritySchemes = append(s.SecuritySchemes, sc.Type)
-	}
+	// card.SchemeUndeclared among them: an agent whose requirement names
+	// a scheme the card never declares is not an open one.
+	s.SecuritySchemes = append(s.SecuritySchemes, c.SecurityTypes()...)
 	s.SecuritySchemes = dedupe(s.SecuritySchemes, strings.TrimSpace)
 	var in, out []string
 	for _, sk := range c.Skills {

@@ -351,7 +351,11 @@ func (s *Store) rederive(ctx context.Context) error {
 				pks []int64
 			)
 			for _, a := range batch {
-				c, err := card.Parse(a.Raw, StoredCardLimits(s.limits, a.Raw))
+				// This release's write path, admission rules included:
+				// a card it would refuse keeps its old view.
+				lim := StoredCardLimits(s.limits, a.Raw)
+				lim.Stored = false
+				c, err := card.Parse(a.Raw, lim)
 				if err != nil {
 					continue
 				}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -31,15 +32,18 @@ var corpusDir = filepath.Join("..", "card", "testdata", "realworld")
 // whichever way the card arrived.
 type realWorldCase struct {
 	file string
-	// notACard: refused with card.CodeNotACard; the rest is then unused.
-	notACard bool
+	// refused is the card.ParseError code the card is refused with
+	// (card.CodeNotACard, card.CodeMissingName), and refusedHas a part
+	// of its message; the rest is then unused.
+	refused, refusedHas string
 	// versions is Card.ProtocolVersions; each is also a protocol_version
 	// filter that must find the agent.
 	versions []string
 	// ifaces are "BINDING VERSION" per interface; each binding is also a
 	// binding filter that must find the agent.
 	ifaces []string
-	// schemes are the security_scheme facet values ("none" when anonymous).
+	// schemes are the security_scheme facet values (card.SecurityTypes;
+	// "none" when anonymous).
 	schemes []string
 	// findings must be reported; absent must not.
 	findings, absent []string
@@ -88,9 +92,25 @@ var realWorldCases = []realWorldCase{
 		findings: []string{card.LintMissingField}, skillNames: []string{"Sourdough troubleshooting", "Menu planner"}},
 	{file: "insecure_links_only.json", versions: []string{"1.0"}, ifaces: []string{"JSONRPC 1.0"}, schemes: []string{"none"},
 		absent: []string{card.LintInsecureURL, card.LintInvalidURL}},
-	{file: "not_a_card_package_manifest.json", notACard: true},
-	{file: "not_a_card_other_format.json", notACard: true},
-	{file: "not_a_card_empty_object.json", notACard: true},
+	{file: "not_a_card_package_manifest.json", refused: card.CodeNotACard},
+	{file: "not_a_card_other_format.json", refused: card.CodeNotACard},
+	{file: "not_a_card_empty_object.json", refused: card.CodeNotACard},
+	{file: "not_a_card_mcp_tools.json", refused: card.CodeNotACard, refusedHas: "nothing to call or choose"},
+	{file: "not_a_card_product_features.json", refused: card.CodeNotACard, refusedHas: "nothing to call or choose"},
+	{file: "nameless_display_name.json", refused: card.CodeMissingName, refusedHas: "$.display_name"},
+	{file: "undeclared_scheme_requirement.json", versions: []string{"0.3"}, ifaces: []string{"JSONRPC 0.3"}, schemes: []string{card.SchemeUndeclared},
+		findings: []string{card.LintUndeclaredScheme}, audit: []string{verify.FindingUndeclaredScheme}, noAudit: []string{verify.FindingNoSecurity}},
+	{file: "placeholder_looker_url.json", versions: []string{"1.0"}, ifaces: []string{"HTTP+JSON 1.0"}, schemes: []string{"none"},
+		findings: []string{card.LintInvalidURL}, absent: []string{card.LintNoInterfaces}},
+	{file: "placeholder_base_url.json", versions: []string{"0.3"}, schemes: []string{"none"},
+		findings: []string{card.LintInvalidURL, card.LintNoInterfaces}},
+	{file: "mcp_date_protocol_version.json", versions: []string{"1.0"}, ifaces: []string{"JSONRPC 1.0"}, schemes: []string{"none"},
+		findings: []string{card.LintInvalidProtocolVersion}, absent: []string{card.LintMissingProtocolVersion}},
+	{file: "v01_authentication_x402.json", versions: []string{card.VersionUnknown}, ifaces: []string{"JSONRPC unknown"},
+		schemes: []string{card.SchemeUndeclared}, findings: []string{card.LintLegacyAuthentication, card.LintUnknownLegacyScheme},
+		absent: []string{card.LintIncompleteLegacyScheme}, noAudit: []string{verify.FindingNoSecurity}},
+	{file: "skills_null.json", versions: []string{"1.0"}, ifaces: []string{"JSONRPC 1.0"}, schemes: []string{"none"},
+		findings: []string{card.LintEmptySkills}, absent: []string{card.LintMissingField}},
 }
 
 // seedCard is the card a crawled agent had before its card URL started
@@ -176,7 +196,13 @@ func TestRealWorldCorpus(t *testing.T) {
 					t.Fatal(err)
 				}
 				if out.Outcome.Class == crawler.ClassNotACard {
-					return &card.ParseError{Code: card.CodeNotACard}
+					// The fetch history keeps the refusal's text, which
+					// names its code (crawler.ProblemOf).
+					code := card.CodeNotACard
+					if strings.Contains(out.Outcome.Message, "("+card.CodeMissingName+" at $.name)") {
+						code = card.CodeMissingName
+					}
+					return &card.ParseError{Code: code, Message: out.Outcome.Message}
 				}
 				if out.Outcome.Class != "" {
 					t.Fatalf("crawl failed: %s %s", out.Outcome.Class, out.Outcome.Message)
@@ -193,8 +219,8 @@ func TestRealWorldCorpus(t *testing.T) {
 					}
 					u := cardURL(tc.file, way.name)
 					err = way.arrive(t, tc, raw, u)
-					if tc.notACard {
-						checkNotACard(t, s, way.name, u, err)
+					if tc.refused != "" {
+						checkRefused(t, s, tc, way.name, u, err)
 						return
 					}
 					if err != nil {
@@ -207,11 +233,14 @@ func TestRealWorldCorpus(t *testing.T) {
 	})
 }
 
-func checkNotACard(t *testing.T, s *catalog.Store, way, u string, err error) {
+func checkRefused(t *testing.T, s *catalog.Store, tc realWorldCase, way, u string, err error) {
 	t.Helper()
 	var pe *card.ParseError
-	if !errors.As(err, &pe) || pe.Code != card.CodeNotACard {
-		t.Fatalf("error %v, want a not_a_card ParseError", err)
+	if !errors.As(err, &pe) || pe.Code != tc.refused {
+		t.Fatalf("error %v, want a %s ParseError", err, tc.refused)
+	}
+	if !strings.Contains(pe.Message, tc.refusedHas) {
+		t.Errorf("message %q does not say %q", pe.Message, tc.refusedHas)
 	}
 	ctx := context.Background()
 	a, aerr := s.AgentByURL(ctx, u)
@@ -256,6 +285,10 @@ func checkRealWorld(t *testing.T, s *catalog.Store, tc realWorldCase, u string) 
 	var ifaces []string
 	for _, in := range c.Interfaces {
 		ifaces = append(ifaces, in.Binding+" "+in.ProtocolVersion)
+		// Probes, checks and test runs reach only Card.Interfaces.
+		if m, ok := card.PlaceholderIn(in.URL); ok {
+			t.Errorf("interface %s with placeholder %s would be probed and offered to the proxy", in.URL, m)
+		}
 	}
 	if !slices.Equal(ifaces, tc.ifaces) {
 		t.Errorf("interfaces %q, want %q", ifaces, tc.ifaces)
@@ -320,12 +353,12 @@ func checkRealWorld(t *testing.T, s *catalog.Store, tc realWorldCase, u string) 
 		found(catalog.Query{Filters: map[string][]string{catalog.FieldBinding: {"JSONRPC"}}}) {
 		t.Error("binding=JSONRPC finds an agent that declares no JSON-RPC interface")
 	}
-	var schemes []string
-	for _, sc := range c.SecuritySchemes {
-		schemes = append(schemes, sc.Type)
-	}
+	schemes := c.SecurityTypes()
 	if len(schemes) == 0 {
 		schemes = []string{"none"}
+	}
+	if !slices.Contains(tc.schemes, "none") && found(catalog.Query{Filters: map[string][]string{catalog.FieldSecurityScheme: {"none"}}}) {
+		t.Error("security_scheme=none finds an agent that asks for security")
 	}
 	if !slices.Equal(schemes, tc.schemes) {
 		t.Errorf("scheme types %q, want %q", schemes, tc.schemes)
@@ -414,6 +447,42 @@ func TestRealWorldIdentity(t *testing.T) {
 		}
 		if n, err := s.Count(ctx); err != nil || n != 2 {
 			t.Errorf("%d agents, %v; want 2", n, err)
+		}
+	})
+}
+
+// TestStoredUnderOlderRulesStillReads: a card an older release admitted
+// (nameless, or with nothing to call) reads back, with its faults as
+// findings; the crawler's next check refuses the new fetch instead.
+func TestStoredUnderOlderRulesStillReads(t *testing.T) {
+	catalogtest.ForEach(t, func(t *testing.T, s *catalog.Store) {
+		ctx := context.Background()
+		for i, raw := range []string{
+			`{"display_name":"Old","url":"https://old.example.com/a2a","skills":[{"id":"s","name":"S"}]}`,
+			`{"name":"Features","capabilities":{"sso":true},"defaultInputModes":["text"]}`,
+		} {
+			if _, err := card.Parse([]byte(raw), card.Limits{}); err == nil {
+				t.Fatalf("%s is admitted", raw)
+			}
+			c, err := card.Parse([]byte(raw), card.Limits{Stored: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			u := "https://old.example.com/" + strconv.Itoa(i) + "/.well-known/agent-card.json"
+			res, err := s.Upsert(ctx, testActor, catalog.UpsertInput{CardURL: u, Card: c, Source: catalog.SourceURL, ReceivedAt: time.Now()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, err := s.AgentByURL(ctx, u)
+			if err != nil {
+				t.Fatalf("reading an agent stored under older rules: %v", err)
+			}
+			if len(a.Card.Findings) == 0 {
+				t.Errorf("%s read without findings", raw)
+			}
+			if _, err := s.AgentView(ctx, catalog.Scope{All: true}, res.Agent.ID, time.Now()); err != nil {
+				t.Errorf("agent view: %v", err)
+			}
 		}
 	})
 }

@@ -71,7 +71,9 @@ func (v *Verifier) AuditSecurity(ctx context.Context, c *card.Card) []Finding {
 			add(FindingUndeclaredScheme, SeverityError, f.Path, "%s", f.Message)
 		}
 	}
-	if len(c.SecuritySchemes) == 0 && len(c.SecurityRequirements) == 0 {
+	// SecurityTypes, as the security_scheme facet: a requirement naming
+	// an undeclared scheme (card or skill) is no anonymous access.
+	if len(c.SecurityTypes()) == 0 && len(c.SecurityRequirements) == 0 {
 		add(FindingNoSecurity, SeverityWarning, "$", "the card declares no security scheme: the agent accepts anonymous callers")
 	}
 	plainHTTP := ""
