@@ -17,6 +17,7 @@ func newOutboundClient(cfg config.Config, perHost int) *safehttp.Client {
 		MaxBodyBytes:        cfg.Outbound.MaxCardBytes,
 		UserAgent:           "a2a-registry/" + versionString(),
 		MaxIdleConnsPerHost: perHost,
+		Resolver:            cfg.Outbound.Resolver,
 	})
 }
 
@@ -36,5 +37,6 @@ func newProxyClient(cfg config.Config) *safehttp.Client {
 		MaxBodyBytes:  proxyBodyBytes,
 		MaxRedirects:  -1,
 		UserAgent:     "a2a-registry/" + versionString(),
+		Resolver:      cfg.Outbound.Resolver,
 	})
 }

@@ -115,6 +115,10 @@ type Outbound struct {
 	FetchTimeout time.Duration
 	// MaxCardBytes caps the size of one agent card, fetched or imported.
 	MaxCardBytes int64
+	// Resolver looks up the names outbound requests need; nil is the
+	// system's. No flag sets it: tests put an in-process resolver here to
+	// see every name the registry looks up.
+	Resolver *net.Resolver
 }
 
 // Listing is the curation policy for new and changed agents.
