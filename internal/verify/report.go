@@ -23,11 +23,14 @@ type Status string
 
 const (
 	// StatusVerified: at least one signature verifies with an acceptable
-	// key (v1.0 §8.4: one valid signature suffices).
+	// key (v1.0 §8.4: one valid signature suffices), a key_changed one
+	// included.
 	StatusVerified Status = "verified"
 	// StatusInvalid: no signature verifies and at least one is
 	// definitely wrong: it does not match, is malformed, uses a refused
-	// algorithm or critical header, or names a revoked or expired key.
+	// algorithm or critical header, is in a form A2A does not allow
+	// (unencoded payload, DER-encoded ECDSA), or names a revoked or
+	// expired key.
 	StatusInvalid Status = "invalid"
 	// StatusUnsigned: the card has no signatures.
 	StatusUnsigned Status = "unsigned"
@@ -57,6 +60,22 @@ const (
 	// ResultKeyFetchFailed: the jku was acceptable but its JWKS could not
 	// be fetched or read (refused address, timeout, too large, not JSON).
 	ResultKeyFetchFailed Result = "key_fetch_failed"
+	// ResultUnencodedPayload: the signature is over the card's payload
+	// unencoded (RFC 7797 "b64": false, or the JSON itself in the signing
+	// input), a form A2A does not use (v1.0 §8.4.1: BASE64URL(payload)).
+	// The card was not altered, but A2A clients reject the signature.
+	ResultUnencodedPayload Result = "unencoded_payload"
+	// ResultDEREncodedSignature: an ECDSA signature in ASN.1 DER, as
+	// OpenSSL and Java write it, where JWS requires the fixed-size R||S
+	// pair (RFC 7518 §3.4). The card was not altered, but A2A clients
+	// reject the signature.
+	ResultDEREncodedSignature Result = "der_encoded_signature"
+	// ResultKeyChanged: the key pinned under the signature's kid does not
+	// verify it, but the key the card's trusted jku publishes under that
+	// kid does: the signer changed keys (rotation), not the card. It
+	// counts as a verification by that jku key (its trust, not
+	// TrustPinned); ReplacedKey names the pinned one.
+	ResultKeyChanged Result = "key_changed"
 )
 
 // definite reports whether a result proves the signature wrong, as opposed
@@ -64,7 +83,8 @@ const (
 func (r Result) definite() bool {
 	switch r {
 	case ResultBadSignature, ResultMalformed, ResultUnsupportedAlgorithm,
-		ResultUnsupportedCritical, ResultKeyRevoked, ResultKeyExpired:
+		ResultUnsupportedCritical, ResultKeyRevoked, ResultKeyExpired,
+		ResultUnencodedPayload, ResultDEREncodedSignature:
 		return true
 	}
 	return false
@@ -159,6 +179,9 @@ type SignatureResult struct {
 	JKU string `json:"jku,omitempty"`
 	// Signer is the key that was used, when one was selected.
 	Signer *Signer `json:"signer,omitempty"`
+	// ReplacedKey is the pinned key a key_changed signature no longer
+	// matches.
+	ReplacedKey *Signer `json:"replaced_key,omitempty"`
 	// Form is the canonical form whose payload verified.
 	Form Form `json:"form,omitempty"`
 	// UnsignedFields are JSON paths of non-empty card fields the verified

@@ -254,7 +254,7 @@ func (r *Runner) keysExpiry(ctx context.Context, rep *Report) time.Time {
 		switch {
 		case e.Result == ResultKeyFetchFailed:
 			consider(rep.CheckedAt)
-		case e.Result != ResultVerified || e.Signer == nil:
+		case e.Result != ResultVerified && e.Result != ResultKeyChanged || e.Signer == nil:
 		case e.Signer.Source == KeySourceJKU || e.Signer.Source == KeySourceTrustedJKU:
 			consider(r.v.jwks.expiry(e.Signer.JKU))
 		case e.Signer.Source == KeySourcePinned && r.v.opts.Keys != nil:

@@ -34,7 +34,10 @@ type header struct {
 	alg, kid, typ, jku string
 	crit               []string
 	hasCrit            bool
-	notes              []string
+	// unencoded is RFC 7797 "b64": false: the signing input holds the
+	// payload as is, not base64url-encoded, which A2A never uses.
+	unencoded bool
+	notes     []string
 }
 
 // mayHoldSignatures tells whether the bytes of a card card.Parse accepted
@@ -89,7 +92,7 @@ func (v *Verifier) VerifySignatures(ctx context.Context, raw []byte, origins []s
 	var verifiedKeys []string
 	for _, e := range rep.Entries {
 		switch {
-		case e.Result == ResultVerified:
+		case e.Result == ResultVerified || e.Result == ResultKeyChanged:
 			if rep.Signer == nil {
 				rep.Signer = e.Signer
 			}
@@ -164,10 +167,11 @@ func (v *Verifier) verifyOne(ctx context.Context, i int, s any, pl *payloads, tr
 	if !slices.Contains(acceptedAlgs, jose.SignatureAlgorithm(h.alg)) {
 		return fail(ResultUnsupportedAlgorithm, "alg %q is not an accepted asymmetric algorithm (%s)", h.alg, algList())
 	}
-	if h.hasCrit {
+	if unknown := slices.DeleteFunc(slices.Clone(h.crit), func(c string) bool { return c == "b64" }); h.hasCrit && len(unknown) > 0 {
 		// RFC 7515 §4.1.11: recipients MUST reject a JWS whose crit lists
-		// an extension they do not understand; we understand none.
-		return fail(ResultUnsupportedCritical, "crit %q names header parameters this verifier does not implement", h.crit)
+		// an extension they do not understand. b64 (RFC 7797) is
+		// understood well enough to say why such a signature fails.
+		return fail(ResultUnsupportedCritical, "crit %q names header parameters this verifier does not implement", unknown)
 	}
 	if h.kid == "" {
 		return fail(ResultMalformed, "kid is missing (A2A v1.0 §8.4.2: the protected header MUST carry kid)")
@@ -191,7 +195,7 @@ func (v *Verifier) verifyOne(ctx context.Context, i int, s any, pl *payloads, tr
 		return fail(ResultBadSignature, "key %q has use %q, not sig", h.kid, key.Use)
 	}
 
-	var seen [][]byte
+	var seen []formPayload
 	var lastErr error
 	for fi := range forms {
 		payload, dropped, err := tried.get(pl, fi)
@@ -199,22 +203,44 @@ func (v *Verifier) verifyOne(ctx context.Context, i int, s any, pl *payloads, tr
 			lastErr = err
 			continue
 		}
-		if slices.ContainsFunc(seen, func(p []byte) bool { return bytes.Equal(p, payload) }) {
+		if slices.ContainsFunc(seen, func(p formPayload) bool { return bytes.Equal(p.payload, payload) }) {
 			continue
 		}
-		seen = append(seen, payload)
+		seen = append(seen, formPayload{forms[fi].form, payload})
+		// go-jose builds the signing input the header asks for, so with
+		// "b64": false this checks the unencoded form.
 		if err := jws.DetachedVerify(payload, key.Key); err == nil {
-			res.Result, res.Form = ResultVerified, forms[fi].form
-			res.UnsignedFields = dropped
+			res.Form, res.UnsignedFields = forms[fi].form, dropped
+			if h.unencoded {
+				return fail(ResultUnencodedPayload, "signed with an unencoded payload (RFC 7797 \"b64\": false), which A2A does not use: its signing input is the base64url-encoded payload (v1.0 §8.4.1), so A2A clients reject the signature. It does match the card's %s form: the card was not altered after signing", forms[fi].form)
+			}
+			res.Result = ResultVerified
 			return res
 		} else if !errors.Is(err, jose.ErrCryptoFailure) {
 			lastErr = err
 		}
 	}
 	if lastErr != nil && len(seen) == 0 {
-		return fail(ResultMalformed, "%v", lastErr)
+		return fail(ResultMalformed, "%s", lastErr.Error())
 	}
-	return fail(ResultBadSignature, "the signature matches none of the %d canonical forms of the card", len(seen))
+	if h.unencoded {
+		return fail(ResultBadSignature, "the signature matches none of the %d canonical forms of the card, read as the unencoded payload its header asks for (RFC 7797 \"b64\": false, which A2A does not use)", len(seen))
+	}
+	if r := diagnose(h, protected, sigText, key, seen); r.Result != "" {
+		res.Result, res.Form, res.Problem = r.Result, r.Form, r.Problem
+		return res
+	}
+	if r := v.keyChange(ctx, h, signer, jws, seen, origins); r != nil {
+		res.Result, res.Form, res.Problem, res.Signer, res.ReplacedKey = ResultKeyChanged, r.Form, r.Problem, r.Signer, signer
+		return res
+	}
+	return fail(ResultBadSignature, "the signature matches none of the %d canonical forms of the card: the card was changed after it was signed, or signed by another key", len(seen))
+}
+
+// formPayload is the payload of one canonical form of the card.
+type formPayload struct {
+	form    Form
+	payload []byte
 }
 
 func algList() string {
@@ -308,6 +334,16 @@ func parseHeader(protected string, unprotected map[string]any) (header, error) {
 	if _, ok := unprotected["crit"]; ok {
 		return h, errors.New("crit must be in the protected header (RFC 7515 §4.1.11)")
 	}
+	if b, ok := p["b64"]; ok {
+		enc, ok := b.(bool)
+		if !ok {
+			return h, errors.New("header parameter \"b64\" is not a boolean (RFC 7797 §3)")
+		}
+		h.unencoded = !enc
+	}
+	if _, ok := unprotected["b64"]; ok {
+		return h, errors.New("b64 must be in the protected header (RFC 7797 §3)")
+	}
 	return h, nil
 }
 
@@ -350,6 +386,13 @@ func (v *Verifier) resolveKey(ctx context.Context, h header, origins []string) (
 	if h.jku == "" {
 		return jose.JSONWebKey{}, nil, ResultUnknownKey, fmt.Sprintf("kid %q is not pinned and the signature has no jku", h.kid)
 	}
+	return v.jkuKey(ctx, h, origins)
+}
+
+// jkuKey selects h.kid from the JWKS at h.jku, if that jku may be used: on
+// the card's origin or a trusted one, over https. A non-empty Result means
+// no key could be used.
+func (v *Verifier) jkuKey(ctx context.Context, h header, origins []string) (jose.JSONWebKey, *Signer, Result, string) {
 	u, err := url.Parse(h.jku)
 	if err != nil || !u.IsAbs() || u.Host == "" {
 		return jose.JSONWebKey{}, nil, ResultMalformed, fmt.Sprintf("jku %q is not an absolute URL", h.jku)
@@ -394,4 +437,45 @@ func (v *Verifier) resolveKey(ctx context.Context, h header, origins []string) (
 		return match[0], describeKey(h.kid, match[0], src, h.jku), "", ""
 	}
 	return jose.JSONWebKey{}, nil, ResultUnknownKey, fmt.Sprintf("kid %q selects %d keys in %s; a kid must select exactly one", h.kid, len(match), h.jku)
+}
+
+// keyChange tells a signer's new key from a tampered card: the key pinned
+// under the signature's kid does not verify it, but the key its jku
+// publishes under that kid, on a source the registry trusts (the card's
+// own origin over https, or a trusted origin), does. That is a key change
+// (rotation), to be reported as one and confirmed by pinning the new key;
+// the card is signed as a jku-only signature would be. nil when no other
+// trusted key verifies.
+func (v *Verifier) keyChange(ctx context.Context, h header, was *Signer, jws *jose.JSONWebSignature, seen []formPayload, origins []string) *SignatureResult {
+	if was == nil || h.jku == "" || (was.Source != KeySourcePinned && was.Source != KeySourceCLI) {
+		return nil
+	}
+	key, signer, r, _ := v.jkuKey(ctx, h, origins)
+	if r != "" || signer.Thumbprint == was.Thumbprint {
+		return nil
+	}
+	if key.Algorithm != "" && key.Algorithm != h.alg || key.Use != "" && key.Use != "sig" {
+		return nil
+	}
+	for _, fp := range seen {
+		if jws.DetachedVerify(fp.payload, key.Key) != nil {
+			continue
+		}
+		return &SignatureResult{Form: fp.form, Signer: signer, Problem: fmt.Sprintf(
+			"the signer changed keys: kid %q is pinned to key %s, but the card is now signed by key %s from %s (%s), which verifies it over the %s form. "+
+				"Pin the new key, or revoke the old one, if the change is expected; until then the signature is trusted as far as its jku is",
+			h.kid, was.Thumbprint, signer.Thumbprint, h.jku, trustWords(trustOf(signer.Source)), fp.form)}
+	}
+	return nil
+}
+
+// trustWords says what vouches for a key, for problem texts.
+func trustWords(t Trust) string {
+	switch t {
+	case TrustPinned:
+		return "a pinned key"
+	case TrustTrustedOrigin:
+		return "on an origin the operator trusts"
+	}
+	return "on the card's own origin"
 }

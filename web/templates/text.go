@@ -127,10 +127,11 @@ func badgeClass(value string) string {
 	case "up", "verified", "confirmed":
 		return "badge ok"
 	case "down", "invalid", "removed", "binding_mismatch", "error",
-		"bad_signature", "malformed", "unsupported_algorithm", "unsupported_critical", "key_revoked", "key_expired":
+		"bad_signature", "malformed", "unsupported_algorithm", "unsupported_critical", "key_revoked", "key_expired",
+		"unencoded_payload", "der_encoded_signature":
 		return "badge bad"
 	case "stale", "key_unavailable", "unreachable", "version_unconfirmed", "warning",
-		"unsigned", "unknown_key", "untrusted_key_source", "key_fetch_failed":
+		"unsigned", "unknown_key", "untrusted_key_source", "key_fetch_failed", "key_changed":
 		return "badge warn"
 	}
 	return "badge"
