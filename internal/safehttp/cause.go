@@ -114,7 +114,7 @@ func Describe(host string, err error) string {
 	case CauseReservedName:
 		var re *ReservedNameError
 		if errors.As(err, &re) && re.Domain == "invalid" {
-			return fmt.Sprintf("the name %s is reserved as never valid (RFC 6761), so it is not looked up", host)
+			return fmt.Sprintf("the name %s is under .invalid, reserved by RFC 6761 as never valid, so it is not looked up", host)
 		}
 		return fmt.Sprintf("the name %s is reserved for examples and testing (RFC 2606, RFC 6761) and names no real host, so it is not looked up", host)
 	case CauseRedirect:
