@@ -186,6 +186,7 @@ func recordOutcomes(tx *txn, actor Actor, outs []FetchOutcome, results []UpsertR
 		logRows    = make([]fetchLogRow, 0, len(outs))
 		changeRows []changeRow
 		cards      []UpsertInput
+		hints      []crawlHint
 		cardAt     []int
 		checked    []int
 	)
@@ -203,17 +204,17 @@ func recordOutcomes(tx *txn, actor Actor, outs []FetchOutcome, results []UpsertR
 		if o.Removed {
 			health = HealthRemoved
 		}
-		in := UpsertInput{CardURL: rec.CardURL, Card: o.Card, Source: SourceCrawl, ReceivedAt: o.At}
+		var hint crawlHint
 		if o.Card != nil && checks[o.AgentID] == 1 {
-			in.digest = rawDigest(o.Card.Raw)
+			hint.digest = rawDigest(o.Card.Raw)
 		}
 		switch {
 		case health == "" || health == rec.Health:
-		case in.digest != "" && in.digest != rec.RawSHA256:
+		case hint.digest != "" && hint.digest != rec.RawSHA256:
 			// A new version: its agents row write carries the health
 			// (the agent's only check in the batch, so no other write
 			// of its health comes between).
-			in.health = health
+			hint.health = health
 			rec.Health = health
 			byID[o.AgentID] = rec
 		default:
@@ -230,7 +231,8 @@ func recordOutcomes(tx *txn, actor Actor, outs []FetchOutcome, results []UpsertR
 		logRows = append(logRows, fetchLogRow{AgentPK: rec.PK, At: at, OK: success, NotModified: o.NotModified,
 			Status: o.Status, LatencyMS: o.Latency.Milliseconds(), Class: o.Class, Message: truncateRunes(o.Message, 1000)})
 		if o.Card != nil {
-			cards = append(cards, in)
+			cards = append(cards, UpsertInput{CardURL: rec.CardURL, Card: o.Card, Source: SourceCrawl, ReceivedAt: o.At})
+			hints = append(hints, hint)
 			cardAt = append(cardAt, i)
 		}
 	}
@@ -272,7 +274,7 @@ func recordOutcomes(tx *txn, actor Actor, outs []FetchOutcome, results []UpsertR
 		}
 	}
 	res := make([]UpsertResult, len(cards))
-	docs, err := storeCards(tx, actor, cards, res)
+	docs, err := storeCards(tx, actor, cards, hints, res)
 	if err != nil {
 		return nil, nil, err
 	}

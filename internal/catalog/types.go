@@ -171,12 +171,6 @@ type UpsertInput struct {
 	NextCheckAt time.Time
 	// Paused keeps a new agent out of the crawl (imported offline copies).
 	Paused bool
-
-	// Set by RecordFetches: digest is the hex SHA-256 of the card's bytes
-	// when it has computed it; health is the health a check changed when
-	// its card is a new version, written with the card rather than by a
-	// statement of its own.
-	health, digest string
 }
 
 // UpsertResult tells what an upsert changed.

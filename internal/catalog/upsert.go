@@ -57,7 +57,7 @@ func (s *Store) upsertBatch(ctx context.Context, actor Actor, ins []UpsertInput,
 	store := func(tx *txn) error {
 		tx.listing = policy
 		var err error
-		changed, err = storeCards(tx, actor, ins, results)
+		changed, err = storeCards(tx, actor, ins, nil, results)
 		if err != nil {
 			return err
 		}
@@ -109,14 +109,19 @@ func validateInput(in *UpsertInput) error {
 }
 
 // storeCards stores inputs inside tx, filling results, and returns the
-// index documents to publish after commit. A card URL given twice is stored
+// index documents to publish after commit; hints is nil or one per input
+// (a crawl's, see recordOutcomes). A card URL given twice is stored
 // in order: the inputs are cut into runs without repeats, each stored by
 // storeRun. The caller records the audit rows: a card stored by a check is
 // audited as the check.
-func storeCards(tx *txn, actor Actor, ins []UpsertInput, results []UpsertResult) ([]indexedDoc, error) {
+func storeCards(tx *txn, actor Actor, ins []UpsertInput, hints []crawlHint, results []UpsertResult) ([]indexedDoc, error) {
 	var docs []indexedDoc
 	err := runsWithoutRepeats(ins, func(in UpsertInput) string { return in.CardURL }, func(from, to int) error {
-		d, err := storeRun(tx, actor, ins[from:to], results[from:to])
+		var h []crawlHint
+		if hints != nil {
+			h = hints[from:to]
+		}
+		d, err := storeRun(tx, actor, ins[from:to], h, results[from:to])
 		docs = append(docs, d...)
 		return err
 	})
@@ -157,238 +162,124 @@ func rawDigest(raw []byte) string {
 // results, and returns the index documents to publish after commit. A
 // card for an agent an admin removed restores it (same id and history),
 // unless the crawler brought it: a check under way when the agent was
-// removed must not undo the removal.
-func storeRun(tx *txn, actor Actor, ins []UpsertInput, results []UpsertResult) ([]indexedDoc, error) {
+// removed must not undo the removal. hints is nil or one per input.
+//
+// It is lookup (the agents rows, locked), a plan made without I/O
+// (decideRun, planRun; see plan.go) and applyRun.
+func storeRun(tx *txn, actor Actor, ins []UpsertInput, hints []crawlHint, results []UpsertResult) ([]indexedDoc, error) {
+	found, err := lookupRun(tx, ins)
+	if err != nil {
+		return nil, err
+	}
+	steps := decideRun(ins, hints, found)
+	fresh, err := allocateFresh(tx, steps)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now().UTC()
+	p, err := planRun(ins, hints, steps, fresh, tx.listing, now)
+	if err != nil {
+		return nil, err
+	}
+	if err := applyRun(tx, actor, p, now); err != nil {
+		return nil, err
+	}
+	copy(results, p.results)
+	return p.docs, nil
+}
+
+// lookupRun reads, and on PostgreSQL locks, the agents rows the inputs
+// name, by card URL as stored.
+func lookupRun(tx *txn, ins []UpsertInput) (map[string]agentRecord, error) {
 	urls := make([]string, len(ins))
 	for i, in := range ins {
 		urls[i] = cleanText(in.CardURL)
 	}
-	existing := make(map[string]agentRecord, len(ins))
+	found := make(map[string]agentRecord, len(ins))
 	for chunk := range slices.Chunk(urls, 500) {
 		var recs []agentRecord
 		if err := tx.locked().Where("card_url IN ?", chunk).Find(&recs).Error; err != nil {
 			return nil, fmt.Errorf("looking up agents: %w", err)
 		}
 		for _, r := range recs {
-			existing[r.CardURL] = r
+			found[r.CardURL] = r
 		}
 	}
+	return found, nil
+}
 
-	// updated_at is the catalog's clock, not the fetch time a caller
-	// reports: replicas sync their search index by it (see Sync).
-	now := time.Now().UTC()
-	var (
-		writes   []int // inputs whose card is new or changed
-		created  []int
-		revived  []int // removed agents restored with unchanged bytes
-		restored []agentRecord
-		// wasRemoved marks the inputs that restore a removed agent.
-		wasRemoved = make(map[int]bool)
-		digests    = make([]string, len(ins))
-		recs       = make([]agentRecord, len(ins))
-	)
-	for i, in := range ins {
-		digests[i] = in.digest
-		if digests[i] == "" {
-			digests[i] = rawDigest(in.Card.Raw)
-		}
-		rec, ok := existing[urls[i]]
-		if ok && rec.RemovedAt != nil {
-			if in.Source == SourceCrawl {
-				results[i] = UpsertResult{Agent: agentOf(rec, in.Card)}
-				continue
-			}
-			restored = append(restored, rec)
-			wasRemoved[i] = true
-			rec.RemovedAt, rec.RemovedBy = nil, ""
-			existing[urls[i]] = rec
-			if rec.RawSHA256 == digests[i] {
-				revived = append(revived, i)
-			}
-		}
-		switch {
-		case !ok:
-			created = append(created, i)
-			writes = append(writes, i)
-		case rec.RawSHA256 == digests[i]:
-			if err := tx.Exec("UPDATE agents SET fetched_at = ? WHERE pk = ?", in.ReceivedAt, rec.PK).Error; err != nil {
-				return nil, fmt.Errorf("storing card %s: %w", in.CardURL, err)
-			}
-			rec.FetchedAt = in.ReceivedAt
-			results[i] = UpsertResult{Agent: agentOf(rec, in.Card)}
-		default:
-			writes = append(writes, i)
-		}
-		recs[i] = rec
+// allocateFresh takes from the database the identities steps need.
+func allocateFresh(tx *txn, steps []cardStep) (freshIDs, error) {
+	nseq, npk := needs(steps)
+	var f freshIDs
+	var err error
+	if f.seqs, err = allocate(tx, "seq", nseq); err != nil {
+		return f, err
 	}
-	// Registering by URL an agent known from an import starts crawling it.
-	for i, in := range ins {
-		if rec, ok := existing[urls[i]]; ok && in.Source == SourceURL && !in.Paused {
-			if err := tx.Exec("UPDATE crawl_state SET paused = ? WHERE agent_pk = ?", false, rec.PK).Error; err != nil {
-				return nil, fmt.Errorf("resuming crawl of %s: %w", in.CardURL, err)
-			}
-		}
+	if f.pks, err = allocate(tx, "pk", npk); err != nil {
+		return f, err
 	}
-	if err := restoreRemoved(tx, actor, restored, now); err != nil {
-		return nil, err
-	}
-	// A restored agent whose bytes did not change gets a new seq, so that
-	// every replica's index takes it back (see Sync), and its document
-	// from the stored row.
-	revivedSeqs, err := allocate(tx, "seq", len(revived))
-	if err != nil {
-		return nil, err
-	}
-	docs := make([]indexedDoc, 0, len(writes)+len(revived))
-	for j, i := range revived {
-		rec := &recs[i]
-		rec.Seq, rec.UpdatedAt = revivedSeqs[j], now
-		if err := tx.Exec("UPDATE agents SET seq = ?, updated_at = ? WHERE pk = ?", rec.Seq, now, rec.PK).Error; err != nil {
-			return nil, fmt.Errorf("restoring agent %s: %w", rec.ID, err)
-		}
-		pl, err := storedPlacement(rec.Listing, rec.Collections, rec.Visibility)
-		if err != nil {
-			return nil, fmt.Errorf("restoring agent %s: %w", rec.ID, err)
-		}
-		fs, err := storedDocFacets(rec.Summary, rec.SignatureStatus, rec.SignatureTrust, rec.Health, rec.Works, rec.AuditCodes, pl)
-		if err != nil {
-			return nil, fmt.Errorf("restoring agent %s: %w", rec.ID, err)
-		}
-		docs = append(docs, indexedDoc{pk: rec.PK, seq: rec.Seq, sortKey: sortKeyOf(rec.Name), facets: fs, text: textOf(ins[i].Card)})
-		results[i] = UpsertResult{Agent: agentOf(*rec, ins[i].Card), Restored: true}
-	}
-	if len(writes) == 0 {
-		if err := addAnnotationFacets(tx, docs, recs); err != nil {
-			return nil, err
-		}
-		return docs, nil
-	}
-	seqs, err := allocate(tx, "seq", len(writes))
-	if err != nil {
-		return nil, err
-	}
-	pks, err := allocate(tx, "pk", len(created))
-	if err != nil {
-		return nil, err
-	}
-	isCreated := make(map[int]bool, len(created))
-	for j, i := range created {
+	f.ids = make([]string, npk)
+	for i := range f.ids {
 		id, err := uuid.NewV7()
 		if err != nil {
-			return nil, err
+			return f, err
 		}
-		recs[i] = agentRecord{PK: pks[j], ID: id.String(), CardURL: urls[i], SignatureStatus: SignatureUnchecked,
-			Health: HealthUnknown, Works: WorksUnchecked, CreatedAt: now, Listing: tx.listing.initial(), Visibility: `["public"]`, Collections: "[]"}
-		isCreated[i] = true
+		f.ids[i] = id.String()
 	}
+	return f, nil
+}
 
-	var (
-		newAgents, changedAgents []agentRecord
-		versions                 = make([]cardVersionRecord, 0, len(writes))
-		derived                  derivedRows
-		rederived                []int64 // changed agents whose derived rows are rewritten
-		crawlRows                []crawlStateRow
-		changes                  = make([]changeRow, 0, len(writes))
-		reapprove                []agentRecord
-	)
-	for j, i := range writes {
-		in, c, rec := ins[i], ins[i].Card, &recs[i]
-		sum := recordOfSummary(summaryOf(c))
-		summary, err := encodeSummaryRecord(sum)
-		if err != nil {
-			return nil, err
+// applyRun makes the writes of p inside tx, in an order that matters in
+// two places: the agents rows are written before their annotations are
+// read, and the change feed comes last (appendChanges).
+func applyRun(tx *txn, actor Actor, p *runPlan, now time.Time) error {
+	for _, r := range p.touched {
+		if err := tx.Exec("UPDATE agents SET fetched_at = ? WHERE pk = ?", r.at, r.pk).Error; err != nil {
+			return fmt.Errorf("storing card %s: %w", r.cardURL, err)
 		}
-		rec.Name, rec.Description, rec.Provider = cleanText(c.Name), cleanText(c.Description), cleanText(providerOf(c))
-		rec.AgentVersion, rec.Shape, rec.ProtocolVersions = cleanText(c.Version), string(c.Shape), strings.Join(c.ProtocolVersions, ",")
-		rec.Summary, rec.RawSHA256, rec.Seq = summary, digests[i], seqs[j]
-		rec.UpdatedAt, rec.FetchedAt = now, in.ReceivedAt
-		if in.health != "" {
-			rec.Health = in.health
-		}
-		rec.CurrentVersion++
-		// A verdict belongs to the bytes it was made on: a new version is
-		// unchecked, without audit findings, until the verification runner
-		// reports on it.
-		rec.SignatureStatus, rec.AuditCodes, rec.SignatureTrust = SignatureUnchecked, "[]", ""
-		// Without re-approval an approved agent's new version is accepted
-		// as it comes: it is the approved one.
-		if rec.Listing == ListingApproved && (isCreated[i] || !tx.listing.ReapproveOnChange) {
-			rec.ApprovedVersion = rec.CurrentVersion
-		}
-		if !isCreated[i] && rec.Listing == ListingApproved && tx.listing.ReapproveOnChange {
-			rec.Listing, rec.ListingReason, rec.ListingBy = ListingPending, reapproveReason(rec.CurrentVersion), reapproveActor.String()
-			rec.ListingAt = &now
-			reapprove = append(reapprove, *rec)
-		}
-		pl, err := storedPlacement(rec.Listing, rec.Collections, rec.Visibility)
-		if err != nil {
-			return nil, fmt.Errorf("agent %s: %w", rec.ID, err)
-		}
-		mark := derived.mark()
-		if err := derived.add(rec.PK, c); err != nil {
-			return nil, err
-		}
-		// Most new versions change a description or a version string: when
-		// the derived rows are those stored, they stay (no delete, no
-		// insert, no index maintenance in the database).
-		digest := derived.digestSince(mark)
-		if !isCreated[i] && rec.DerivedSHA256 == digest {
-			derived.truncate(mark)
-		} else if !isCreated[i] {
-			rederived = append(rederived, rec.PK)
-		}
-		rec.DerivedSHA256 = digest
-		kind := ChangeUpdated
-		if isCreated[i] {
-			kind = ChangeCreated
-			newAgents = append(newAgents, *rec)
-			next := in.NextCheckAt
-			if next.IsZero() {
-				next = now
-			}
-			crawlRows = append(crawlRows, crawlStateRow{AgentPK: rec.PK, NextCheckAt: next.UTC(), Paused: in.Paused})
-		} else {
-			changedAgents = append(changedAgents, *rec)
-		}
-		versions = append(versions, cardVersionRecord{AgentPK: rec.PK, Number: rec.CurrentVersion, SHA256: digests[i],
-			Size: len(c.Raw), Source: in.Source, ReceivedAt: in.ReceivedAt, Raw: c.Raw})
-		changes = append(changes, changeRow{AgentPK: rec.PK, AgentID: rec.ID, CardURL: rec.CardURL, Kind: kind,
-			Version: rec.CurrentVersion, At: now})
-		docs = append(docs, indexedDoc{pk: rec.PK, seq: rec.Seq, sortKey: sortKeyOf(c.Name),
-			facets: docFacets(sum, rec.SignatureStatus, rec.SignatureTrust, rec.Health, rec.Works, nil, pl), text: textOf(c)})
-		results[i] = UpsertResult{Agent: agentOf(*rec, c), Created: isCreated[i], NewVersion: true, Restored: wasRemoved[i]}
 	}
-	if err := deleteDerived(tx, rederived); err != nil {
-		return nil, err
+	for _, r := range p.resumed {
+		if err := tx.Exec("UPDATE crawl_state SET paused = ? WHERE agent_pk = ?", false, r.pk).Error; err != nil {
+			return fmt.Errorf("resuming crawl of %s: %w", r.cardURL, err)
+		}
 	}
-	if err := updateRows(tx, agentCardUpdate, changedAgents); err != nil {
-		return nil, err
+	if err := restoreRemoved(tx, actor, p.restored, now); err != nil {
+		return err
 	}
-	if err := insertRows(tx, agentsTable, newAgents); err != nil {
-		return nil, err
+	for _, rec := range p.revived {
+		if err := tx.Exec("UPDATE agents SET seq = ?, updated_at = ? WHERE pk = ?", rec.Seq, rec.UpdatedAt, rec.PK).Error; err != nil {
+			return fmt.Errorf("restoring agent %s: %w", rec.ID, err)
+		}
 	}
-	if err := sendBackToReview(tx, actor, reapprove); err != nil {
-		return nil, err
+	if err := deleteDerived(tx, p.rederived); err != nil {
+		return err
+	}
+	if err := updateRows(tx, agentCardUpdate, p.changed); err != nil {
+		return err
+	}
+	if err := insertRows(tx, agentsTable, p.created); err != nil {
+		return err
+	}
+	if err := sendBackToReview(tx, actor, p.reapprove); err != nil {
+		return err
 	}
 	// Read once the agents rows are written: on PostgreSQL the update
 	// waited for a concurrent SetAnnotations holding the row, and this
 	// read sees what it committed.
-	if err := addAnnotationFacets(tx, docs, recs); err != nil {
-		return nil, err
+	if err := addAnnotationFacets(tx, p.docs, p.recs); err != nil {
+		return err
 	}
-	if err := insertRows(tx, cardVersionsTable, versions); err != nil {
-		return nil, err
+	if err := insertRows(tx, cardVersionsTable, p.versions); err != nil {
+		return err
 	}
-	if err := derived.write(tx); err != nil {
-		return nil, err
+	if err := p.derived.write(tx); err != nil {
+		return err
 	}
-	if err := insertRows(tx, crawlStateTable, crawlRows); err != nil {
-		return nil, err
+	if err := insertRows(tx, crawlStateTable, p.crawlRows); err != nil {
+		return err
 	}
-	if err := appendChanges(tx, changes); err != nil {
-		return nil, err
-	}
-	return docs, nil
+	return appendChanges(tx, p.changes)
 }
 
 // isUniqueViolation tells a unique-constraint failure of a statement run

@@ -1,0 +1,347 @@
+package catalog
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/a2aregistry/registry/internal/card"
+)
+
+// The write path of cards is three steps (see storeRun): lookup reads the
+// agents rows a run of inputs names; the plan, below, decides from them
+// and the inputs every row to write, without I/O; apply writes them.
+// The plan is two pure functions because a write needs fresh identities
+// (seq, pk, id) that only the database hands out: decideRun says what
+// each input does, and so how many identities it needs; planRun turns the
+// decisions and the identities into rows.
+
+// crawlHint is what a check tells the write path beyond its card
+// (recordOutcomes); registrations and imports give none.
+type crawlHint struct {
+	// digest is the hex SHA-256 of the card's bytes when the check
+	// computed it already; empty to compute it here.
+	digest string
+	// health is the health the check found, written with the card when
+	// it is a new version rather than by a statement of its own; empty
+	// keeps the stored one.
+	health string
+}
+
+// hintAt is the hint of input i; hints is nil or one per input.
+func hintAt(hints []crawlHint, i int) crawlHint {
+	if hints == nil {
+		return crawlHint{}
+	}
+	return hints[i]
+}
+
+// cardAction is what storing one input does to its agent.
+type cardAction uint8
+
+const (
+	// actionSkip: a crawler's card for an agent an admin removed. A check
+	// under way when the agent was removed must not undo the removal.
+	actionSkip cardAction = iota
+	// actionTouch: the bytes are those stored; only fetched_at moves.
+	actionTouch
+	// actionRevive: a removed agent registered again with the bytes it
+	// had. It is restored and, like a touch, fetched; a new seq makes
+	// every replica's index take it back (see Sync).
+	actionRevive
+	// actionCreate: a card URL new to the catalog.
+	actionCreate
+	// actionUpdate: new bytes for a known agent, restoring it when it was
+	// removed.
+	actionUpdate
+)
+
+// cardStep is the decision on one input.
+type cardStep struct {
+	action cardAction
+	// url is the input's card URL as stored.
+	url string
+	// rec is the agents row as found (removal included); zero when
+	// action is actionCreate.
+	rec agentRecord
+	// digest is the hex SHA-256 of the input's card bytes.
+	digest string
+	// restore: the agent was removed and a person or an import registers
+	// it again.
+	restore bool
+	// resume: registering by URL an agent known from an import starts
+	// crawling it.
+	resume bool
+}
+
+// decideRun decides what each input of a run (distinct card URLs) does,
+// given the agents rows found by card URL.
+func decideRun(ins []UpsertInput, hints []crawlHint, found map[string]agentRecord) []cardStep {
+	steps := make([]cardStep, len(ins))
+	for i, in := range ins {
+		st := &steps[i]
+		st.url = cleanText(in.CardURL)
+		if st.digest = hintAt(hints, i).digest; st.digest == "" {
+			st.digest = rawDigest(in.Card.Raw)
+		}
+		rec, ok := found[st.url]
+		switch {
+		case !ok:
+			st.action = actionCreate
+			continue
+		case rec.RemovedAt != nil && in.Source == SourceCrawl:
+			st.action, st.rec = actionSkip, rec
+			continue
+		}
+		st.rec = rec
+		st.restore = rec.RemovedAt != nil
+		st.resume = in.Source == SourceURL && !in.Paused
+		switch {
+		case rec.RawSHA256 != st.digest:
+			st.action = actionUpdate
+		case st.restore:
+			st.action = actionRevive
+		default:
+			st.action = actionTouch
+		}
+	}
+	return steps
+}
+
+// freshIDs are the identities a plan hands out, in input order: seqs for
+// the revived agents first, then for the written ones; pks and ids for
+// the created ones.
+type freshIDs struct {
+	seqs []int64
+	pks  []int64
+	ids  []string
+}
+
+// needs counts the seqs and pks the steps take.
+func needs(steps []cardStep) (seqs, pks int) {
+	for _, st := range steps {
+		switch st.action {
+		case actionRevive, actionUpdate:
+			seqs++
+		case actionCreate:
+			seqs++
+			pks++
+		}
+	}
+	return seqs, pks
+}
+
+// runPlan is every write a run of inputs makes, for applyRun, and what it
+// answers.
+type runPlan struct {
+	results []UpsertResult
+	// recs are the agents rows as the run leaves them, one per input
+	// (zero for a skipped one): annotations are found by their card URL.
+	recs []agentRecord
+	// touched are the agents whose stored bytes came again: fetched_at.
+	touched []fetchedRow
+	// resumed are the agents whose crawl a registration un-pauses.
+	resumed []fetchedRow
+	// restored are the removed agents brought back, as found.
+	restored []agentRecord
+	// revived are the restored agents with unchanged bytes: a new seq
+	// and updated_at.
+	revived []agentRecord
+	// created and changed are the agents rows of new card versions;
+	// reapprove those of them an approval policy sends back to review.
+	created, changed, reapprove []agentRecord
+	// rederived are the changed agents whose derived rows are replaced by
+	// those in derived.
+	rederived []int64
+	derived   derivedRows
+	versions  []cardVersionRecord
+	crawlRows []crawlStateRow
+	changes   []changeRow
+	// docs are the index documents to publish after commit, revived
+	// agents first.
+	docs []indexedDoc
+}
+
+// fetchedRow names one agent a statement of its own changes.
+type fetchedRow struct {
+	pk      int64
+	at      time.Time
+	cardURL string // as the input gave it, for errors
+}
+
+// planRun turns the decisions on a run of inputs into the rows to write.
+// fresh holds the identities needs counted; now is the catalog's clock
+// (updated_at: replicas sync their search index by it, see Sync).
+func planRun(ins []UpsertInput, hints []crawlHint, steps []cardStep, fresh freshIDs, policy ListingPolicy, now time.Time) (*runPlan, error) {
+	p := &runPlan{results: make([]UpsertResult, len(ins)), recs: make([]agentRecord, len(ins))}
+	for i, st := range steps {
+		in, rec := ins[i], st.rec
+		if st.action == actionSkip {
+			p.results[i] = UpsertResult{Agent: agentOf(rec, in.Card)}
+			continue
+		}
+		if st.restore {
+			p.restored = append(p.restored, rec)
+			rec.RemovedAt, rec.RemovedBy = nil, ""
+		}
+		if st.resume {
+			p.resumed = append(p.resumed, fetchedRow{pk: rec.PK, cardURL: in.CardURL})
+		}
+		if st.action == actionTouch || st.action == actionRevive {
+			rec.FetchedAt = in.ReceivedAt
+			p.touched = append(p.touched, fetchedRow{pk: rec.PK, at: in.ReceivedAt, cardURL: in.CardURL})
+			p.results[i] = UpsertResult{Agent: agentOf(rec, in.Card)}
+		}
+		p.recs[i] = rec
+	}
+	seqs := fresh.seqs
+	for i, st := range steps {
+		if st.action != actionRevive {
+			continue
+		}
+		if err := p.revive(i, ins[i], seqs[0], now); err != nil {
+			return nil, err
+		}
+		seqs = seqs[1:]
+	}
+	pks, ids := fresh.pks, fresh.ids
+	for i, st := range steps {
+		switch st.action {
+		case actionCreate:
+			p.recs[i] = agentRecord{PK: pks[0], ID: ids[0], CardURL: st.url, SignatureStatus: SignatureUnchecked,
+				Health: HealthUnknown, Works: WorksUnchecked, CreatedAt: now, Listing: policy.initial(),
+				Visibility: `["public"]`, Collections: "[]"}
+			pks, ids = pks[1:], ids[1:]
+		case actionUpdate:
+		default:
+			continue
+		}
+		w := cardWrite{in: ins[i], health: hintAt(hints, i).health, digest: st.digest, seq: seqs[0],
+			created: st.action == actionCreate, restored: st.restore}
+		if err := p.write(i, w, policy, now); err != nil {
+			return nil, err
+		}
+		seqs = seqs[1:]
+	}
+	return p, nil
+}
+
+// revive gives input i's restored agent, whose bytes did not change, a
+// new seq and its index document from the stored row.
+func (p *runPlan) revive(i int, in UpsertInput, seq int64, now time.Time) error {
+	rec := &p.recs[i]
+	rec.Seq, rec.UpdatedAt = seq, now
+	pl, err := storedPlacement(rec.Listing, rec.Collections, rec.Visibility)
+	if err != nil {
+		return fmt.Errorf("restoring agent %s: %w", rec.ID, err)
+	}
+	fs, err := storedDocFacets(rec.Summary, rec.SignatureStatus, rec.SignatureTrust, rec.Health, rec.Works, rec.AuditCodes, pl)
+	if err != nil {
+		return fmt.Errorf("restoring agent %s: %w", rec.ID, err)
+	}
+	p.revived = append(p.revived, *rec)
+	p.docs = append(p.docs, indexedDoc{pk: rec.PK, seq: rec.Seq, sortKey: sortKeyOf(rec.Name), facets: fs, text: textOf(in.Card)})
+	p.results[i] = UpsertResult{Agent: agentOf(*rec, in.Card), Restored: true}
+	return nil
+}
+
+// cardWrite is one new card version to plan.
+type cardWrite struct {
+	in       UpsertInput
+	health   string // crawlHint.health
+	digest   string
+	seq      int64
+	created  bool
+	restored bool
+}
+
+// write plans input i's new card version onto p.recs[i]: the agents row,
+// the version, derived rows when they differ from the stored ones, the
+// crawl state of a new agent, the change feed entry and the index
+// document.
+func (p *runPlan) write(i int, w cardWrite, policy ListingPolicy, now time.Time) error {
+	in, c, rec := w.in, w.in.Card, &p.recs[i]
+	sum := recordOfSummary(summaryOf(c))
+	summary, err := encodeSummaryRecord(sum)
+	if err != nil {
+		return err
+	}
+	rec.Name, rec.Description, rec.Provider = cleanText(c.Name), cleanText(c.Description), cleanText(providerOf(c))
+	rec.AgentVersion, rec.Shape, rec.ProtocolVersions = cleanText(c.Version), string(c.Shape), strings.Join(c.ProtocolVersions, ",")
+	rec.Summary, rec.RawSHA256, rec.Seq = summary, w.digest, w.seq
+	rec.UpdatedAt, rec.FetchedAt = now, in.ReceivedAt
+	if w.health != "" {
+		rec.Health = w.health
+	}
+	rec.CurrentVersion++
+	// A verdict belongs to the bytes it was made on: a new version is
+	// unchecked, without audit findings, until the verification runner
+	// reports on it.
+	rec.SignatureStatus, rec.AuditCodes, rec.SignatureTrust = SignatureUnchecked, "[]", ""
+	p.planListing(rec, w.created, policy, now)
+	pl, err := storedPlacement(rec.Listing, rec.Collections, rec.Visibility)
+	if err != nil {
+		return fmt.Errorf("agent %s: %w", rec.ID, err)
+	}
+	if err := p.planDerived(rec, c, w.created); err != nil {
+		return err
+	}
+	kind := ChangeUpdated
+	if w.created {
+		kind = ChangeCreated
+		p.created = append(p.created, *rec)
+		next := in.NextCheckAt
+		if next.IsZero() {
+			next = now
+		}
+		p.crawlRows = append(p.crawlRows, crawlStateRow{AgentPK: rec.PK, NextCheckAt: next.UTC(), Paused: in.Paused})
+	} else {
+		p.changed = append(p.changed, *rec)
+	}
+	p.versions = append(p.versions, cardVersionRecord{AgentPK: rec.PK, Number: rec.CurrentVersion, SHA256: w.digest,
+		Size: len(c.Raw), Source: in.Source, ReceivedAt: in.ReceivedAt, Raw: c.Raw})
+	p.changes = append(p.changes, changeRow{AgentPK: rec.PK, AgentID: rec.ID, CardURL: rec.CardURL, Kind: kind,
+		Version: rec.CurrentVersion, At: now})
+	p.docs = append(p.docs, indexedDoc{pk: rec.PK, seq: rec.Seq, sortKey: sortKeyOf(c.Name),
+		facets: docFacets(sum, rec.SignatureStatus, rec.SignatureTrust, rec.Health, rec.Works, nil, pl), text: textOf(c)})
+	p.results[i] = UpsertResult{Agent: agentOf(*rec, c), Created: w.created, NewVersion: true, Restored: w.restored}
+	return nil
+}
+
+// planListing moves rec's listing for its new version. Without
+// re-approval an approved agent's new version is accepted as it comes: it
+// is the approved one. With it, a changed approved agent goes back to
+// review, keeping its approved version so the review shows the diff.
+func (p *runPlan) planListing(rec *agentRecord, created bool, policy ListingPolicy, now time.Time) {
+	if rec.Listing != ListingApproved {
+		return
+	}
+	if created || !policy.ReapproveOnChange {
+		rec.ApprovedVersion = rec.CurrentVersion
+		return
+	}
+	rec.Listing, rec.ListingReason, rec.ListingBy = ListingPending, reapproveReason(rec.CurrentVersion), reapproveActor.String()
+	rec.ListingAt = &now
+	p.reapprove = append(p.reapprove, *rec)
+}
+
+// planDerived adds the derived rows of rec's new card c and sets its
+// derived digest. Most new versions change a description or a version
+// string: when the derived rows are those stored, they stay (no delete,
+// no insert, no index maintenance in the database).
+func (p *runPlan) planDerived(rec *agentRecord, c *card.Card, created bool) error {
+	mark := p.derived.mark()
+	if err := p.derived.add(rec.PK, c); err != nil {
+		return err
+	}
+	digest := p.derived.digestSince(mark)
+	switch {
+	case created:
+	case rec.DerivedSHA256 == digest:
+		p.derived.truncate(mark)
+	default:
+		p.rederived = append(p.rederived, rec.PK)
+	}
+	rec.DerivedSHA256 = digest
+	return nil
+}
