@@ -225,13 +225,13 @@ func (tx *txn) execCached(key string, n int, build func(int) string, args []any)
 // as running it.
 func (s *Store) queryCached(ctx context.Context, name, q string, args ...any) (*sql.Rows, error) {
 	k := stmtKey{name: name}
-	build := func(int) string { return s.rebind(q) }
+	build := func(int) string { return rebind(s.dialect, q) }
 	st := s.stmts.get(k, build)
 	if st == nil {
 		// No connection is held here, so preparing now is safe.
 		s.stmts.prepareWanted(ctx)
 		if st = s.stmts.get(k, build); st == nil {
-			return s.sqlDB.QueryContext(ctx, build(0), args...)
+			return s.queryRows(ctx, q, args...)
 		}
 	}
 	return st.QueryContext(ctx, args...)

@@ -270,27 +270,8 @@ func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(
 		args = append(slices.Clone(args), args...)
 	}
 	n := strings.Count(where, "?")
-	rebind := func(q string, a []any) (string, []any) {
-		if s.dialect != dialectPostgres {
-			return q, a
-		}
-		var b strings.Builder
-		i := 0
-		for _, r := range q {
-			if r == '?' {
-				i++
-				fmt.Fprintf(&b, "$%d", i)
-				continue
-			}
-			b.WriteRune(r)
-		}
-		return b.String(), a
-	}
 	// Rows are read under stmtCtx; the loop below checks ctx.
-	query := func(q string, a []any) (*sql.Rows, error) {
-		q, a = rebind(q, a)
-		return s.sqlDB.QueryContext(s.stmtCtx(ctx), q, a...)
-	}
+	query := func(q string, a []any) (*sql.Rows, error) { return s.queryRows(s.stmtCtx(ctx), q, a...) }
 	agents, err := query(agentsQ+" ORDER BY pk", args[:n])
 	if err != nil {
 		return err

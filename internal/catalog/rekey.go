@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -57,25 +56,8 @@ type rekeyTx struct {
 	dialect dialect
 }
 
-func (r *rekeyTx) bind(q string) string {
-	if r.dialect != dialectPostgres {
-		return q
-	}
-	var b strings.Builder
-	n := 0
-	for _, c := range q {
-		if c == '?' {
-			n++
-			b.WriteString("$" + strconv.Itoa(n))
-			continue
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
-
 func (r *rekeyTx) exec(ctx context.Context, q string, args ...any) error {
-	if _, err := r.tx.ExecContext(ctx, r.bind(q), args...); err != nil {
+	if _, err := r.tx.ExecContext(ctx, rebind(r.dialect, q), args...); err != nil {
 		if len(q) > 80 {
 			q = q[:80] + "…"
 		}
@@ -85,7 +67,7 @@ func (r *rekeyTx) exec(ctx context.Context, q string, args ...any) error {
 }
 
 func (r *rekeyTx) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	return r.tx.QueryContext(ctx, r.bind(q), args...)
+	return r.tx.QueryContext(ctx, rebind(r.dialect, q), args...)
 }
 
 // rekeyAgent is one agents row as the migration sees it.

@@ -41,7 +41,7 @@ func (s *Store) Sync(ctx context.Context) error {
 	if err := s.refreshDocs(ctx, stale); err != nil {
 		return fmt.Errorf("syncing search index: %w", err)
 	}
-	rows, err := s.sqlDB.QueryContext(ctx, s.rebind("SELECT pk, seq FROM agent_tombstones WHERE deleted_at >= ?"), since)
+	rows, err := s.queryRows(ctx, "SELECT pk, seq FROM agent_tombstones WHERE deleted_at >= ?", since)
 	if err != nil {
 		return fmt.Errorf("syncing search index: reading tombstones: %w", err)
 	}
@@ -66,8 +66,8 @@ func (s *Store) Sync(ctx context.Context) error {
 // stored seq is newer than the index's: other writers' changes, not ours.
 // Agents an admin removed come apart, with the seq of their removal.
 func (s *Store) staleDocs(ctx context.Context, since time.Time) (stale []int64, removed []pkSeq, err error) {
-	rows, err := s.sqlDB.QueryContext(ctx, s.rebind(
-		"SELECT pk, seq, CASE WHEN removed_at IS NULL THEN 0 ELSE 1 END FROM agents WHERE updated_at >= ?"), since)
+	rows, err := s.queryRows(ctx,
+		"SELECT pk, seq, CASE WHEN removed_at IS NULL THEN 0 ELSE 1 END FROM agents WHERE updated_at >= ?", since)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading changed agents: %w", err)
 	}
@@ -90,21 +90,3 @@ func (s *Store) staleDocs(ctx context.Context, since time.Time) (stale []int64, 
 }
 
 type pkSeq struct{ pk, seq int64 }
-
-// rebind turns ? placeholders into PostgreSQL's $n.
-func (s *Store) rebind(q string) string {
-	if s.dialect != dialectPostgres {
-		return q
-	}
-	var b []byte
-	n := 0
-	for i := 0; i < len(q); i++ {
-		if q[i] == '?' {
-			n++
-			b = fmt.Appendf(b, "$%d", n)
-			continue
-		}
-		b = append(b, q[i])
-	}
-	return string(b)
-}
