@@ -175,27 +175,92 @@ func recordOutcomes(tx *txn, actor Actor, outs []FetchOutcome, results []UpsertR
 	for _, r := range recs {
 		byID[r.ID] = r
 	}
+	now := time.Now().UTC()
+	w := checkWritesOf(outs, byID, now)
+	// An agent checked twice in one batch keeps the last health; the
+	// bulk update must not see it twice.
+	healthRows := lastPerKey(w.health, func(r agentHealthRow) int64 { return r.PK })
+	seqs, err := allocate(tx, "seq", len(healthRows))
+	if err != nil {
+		return nil, nil, err
+	}
+	healthUps := make([]fieldUpdate, len(healthRows))
+	for i := range healthRows {
+		healthRows[i].Seq = seqs[i]
+		healthUps[i] = fieldUpdate{pk: healthRows[i].PK, prev: healthRows[i].prev, seq: seqs[i],
+			values: map[string][]string{FieldHealth: {healthRows[i].Health}}}
+	}
+	if err := updateRows(tx, agentHealthUpdate, healthRows); err != nil {
+		return nil, nil, err
+	}
+	// Two checks of one agent apply in order: each run of distinct agents
+	// is one statement.
+	err = runsWithoutRepeats(w.state, func(r crawlOutcomeRow) int64 { return r.AgentPK }, func(from, to int) error {
+		return updateRows(tx, crawlOutcomeUpdate, w.state[from:to])
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := insertRows(tx, fetchLogTable, w.log); err != nil {
+		return nil, nil, err
+	}
+	if err := appendChanges(tx, w.changes); err != nil {
+		return nil, nil, err
+	}
+	// New card bytes go through the same path as registrations; the
+	// health written above is already in the rows it reads.
+	for i := range w.cards {
+		if err := validateInput(&w.cards[i]); err != nil {
+			return nil, nil, err
+		}
+	}
+	res := make([]UpsertResult, len(w.cards))
+	docs, err := storeCards(tx, actor, w.cards, w.hints, res)
+	if err != nil {
+		return nil, nil, err
+	}
+	for j, i := range w.cardAt {
+		results[i] = res[j]
+	}
+	if err := writeAudit(tx.DB, actor, refreshAudits(outs, results, w.checked)...); err != nil {
+		return nil, nil, err
+	}
+	return docs, healthUps, nil
+}
+
+// checkWrites are the rows a batch of checks writes beside the new card
+// versions it brought.
+type checkWrites struct {
+	// health are the health changes written by a statement of their own
+	// (a new version carries its health, see crawlHint).
+	health  []agentHealthRow
+	state   []crawlOutcomeRow
+	log     []fetchLogRow
+	changes []changeRow
+	// cards are the cards to store, with their hints; cardAt their
+	// checks' indexes in outs.
+	cards  []UpsertInput
+	hints  []crawlHint
+	cardAt []int
+	// checked are the indexes in outs of the checks of agents found
+	// (not removed).
+	checked []int
+}
+
+// checkWritesOf decides what the checks outs write, given the agents
+// rows found by id (byID is updated with the health they leave).
+func checkWritesOf(outs []FetchOutcome, byID map[string]agentRecord, now time.Time) checkWrites {
 	checks := make(map[string]int, len(outs))
 	for _, o := range outs {
 		checks[o.AgentID]++
 	}
-	now := time.Now().UTC()
-	var (
-		healthRows []agentHealthRow
-		stateRows  []crawlOutcomeRow
-		logRows    = make([]fetchLogRow, 0, len(outs))
-		changeRows []changeRow
-		cards      []UpsertInput
-		hints      []crawlHint
-		cardAt     []int
-		checked    []int
-	)
+	w := checkWrites{log: make([]fetchLogRow, 0, len(outs))}
 	for i, o := range outs {
 		rec, ok := byID[o.AgentID]
 		if !ok {
 			continue
 		}
-		checked = append(checked, i)
+		w.checked = append(w.checked, i)
 		at := o.At.UTC()
 		if o.At.IsZero() {
 			at = now
@@ -218,73 +283,25 @@ func recordOutcomes(tx *txn, actor Actor, outs []FetchOutcome, results []UpsertR
 			rec.Health = health
 			byID[o.AgentID] = rec
 		default:
-			healthRows = append(healthRows, agentHealthRow{PK: rec.PK, Health: health, UpdatedAt: now, prev: rec.Seq})
+			w.health = append(w.health, agentHealthRow{PK: rec.PK, Health: health, UpdatedAt: now, prev: rec.Seq})
 			if health == HealthRemoved {
-				changeRows = append(changeRows, changeRow{AgentPK: rec.PK, AgentID: rec.ID, CardURL: rec.CardURL,
+				w.changes = append(w.changes, changeRow{AgentPK: rec.PK, AgentID: rec.ID, CardURL: rec.CardURL,
 					Kind: ChangeRemoved, Version: rec.CurrentVersion, At: now})
 			}
 			rec.Health = health
 			byID[o.AgentID] = rec
 		}
-		stateRows = append(stateRows, crawlOutcome(rec.PK, o, at))
+		w.state = append(w.state, crawlOutcome(rec.PK, o, at))
 		success := o.Class == ""
-		logRows = append(logRows, fetchLogRow{AgentPK: rec.PK, At: at, OK: success, NotModified: o.NotModified,
+		w.log = append(w.log, fetchLogRow{AgentPK: rec.PK, At: at, OK: success, NotModified: o.NotModified,
 			Status: o.Status, LatencyMS: o.Latency.Milliseconds(), Class: o.Class, Message: truncateRunes(o.Message, 1000)})
 		if o.Card != nil {
-			cards = append(cards, UpsertInput{CardURL: rec.CardURL, Card: o.Card, Source: SourceCrawl, ReceivedAt: o.At})
-			hints = append(hints, hint)
-			cardAt = append(cardAt, i)
+			w.cards = append(w.cards, UpsertInput{CardURL: rec.CardURL, Card: o.Card, Source: SourceCrawl, ReceivedAt: o.At})
+			w.hints = append(w.hints, hint)
+			w.cardAt = append(w.cardAt, i)
 		}
 	}
-	// An agent checked twice in one batch keeps the last health; the
-	// bulk update must not see it twice.
-	healthRows = lastPerKey(healthRows, func(r agentHealthRow) int64 { return r.PK })
-	seqs, err := allocate(tx, "seq", len(healthRows))
-	if err != nil {
-		return nil, nil, err
-	}
-	healthUps := make([]fieldUpdate, len(healthRows))
-	for i := range healthRows {
-		healthRows[i].Seq = seqs[i]
-		healthUps[i] = fieldUpdate{pk: healthRows[i].PK, prev: healthRows[i].prev, seq: seqs[i],
-			values: map[string][]string{FieldHealth: {healthRows[i].Health}}}
-	}
-	if err := updateRows(tx, agentHealthUpdate, healthRows); err != nil {
-		return nil, nil, err
-	}
-	// Two checks of one agent apply in order: each run of distinct agents
-	// is one statement.
-	err = runsWithoutRepeats(stateRows, func(r crawlOutcomeRow) int64 { return r.AgentPK }, func(from, to int) error {
-		return updateRows(tx, crawlOutcomeUpdate, stateRows[from:to])
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := insertRows(tx, fetchLogTable, logRows); err != nil {
-		return nil, nil, err
-	}
-	if err := appendChanges(tx, changeRows); err != nil {
-		return nil, nil, err
-	}
-	// New card bytes go through the same path as registrations; the
-	// health written above is already in the rows it reads.
-	for i := range cards {
-		if err := validateInput(&cards[i]); err != nil {
-			return nil, nil, err
-		}
-	}
-	res := make([]UpsertResult, len(cards))
-	docs, err := storeCards(tx, actor, cards, hints, res)
-	if err != nil {
-		return nil, nil, err
-	}
-	for j, i := range cardAt {
-		results[i] = res[j]
-	}
-	if err := writeAudit(tx.DB, actor, refreshAudits(outs, results, checked)...); err != nil {
-		return nil, nil, err
-	}
-	return docs, healthUps, nil
+	return w
 }
 
 // crawlOutcome is what check o changes in the crawl state of agent pk.

@@ -61,9 +61,9 @@ type cardStep struct {
 	action cardAction
 	// url is the input's card URL as stored.
 	url string
-	// rec is the agents row as found (removal included); zero when
-	// action is actionCreate.
-	rec agentRecord
+	// rec is the agents row as found (removal included); nil when action
+	// is actionCreate.
+	rec *agentRecord
 	// digest is the hex SHA-256 of the input's card bytes.
 	digest string
 	// restore: the agent was removed and a person or an import registers
@@ -76,7 +76,7 @@ type cardStep struct {
 
 // decideRun decides what each input of a run (distinct card URLs) does,
 // given the agents rows found by card URL.
-func decideRun(ins []UpsertInput, hints []crawlHint, found map[string]agentRecord) []cardStep {
+func decideRun(ins []UpsertInput, hints []crawlHint, found map[string]*agentRecord) []cardStep {
 	steps := make([]cardStep, len(ins))
 	for i, in := range ins {
 		st := &steps[i]
@@ -84,16 +84,16 @@ func decideRun(ins []UpsertInput, hints []crawlHint, found map[string]agentRecor
 		if st.digest = hintAt(hints, i).digest; st.digest == "" {
 			st.digest = rawDigest(in.Card.Raw)
 		}
-		rec, ok := found[st.url]
+		rec := found[st.url]
+		st.rec = rec
 		switch {
-		case !ok:
+		case rec == nil:
 			st.action = actionCreate
 			continue
 		case rec.RemovedAt != nil && in.Source == SourceCrawl:
-			st.action, st.rec = actionSkip, rec
+			st.action = actionSkip
 			continue
 		}
-		st.rec = rec
 		st.restore = rec.RemovedAt != nil
 		st.resume = in.Source == SourceURL && !in.Paused
 		switch {
@@ -134,6 +134,7 @@ func needs(steps []cardStep) (seqs, pks int) {
 // runPlan is every write a run of inputs makes, for applyRun, and what it
 // answers.
 type runPlan struct {
+	// results are the answers, one per input.
 	results []UpsertResult
 	// recs are the agents rows as the run leaves them, one per input
 	// (zero for a skipped one): annotations are found by their card URL.
@@ -169,13 +170,18 @@ type fetchedRow struct {
 	cardURL string // as the input gave it, for errors
 }
 
-// planRun turns the decisions on a run of inputs into the rows to write.
-// fresh holds the identities needs counted; now is the catalog's clock
-// (updated_at: replicas sync their search index by it, see Sync).
-func planRun(ins []UpsertInput, hints []crawlHint, steps []cardStep, fresh freshIDs, policy ListingPolicy, now time.Time) (*runPlan, error) {
-	p := &runPlan{results: make([]UpsertResult, len(ins)), recs: make([]agentRecord, len(ins))}
+// planRun turns the decisions on a run of inputs into the rows to write,
+// and fills results, one per input. fresh holds the identities needs
+// counted; now is the catalog's clock (updated_at: replicas sync their
+// search index by it, see Sync).
+func planRun(ins []UpsertInput, hints []crawlHint, steps []cardStep, fresh freshIDs, policy ListingPolicy, now time.Time,
+	results []UpsertResult) (*runPlan, error) {
+	p := &runPlan{results: results, recs: make([]agentRecord, len(ins))}
 	for i, st := range steps {
-		in, rec := ins[i], st.rec
+		if st.action == actionCreate {
+			continue
+		}
+		in, rec := ins[i], *st.rec
 		if st.action == actionSkip {
 			p.results[i] = UpsertResult{Agent: agentOf(rec, in.Card)}
 			continue

@@ -67,9 +67,9 @@ func removed(r *agentRecord) { r.RemovedAt, r.RemovedBy = &planRemoved, "user:ad
 // counted by needs: seqs from 101, pks from 201.
 func planned(t *testing.T, ins []UpsertInput, hints []crawlHint, found []agentRecord, policy ListingPolicy) ([]cardStep, freshIDs, *runPlan) {
 	t.Helper()
-	byURL := make(map[string]agentRecord)
-	for _, r := range found {
-		byURL[r.CardURL] = r
+	byURL := make(map[string]*agentRecord)
+	for i := range found {
+		byURL[found[i].CardURL] = &found[i]
 	}
 	for i := range ins {
 		if err := validateInput(&ins[i]); err != nil {
@@ -86,7 +86,7 @@ func planned(t *testing.T, ins []UpsertInput, hints []crawlHint, found []agentRe
 		fresh.pks = append(fresh.pks, int64(201+i))
 		fresh.ids = append(fresh.ids, fmt.Sprintf("new-%d", i))
 	}
-	p, err := planRun(ins, hints, steps, fresh, policy, planNow)
+	p, err := planRun(ins, hints, steps, fresh, policy, planNow, make([]UpsertResult, len(ins)))
 	if err != nil {
 		t.Fatal(err)
 	}

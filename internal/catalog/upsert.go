@@ -177,32 +177,31 @@ func storeRun(tx *txn, actor Actor, ins []UpsertInput, hints []crawlHint, result
 		return nil, err
 	}
 	now := time.Now().UTC()
-	p, err := planRun(ins, hints, steps, fresh, tx.listing, now)
+	p, err := planRun(ins, hints, steps, fresh, tx.listing, now, results)
 	if err != nil {
 		return nil, err
 	}
 	if err := applyRun(tx, actor, p, now); err != nil {
 		return nil, err
 	}
-	copy(results, p.results)
 	return p.docs, nil
 }
 
 // lookupRun reads, and on PostgreSQL locks, the agents rows the inputs
 // name, by card URL as stored.
-func lookupRun(tx *txn, ins []UpsertInput) (map[string]agentRecord, error) {
+func lookupRun(tx *txn, ins []UpsertInput) (map[string]*agentRecord, error) {
 	urls := make([]string, len(ins))
 	for i, in := range ins {
 		urls[i] = cleanText(in.CardURL)
 	}
-	found := make(map[string]agentRecord, len(ins))
+	found := make(map[string]*agentRecord, len(ins))
 	for chunk := range slices.Chunk(urls, 500) {
 		var recs []agentRecord
 		if err := tx.locked().Where("card_url IN ?", chunk).Find(&recs).Error; err != nil {
 			return nil, fmt.Errorf("looking up agents: %w", err)
 		}
-		for _, r := range recs {
-			found[r.CardURL] = r
+		for i := range recs {
+			found[recs[i].CardURL] = &recs[i]
 		}
 	}
 	return found, nil
