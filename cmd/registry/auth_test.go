@@ -95,7 +95,7 @@ func (s *signInServer) token(t *testing.T, groups ...string) string {
 func (s *signInServer) do(t *testing.T, method, path, token string) (*http.Response, api.ErrorResponse) {
 	t.Helper()
 	var body *strings.Reader
-	if method == http.MethodPost {
+	if method == http.MethodPost && path == "/api/v1/agents" {
 		body = strings.NewReader(`{"url":"https://agent.example"}`)
 	} else {
 		body = strings.NewReader("")

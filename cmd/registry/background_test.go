@@ -112,7 +112,7 @@ func TestBackgroundPrunesSessions(t *testing.T) {
 			{IDHash: "living", Subject: "b", Role: "viewer", CreatedAt: now, LastSeenAt: now,
 				IdleExpiresAt: now.Add(24 * time.Hour), ExpiresAt: now.Add(48 * time.Hour)},
 		} {
-			if err := a.store.CreateSession(ctx, s); err != nil {
+			if err := a.store.CreateSession(ctx, catalog.System("test"), s); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -374,9 +374,11 @@ func TestConsoleInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(audit.Entries) != 1 || audit.Entries[0].Action != catalog.ActionRegister ||
-		audit.Entries[0].Subject != "ada-1" || audit.Entries[0].Role != "editor" || audit.Entries[0].ActorKind != catalog.ActorUser {
-		t.Errorf("audit log after registering = %+v, want one register by ada-1 as editor", audit.Entries)
+	// The sign-in, then the registration.
+	if len(audit.Entries) != 2 || audit.Entries[0].Action != catalog.ActionRegister ||
+		audit.Entries[0].Subject != "ada-1" || audit.Entries[0].Role != "editor" || audit.Entries[0].ActorKind != catalog.ActorUser ||
+		audit.Entries[1].Action != catalog.ActionSignIn || audit.Entries[1].Subject != "ada-1" {
+		t.Errorf("audit log after registering = %+v, want ada-1's sign-in and one register by ada-1 as editor", audit.Entries)
 	}
 	store.SetListingPolicy(catalog.ListingPolicy{})
 	// Review: hidden from anonymous searches (the API's and the console's,
@@ -415,7 +417,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	if audit, err = store.AuditLog(context.Background(), "", 10); err != nil {
 		t.Fatal(err)
 	}
-	if e := audit.Entries[0]; len(audit.Entries) != 2 || e.Action != catalog.ActionListing || e.Subject != "ada-1" ||
+	if e := audit.Entries[0]; len(audit.Entries) != 3 || e.Action != catalog.ActionListing || e.Subject != "ada-1" ||
 		!strings.Contains(string(e.Detail), `"to":"approved"`) || !strings.Contains(string(e.Detail), `"from":"pending"`) {
 		t.Errorf("audit log after approving = %+v, want the approval by ada-1 on top", audit.Entries)
 	}

@@ -47,12 +47,20 @@ var (
 // SessionStore keeps sessions where every replica sees them.
 // *catalog.Store implements it.
 type SessionStore interface {
-	CreateSession(ctx context.Context, s catalog.Session) error
+	// CreateSession audits the sign-in as actor's.
+	CreateSession(ctx context.Context, actor catalog.Actor, s catalog.Session) error
 	// Session returns catalog.ErrNotFound for an unknown hash.
 	Session(ctx context.Context, idHash string) (catalog.Session, error)
 	TouchSession(ctx context.Context, idHash string, seen, idleExpires time.Time) error
-	DeleteSession(ctx context.Context, idHash string) error
+	// DeleteSession audits a sign-out when actor is audited.
+	DeleteSession(ctx context.Context, actor catalog.Actor, idHash string) error
+	// RecordRefusedSignIn audits a user refused for want of a role.
+	RecordRefusedSignIn(ctx context.Context, actor catalog.Actor, subject, reason string) error
 }
+
+// sessionActor names the registry's own session housekeeping (expiry, a
+// session replaced by a new sign-in): not audited.
+var sessionActor = catalog.System("auth")
 
 // RoleMapping grants Role to users whose roles claim holds Value.
 type RoleMapping struct {
@@ -328,7 +336,7 @@ func (a *Authenticator) session(ctx context.Context, token string) (Principal, b
 	}
 	now := a.now()
 	if !now.Before(s.IdleExpiresAt) || !now.Before(s.ExpiresAt) {
-		if err := a.cfg.Sessions.DeleteSession(ctx, hash); err != nil {
+		if err := a.cfg.Sessions.DeleteSession(ctx, sessionActor, hash); err != nil {
 			a.log.Warn("deleting expired session", "err", err)
 		}
 		return Principal{}, false

@@ -124,8 +124,15 @@ func (a *Authenticator) callback(c echo.Context) error {
 	}
 	if p.Role == 0 {
 		a.log.Info("sign-in refused: no role", "subject", p.Subject, "email", p.Email)
+		refused := p
+		refused.Source = SourceSession
+		if err := a.cfg.Sessions.RecordRefusedSignIn(ctx, ActorOf(refused, RequestOf(c)), p.Subject, "no role"); err != nil {
+			a.log.Error("auditing a refused sign-in", "err", err)
+		}
 		return echo.NewHTTPError(http.StatusForbidden, "you signed in, but this registry grants your account no role").SetInternal(ErrNoRole)
 	}
+	// The session's user is the actor of its own sign-in.
+	p.Source = SourceSession
 	token, err := a.startSession(c, p)
 	if err != nil {
 		return err
@@ -185,12 +192,12 @@ func (a *Authenticator) startSession(c echo.Context, p Principal) (string, error
 		ExpiresAt: now.Add(a.cfg.SessionMax),
 	}
 	ctx := c.Request().Context()
-	if err := a.cfg.Sessions.CreateSession(ctx, s); err != nil {
+	if err := a.cfg.Sessions.CreateSession(ctx, ActorOf(p, RequestOf(c)), s); err != nil {
 		return "", fmt.Errorf("starting session: %w", err)
 	}
 	// A session this browser had before is replaced, not left to expire.
 	if old, err := c.Request().Cookie(a.cookieName(sessionCookie)); err == nil && old.Value != "" {
-		if err := a.cfg.Sessions.DeleteSession(ctx, hashToken(old.Value)); err != nil {
+		if err := a.cfg.Sessions.DeleteSession(ctx, sessionActor, hashToken(old.Value)); err != nil {
 			a.log.Warn("deleting the replaced session", "err", err)
 		}
 		a.tokens.drop(hashToken(old.Value))
@@ -209,11 +216,11 @@ func (a *Authenticator) logout(c echo.Context) error {
 	}
 	if !a.dev {
 		if ck, err := c.Request().Cookie(a.cookieName(sessionCookie)); err == nil && ck.Value != "" {
-			if err := a.cfg.Sessions.DeleteSession(c.Request().Context(), hashToken(ck.Value)); err != nil {
+			p := FromContext(c.Request().Context())
+			if err := a.cfg.Sessions.DeleteSession(c.Request().Context(), ActorOf(p, RequestOf(c)), hashToken(ck.Value)); err != nil {
 				return fmt.Errorf("signing out: %w", err)
 			}
 			a.tokens.drop(hashToken(ck.Value))
-			p := FromContext(c.Request().Context())
 			a.log.Info("signed out", "subject", p.Subject, "email", p.Email)
 		}
 		a.clearCookie(c, sessionCookie)

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/url"
@@ -357,6 +358,54 @@ func TestSignInToken(t *testing.T) {
 		}
 		if _, ok := h.auth.tokens.get(hashToken(session), h.clock.Now()); ok {
 			t.Error("sign-out left the token in memory")
+		}
+	})
+}
+
+// TestSignInAudited: a sign-in and a sign-out are audited under the user,
+// in the transaction of the session's write; a session replaced by a
+// second sign-in or ended by expiry is the registry's housekeeping, not
+// a sign-out; a user the provider vouched for but no role maps to is
+// audited as refused. No row carries the session's hash.
+func TestSignInAudited(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s *catalog.Store) {
+		h := newHarness(t, s, func(c *Config) { c.DefaultRole = 0 })
+		b := h.browser(t)
+		// Two sign-ins started in two tabs: the second replaces the first.
+		first := h.startLogin(t, b, user("u", "eng"), "/")
+		second := h.startLogin(t, b, user("u", "eng"), "/")
+		get(t, b, first)
+		get(t, b, second)
+		token := h.sessionCookie(b)
+		w, _ := h.whoami(t, b)
+		resp := post(t, b, h.srv.URL+LogoutPath, url.Values{CSRFField: {w.CSRF}}, "Origin", h.srv.URL, "Sec-Fetch-Site", "same-origin")
+		if resp.StatusCode != http.StatusSeeOther {
+			t.Fatalf("logout: status %d, want 303", resp.StatusCode)
+		}
+		guest := h.browser(t)
+		if resp := get(t, guest, h.startLogin(t, guest, user("nobody", "guests"), "/")); resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("a user without a role: status %d, want 403", resp.StatusCode)
+		}
+		page, err := s.AuditLog(context.Background(), "", 50)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range page.Entries {
+			got = append(got, e.Action+" "+e.TargetID+" "+string(e.ActorKind)+":"+e.Subject)
+			if strings.Contains(string(e.Detail), hashToken(token)) {
+				t.Errorf("audit row %s names the session hash", e.Action)
+			}
+		}
+		slices.Reverse(got)
+		want := []string{
+			catalog.ActionSignIn + " u user:u",
+			catalog.ActionSignIn + " u user:u",
+			catalog.ActionSignOut + " u user:u",
+			catalog.ActionSignInRefused + " nobody user:nobody",
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("audit log:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 		}
 	})
 }

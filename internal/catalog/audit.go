@@ -13,18 +13,26 @@ import (
 // Audited actions. They are stable names: the API returns them and
 // operators search logs and exports for them.
 const (
-	ActionRegister   = "agent.register"
-	ActionRefresh    = "agent.refresh"
-	ActionPause      = "agent.pause"
-	ActionResume     = "agent.resume"
-	ActionRemove     = "agent.remove"
-	ActionAnnotate   = "agent.annotate"
-	ActionRestore    = "agent.restore"
-	ActionRun        = "agent.run"
-	ActionKeyAdd     = "key.add"
-	ActionKeyRevoke  = "key.revoke"
-	TargetAgent      = "agent"
-	TargetTrustedKey = "key"
+	ActionRegister  = "agent.register"
+	ActionRefresh   = "agent.refresh"
+	ActionPause     = "agent.pause"
+	ActionResume    = "agent.resume"
+	ActionRemove    = "agent.remove"
+	ActionAnnotate  = "agent.annotate"
+	ActionRestore   = "agent.restore"
+	ActionRun       = "agent.run"
+	ActionKeyAdd    = "key.add"
+	ActionKeyRevoke = "key.revoke"
+	// ActionSignIn and ActionSignOut begin and end a console session;
+	// ActionSignInRefused is a user the provider vouched for but no role
+	// maps to.
+	ActionSignIn        = "user.sign_in"
+	ActionSignOut       = "user.sign_out"
+	ActionSignInRefused = "user.sign_in_refused"
+	TargetAgent         = "agent"
+	TargetTrustedKey    = "key"
+	// TargetUser is a user, by subject.
+	TargetUser = "user"
 )
 
 // AuditEntry is one audited write.

@@ -35,9 +35,18 @@ type Session struct {
 
 const sessionColumns = "id_hash, subject, email, name, role, groups_json, created_at, last_seen_at, idle_expires_at, expires_at"
 
-// CreateSession stores a new session. A session with the same IDHash is
-// ErrConflict (a token drawn twice, which 256 random bits rule out).
-func (s *Store) CreateSession(ctx context.Context, ss Session) error {
+// sessionAudit is the detail of a sign-in's audit row: never the session's
+// hash, which is as good as the token to whoever can read the database.
+type sessionAudit struct {
+	Role   string `json:"role,omitempty"`
+	Groups int    `json:"groups,omitempty"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// CreateSession stores a new session, and audits the sign-in as actor's
+// in the same transaction. A session with the same IDHash is ErrConflict
+// (a token drawn twice, which 256 random bits rule out).
+func (s *Store) CreateSession(ctx context.Context, actor Actor, ss Session) error {
 	if ss.IDHash == "" || ss.Subject == "" || ss.Role == "" {
 		return fmt.Errorf("%w: session without id hash, subject or role", ErrInvalidQuery)
 	}
@@ -49,9 +58,15 @@ func (s *Store) CreateSession(ctx context.Context, ss Session) error {
 	if err != nil {
 		return fmt.Errorf("creating session: %w", err)
 	}
-	err = s.db.WithContext(ctx).Exec("INSERT INTO sessions ("+sessionColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-		ss.IDHash, ss.Subject, ss.Email, ss.Name, ss.Role, string(gj),
-		ss.CreatedAt.UTC(), ss.LastSeenAt.UTC(), ss.IdleExpiresAt.UTC(), ss.ExpiresAt.UTC()).Error
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Exec("INSERT INTO sessions ("+sessionColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			ss.IDHash, ss.Subject, ss.Email, ss.Name, ss.Role, string(gj),
+			ss.CreatedAt.UTC(), ss.LastSeenAt.UTC(), ss.IdleExpiresAt.UTC(), ss.ExpiresAt.UTC()).Error; err != nil {
+			return err
+		}
+		return writeAudit(tx, actor, audit{action: ActionSignIn, targetKind: TargetUser, targetID: ss.Subject,
+			detail: sessionAudit{Role: ss.Role, Groups: len(ss.Groups)}})
+	})
 	if errors.Is(err, gorm.ErrDuplicatedKey) {
 		err = ErrConflict
 	}
@@ -107,11 +122,40 @@ func (s *Store) TouchSession(ctx context.Context, idHash string, seen, idleExpir
 	return nil
 }
 
-// DeleteSession removes a session (sign-out). Removing one that is gone
-// already is not an error: the outcome is the same.
-func (s *Store) DeleteSession(ctx context.Context, idHash string) error {
-	if err := s.db.WithContext(ctx).Exec("DELETE FROM sessions WHERE id_hash = ?", idHash).Error; err != nil {
+// DeleteSession removes a session: a sign-out when actor is audited (the
+// row names the session's user), an expired or replaced session when
+// it is the registry's own. Removing one that is gone already is not an
+// error, and audits nothing: the outcome is the same.
+func (s *Store) DeleteSession(ctx context.Context, actor Actor, idHash string) error {
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var subjects []string
+		if err := tx.Raw("SELECT subject FROM sessions WHERE id_hash = ?", idHash).Scan(&subjects).Error; err != nil {
+			return err
+		}
+		if len(subjects) == 0 {
+			return nil
+		}
+		if err := tx.Exec("DELETE FROM sessions WHERE id_hash = ?", idHash).Error; err != nil {
+			return err
+		}
+		return writeAudit(tx, actor, audit{action: ActionSignOut, targetKind: TargetUser, targetID: subjects[0]})
+	})
+	if err != nil {
 		return fmt.Errorf("deleting session: %w", err)
+	}
+	return nil
+}
+
+// RecordRefusedSignIn audits a sign-in the registry refused after the
+// provider vouched for the user (no role maps to them): security teams
+// look for these. Nothing else is written.
+func (s *Store) RecordRefusedSignIn(ctx context.Context, actor Actor, subject, reason string) error {
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		return insertAudit(tx, actor, audit{action: ActionSignInRefused, targetKind: TargetUser, targetID: subject,
+			detail: sessionAudit{Reason: reason}})
+	})
+	if err != nil {
+		return fmt.Errorf("recording a refused sign-in: %w", err)
 	}
 	return nil
 }

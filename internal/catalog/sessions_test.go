@@ -24,10 +24,10 @@ func TestSessionLifecycle(t *testing.T) {
 		ctx := context.Background()
 		t0 := time.Date(2026, 3, 1, 9, 0, 0, 123456000, time.UTC)
 		want := newSession("h1", t0, time.Hour, 8*time.Hour)
-		if err := s.CreateSession(ctx, want); err != nil {
+		if err := s.CreateSession(ctx, catalog.System("test"), want); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.CreateSession(ctx, want); !errors.Is(err, catalog.ErrConflict) {
+		if err := s.CreateSession(ctx, catalog.System("test"), want); !errors.Is(err, catalog.ErrConflict) {
 			t.Errorf("second CreateSession = %v, want ErrConflict", err)
 		}
 		got, err := s.Session(ctx, "h1")
@@ -56,7 +56,7 @@ func TestSessionLifecycle(t *testing.T) {
 			t.Errorf("idle expiry %v moved past the absolute expiry %v", got.IdleExpiresAt, want.ExpiresAt)
 		}
 
-		if err := s.DeleteSession(ctx, "h1"); err != nil {
+		if err := s.DeleteSession(ctx, catalog.System("test"), "h1"); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := s.Session(ctx, "h1"); !errors.Is(err, catalog.ErrNotFound) {
@@ -65,10 +65,10 @@ func TestSessionLifecycle(t *testing.T) {
 		if err := s.TouchSession(ctx, "h1", late, late); !errors.Is(err, catalog.ErrNotFound) {
 			t.Errorf("TouchSession after delete = %v, want ErrNotFound", err)
 		}
-		if err := s.DeleteSession(ctx, "h1"); err != nil {
+		if err := s.DeleteSession(ctx, catalog.System("test"), "h1"); err != nil {
 			t.Errorf("deleting a deleted session: %v", err)
 		}
-		if err := s.CreateSession(ctx, catalog.Session{IDHash: "x"}); !errors.Is(err, catalog.ErrInvalidQuery) {
+		if err := s.CreateSession(ctx, catalog.System("test"), catalog.Session{IDHash: "x"}); !errors.Is(err, catalog.ErrInvalidQuery) {
 			t.Errorf("CreateSession without subject = %v, want ErrInvalidQuery", err)
 		}
 	})
@@ -88,7 +88,7 @@ func TestPruneSessions(t *testing.T) {
 			{newSession("edge", now.Add(-2*time.Hour), 2*time.Hour, 8*time.Hour), false},
 		}
 		for _, ss := range sessions {
-			if err := s.CreateSession(ctx, ss.s); err != nil {
+			if err := s.CreateSession(ctx, catalog.System("test"), ss.s); err != nil {
 				t.Fatal(err)
 			}
 		}
