@@ -34,6 +34,7 @@ import (
 	"github.com/a2aregistry/registry/internal/crawler"
 	"github.com/a2aregistry/registry/internal/proxy"
 	"github.com/a2aregistry/registry/internal/proxy/proxytest"
+	"github.com/a2aregistry/registry/internal/runs"
 	"github.com/a2aregistry/registry/internal/verify"
 )
 
@@ -123,7 +124,8 @@ func TestConsoleInBrowser(t *testing.T) {
 	})
 	px := proxy.New(proxy.Options{Client: proxytest.Loopback(), Logger: log})
 	handler = newHandler(handlerDeps{log: log, store: store, registrar: registrar, auth: authn,
-		agents: store, pauser: store, keys: store, runner: px, runs: store, annotator: store, keeper: proxy.NewKeeper(0, 0), oauth: px,
+		agents: store, pauser: store, keys: store, annotator: store, oauth: px,
+		runs:    runs.New(runs.Options{Runner: px, Store: store, Keeper: proxy.NewKeeper(0, 0), Logger: log}),
 		curator: store})
 
 	shots := os.Getenv(screenshotDirEnv)

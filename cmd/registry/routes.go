@@ -12,7 +12,7 @@ import (
 	"github.com/a2aregistry/registry/internal/auth"
 	"github.com/a2aregistry/registry/internal/background"
 	"github.com/a2aregistry/registry/internal/catalog"
-	"github.com/a2aregistry/registry/internal/proxy"
+	"github.com/a2aregistry/registry/internal/runs"
 	"github.com/a2aregistry/registry/internal/telemetry"
 	"github.com/a2aregistry/registry/internal/web"
 )
@@ -27,7 +27,11 @@ func (a *app) handler() http.Handler {
 	}
 	d.ready = &readiness{store: a.store, indexReady: func() bool { return a.store.IndexState().Ready }, log: a.log}
 	if a.proxy != nil {
-		d.runner, d.runs, d.runLimits, d.keeper, d.oauth = a.proxy, a.store, a.runLimits, a.keeper, a.proxy
+		// One run service for both doors: runs count against the same
+		// limits, and a run's credentials serve its follow-ups, whichever
+		// door they come through.
+		d.runs = runs.New(runs.Options{Runner: a.proxy, Store: a.store, Limiter: a.runLimits, Keeper: a.keeper, Logger: a.log})
+		d.oauth = a.proxy
 	}
 	return newHandler(d)
 }
@@ -47,11 +51,8 @@ type handlerDeps struct {
 	ops       operations          // nil: no audit log, no operator endpoints
 	annotator annotator           // nil: annotations are read-only
 	ready     *readiness          // nil: no /readyz
-	runner    api.Runner          // nil: no test runs
-	runs      api.RunStore
-	runLimits *proxy.Limiter
-	keeper    *proxy.Keeper
-	oauth     web.OAuthFlows // nil: no OAuth sign-in to agents from the console
+	runs      *runs.Service       // nil: no test runs
+	oauth     web.OAuthFlows      // nil: no OAuth sign-in to agents from the console
 	publicURL string
 	curator   web.Curator // nil: no listing transitions, no collections (API and console)
 	// priority, when set, hears of the reads people wait for, so that
@@ -153,9 +154,7 @@ func newHandler(d handlerDeps) http.Handler {
 	if d.refresher != nil {
 		opts.Refresher = d.refresher
 	}
-	if d.runner != nil {
-		opts.Runner, opts.Runs, opts.RunLimiter, opts.Keeper = d.runner, d.runs, d.runLimits, d.keeper
-	}
+	opts.Runs = d.runs
 	if d.ops != nil {
 		opts.Audit, opts.Operator, opts.Keys, opts.Crawl = d.ops, d.ops, d.ops, d.ops
 	}
@@ -177,9 +176,8 @@ func newHandler(d handlerDeps) http.Handler {
 func consoleOptions(d handlerDeps) web.Options {
 	o := web.Options{Searcher: d.store, Agents: d.agents, Registrar: d.registrar, Refresher: d.refresher,
 		Pauser: d.pauser, Keys: d.keys, IndexNotReady: catalog.ErrIndexNotReady, Logger: d.log, DevMode: true}
-	if d.runner != nil {
-		o.Runner, o.Runs, o.RunLimiter, o.Keeper, o.OAuth = d.runner, d.runs, d.runLimits, d.keeper, d.oauth
-		o.PublicURL = d.publicURL
+	if d.runs != nil {
+		o.Runs, o.OAuth, o.PublicURL = d.runs, d.oauth, d.publicURL
 	}
 	if d.auth != nil {
 		o.Authorizer = d.auth

@@ -21,7 +21,7 @@ import (
 	"github.com/a2aregistry/registry/internal/auth"
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/crawler"
-	"github.com/a2aregistry/registry/internal/proxy"
+	"github.com/a2aregistry/registry/internal/runs"
 )
 
 // BasePath is where Mount puts the API.
@@ -78,16 +78,10 @@ type Options struct {
 	// Refresher serves POST /agents/{id}/refresh; when nil the route does
 	// not exist (404), as in a registry that does not crawl.
 	Refresher Refresher
-	// Runner and Runs serve test runs against agents (role tester); when
-	// either is nil the run routes do not exist. RunLimiter, when set,
-	// bounds runs in flight and their rate per user.
-	Runner     Runner
-	Runs       RunStore
-	RunLimiter *proxy.Limiter
-	// Keeper, when set, remembers the credentials a run was given, in
-	// memory, so that its follow-ups (messages, cancel, resubscribe) by
-	// the same caller need not repeat them. Share it with the console's.
-	Keeper *proxy.Keeper
+	// Runs serves test runs against agents (role tester); when nil the
+	// run routes do not exist. Share it with the console: its limits and
+	// remembered credentials hold whichever door a run comes through.
+	Runs *runs.Service
 	// Audit serves GET /audit (role admin); Operator the agent actions
 	// pause, resume (editor) and remove (admin); Keys the trusted keys
 	// (admin); Crawl GET /crawler. Each route is absent when its field is
@@ -117,20 +111,17 @@ type Options struct {
 
 // API holds the handlers of the JSON API.
 type API struct {
-	catalog    Catalog
-	registrar  Registrar
-	refresher  Refresher
-	authz      auth.Authorizer
-	runner     Runner
-	runs       RunStore
-	runLimiter *proxy.Limiter
-	keeper     *proxy.Keeper
-	audit      AuditLog
-	operator   Operator
-	keys       Keys
-	crawl      CrawlStatus
-	annotator  Annotator
-	curator    Curator
+	catalog   Catalog
+	registrar Registrar
+	refresher Refresher
+	authz     auth.Authorizer
+	runs      *runs.Service
+	audit     AuditLog
+	operator  Operator
+	keys      Keys
+	crawl     CrawlStatus
+	annotator Annotator
+	curator   Curator
 	// crossSite refuses browser writes from other sites; it goes on every
 	// state-changing route, before the role check (it needs no session).
 	crossSite echo.MiddlewareFunc
@@ -153,10 +144,7 @@ func New(opts Options) *API {
 		registrar:   opts.Registrar,
 		refresher:   opts.Refresher,
 		authz:       opts.Authorizer,
-		runner:      opts.Runner,
 		runs:        opts.Runs,
-		runLimiter:  opts.RunLimiter,
-		keeper:      opts.Keeper,
 		audit:       opts.Audit,
 		operator:    opts.Operator,
 		keys:        opts.Keys,
@@ -237,7 +225,7 @@ func (a *API) routes() []route {
 	if a.refresher != nil {
 		rs = append(rs, route{method: http.MethodPost, path: "/agents/:id/refresh", role: auth.Editor, handler: a.refreshAgent})
 	}
-	if a.runner != nil && a.runs != nil {
+	if a.runs != nil {
 		rs = append(rs,
 			route{method: http.MethodPost, path: "/agents/:id/runs", role: auth.Tester, handler: a.startRun},
 			route{method: http.MethodGet, path: "/agents/:id/runs", role: auth.Tester, handler: a.listRuns},

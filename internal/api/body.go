@@ -29,7 +29,7 @@ func (a *API) guardBody(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
 		limit := int64(maxRequestBody)
-		if a.runner != nil && req.Method == http.MethodPost && isRunRoute(c.Path()) {
+		if a.runs != nil && req.Method == http.MethodPost && isRunRoute(c.Path()) {
 			limit = a.maxRunBody()
 		}
 		if req.ContentLength > limit {

@@ -2,24 +2,18 @@ package api
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"net/http"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/proxy"
 )
 
-// checkAgent sends one small message over every interface the agent's
-// card declares and records which really work. It never runs on its own:
-// it costs the agent's owner real requests, so a tester starts it.
+// checkAgent has every interface the agent's card declares checked
+// (runs.Service.Check) and answers with the stored check.
 func (a *API) checkAgent(c echo.Context) error {
-	ctx := c.Request().Context()
 	in, err := a.decodeRunRequest(c, false)
 	if err != nil {
 		return err
@@ -29,36 +23,10 @@ func (a *API) checkAgent(c echo.Context) error {
 		e.body.Parameter = "message"
 		return e
 	}
-	ag, err := a.catalog.Agent(ctx, a.scope(c), c.Param("id"))
-	if errors.Is(err, catalog.ErrNotFound) {
-		return newError(http.StatusNotFound, CodeNotFound, "no agent with id %q", c.Param("id"))
-	}
+	run, rec, err := a.runs.Check(c.Request().Context(), a.caller(c), c.Param("id"), in.credentials())
 	if err != nil {
-		return fmt.Errorf("reading agent: %w", err)
+		return runError(c, err)
 	}
-	release, err := a.acquire(c)
-	if err != nil {
-		return err
-	}
-	defer release()
-	creds := in.credentials()
-	checks := a.runner.Check(ctx, ag.Card, creds)
-	rec := proxy.NewCheckRecord(checks)
-	b, err := json.Marshal(rec)
-	if err != nil {
-		return fmt.Errorf("encoding check: %w", err)
-	}
-	now := time.Now().UTC()
-	run := catalog.Run{ID: uuid.NewString(), AgentID: ag.ID, Kind: catalog.RunKindCheck, Subject: subject(ctx),
-		State: rec.Works, Transcript: b, CreatedAt: now, UpdatedAt: now}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	if err := a.runs.CreateRun(sctx, actorOf(c), run); errors.Is(err, catalog.ErrNotFound) {
-		return newError(http.StatusNotFound, CodeNotFound, "no agent with id %q", ag.ID)
-	} else if err != nil {
-		return fmt.Errorf("storing check: %w", err)
-	}
-	a.log.Info("api: agent checked", "agent_id", ag.ID, "check_id", run.ID, "works", rec.Works)
 	return c.JSON(http.StatusCreated, newCheckResponse(run, rec))
 }
 
@@ -68,18 +36,11 @@ func (a *API) latestCheck(ctx context.Context, sc catalog.Scope, agentID string)
 	if a.runs == nil {
 		return nil, nil
 	}
-	runs, err := a.runs.AgentRuns(ctx, sc, agentID, catalog.RunKindCheck, 1)
-	if err != nil {
-		return nil, fmt.Errorf("reading checks of agent %s: %w", agentID, err)
+	run, rec, ok, err := a.runs.LatestCheck(ctx, sc, agentID)
+	if err != nil || !ok {
+		return nil, err
 	}
-	if len(runs) == 0 {
-		return nil, nil
-	}
-	var rec proxy.CheckRecord
-	if err := json.Unmarshal(runs[0].Transcript, &rec); err != nil {
-		return nil, fmt.Errorf("decoding check %s: %w", runs[0].ID, err)
-	}
-	r := newCheckResponse(runs[0], rec)
+	r := newCheckResponse(run, rec)
 	return &r, nil
 }
 

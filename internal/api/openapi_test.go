@@ -210,8 +210,9 @@ func TestRoutesDocumented(t *testing.T) {
 	doc, _ := loadSpec(t)
 	store := catalogtest.SQLite(t)
 	e := echo.New()
-	New(Options{Catalog: newFakeCatalog(), Registrar: &fakeRegistrar{}, Refresher: &fakeRefresher{},
-		Runner: newTestRunner(), Runs: newFakeRunStore(), Audit: &fakeAuditLog{},
+	cat := newFakeCatalog()
+	New(Options{Catalog: cat, Registrar: &fakeRegistrar{}, Refresher: &fakeRefresher{},
+		Runs: newRunService(cat, newFakeRunStore(), nil), Audit: &fakeAuditLog{},
 		Operator: store, Keys: store, Crawl: store, Annotator: store, Curator: store}).Mount(e)
 	var mounted []string
 	for _, r := range e.Routes() {

@@ -12,6 +12,7 @@ import (
 	"github.com/a2aregistry/registry/internal/card"
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/catalog/catalogtest"
+	"github.com/a2aregistry/registry/internal/runs"
 )
 
 // signedInAs is callerWith that also puts the caller in the request
@@ -64,15 +65,14 @@ func TestRemovedAgentVisibility(t *testing.T) {
 		agent := "/api/v1/agents/" + id
 		// The runs are the catalog's, whose scoped reads hide a removed
 		// agent's runs from everyone but admins.
-		runs := store
-		if err := runs.CreateRun(ctx, testActor, catalog.Run{ID: "run-1", AgentID: id, Kind: catalog.RunKindRun,
+		if err := store.CreateRun(ctx, testActor, catalog.Run{ID: "run-1", AgentID: id, Kind: catalog.RunKindRun,
 			Subject: "sub-tester", State: "TASK_STATE_COMPLETED", Transcript: []byte(`{}`)}); err != nil {
 			t.Fatal(err)
 		}
 		as := func(role auth.Role) testEnv {
 			env := testEnv{e: echo.New()}
 			New(Options{Catalog: store, Operator: store, Registrar: storeRegistrar{store, c}, Refresher: &fakeRefresher{cat: newFakeCatalog()},
-				Runner: newTestRunner(), Runs: runs, Authorizer: signedInAs(role)}).Mount(env.e)
+				Runs: runs.New(runs.Options{Runner: newTestRunner(), Store: store}), Authorizer: signedInAs(role)}).Mount(env.e)
 			return env
 		}
 		if rec := as(auth.Tester).do(t, http.MethodGet, "/api/v1/runs/run-1", "", nil); rec.Code != http.StatusOK {

@@ -40,8 +40,9 @@ func callerWith(have auth.Role) auth.Authorizer {
 // keys, removal) or the editor's (crawling).
 func TestRouteRoles(t *testing.T) {
 	store := catalogtest.SQLite(t)
-	a := New(Options{Catalog: newFakeCatalog(), Registrar: &fakeRegistrar{}, Refresher: &fakeRefresher{},
-		Runner: newTestRunner(), Runs: newFakeRunStore(), Audit: &fakeAuditLog{}, Operator: store, Keys: store, Crawl: store,
+	cat := newFakeCatalog()
+	a := New(Options{Catalog: cat, Registrar: &fakeRegistrar{}, Refresher: &fakeRefresher{},
+		Runs: newRunService(cat, newFakeRunStore(), nil), Audit: &fakeAuditLog{}, Operator: store, Keys: store, Crawl: store,
 		Annotator: store, Curator: store})
 	operator := map[string]auth.Role{
 		"POST /agents/:id/listing":                   auth.Editor,

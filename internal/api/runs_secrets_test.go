@@ -23,6 +23,7 @@ import (
 	"github.com/a2aregistry/registry/internal/catalog/catalogtest"
 	"github.com/a2aregistry/registry/internal/proxy"
 	"github.com/a2aregistry/registry/internal/proxy/proxytest"
+	"github.com/a2aregistry/registry/internal/runs"
 )
 
 // TestCredentialsNeverKept runs every kind of credential through the API
@@ -119,8 +120,10 @@ func TestCredentialsNeverKept(t *testing.T) {
 			ann := auth.Principal{Subject: "ann", Role: auth.Tester}
 			as := ann
 			keeper := proxy.NewKeeper(0, 0)
-			New(Options{Catalog: store, Runs: store, Runner: proxy.New(proxy.Options{Client: proxytest.Loopback(), Logger: logger}), Logger: logger,
-				Keeper: keeper, Authorizer: authorizerFunc(func(auth.Role) echo.MiddlewareFunc {
+			New(Options{Catalog: store, Logger: logger,
+				Runs: runs.New(runs.Options{Runner: proxy.New(proxy.Options{Client: proxytest.Loopback(), Logger: logger}), Store: store,
+					Keeper: keeper, Logger: logger}),
+				Authorizer: authorizerFunc(func(auth.Role) echo.MiddlewareFunc {
 					return func(next echo.HandlerFunc) echo.HandlerFunc {
 						return func(c echo.Context) error {
 							c.SetRequest(c.Request().WithContext(auth.WithPrincipal(c.Request().Context(), as, "")))

@@ -23,6 +23,7 @@ import (
 	"github.com/a2aregistry/registry/internal/proxy"
 	"github.com/a2aregistry/registry/internal/proxy/proxytest"
 	"github.com/a2aregistry/registry/internal/query"
+	"github.com/a2aregistry/registry/internal/runs"
 )
 
 func init() {
@@ -101,18 +102,39 @@ type runEnv struct {
 }
 
 func newRunEnv(t *testing.T, binding, version string, mutate func(*Options)) runEnv {
+	return newRunEnvWith(t, binding, version, mutate, nil)
+}
+
+// runBackend is what the run service reads and writes: agents from the
+// API's catalog, runs from a store of runs.
+type runBackend struct {
+	Catalog
+	*fakeRunStore
+}
+
+// newRunService is a run service over a real proxy, reading agents from
+// cat and keeping runs in rs; mutate adjusts its options.
+func newRunService(cat Catalog, rs *fakeRunStore, mutate func(*runs.Options)) *runs.Service {
+	o := runs.Options{Runner: newTestRunner(), Store: runBackend{cat, rs}}
+	if mutate != nil {
+		mutate(&o)
+	}
+	return runs.New(o)
+}
+
+func newRunEnvWith(t *testing.T, binding, version string, mutate func(*Options), mutateRuns func(*runs.Options)) runEnv {
 	t.Helper()
 	pe := proxytest.Start(t, binding, version, proxytest.Options{})
-	runs := newFakeRunStore()
+	rs := newFakeRunStore()
 	env := newTestEnv(t, func(o *Options) {
-		o.Runner, o.Runs = newTestRunner(), runs
+		o.Runs = newRunService(o.Catalog, rs, mutateRuns)
 		if mutate != nil {
 			mutate(o)
 		}
 	})
 	c := proxytest.Card(true, pe.Interface)
 	env.cat.agents["peer"] = catalog.Agent{ID: "peer", CardURL: "http://peer.test/.well-known/agent-card.json", Card: c}
-	return runEnv{testEnv: env, runs: runs, peer: pe}
+	return runEnv{testEnv: env, runs: rs, peer: pe}
 }
 
 func runBody(text string, extra string) string {
@@ -338,8 +360,8 @@ func TestRunRefusals(t *testing.T) {
 // TestRunLimits answers 429 with Retry-After past the per-user rate, and
 // 413 for a file over the limit.
 func TestRunLimits(t *testing.T) {
-	env := newRunEnv(t, card.BindingJSONRPC, "1.0", func(o *Options) {
-		o.RunLimiter = proxy.NewLimiter(proxy.Limits{PerUserPerMinute: 1})
+	env := newRunEnvWith(t, card.BindingJSONRPC, "1.0", nil, func(o *runs.Options) {
+		o.Limiter = proxy.NewLimiter(proxy.Limits{PerUserPerMinute: 1})
 		o.Runner = proxy.New(proxy.Options{Client: proxytest.Loopback(), MaxFileBytes: 4})
 	})
 	if rec := env.do(t, http.MethodPost, "/api/v1/agents/peer/runs", runBody("hi", ""), jsonHeader); rec.Code != http.StatusCreated {
@@ -350,7 +372,7 @@ func TestRunLimits(t *testing.T) {
 		t.Errorf("second run: %d, Retry-After %q", rec.Code, rec.Header().Get("Retry-After"))
 	}
 
-	env = newRunEnv(t, card.BindingJSONRPC, "1.0", func(o *Options) {
+	env = newRunEnvWith(t, card.BindingJSONRPC, "1.0", nil, func(o *runs.Options) {
 		o.Runner = proxy.New(proxy.Options{Client: proxytest.Loopback(), MaxFileBytes: 4})
 	})
 	rec = env.do(t, http.MethodPost, "/api/v1/agents/peer/runs", `{"message": {"parts": [{"raw": "aGVsbG8gd29ybGQ="}]}}`, jsonHeader)

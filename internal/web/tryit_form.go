@@ -14,7 +14,6 @@ import (
 
 	"github.com/a2aregistry/registry/internal/auth"
 	"github.com/a2aregistry/registry/internal/card"
-	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/proxy"
 	"github.com/a2aregistry/registry/internal/web/view"
 )
@@ -61,7 +60,7 @@ func (h *Console) composed(c echo.Context) (*a2a.Message, error) {
 	}
 	fh, err := c.FormFile(fieldFile)
 	if err == nil && fh.Size > 0 {
-		_, _, maxFile := h.opts.Runner.Limits()
+		_, _, maxFile := h.opts.Runs.Limits()
 		if fh.Size > maxFile {
 			return nil, fmt.Errorf("the file is larger than %d bytes", maxFile)
 		}
@@ -105,17 +104,6 @@ func chosenInterface(cd *card.Card, v, speak string) (proxy.Choice, error) {
 	}
 	in := cd.Interfaces[i]
 	return proxy.Choice{URL: in.URL, Binding: in.Binding, Version: in.ProtocolVersion, SpeakVersion: speak}, nil
-}
-
-// pinnedChoice keeps a conversation on the interface its run used (a task
-// lives on the server that made it), speaking the version the run spoke;
-// as the API's does.
-func pinnedChoice(run catalog.Run) proxy.Choice {
-	if run.InterfaceURL == "" {
-		// The first turn never reached an interface: choose afresh.
-		return proxy.Choice{}
-	}
-	return proxy.Choice{URL: run.InterfaceURL, Binding: run.Binding, Version: run.ProtocolVersion, SpeakVersion: run.ProtocolVersion}
 }
 
 // formCredentials reads the credential inputs; the proxy refuses more

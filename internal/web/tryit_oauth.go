@@ -20,6 +20,7 @@ import (
 
 	"github.com/a2aregistry/registry/internal/card"
 	"github.com/a2aregistry/registry/internal/proxy"
+	"github.com/a2aregistry/registry/internal/runs"
 	"github.com/a2aregistry/registry/internal/web/view"
 )
 
@@ -107,7 +108,7 @@ func (g *grantStore) take(state string, now time.Time) (pendingGrant, bool) {
 
 // oauthEnabled tells whether the panel offers the sign-in.
 func (h *Console) oauthEnabled() bool {
-	return h.opts.OAuth != nil && h.opts.Keeper != nil
+	return h.opts.OAuth != nil && h.opts.Runs != nil
 }
 
 // oauthForm is the sign-in form for the card's authorization-code
@@ -178,7 +179,11 @@ func (h *Console) oauthStartNew(c echo.Context) error {
 
 // oauthStartRun signs in again for a run's next turn (auth-required).
 func (h *Console) oauthStartRun(c echo.Context) error {
-	run, ag, _, err := h.ownRun(c)
+	ag, err := h.tryAgent(c)
+	if err != nil {
+		return h.runError(c, err)
+	}
+	run, err := h.opts.Runs.Own(c.Request().Context(), h.caller(c), runs.Ref{RunID: c.Param("run"), AgentID: ag.ID})
 	if err != nil {
 		return h.runError(c, err)
 	}
@@ -229,7 +234,7 @@ func (h *Console) oauthCallback(c echo.Context) error {
 		h.log.Warn("console: oauth code exchange failed", "agent_id", p.agentID, "scheme", p.ac.Scheme, "err", err)
 		return h.errorPage(c, http.StatusBadGateway, "Sign-in failed", err.Error())
 	}
-	h.opts.Keeper.Remember(p.runID, p.subject, proxy.Credentials{Bearer: token})
+	h.opts.Runs.Remember(p.runID, p.subject, proxy.Credentials{Bearer: token})
 	h.log.Info("console: signed in to an agent", "agent_id", p.agentID, "scheme", p.ac.Scheme, "run_id", p.runID)
 	if p.existing {
 		return c.Redirect(http.StatusSeeOther, runURL(p.agentID, p.runID))
@@ -240,7 +245,7 @@ func (h *Console) oauthCallback(c echo.Context) error {
 // conversation is the run id the Try page's next run takes: one a sign-in
 // prepared for this tester (its token waits in the Keeper), else "".
 func (h *Console) conversation(c echo.Context, id string) string {
-	if id == "" || uuid.Validate(id) != nil || !h.opts.Keeper.Holds(id, h.subject(c)) {
+	if id == "" || uuid.Validate(id) != nil || !h.opts.Runs.Remembers(id, h.subject(c)) {
 		return ""
 	}
 	return id

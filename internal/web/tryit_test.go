@@ -18,21 +18,20 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/labstack/echo/v4"
 
-	"github.com/a2aregistry/registry/internal/api"
 	"github.com/a2aregistry/registry/internal/auth"
 	"github.com/a2aregistry/registry/internal/card"
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/proxy"
 	"github.com/a2aregistry/registry/internal/proxy/proxytest"
+	"github.com/a2aregistry/registry/internal/runs"
 	"github.com/a2aregistry/registry/internal/web/view"
 	"github.com/a2aregistry/registry/web/templates"
 )
 
-// The console drives the proxy and stores runs through the API's
-// interfaces.
+// The console drives the proxy and stores runs through the run service.
 var (
-	_ api.Runner   = (*proxy.Proxy)(nil)
-	_ api.RunStore = (*catalog.Store)(nil)
+	_ runs.Runner = (*proxy.Proxy)(nil)
+	_ runs.Store  = (*catalog.Store)(nil)
 )
 
 // tryToken is the bearer token the test agent demands; it must never
@@ -73,11 +72,15 @@ func newTryFixture(t *testing.T) *tryFixture {
 	return newTryFixtureWith(t, Options{})
 }
 
-// newTryFixtureWith sets Authorizer, Principal, RunLimiter, SignInToken
-// and Issuer from o.
+// newTryFixtureWith sets Authorizer, Principal, SignInToken and Issuer
+// from o; the run service limits runs by limiter (nil: no limits).
 // Schemes, when given, are added to the card's security schemes, and the
 // console then offers OAuth sign-in through the fixture's proxy.
 func newTryFixtureWith(t *testing.T, o Options, schemes ...map[string]any) *tryFixture {
+	return newTryFixtureLimited(t, o, nil, schemes...)
+}
+
+func newTryFixtureLimited(t *testing.T, o Options, limiter *proxy.Limiter, schemes ...map[string]any) *tryFixture {
 	t.Helper()
 	f := newFixture(t, fixtureOptions{})
 	peer := proxytest.Start(t, card.BindingJSONRPC, "0.3", proxytest.Options{
@@ -104,8 +107,9 @@ func newTryFixtureWith(t *testing.T, o Options, schemes ...map[string]any) *tryF
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	px := proxy.New(proxy.Options{Client: proxytest.Loopback(), Logger: log})
-	co := Options{Searcher: f.store, Agents: f.store, Runner: px, Runs: f.store, Logger: log,
-		Authorizer: o.Authorizer, Principal: o.Principal, RunLimiter: o.RunLimiter, Keeper: proxy.NewKeeper(0, 0)}
+	svc := runs.New(runs.Options{Runner: px, Store: f.store, Limiter: limiter, Keeper: proxy.NewKeeper(0, 0), Logger: log})
+	co := Options{Searcher: f.store, Agents: f.store, Runs: svc, Logger: log,
+		Authorizer: o.Authorizer, Principal: o.Principal}
 	if len(schemes) > 0 {
 		co.OAuth = px
 	}
@@ -300,7 +304,7 @@ func TestTryItPlainPost(t *testing.T) {
 	}{
 		{name: "completed", fields: tf.fields("hi"), wantStatus: http.StatusSeeOther, wantState: string(a2a.TaskStateCompleted)},
 		{name: "no credentials: the agent refuses", fields: map[string]string{csrfField: tf.token, fieldText: "hi"},
-			wantStatus: http.StatusSeeOther, wantState: api.RunStateFailed},
+			wantStatus: http.StatusSeeOther, wantState: runs.StateFailed},
 		{name: "empty message", fields: map[string]string{csrfField: tf.token}, wantStatus: http.StatusBadRequest},
 		{name: "data not JSON", fields: map[string]string{csrfField: tf.token, fieldData: "{nope"}, wantStatus: http.StatusBadRequest},
 		{name: "undeclared interface", fields: map[string]string{csrfField: tf.token, fieldText: "hi", fieldInterface: "7"}, wantStatus: http.StatusBadRequest},
@@ -611,7 +615,7 @@ func mustJSON(t *testing.T, v any) string {
 
 // TestTryItLimited: console runs count against the API's run limits.
 func TestTryItLimited(t *testing.T) {
-	tf := newTryFixtureWith(t, Options{RunLimiter: proxy.NewLimiter(proxy.Limits{PerUserPerMinute: 1})})
+	tf := newTryFixtureLimited(t, Options{}, proxy.NewLimiter(proxy.Limits{PerUserPerMinute: 1}))
 	try := "/agents/" + tf.id + "/try"
 	if resp := tf.post(t, try, tf.fields("one"), false); resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("first run = %d, want 303", resp.StatusCode)

@@ -20,6 +20,7 @@ import (
 	"github.com/a2aregistry/registry/internal/catalog/catalogtest"
 	"github.com/a2aregistry/registry/internal/contentscan"
 	"github.com/a2aregistry/registry/internal/proxy"
+	"github.com/a2aregistry/registry/internal/runs"
 	"github.com/a2aregistry/registry/internal/verify"
 )
 
@@ -209,7 +210,7 @@ func newVisFixture(t *testing.T, store *catalog.Store) *visFixture {
 
 	f.e = echo.New()
 	f.e.Use(withCaller)
-	api.New(api.Options{Catalog: store, Runner: nopRunner{}, Runs: store, Curator: store, Operator: store,
+	api.New(api.Options{Catalog: store, Runs: runs.New(runs.Options{Runner: nopRunner{}, Store: store}), Curator: store, Operator: store,
 		Authorizer: callerAuthorizer{}, Logger: quietLog}).Mount(f.e)
 	console := New(Options{Searcher: store, Agents: store, Authorizer: callerAuthorizer{}, Logger: quietLog,
 		IndexNotReady: catalog.ErrIndexNotReady, Curator: store, Pauser: store})
@@ -219,7 +220,7 @@ func newVisFixture(t *testing.T, store *catalog.Store) *visFixture {
 }
 
 // nopRunner lets the run routes exist; the test only reads stored runs.
-type nopRunner struct{ api.Runner }
+type nopRunner struct{ runs.Runner }
 
 func (f *visFixture) get(t *testing.T, caller, target string) *httptest.ResponseRecorder {
 	t.Helper()

@@ -23,10 +23,9 @@ import (
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
-	"github.com/a2aregistry/registry/internal/api"
 	"github.com/a2aregistry/registry/internal/auth"
 	"github.com/a2aregistry/registry/internal/catalog"
-	"github.com/a2aregistry/registry/internal/proxy"
+	"github.com/a2aregistry/registry/internal/runs"
 	"github.com/a2aregistry/registry/internal/web/view"
 	"github.com/a2aregistry/registry/web/static"
 	"github.com/a2aregistry/registry/web/templates"
@@ -88,16 +87,12 @@ type Options struct {
 	Pauser Pauser
 	// Keys serves the trusted-keys page (admin); nil means none.
 	Keys KeyStore
-	// Runner and Runs serve the "Try it" panel (tester); either nil means
-	// none. RunLimiter, when set, is the API's: runs from the console
-	// count against the same limits.
-	Runner     api.Runner
-	Runs       api.RunStore
-	RunLimiter *proxy.Limiter
-	// Keeper is the API's: a run's credentials are remembered for its
-	// follow-ups, whichever of the two they come from.
-	Keeper *proxy.Keeper
-	// OAuth, with Keeper, lets a tester sign in to an agent's oauth2
+	// Runs serves the "Try it" panel (tester); nil means none. It is the
+	// API's too: runs from the console count against the same limits,
+	// and a run's credentials are remembered for its follow-ups whichever
+	// door they come through.
+	Runs *runs.Service
+	// OAuth, with Runs, lets a tester sign in to an agent's oauth2
 	// scheme (authorization code with PKCE) from the panel; nil means
 	// no such sign-in. PublicURL is where browsers reach the registry,
 	// for the redirect URI (the request's own address when empty).

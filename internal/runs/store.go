@@ -1,0 +1,126 @@
+package runs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/a2aregistry/registry/internal/catalog"
+	"github.com/a2aregistry/registry/internal/proxy"
+)
+
+// maxSaveAttempts bounds the retries of a run update that lost a race;
+// only the few requests of one run's tester ever race.
+const maxSaveAttempts = 8
+
+// saveTimeout bounds storing a turn whose caller has gone.
+const saveTimeout = 10 * time.Second
+
+// settle folds an operation's outcome into the run; a run that ended
+// needs its credentials no more.
+func (s *Service) settle(run catalog.Run, tr *proxy.Transcript, x *proxy.Exchange, err error) catalog.Run {
+	run = settleRun(run, tr, x, err, s.now().UTC())
+	if Ended(run.State) {
+		s.keeper.Forget(run.ID)
+	}
+	s.log.Info("runs: run turn", "run_id", run.ID, "agent_id", run.AgentID, "state", run.State, "error_code", run.ErrorCode)
+	return run
+}
+
+// settleRun folds an operation's outcome into the run and its
+// transcript's latest result.
+func settleRun(run catalog.Run, tr *proxy.Transcript, x *proxy.Exchange, err error, now time.Time) catalog.Run {
+	run.UpdatedAt = now
+	run.ErrorCode = ""
+	if x != nil && x.Endpoint.URL != "" {
+		run.InterfaceURL, run.Binding, run.ProtocolVersion = x.Endpoint.URL, x.Endpoint.Binding, x.Endpoint.Speaks
+	}
+	if x != nil && x.Task != nil {
+		run.TaskID, run.ContextID = string(x.Task.ID), x.Task.ContextID
+		run.State = string(x.Task.Status.State)
+		tr.Task, tr.Message = x.Result, nil
+	} else if x != nil && x.Message != nil {
+		run.State = StateMessage
+		if x.Message.ContextID != "" {
+			run.ContextID = x.Message.ContextID
+		}
+		tr.Task, tr.Message = nil, x.Result
+	}
+	if err != nil {
+		run.ErrorCode = proxy.ErrorCode(err)
+		// A run that never got an answer failed; one that did keeps the
+		// task's state (a refused cancel leaves the task as it was).
+		if run.State == StateRunning && (x == nil || (x.Task == nil && x.Message == nil)) {
+			run.State = StateFailed
+		}
+	}
+	return run
+}
+
+// save stores run with tr. Turns other requests stored since this one
+// read the run (index base on) are kept, in time order: a cancel sent
+// from another tab while this turn streamed belongs to the transcript
+// too. detach stores even when the caller has gone (a closed stream): the
+// evidence is kept.
+func (s *Service) save(ctx context.Context, run catalog.Run, tr proxy.Transcript, base int, detach bool) error {
+	if detach {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
+		defer cancel()
+	}
+	// Read, merge, write only if nobody wrote in between; else again.
+	for attempt := 1; ; attempt++ {
+		// The run's caller was let in when it was read or started.
+		cur, err := s.store.Run(ctx, catalog.ScopeAll, run.ID)
+		if err != nil {
+			return fmt.Errorf("storing run: %w", err)
+		}
+		out := tr
+		if stored, err := TranscriptOf(cur); err == nil && len(stored.Turns) > base {
+			out.Turns = append(slices.Clone(stored.Turns), tr.Turns[base:]...)
+			slices.SortStableFunc(out.Turns, func(x, y proxy.Turn) int { return x.StartedAt.Compare(y.StartedAt) })
+		}
+		b, err := json.Marshal(out)
+		if err != nil {
+			return fmt.Errorf("encoding transcript: %w", err)
+		}
+		run.Transcript, run.Revision = b, cur.Revision
+		err = s.store.UpdateRun(ctx, run)
+		if errors.Is(err, catalog.ErrConflict) && attempt < maxSaveAttempts {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("storing run: %w", err)
+		}
+		return nil
+	}
+}
+
+// outcome is the run as stored after a turn, with other requests' turns
+// merged in; run and tr when it cannot be read back.
+func (s *Service) outcome(ctx context.Context, run catalog.Run, tr proxy.Transcript, turnErr error) Outcome {
+	out := Outcome{Run: run, Transcript: tr, Err: turnErr}
+	cur, err := s.store.Run(context.WithoutCancel(ctx), catalog.ScopeAll, run.ID)
+	if err != nil {
+		return out
+	}
+	if stored, err := TranscriptOf(cur); err == nil {
+		out.Run, out.Transcript = cur, stored
+	}
+	return out
+}
+
+// TranscriptOf decodes a run's stored transcript.
+func TranscriptOf(run catalog.Run) (proxy.Transcript, error) {
+	var tr proxy.Transcript
+	if err := json.Unmarshal(run.Transcript, &tr); err != nil {
+		return tr, fmt.Errorf("decoding transcript of run %s: %w", run.ID, err)
+	}
+	if tr.Turns == nil {
+		tr.Turns = []proxy.Turn{}
+	}
+	return tr, nil
+}
