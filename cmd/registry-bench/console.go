@@ -134,7 +134,7 @@ func runConsole(args []string) error {
 	// A signed-in viewer with a session: the header, CSRF token and
 	// sign-out form are rendered as in production.
 	web.New(web.Options{
-		Searcher: store, Agents: store, IndexNotReady: catalog.ErrIndexNotReady, Logger: discardLogger(), SignIn: true,
+		Searcher: store, Agents: store, IndexNotReady: catalog.ErrIndexNotReady, Logger: discardLogger(), SignIn: true, APIPath: api.BasePath,
 		Principal: func(echo.Context) (web.Principal, bool) {
 			return web.Principal{Subject: "bench", Name: "Bench Viewer", Role: auth.Viewer, Session: true}, true
 		},

@@ -174,7 +174,7 @@ func newHandler(d handlerDeps) http.Handler {
 // request context. Without an Authenticator (handler tests) the console
 // runs as in development mode.
 func consoleOptions(d handlerDeps) web.Options {
-	o := web.Options{Searcher: d.store, Agents: d.agents, Registrar: d.registrar, Refresher: d.refresher,
+	o := web.Options{Searcher: d.store, Agents: d.agents, Registrar: d.registrar, Refresher: d.refresher, APIPath: api.BasePath,
 		Pauser: d.pauser, Keys: d.keys, IndexNotReady: catalog.ErrIndexNotReady, Logger: d.log, DevMode: true}
 	if d.runs != nil {
 		o.Runs, o.OAuth, o.PublicURL = d.runs, d.oauth, d.publicURL

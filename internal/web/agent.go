@@ -12,7 +12,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/a2aregistry/registry/internal/api"
 	"github.com/a2aregistry/registry/internal/auth"
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/verify"
@@ -132,7 +131,7 @@ func (h *Console) agentView(ag catalog.Agent, versions []catalog.VersionSummary,
 	cd := ag.Card
 	a := view.Agent{
 		ID: ag.ID, URL: agentURL(ag.ID), CardURL: ag.CardURL,
-		RawURL: api.BasePath + "/agents/" + url.PathEscape(ag.ID) + "/card",
+		RawURL: h.opts.APIPath + "/agents/" + url.PathEscape(ag.ID) + "/card",
 		Name:   cd.Name, Description: cd.Description, Version: cd.Version,
 		DocumentationURL: cd.DocumentationURL, IconURL: cd.IconURL,
 		Shape: string(cd.Shape), ProtocolVersions: cd.ProtocolVersions,
@@ -148,7 +147,7 @@ func (h *Console) agentView(ag catalog.Agent, versions []catalog.VersionSummary,
 		a.Provider, a.ProviderURL = cd.Provider.Organization, cd.Provider.URL
 	}
 	for _, v := range versions {
-		a.Versions = append(a.Versions, versionView(ag.ID, v))
+		a.Versions = append(a.Versions, h.versionView(ag.ID, v))
 	}
 	var probes []verify.Probe
 	// A report on an older version says nothing about the bytes served
@@ -219,10 +218,10 @@ func (h *Console) scopeRelated(c echo.Context, a *view.Agent) error {
 	return nil
 }
 
-func versionView(id string, v catalog.VersionSummary) view.Version {
+func (h *Console) versionView(id string, v catalog.VersionSummary) view.Version {
 	return view.Version{
 		Number: v.Number, SHA256: v.SHA256, Size: v.Size, Source: v.Source, ReceivedAt: v.ReceivedAt,
-		URL: api.BasePath + "/agents/" + url.PathEscape(id) + "/versions/" + strconv.Itoa(v.Number),
+		URL: h.opts.APIPath + "/agents/" + url.PathEscape(id) + "/versions/" + strconv.Itoa(v.Number),
 	}
 }
 

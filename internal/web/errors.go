@@ -6,8 +6,6 @@ import (
 	"strings"
 
 	"github.com/labstack/echo/v4"
-
-	"github.com/a2aregistry/registry/internal/api"
 )
 
 // errorHandler wraps next so that a browser asking for a console page
@@ -18,7 +16,7 @@ import (
 func (h *Console) errorHandler(next echo.HTTPErrorHandler) echo.HTTPErrorHandler {
 	return func(err error, c echo.Context) {
 		r := c.Request()
-		if c.Response().Committed || r.Method == http.MethodHead || isAPIRequest(r) || !wantsHTML(r) {
+		if c.Response().Committed || r.Method == http.MethodHead || h.isAPIRequest(r) || !wantsHTML(r) {
 			next(err, c)
 			return
 		}
@@ -39,8 +37,11 @@ func (h *Console) errorHandler(next echo.HTTPErrorHandler) echo.HTTPErrorHandler
 	}
 }
 
-func isAPIRequest(r *http.Request) bool {
-	return r.URL.Path == api.BasePath || strings.HasPrefix(r.URL.Path, api.BasePath+"/")
+// isAPIRequest tells the JSON API's requests (under Options.APIPath),
+// whose errors its own handler answers.
+func (h *Console) isAPIRequest(r *http.Request) bool {
+	p := h.opts.APIPath
+	return p != "" && (r.URL.Path == p || strings.HasPrefix(r.URL.Path, p+"/"))
 }
 
 // wantsHTML reports whether r comes from a page: a navigation (Accept

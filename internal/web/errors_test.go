@@ -34,7 +34,7 @@ func TestErrorPages(t *testing.T) {
 			[]string{`"message":"this needs the editor role"`}, nil},
 		{"the API", "/api/v1/forbidden", map[string]string{"Accept": html}, 403, "application/json", nil, []string{"<h1>"}},
 	}
-	c := New(Options{Logger: quietLog})
+	c := New(Options{Logger: quietLog, APIPath: testAPIPath})
 	e := echo.New()
 	c.Mount(e)
 	forbidden := func(echo.Context) error {

@@ -78,6 +78,9 @@ type fixture struct {
 	ids map[string]string
 }
 
+// testAPIPath is where the tests say the JSON API is mounted.
+const testAPIPath = "/api/v1"
+
 type fixtureOptions struct {
 	opts Options
 }
@@ -145,6 +148,7 @@ func newFixture(t *testing.T, fo fixtureOptions) *fixture {
 	}
 	opts.Agents = store
 	opts.Logger = quietLog
+	opts.APIPath = testAPIPath
 	f.console = New(opts)
 	f.console.now = func() time.Time { return t0.Add(3 * time.Hour) }
 	f.e = echo.New()

@@ -116,6 +116,11 @@ type Options struct {
 	// Curator serves the review page, listing transitions and the
 	// collections page; nil means none.
 	Curator Curator
+	// APIPath is where the JSON API is mounted (the API package's
+	// BasePath, handed over by the wiring: the console does not import
+	// another door). Pages link a card's exact bytes there, and errors of
+	// requests under it are left to the API's own handler.
+	APIPath string
 	// DevMode shows the development-mode banner on every page.
 	DevMode bool
 	// SignIn tells that sign-in is on (auth.Authenticator mounted with a

@@ -1,9 +1,10 @@
-package web
+package main
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -22,6 +23,7 @@ import (
 	"github.com/a2aregistry/registry/internal/proxy"
 	"github.com/a2aregistry/registry/internal/runs"
 	"github.com/a2aregistry/registry/internal/verify"
+	"github.com/a2aregistry/registry/internal/web"
 )
 
 // The visibility table test (issue 13): for each kind of caller, every read
@@ -29,8 +31,8 @@ import (
 // finance-only, pending, rejected and deprecated agents, shows exactly the
 // agents the caller may see; the others are 404, absent from results,
 // totals, facet counts, the change feed and collection lists. It lives
-// here, beside the console, so one server carries both (the console
-// imports the API).
+// here, where both doors are assembled, so one server carries both (no
+// door imports another).
 
 // visAgents are the agents of the catalog under test, by key. Names are
 // distinct words so a page can be searched for each; "Aardvark" sorts
@@ -60,6 +62,13 @@ var (
 	reviewKeys    = append(slices.Clone(browsableKeys), "pend", "rej")
 	allKeys       = append(slices.Clone(reviewKeys), "fin", "finpend")
 )
+
+// visT0 is when the test's cards arrive; visCSRF the console's token.
+var visT0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+const visCSRF = "visibility-test-csrf-token"
+
+var visLog = slog.New(slog.DiscardHandler)
 
 type visCaller struct {
 	name      string
@@ -153,7 +162,7 @@ func newVisFixture(t *testing.T, store *catalog.Store) *visFixture {
 				t.Fatal(err)
 			}
 			res, err := store.Upsert(ctx, actor, catalog.UpsertInput{CardURL: url, Card: c, Source: catalog.SourceURL,
-				ReceivedAt: t0.Add(time.Duration(i*2+v) * time.Minute)})
+				ReceivedAt: visT0.Add(time.Duration(i*2+v) * time.Minute)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -172,7 +181,7 @@ func newVisFixture(t *testing.T, store *catalog.Store) *visFixture {
 			{ID: f.runs[a.key], AgentID: id, Kind: catalog.RunKindRun, Subject: "tf", State: "completed", Transcript: tr},
 			{ID: "check-" + a.key, AgentID: id, Kind: catalog.RunKindCheck, Subject: "tf", State: catalog.WorksAll, Transcript: chk},
 		} {
-			r.CreatedAt, r.UpdatedAt = t0, t0
+			r.CreatedAt, r.UpdatedAt = visT0, visT0
 			if err := store.CreateRun(ctx, actor, r); err != nil {
 				t.Fatal(err)
 			}
@@ -211,11 +220,12 @@ func newVisFixture(t *testing.T, store *catalog.Store) *visFixture {
 	f.e = echo.New()
 	f.e.Use(withCaller)
 	api.New(api.Options{Catalog: store, Runs: runs.New(runs.Options{Runner: nopRunner{}, Store: store}), Curator: store, Operator: store,
-		Authorizer: callerAuthorizer{}, Logger: quietLog}).Mount(f.e)
-	console := New(Options{Searcher: store, Agents: store, Authorizer: callerAuthorizer{}, Logger: quietLog,
+		Authorizer: callerAuthorizer{}, Logger: visLog}).Mount(f.e)
+	console := web.New(web.Options{Searcher: store, Agents: store, Authorizer: callerAuthorizer{}, Logger: visLog,
+		APIPath: api.BasePath, CSRFToken: func(echo.Context) string { return visCSRF },
 		IndexNotReady: catalog.ErrIndexNotReady, Curator: store, Pauser: store})
 	console.Mount(f.e)
-	f.csrf, f.store = console.processCSRF, store
+	f.csrf, f.store = visCSRF, store
 	return f
 }
 
@@ -593,7 +603,7 @@ func (f *visFixture) checkWrites(t *testing.T, vc visCaller) {
 		return rec.Code
 	}
 	paused := func() bool {
-		h, err := f.store.AgentHealth(context.Background(), id, t0)
+		h, err := f.store.AgentHealth(context.Background(), id, visT0)
 		if err != nil {
 			t.Fatal(err)
 		}
