@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/a2aregistry/registry/examples"
+	"github.com/a2aregistry/registry/internal/api"
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/config"
 	"github.com/a2aregistry/registry/internal/importer"
@@ -96,7 +97,7 @@ func (a *app) serveHTTP(ctx context.Context, ready func(net.Addr)) error {
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	log.Info("registry listening", "addr", ln.Addr().String(), "url", "http://"+ln.Addr().String()+"/api/v1/agents",
+	log.Info("registry listening", "addr", ln.Addr().String(), "url", "http://"+ln.Addr().String()+api.BasePath+"/agents",
 		"db", a.store.Dialect(), "version", versionString())
 	if ready != nil {
 		ready(ln.Addr())

@@ -54,6 +54,9 @@ func (h *Console) search(c echo.Context) error {
 	values, err := url.ParseQuery(raw)
 	dropEmpty(values)
 	s := view.Search{Q: values.Get(query.ParamText)}
+	if h.opts.APIPath != "" {
+		s.RegisterURL = h.opts.APIPath + "/agents"
+	}
 	status := http.StatusOK
 
 	var req query.Request

@@ -269,6 +269,9 @@ func (h *Console) render(c echo.Context, status int, p page) error {
 // layout is the frame of every full page for this request's caller.
 func (h *Console) layout(c echo.Context, title string) view.Layout {
 	l := view.Layout{Title: title, CSS: h.assets.cssURL, JS: h.assets.jsURL, DevMode: h.opts.DevMode}
+	if h.opts.APIPath != "" {
+		l.APIDocURL = h.opts.APIPath + "/openapi.json"
+	}
 	var session bool
 	if h.opts.Principal != nil {
 		if p, ok := h.opts.Principal(c); ok {

@@ -45,6 +45,9 @@ type Layout struct {
 	CanRemoved bool
 	// CanReview and CanCollections show the review and collections pages.
 	CanReview, CanCollections bool
+	// APIDocURL is the JSON API's OpenAPI document; empty when the
+	// console is served without the API.
+	APIDocURL string
 }
 
 // User is the caller as the header shows them.
@@ -56,6 +59,9 @@ type User struct {
 // Search is the search page.
 type Search struct {
 	Q string
+	// RegisterURL is where the JSON API registers agents, for the empty
+	// catalog's example; empty when the console is served without it.
+	RegisterURL string
 	// Groups are the facet fields in the API's order.
 	Groups []FacetGroup
 	// Active lists the selected filter values, each with the URL of the
