@@ -208,13 +208,16 @@ func (p *Proxy) do(ctx context.Context, call Call, emit func(Event), op func(con
 	}
 	x.Scheme = au.scheme
 	rec := &recorder{x: x, au: au, start: start, now: p.now, emit: emit, max: p.opts.MaxEvents}
-	var last error
+	var (
+		last    error
+		lastURL string
+	)
 	for _, ep := range eps {
 		x.Endpoint = ep
 		conn, err := p.connect(ctx, ep, au, call.Extensions)
 		if err != nil {
-			x.Attempts = append(x.Attempts, Attempt{Interface: ep.Interface, Speaks: ep.Speaks, Error: au.scrub(err.Error())})
-			last = err
+			x.Attempts = append(x.Attempts, Attempt{Interface: ep.Interface, Speaks: ep.Speaks, Error: au.scrub(detail(err, ep.URL))})
+			last, lastURL = err, ep.URL
 			continue
 		}
 		err = rec.consume(op(ctx, conn))
@@ -228,17 +231,17 @@ func (p *Proxy) do(ctx context.Context, call Call, emit func(Event), op func(con
 			return x, nil
 		}
 		if rec.seq == 0 && connectFailed(err, conn) && ctx.Err() == nil {
-			x.Attempts = append(x.Attempts, Attempt{Interface: ep.Interface, Speaks: ep.Speaks, Error: au.scrub(err.Error())})
-			last = err
+			x.Attempts = append(x.Attempts, Attempt{Interface: ep.Interface, Speaks: ep.Speaks, Error: au.scrub(detail(err, ep.URL))})
+			last, lastURL = err, ep.URL
 			continue
 		}
 		x.Duration = p.now().Sub(start)
-		return x, p.classify(ctx, err, au)
+		return x, p.classify(ctx, err, au, ep.URL)
 	}
 	x.Duration = p.now().Sub(start)
 	msg := "no declared interface could be reached"
 	if last != nil {
-		msg += ": " + au.scrub(last.Error())
+		msg += ": " + au.scrub(detail(last, lastURL))
 	}
 	return x, &Error{Cause: ErrUnreachable, Message: msg}
 }
@@ -261,8 +264,9 @@ func result(x *Exchange, au *auth) json.RawMessage {
 	return au.scrubBytes(b)
 }
 
-// classify turns an SDK error into an Error safe to store.
-func (p *Proxy) classify(ctx context.Context, err error, au *auth) error {
+// classify turns an SDK error into an Error safe to store and show (see
+// detail).
+func (p *Proxy) classify(ctx context.Context, err error, au *auth, rawURL string) error {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return &Error{Cause: ErrRunTimeout, Message: fmt.Sprintf("the run passed its limit of %s", p.opts.MaxRun)}
 	}
@@ -273,7 +277,7 @@ func (p *Proxy) classify(ctx context.Context, err error, au *auth) error {
 	if r := a2a.ErrorReason(err); r != "INTERNAL_ERROR" || errors.Is(err, a2a.ErrInternalError) {
 		reason = r
 	}
-	return &Error{Cause: ErrAgent, Reason: reason, Message: au.scrub(err.Error())}
+	return &Error{Cause: ErrAgent, Reason: reason, Message: au.scrub(detail(err, rawURL))}
 }
 
 // recorder turns SDK events into Events, checks them against the

@@ -406,7 +406,7 @@ func (w writer) value(v any, depth int) error {
 		}
 		w.buf.WriteByte('}')
 	default:
-		return fmt.Errorf("%w: unexpected %T", ErrCanonical, v)
+		return fmt.Errorf("%w: a value of no JSON type", ErrCanonical)
 	}
 	return nil
 }

@@ -176,10 +176,14 @@ func (v *Verifier) verifyOne(ctx context.Context, i int, s any, pl *payloads, tr
 	if h.kid == "" {
 		return fail(ResultMalformed, "kid is missing (A2A v1.0 §8.4.2: the protected header MUST carry kid)")
 	}
+	if _, err := base64.RawURLEncoding.DecodeString(sigText); err != nil {
+		return fail(ResultMalformed, "the signature is not base64url without padding (RFC 7515 §2)")
+	}
 	// Compact detached form (RFC 7515 Appendix F): header..signature.
 	jws, err := jose.ParseDetached(protected+".."+sigText, []byte{}, acceptedAlgs)
 	if err != nil {
-		return fail(ResultMalformed, "parsing the JWS: %v", err)
+		// go-jose's texts are ours to show once its package prefix is off.
+		return fail(ResultMalformed, "the JWS cannot be read: %s", strings.TrimPrefix(err.Error(), "go-jose/go-jose: "))
 	}
 
 	key, signer, r, problem := v.resolveKey(ctx, h, origins)
@@ -257,7 +261,9 @@ func parseHeader(protected string, unprotected map[string]any) (header, error) {
 	var h header
 	raw, err := base64.RawURLEncoding.DecodeString(protected)
 	if err != nil {
-		return h, fmt.Errorf("protected header is not base64url: %w", err)
+		// base64's own text ("illegal base64 data at input byte 9") says
+		// nothing to a reader of the report.
+		return h, errors.New("protected header is not base64url without padding (RFC 7515 §2)")
 	}
 	v, err := decodeStrict(raw)
 	if err != nil {
