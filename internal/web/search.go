@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/http"
@@ -219,7 +220,9 @@ func activeFilters(values url.Values) []view.ActiveFilter {
 
 func resultView(s catalog.Summary) view.Result {
 	r := view.Result{
-		ID: s.ID, URL: agentURL(s.ID), Name: s.Name, Provider: s.Provider,
+		// A card stored before nameless cards were refused has no name;
+		// its link still needs words, as on the agent page.
+		ID: s.ID, URL: agentURL(s.ID), Name: cmp.Or(s.Name, s.ID), Provider: s.Provider,
 		Description: excerpt(s.Description, excerptLen), Version: s.Version,
 		InputModes: s.InputModes, OutputModes: s.OutputModes,
 		ProtocolVersions: s.ProtocolVersions, Bindings: s.Bindings,
