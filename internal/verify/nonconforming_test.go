@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -172,5 +173,49 @@ func TestKeyChange(t *testing.T) {
 				t.Errorf("signer %+v, replaced %+v, report signer %+v", e.Signer, e.ReplacedKey, rep.Signer)
 			}
 		})
+	}
+}
+
+// TestLeftoverSignatureAfterRotation: a card re-signed with a new key that
+// keeps the old key's signature over the old card verifies, and the old
+// entry says why it fails instead of suggesting tampering.
+func TestLeftoverSignatureAfterRotation(t *testing.T) {
+	next, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := StaticKeys{
+		{KID: "old", Key: testJWK("old"), Origins: []string{"*"}},
+		{KID: "new", Key: jose.JSONWebKey{Key: &next.PublicKey, KeyID: "new", Algorithm: "ES256", Use: "sig"}, Origins: []string{"*"}},
+	}
+	oldCard := strings.Replace(baseCard, `"version":"1"`, `"version":"0"`, 1)
+	sign := func(key *ecdsa.PrivateKey, kid, cardJSON string) map[string]any {
+		payload, err := jcs.Transform([]byte(cardJSON))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		raw := signInput(t, key, b64(`{"alg":"ES256","kid":"`+kid+`"}`), []byte(base64.RawURLEncoding.EncodeToString(payload)), false)
+		raw = []byte(strings.Replace(string(raw), baseCard[:len(baseCard)-1], cardJSON[:len(cardJSON)-1], 1))
+		if err := json.Unmarshal(raw, &m); err != nil {
+			t.Fatal(err)
+		}
+		return m["signatures"].([]any)[0].(map[string]any)
+	}
+	var c map[string]any
+	if err := json.Unmarshal([]byte(baseCard), &c); err != nil {
+		t.Fatal(err)
+	}
+	c["signatures"] = []any{sign(testKey, "old", oldCard), sign(next, "new", baseCard)}
+	raw, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := New(Options{Keys: keys}).VerifySignatures(t.Context(), raw, nil)
+	if rep.Status != StatusVerified || len(rep.Entries) != 2 || rep.Entries[0].Result != ResultBadSignature || rep.Entries[1].Result != ResultVerified {
+		t.Fatalf("status %s, entries %+v", rep.Status, rep.Entries)
+	}
+	if notes := strings.Join(rep.Entries[0].Notes, " "); !strings.Contains(notes, "left from before a key change") {
+		t.Errorf("the old entry says nothing of the key change: %+v", rep.Entries[0])
 	}
 }

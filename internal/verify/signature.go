@@ -108,7 +108,29 @@ func (v *Verifier) VerifySignatures(ctx context.Context, raw []byte, origins []s
 		}
 	}
 	rep.Rotation = len(verifiedKeys) > 1
+	if rep.Signer != nil {
+		// A signer rotating keys signs the new card with the new key and
+		// may leave the old key's signature, over the old card, in place:
+		// that entry fails, but the card is vouched for.
+		for i, e := range rep.Entries {
+			if e.Result == ResultBadSignature && (e.Signer == nil || !slices.Contains(verifiedKeys, e.Signer.Thumbprint)) {
+				rep.Entries[i].Notes = append(rep.Entries[i].Notes, fmt.Sprintf(
+					"signature %d, by key %s, verifies the card: this one is likely left from before a key change, not a sign the card was altered",
+					verifiedIndex(rep.Entries), rep.Signer.Thumbprint))
+			}
+		}
+	}
 	return rep
+}
+
+// verifiedIndex is the index of the first entry that verified.
+func verifiedIndex(entries []SignatureResult) int {
+	for _, e := range entries {
+		if e.Result == ResultVerified || e.Result == ResultKeyChanged {
+			return e.Index
+		}
+	}
+	return -1
 }
 
 func isArray(v any) bool { _, ok := v.([]any); return ok }
