@@ -145,10 +145,15 @@ func newHandler(d handlerDeps) http.Handler {
 		e.HEAD("/metrics", echo.WrapHandler(d.metrics.Handler()))
 	}
 
-	opts := api.Options{Catalog: d.store, Registrar: d.registrar, Logger: d.log, TrustedOrigins: d.origins}
+	// The console's CSRF check is the registry's one: on its own forms,
+	// on sign-out, and on the API's writes (a token there only for a
+	// caller signed in by session cookie: a bearer token is no ambient
+	// credential).
+	console := web.New(consoleOptions(d))
+	opts := api.Options{Catalog: d.store, Registrar: d.registrar, Logger: d.log, CrossSite: web.ErrCrossSite}
 	if d.auth != nil {
 		// Every request learns its caller; /auth/* signs in and out.
-		d.auth.Mount(e)
+		d.auth.Mount(e, console.GuardWrites(nil))
 		opts.Authorizer = d.auth
 	}
 	if d.refresher != nil {
@@ -164,9 +169,16 @@ func newHandler(d handlerDeps) http.Handler {
 	if d.curator != nil {
 		opts.Curator = d.curator
 	}
-	api.New(opts).Mount(e)
-	web.New(consoleOptions(d)).Mount(e)
+	api.New(opts).Mount(e, console.GuardWrites(bySession))
+	console.Mount(e)
 	return e
+}
+
+// bySession tells a caller signed in by the session cookie, which the
+// browser attaches to any request, from one signed in by a bearer token
+// or not at all.
+func bySession(c echo.Context) bool {
+	return auth.FromContext(c.Request().Context()).Source == auth.SourceSession
 }
 
 // consoleOptions wires the console to the catalog, the crawler and
@@ -175,7 +187,8 @@ func newHandler(d handlerDeps) http.Handler {
 // runs as in development mode.
 func consoleOptions(d handlerDeps) web.Options {
 	o := web.Options{Searcher: d.store, Agents: d.agents, Registrar: d.registrar, Refresher: d.refresher, APIPath: api.BasePath,
-		Pauser: d.pauser, Keys: d.keys, IndexNotReady: catalog.ErrIndexNotReady, Logger: d.log, DevMode: true}
+		Pauser: d.pauser, Keys: d.keys, IndexNotReady: catalog.ErrIndexNotReady, Logger: d.log, DevMode: true,
+		TrustedOrigins: d.origins}
 	if d.runs != nil {
 		o.Runs, o.OAuth, o.PublicURL = d.runs, d.oauth, d.publicURL
 	}

@@ -100,11 +100,11 @@ type Options struct {
 	// Nil means no sign-in: every route is open, for development on
 	// loopback.
 	Authorizer auth.Authorizer
-	// TrustedOrigins may send state-changing requests from a browser
-	// besides the request's own origin (the public URL's origin when the
-	// registry sits behind a proxy); every other cross-site write is
-	// refused with 403 cross_site.
-	TrustedOrigins []string
+	// CrossSite is the error (matched with errors.Is) with which the
+	// CSRF check the wiring gives Mount refuses a write from another site
+	// (web.ErrCrossSite); it is answered 403 cross_site. The API has no
+	// CSRF check of its own: the registry has one, the console's.
+	CrossSite error
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 }
@@ -122,9 +122,8 @@ type API struct {
 	crawl     CrawlStatus
 	annotator Annotator
 	curator   Curator
-	// crossSite refuses browser writes from other sites; it goes on every
-	// state-changing route, before the role check (it needs no session).
-	crossSite echo.MiddlewareFunc
+	// crossSite is Options.CrossSite.
+	crossSite error
 	log       *slog.Logger
 	// now is the clock of health reports; tests replace it.
 	now func() time.Time
@@ -132,8 +131,7 @@ type API struct {
 	bodyTimeout time.Duration
 }
 
-// New returns an API over opts.Catalog, which must not be nil. A
-// malformed trusted origin is logged and left out.
+// New returns an API over opts.Catalog, which must not be nil.
 func New(opts Options) *API {
 	log := opts.Logger
 	if log == nil {
@@ -151,15 +149,15 @@ func New(opts Options) *API {
 		crawl:       opts.Crawl,
 		annotator:   opts.Annotator,
 		curator:     opts.Curator,
-		crossSite:   crossSiteGuard(opts.TrustedOrigins, log),
+		crossSite:   opts.CrossSite,
 		log:         log,
 		now:         time.Now,
 		bodyTimeout: defaultBodyTimeout,
 	}
 }
 
-// Mount adds the API's routes to e under BasePath behind mw (for
-// example authentication), answers unknown paths under BasePath with a
+// Mount adds the API's routes to e under BasePath behind mw (the
+// wiring's CSRF check), answers unknown paths under BasePath with a
 // JSON 404 or 405, and wraps e.HTTPErrorHandler so errors under BasePath
 // are ErrorResponses while other paths keep the previous handler.
 func (a *API) Mount(e *echo.Echo, mw ...echo.MiddlewareFunc) {
@@ -243,14 +241,11 @@ func (a *API) routes() []route {
 	return append(rs, a.operatorRoutes()...)
 }
 
-// routeMiddleware is mw, then the cross-site check of a state-changing
-// route, then the role check of r when sign-in is on, then for a route
-// that acts on one agent the check that refuses removed agents.
+// routeMiddleware is mw (the wiring's: the CSRF check), then the role
+// check of r when sign-in is on, then for a route that acts on one agent
+// the check that refuses removed agents.
 func (a *API) routeMiddleware(mw []echo.MiddlewareFunc, r route) []echo.MiddlewareFunc {
 	mw = slices.Clip(mw)
-	if r.method != http.MethodGet && r.method != http.MethodHead {
-		mw = append(mw, a.crossSite)
-	}
 	if a.authz != nil {
 		mw = append(mw, a.authz.RequireRole(r.role))
 	}

@@ -147,6 +147,9 @@ func (a *API) classify(err error, req *http.Request) (int, Error) {
 	if errors.As(err, &ae) {
 		return ae.status, ae.body
 	}
+	if a.crossSite != nil && errors.Is(err, a.crossSite) {
+		return http.StatusForbidden, Error{Code: CodeCrossSite, Message: "cross-site requests may not change the registry"}
+	}
 	var he *echo.HTTPError
 	if errors.As(err, &he) {
 		if inner, ok := he.Internal.(*echo.HTTPError); ok {

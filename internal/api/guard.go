@@ -1,7 +1,6 @@
 package api
 
 import (
-	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
@@ -44,27 +43,4 @@ func requestHost(hostport string) string {
 		host = h
 	}
 	return strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))
-}
-
-// crossSiteGuard refuses state-changing requests a browser sends on
-// behalf of another site (Sec-Fetch-Site, else Origin against Host; see
-// http.CrossOriginProtection), before sign-in exists and after: a page the
-// operator opens must not register or refresh agents through the
-// operator's browser. Requests without those headers (curl, SDKs) pass.
-func crossSiteGuard(trustedOrigins []string, log *slog.Logger) echo.MiddlewareFunc {
-	cop := http.NewCrossOriginProtection()
-	for _, o := range trustedOrigins {
-		if err := cop.AddTrustedOrigin(o); err != nil {
-			log.Error("api: ignoring malformed trusted origin", "origin", o, "err", err)
-		}
-	}
-	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			if err := cop.Check(c.Request()); err != nil {
-				return newError(http.StatusForbidden, CodeCrossSite,
-					"cross-site requests may not change the registry")
-			}
-			return next(c)
-		}
-	}
 }

@@ -173,35 +173,17 @@ func TestLoginNext(t *testing.T) {
 	}
 }
 
-// TestLogoutRevokes: logout needs the CSRF token and a same-site request,
-// and deletes the row, so a copy of the cookie is worthless afterwards.
+// TestLogoutRevokes: logout deletes the row, so a copy of the cookie is
+// worthless afterwards. (Its CSRF check is the console's, on the route
+// serve mounts: cmd/registry TestSessionCSRF.)
 func TestLogoutRevokes(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s *catalog.Store) {
 		h := newHarness(t, s, nil)
 		b := h.browser(t)
 		h.login(t, b, user("u", "eng"), "/")
-		w, _ := h.whoami(t, b)
 		token := h.sessionCookie(b)
 
-		for _, tt := range []struct {
-			name   string
-			form   url.Values
-			header []string
-		}{
-			{"no token", url.Values{}, nil},
-			{"wrong token", url.Values{CSRFField: {"x" + w.CSRF}}, nil},
-			{"cross-site with the token", url.Values{CSRFField: {w.CSRF}}, []string{"Sec-Fetch-Site", "cross-site"}},
-			{"foreign origin with the token", url.Values{CSRFField: {w.CSRF}}, []string{"Origin", "https://evil.example"}},
-		} {
-			if resp := post(t, b, h.srv.URL+LogoutPath, tt.form, tt.header...); resp.StatusCode != http.StatusForbidden {
-				t.Errorf("logout, %s: status %d, want 403", tt.name, resp.StatusCode)
-			}
-		}
-		if !sessionExists(t, s, token) {
-			t.Fatal("a refused logout deleted the session")
-		}
-
-		resp := post(t, b, h.srv.URL+LogoutPath, url.Values{CSRFField: {w.CSRF}}, "Origin", h.srv.URL, "Sec-Fetch-Site", "same-origin")
+		resp := post(t, b, h.srv.URL+LogoutPath, nil, "Origin", h.srv.URL, "Sec-Fetch-Site", "same-origin")
 		if resp.StatusCode != http.StatusSeeOther {
 			t.Fatalf("logout: status %d, want 303", resp.StatusCode)
 		}
@@ -352,7 +334,7 @@ func TestSignInToken(t *testing.T) {
 			t.Errorf("a browser without a session got a token: %d", code)
 		}
 		w, _ := h.whoami(t, b)
-		post(t, b, h.srv.URL+LogoutPath, url.Values{CSRFField: {w.CSRF}}, "Origin", h.srv.URL, "Sec-Fetch-Site", "same-origin")
+		post(t, b, h.srv.URL+LogoutPath, url.Values{"csrf_token": {w.CSRF}}, "Origin", h.srv.URL, "Sec-Fetch-Site", "same-origin")
 		if _, code := read(b); code != http.StatusNotFound {
 			t.Errorf("after sign-out: %d, want 404", code)
 		}
@@ -377,8 +359,7 @@ func TestSignInAudited(t *testing.T) {
 		get(t, b, first)
 		get(t, b, second)
 		token := h.sessionCookie(b)
-		w, _ := h.whoami(t, b)
-		resp := post(t, b, h.srv.URL+LogoutPath, url.Values{CSRFField: {w.CSRF}}, "Origin", h.srv.URL, "Sec-Fetch-Site", "same-origin")
+		resp := post(t, b, h.srv.URL+LogoutPath, nil, "Origin", h.srv.URL, "Sec-Fetch-Site", "same-origin")
 		if resp.StatusCode != http.StatusSeeOther {
 			t.Fatalf("logout: status %d, want 303", resp.StatusCode)
 		}

@@ -50,24 +50,12 @@ func (p Principal) SignedIn() bool {
 // devPrincipal is the local user of development mode.
 var devPrincipal = Principal{Subject: "local", Name: "local user", Role: Admin, Source: SourceDev}
 
-// Form field and header that carry the CSRF token of a state-changing
-// browser request. Pages render the token (CSRFToken) into a hidden field
-// of every form, and htmx sends it in the header; never in a URL, which
-// ends up in logs and Referer headers.
-const (
-	CSRFField  = "csrf_token"
-	CSRFHeader = "X-CSRF-Token"
-)
-
 // requestAuth is what the Authenticator learned about a request.
 type requestAuth struct {
 	principal Principal
 	// csrf is the token state-changing requests of this caller must
 	// carry, empty when the caller is not a browser (bearer tokens).
 	csrf string
-	// origins are the origins besides the request's own that may send
-	// state-changing requests (the public URL's).
-	origins []string
 	// err is why the request's credentials were refused, nil when they
 	// were accepted or absent.
 	err error
@@ -88,8 +76,9 @@ func FromContext(ctx context.Context) Principal {
 }
 
 // CSRFToken returns the token the caller's state-changing browser requests
-// must carry (form field CSRFField or header CSRFHeader), or "" outside a
-// request the Authenticator saw.
+// must carry, derived from the session (or kept in a cookie of a browser
+// without one), or "" outside a request the Authenticator saw. Auth issues
+// it with the session; the console's CSRF check compares it.
 func CSRFToken(ctx context.Context) string {
 	if ra, ok := ctx.Value(ctxKey{}).(*requestAuth); ok {
 		return ra.csrf

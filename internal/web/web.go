@@ -78,6 +78,11 @@ type Options struct {
 	// nil (no sign-in), the console uses one random token per process: a
 	// cross-site page cannot read it, which is all CSRF protection needs.
 	CSRFToken func(echo.Context) string
+	// TrustedOrigins may send state-changing requests from a browser
+	// besides the request's own origin (the public URL's origin when the
+	// registry sits behind a proxy); every other cross-site write is
+	// refused, on the console's routes and on those GuardWrites guards.
+	TrustedOrigins []string
 	// Registrar serves the register page; nil means none (read-only).
 	Registrar Registrar
 	// Refresher serves "check now" on agent pages; nil means none (the
@@ -142,6 +147,8 @@ type Console struct {
 	assets *assets
 	// processCSRF is the token when Options.CSRFToken is nil.
 	processCSRF string
+	// csrf is the registry's one CSRF check (csrf.go).
+	csrf *csrfGuard
 	// now is the clock of health reports; tests replace it.
 	now func() time.Time
 	// grants are the Try panel's sign-ins waiting for their callback.
@@ -160,7 +167,8 @@ func New(opts Options) *Console {
 	if err != nil {
 		panic(fmt.Sprintf("web: loading embedded console assets: %v", err))
 	}
-	return &Console{opts: opts, log: log, assets: as, processCSRF: rand.Text(), now: time.Now}
+	return &Console{opts: opts, log: log, assets: as, processCSRF: rand.Text(), now: time.Now,
+		csrf: newCSRFGuard(opts.TrustedOrigins, log)}
 }
 
 // Mount adds the console's routes to e. Every route carries the security
