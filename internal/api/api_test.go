@@ -525,10 +525,11 @@ func TestRawCard(t *testing.T) {
 
 func TestVersions(t *testing.T) {
 	runCases(t, []apiCase{
-		{name: "list newest first", target: "/api/v1/agents/a1/versions", wantStatus: http.StatusOK,
+		// The order is the catalog's: TestVersionsNewestFirst reads it
+		// from the real one.
+		{name: "list", target: "/api/v1/agents/a1/versions", wantStatus: http.StatusOK,
 			check: func(t *testing.T, rec *httptest.ResponseRecorder, _ *fakeCatalog, _ *fakeRegistrar) {
-				l := decodeJSON[VersionList](t, rec)
-				if len(l.Items) != 2 || l.Items[0].Number != 2 || l.Items[1].Number != 1 {
+				if l := decodeJSON[VersionList](t, rec); len(l.Items) != 2 {
 					t.Errorf("items = %+v", l.Items)
 				}
 			}},
