@@ -49,6 +49,11 @@ func rekeyMigration(d dialect, lim card.Limits) *goose.Migration {
 	return goose.NewGoMigration(rekeyVersion, &goose.GoFunc{RunTx: up}, &goose.GoFunc{RunTx: noop})
 }
 
+// rederiveVersion is migration 00019, which changes no schema: applying it
+// makes Migrate re-derive every agent's indexed view, as after 00004,
+// because the card parser's derivation changed (see the migration file).
+const rederiveVersion = 19
+
 // rekeyTx runs the migration's statements, written with "?" placeholders,
 // on either database.
 type rekeyTx struct {
@@ -308,9 +313,10 @@ func rekeyTrustedKeys(ctx context.Context, r *rekeyTx) error {
 // marks every verification report stale so the runner redoes the security
 // audit. A stored card this parser refuses (a non-card an older release
 // accepted) keeps its old view. Migrate runs it after migration 00004
-// (see rekeyMigration), on the newest schema, through the same functions
-// that store a new card version. It works in batches of agents, one
-// transaction each, and needs no index: Migrate runs before it is built.
+// (see rekeyMigration) or 00019 (rederiveVersion), on the newest schema,
+// through the same functions that store a new card version. It works in
+// batches of agents, one transaction each, and needs no index: Migrate
+// runs before it is built.
 func (s *Store) rederive(ctx context.Context) error {
 	var after int64
 	for {

@@ -264,7 +264,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 	rekeyed := false
 	for _, r := range results {
 		s.log.Info("applied migration", "version", r.Source.Version, "file", r.Source.Path, "duration", r.Duration)
-		rekeyed = rekeyed || r.Source.Version == rekeyVersion
+		rekeyed = rekeyed || r.Source.Version == rekeyVersion || r.Source.Version == rederiveVersion
 	}
 	if rekeyed {
 		if err := s.rederive(ctx); err != nil {
