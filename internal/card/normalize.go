@@ -61,9 +61,9 @@ func notACard(top map[string]any) *ParseError {
 	}
 	has := func() string {
 		if len(found) == 0 {
-			return "no agent card field at all"
+			return "it has no agent card field at all"
 		}
-		return "of the agent card fields only " + strings.Join(found, ", ")
+		return "of the agent card fields it has only " + strings.Join(found, ", ")
 	}
 	if !callable(top) {
 		who := "has no name"
@@ -71,11 +71,11 @@ func notACard(top map[string]any) *ParseError {
 			who = "has a name"
 		}
 		return parseErr(CodeNotACard, "$",
-			"the JSON object %s but gives a caller nothing to call or choose: no endpoint (a non-empty supportedInterfaces or additionalInterfaces, or a url) and no skill (a non-empty skills); it has %s: it is not an A2A agent card",
+			"the JSON object %s but gives a caller nothing to call or choose: no endpoint (a non-empty supportedInterfaces or additionalInterfaces, or a url) and no skill (a non-empty skills); %s: it is not an A2A agent card",
 			who, has())
 	}
 	if !hasName(top) && len(found) < 2 {
-		return parseErr(CodeNotACard, "$", "the JSON object has no name and %s: it is not an A2A agent card", has())
+		return parseErr(CodeNotACard, "$", "the JSON object has no name, and %s: it is not an A2A agent card", has())
 	}
 	return nil
 }

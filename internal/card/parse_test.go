@@ -323,7 +323,7 @@ func TestParseErrors(t *testing.T) {
 		{"another well-known format", `{"schema_version":"v1","name_for_human":"X","api":{"type":"openapi","url":"https://a.example/openapi.yaml"}}`, Limits{}, CodeNotACard, "$", "no name"},
 		{"nameless with one card word", `{"url":"https://a.example/feed","title":"Feed"}`, Limits{}, CodeNotACard, "$", "only url"},
 		{"a name and MCP tools as capabilities", `{"name":"Files","capabilities":[{"name":"read_file","description":"Reads a file"}]}`, Limits{}, CodeNotACard, "$",
-			"has a name but gives a caller nothing to call or choose: no endpoint (a non-empty supportedInterfaces or additionalInterfaces, or a url) and no skill (a non-empty skills); it has of the agent card fields only capabilities"},
+			"has a name but gives a caller nothing to call or choose: no endpoint (a non-empty supportedInterfaces or additionalInterfaces, or a url) and no skill (a non-empty skills); of the agent card fields it has only capabilities: it is not an A2A agent card"},
 		{"a name and product features", `{"name":"Acme CRM","description":"CRM","capabilities":{"sso":true,"export":"csv"},"defaultInputModes":["text"]}`, Limits{}, CodeNotACard, "$", "only capabilities, defaultInputModes"},
 		{"empty lists and a blank url", `{"name":"X","url":" ","skills":[],"supportedInterfaces":[],"protocolVersion":"0.3.0"}`, Limits{}, CodeNotACard, "$", "nothing to call"},
 		{"null skills and nothing else", `{"name":"X","skills":null,"capabilities":{}}`, Limits{}, CodeNotACard, "$", "nothing to call"},
