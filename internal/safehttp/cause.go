@@ -20,6 +20,11 @@ const (
 	// documentation, testing or as invalid (RFC 2606, RFC 6761), refused
 	// before any lookup.
 	CauseReservedName = "reserved_name"
+	// CauseSelf: the request would reach the registry itself (its listen
+	// address or public URL, by name or by address), which no allowlist
+	// opens; or one of its own exempt URLs was asked for with a
+	// credential (see Self).
+	CauseSelf = "self"
 	CauseDNS          = "dns"
 	CauseConnect      = "connect"
 	CauseTLS          = "tls"
@@ -51,6 +56,8 @@ func Cause(err error) string {
 	switch {
 	case err == nil:
 		return ""
+	case errors.Is(err, ErrSelf):
+		return CauseSelf
 	case errors.Is(err, ErrBlockedAddress):
 		return CauseBlockedAddress
 	case errors.Is(err, ErrReservedName):
@@ -111,6 +118,12 @@ func Describe(host string, err error) string {
 			return fmt.Sprintf("refusing to connect to %s: it leads to a %s address", host, be.Reason)
 		}
 		return fmt.Sprintf("refusing to connect to %s: it leads to a non-public address", host)
+	case CauseSelf:
+		var se *SelfError
+		if errors.As(err, &se) && se.Credential {
+			return fmt.Sprintf("refusing to send credentials to %s: it is this registry itself, whose own card and interfaces are reached only without credentials", host)
+		}
+		return fmt.Sprintf("refusing to connect to %s: it is this registry itself, which the registry never calls, whatever networks are allowed", host)
 	case CauseReservedName:
 		var re *ReservedNameError
 		if errors.As(err, &re) && re.Domain == "invalid" {

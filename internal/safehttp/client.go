@@ -77,6 +77,10 @@ type Config struct {
 	// under the caller's context; nil means net.DefaultResolver. Reserved
 	// and localhost names never reach it (see Client.Resolve).
 	Resolver *net.Resolver
+	// Self is the registry's own server, which requests never reach
+	// whatever AllowNetworks opens (see Self); nil refuses nothing on
+	// that ground. Clients of one process share one Self.
+	Self *Self
 }
 
 // Defaults, see Config.
@@ -159,9 +163,22 @@ type Client struct {
 func New(cfg Config) *Client {
 	cfg = cfg.withDefaults()
 	cfg.AllowNetworks = append([]netip.Prefix(nil), cfg.AllowNetworks...)
-	d := dialer{pol: policy{allow: cfg.AllowNetworks}, timeout: cfg.DialTimeout, resolver: cfg.Resolver}
+	d := dialer{pol: policy{allow: cfg.AllowNetworks}, timeout: cfg.DialTimeout, resolver: cfg.Resolver, self: cfg.Self}
+	gt := &guardedTransport{base: newBase(cfg, d), maxBody: cfg.MaxBodyBytes, userAgent: cfg.UserAgent, self: cfg.Self}
+	if cfg.Self != nil {
+		// The requests Self.Exempt allows go through their own pool of
+		// connections, which no other request can reuse.
+		d.reachSelf = true
+		gt.selfBase = newBase(cfg, d)
+		d.reachSelf = false
+	}
+	c := &Client{cfg: cfg, transport: gt, dialer: d}
+	c.client = c.HTTPClient()
+	return c
+}
 
-	base := &http.Transport{
+func newBase(cfg Config, d dialer) *http.Transport {
+	return &http.Transport{
 		// A proxy would make the connection, so the dial check would judge
 		// the proxy and not the destination: environment proxies are ignored.
 		Proxy:                  nil,
@@ -176,10 +193,6 @@ func New(cfg Config) *Client {
 		MaxIdleConnsPerHost:    cfg.MaxIdleConnsPerHost,
 		IdleConnTimeout:        90 * time.Second,
 	}
-	gt := &guardedTransport{base: base, maxBody: cfg.MaxBodyBytes, userAgent: cfg.UserAgent}
-	c := &Client{cfg: cfg, transport: gt, dialer: d}
-	c.client = c.HTTPClient()
-	return c
 }
 
 // Config returns the effective configuration (defaults filled in).
@@ -233,7 +246,12 @@ func (c *Client) HTTPClient() *http.Client {
 func (c *Client) Transport() http.RoundTripper { return c.transport }
 
 // CloseIdleConnections closes pooled connections, e.g. at shutdown.
-func (c *Client) CloseIdleConnections() { c.transport.base.CloseIdleConnections() }
+func (c *Client) CloseIdleConnections() {
+	c.transport.base.CloseIdleConnections()
+	if c.transport.selfBase != nil {
+		c.transport.selfBase.CloseIdleConnections()
+	}
+}
 
 // checkRedirect caps hops, keeps to http(s), and refuses https→http: the
 // requester chose TLS, and a downgrade would hand the rest of the exchange
@@ -260,6 +278,10 @@ type guardedTransport struct {
 	base      *http.Transport
 	maxBody   int64
 	userAgent string
+	// self and selfBase: requests Self.Exempt allows go through selfBase,
+	// whose dialer lets them reach the registry itself.
+	self     *Self
+	selfBase *http.Transport
 }
 
 func (t *guardedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -285,7 +307,16 @@ func (t *guardedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		}
 		req.Header.Del("Accept-Encoding")
 	}
-	resp, err := t.base.RoundTrip(req)
+	base := t.base
+	if exempt, err := t.self.exempts(req); err != nil {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, err
+	} else if exempt {
+		base = t.selfBase
+	}
+	resp, err := base.RoundTrip(req)
 	if err != nil {
 		if headersTooLarge(err) {
 			err = fmt.Errorf("%w: %w", ErrHeadersTooLarge, err)

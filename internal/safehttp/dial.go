@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
+	"strconv"
 	"syscall"
 	"time"
 )
@@ -14,6 +16,7 @@ import (
 // probes and proxied gRPC calls). Like the HTTP transport, it refuses a
 // reserved name before any lookup and checks every resolved address in the
 // dialer's Control hook, so a refused address fails with ErrBlockedAddress
+// (or ErrSelf, for the registry itself; Self.Exempt never applies here)
 // before any packet is sent. Proxy settings from the environment are
 // ignored here too.
 func (c *Client) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -34,17 +37,7 @@ func (c *Client) Decide(ip netip.Addr) Decision {
 // resolver; any other name goes to Config.Resolver. The addresses are not
 // judged: see Decide.
 func (c *Client) Resolve(ctx context.Context, host string) ([]netip.Addr, error) {
-	if ip, err := netip.ParseAddr(host); err == nil {
-		return []netip.Addr{ip}, nil
-	}
-	if addrs, ok, err := c.dialer.special(host); ok {
-		return addrs, err
-	}
-	ips, err := c.dialer.lookup().LookupNetIP(ctx, "ip", host)
-	if err != nil {
-		return nil, fmt.Errorf("resolving %s: %w", host, err)
-	}
-	return ips, nil
+	return c.dialer.resolve(ctx, host)
 }
 
 // OnOpenedNetwork tells whether every address host resolves to (under
@@ -69,6 +62,60 @@ type dialer struct {
 	pol      policy
 	timeout  time.Duration
 	resolver *net.Resolver
+	// self, when set, is refused by name and by address, unless
+	// reachSelf: the dialer of the transport that carries only the
+	// requests Self.Exempt allows.
+	self      *Self
+	reachSelf bool
+}
+
+// resolve is Client.Resolve.
+func (d dialer) resolve(ctx context.Context, host string) ([]netip.Addr, error) {
+	if ip, err := netip.ParseAddr(host); err == nil {
+		return []netip.Addr{ip}, nil
+	}
+	if addrs, ok, err := d.special(host); ok {
+		return addrs, err
+	}
+	ips, err := d.lookup().LookupNetIP(ctx, "ip", host)
+	if err != nil {
+		return nil, fmt.Errorf("resolving %s: %w", host, err)
+	}
+	return ips, nil
+}
+
+// selfAddrs refuses a connection to host:port that names the registry
+// itself, and returns the addresses the registry's names at port resolve
+// to, which the Control hook refuses on that port.
+func (d dialer) selfAddrs(ctx context.Context, host, port string) ([]netip.Addr, error) {
+	if d.self == nil || d.reachSelf {
+		return nil, nil
+	}
+	p, err := strconv.ParseUint(port, 10, 16)
+	if err != nil {
+		// net.Dialer refuses it as it would without a Self.
+		return nil, nil
+	}
+	if d.self.namedSelf(host, uint16(p)) {
+		return nil, &SelfError{Host: host}
+	}
+	var out []netip.Addr
+	for _, n := range d.self.namesAt(uint16(p)) {
+		for _, ip := range n.resolve(ctx, d.resolve) {
+			out = append(out, ip.WithZone("").Unmap())
+		}
+	}
+	return out, nil
+}
+
+// refusesSelf tells whether a connection to ap reaches the registry
+// itself: a listen address, or one of selfIPs on the port they were
+// resolved for.
+func (d dialer) refusesSelf(ap netip.AddrPort, selfIPs []netip.Addr) bool {
+	if d.self == nil || d.reachSelf {
+		return false
+	}
+	return d.self.atListen(ap) || slices.Contains(selfIPs, ap.Addr().WithZone("").Unmap())
 }
 
 func (d dialer) lookup() *net.Resolver {
@@ -105,6 +152,12 @@ func (d dialer) dial(ctx context.Context, network, addr string) (net.Conn, error
 	if err != nil {
 		return nil, err
 	}
+	// The registry itself is refused by name before any lookup, and by
+	// address below, whatever the allowlist opens.
+	selfIPs, err := d.selfAddrs(ctx, host, port)
+	if err != nil {
+		return nil, &net.OpError{Op: "dial", Net: network, Err: err}
+	}
 	nd := net.Dialer{
 		Timeout:   d.timeout,
 		KeepAlive: 30 * time.Second,
@@ -113,6 +166,9 @@ func (d dialer) dial(ctx context.Context, network, addr string) (net.Conn, error
 			ap, err := netip.ParseAddrPort(address)
 			if err != nil {
 				return fmt.Errorf("safehttp: unparsable dial address %q: %w", address, ErrBlockedAddress)
+			}
+			if d.refusesSelf(ap, selfIPs) {
+				return &SelfError{Host: host, Addr: ap}
 			}
 			if reason := d.pol.decide(ap.Addr()).Reason; reason != "" {
 				return &BlockedError{Host: host, IP: ap.Addr().WithZone(""), Reason: reason}
