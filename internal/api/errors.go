@@ -60,6 +60,9 @@ const (
 	CodeAgentError           = "agent_error"
 	CodeRunTimeout           = "run_timeout"
 	CodeRunStopped           = "run_stopped"
+	// CodeSelf: the agent's interfaces or token URL lead to the registry
+	// itself, which it never calls (the crawler's class self).
+	CodeSelf = "self"
 )
 
 // apiError is an error a handler has already turned into an answer.

@@ -388,9 +388,9 @@ func TestRunLimits(t *testing.T) {
 func TestProxyCodesHaveAPICodes(t *testing.T) {
 	api := []string{CodeInterfaceNotDeclared, CodeVersionUnknown, CodeNoUsableInterface, CodeCredentialsInvalid,
 		CodeTokenRequestFailed, CodeAgentUnreachable, CodeAgentError, CodeRunTimeout, CodeRunStopped, CodeInvalidMessage,
-		CodePayloadTooLarge, CodeInternal}
+		CodePayloadTooLarge, CodeInternal, CodeSelf}
 	for _, err := range []error{proxy.ErrInterfaceNotDeclared, proxy.ErrVersionUnknown, proxy.ErrNoUsableInterface,
-		proxy.ErrUnreachable, proxy.ErrAgent, proxy.ErrCredentials, proxy.ErrTokenRequest, proxy.ErrInvalidMessage,
+		proxy.ErrUnreachable, proxy.ErrSelf, proxy.ErrAgent, proxy.ErrCredentials, proxy.ErrTokenRequest, proxy.ErrInvalidMessage,
 		proxy.ErrMessageTooLarge, proxy.ErrRunTimeout, &proxy.Error{Cause: context.Canceled}, errors.New("other")} {
 		if code := proxy.ErrorCode(err); !slices.Contains(api, code) {
 			t.Errorf("proxy code %q of %v is not an API code", code, err)

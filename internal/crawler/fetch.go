@@ -54,8 +54,12 @@ const (
 	// examples, testing or as invalid (RFC 2606, RFC 6761), such as the
 	// shipped example cards name; it is never looked up.
 	ClassReservedName = safehttp.CauseReservedName
-	ClassRedirect     = safehttp.CauseRedirect
-	ClassInvalidURL   = safehttp.CauseInvalidURL
+	// ClassSelf: the card URL leads to the registry itself (its listen
+	// address or public URL, by name or by what the name resolves to),
+	// which no --allow-networks opens.
+	ClassSelf       = safehttp.CauseSelf
+	ClassRedirect   = safehttp.CauseRedirect
+	ClassInvalidURL = safehttp.CauseInvalidURL
 )
 
 // FetchError is a failed card fetch with the class of the failure.

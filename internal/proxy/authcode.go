@@ -11,6 +11,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/a2aregistry/registry/internal/card"
+	"github.com/a2aregistry/registry/internal/safehttp"
 )
 
 // tokenTimeout bounds a code exchange, which no run's context bounds.
@@ -115,6 +116,9 @@ func (p *Proxy) ExchangeCode(ctx context.Context, c *card.Card, ac AuthCode, cod
 		var re *oauth2.RetrieveError
 		if errors.As(err, &re) && re.Response != nil {
 			return "", fmt.Errorf("%w: %s answered HTTP %d", ErrTokenRequest, cfg.Endpoint.TokenURL, re.Response.StatusCode)
+		}
+		if errors.Is(err, safehttp.ErrSelf) {
+			return "", fmt.Errorf("%w: %s: %w", ErrTokenRequest, cfg.Endpoint.TokenURL, ErrSelf)
 		}
 		return "", fmt.Errorf("%w: %s could not be reached", ErrTokenRequest, cfg.Endpoint.TokenURL)
 	}

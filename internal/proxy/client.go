@@ -232,6 +232,16 @@ func grpcTarget(raw string) (target string, mode plaintextMode, host string, err
 	return net.JoinHostPort(h, port), mode, h, nil
 }
 
+// dialCause is the error a failed dial of conn recorded, else err.
+func dialCause(err error, conn *connection) error {
+	if conn != nil {
+		if d := conn.lastDialErr(); d != nil {
+			return d
+		}
+	}
+	return err
+}
+
 // connectFailed tells a failure to reach the endpoint (nothing was
 // exchanged with the agent: DNS, refused address, connection refused, TLS
 // handshake) from an answer. Only the first kind moves on to the next
@@ -240,7 +250,7 @@ func connectFailed(err error, conn *connection) bool {
 	if err == nil {
 		return false
 	}
-	if errors.Is(err, safehttp.ErrBlockedAddress) || errors.Is(err, safehttp.ErrReservedName) {
+	if errors.Is(err, safehttp.ErrBlockedAddress) || errors.Is(err, safehttp.ErrReservedName) || errors.Is(err, safehttp.ErrSelf) {
 		return true
 	}
 	var op *net.OpError

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/oauth2/clientcredentials"
 
 	"github.com/a2aregistry/registry/internal/card"
+	"github.com/a2aregistry/registry/internal/safehttp"
 )
 
 // Credentials are what the caller offers for the card's security schemes,
@@ -187,6 +188,9 @@ func (p *Proxy) clientCredentialsToken(ctx context.Context, tokenURL string, cc 
 		}
 		if ctx.Err() != nil {
 			return "", fmt.Errorf("%w: %w", ErrTokenRequest, ctx.Err())
+		}
+		if errors.Is(err, safehttp.ErrSelf) {
+			return "", fmt.Errorf("%w: %s: %w", ErrTokenRequest, tokenURL, ErrSelf)
 		}
 		return "", fmt.Errorf("%w: %s could not be reached", ErrTokenRequest, tokenURL)
 	}

@@ -44,7 +44,7 @@ func detail(err error, rawURL string) string {
 	case errors.As(err, &se):
 		return fmt.Sprintf("the agent's answer is not valid JSON (at byte %d)", se.Offset)
 	case errors.As(err, &ue), errors.As(err, &oe),
-		errors.Is(err, safehttp.ErrBlockedAddress), errors.Is(err, safehttp.ErrReservedName):
+		errors.Is(err, safehttp.ErrBlockedAddress), errors.Is(err, safehttp.ErrReservedName), errors.Is(err, safehttp.ErrSelf):
 		return safehttp.Describe(host, err)
 	}
 	if st, ok := status.FromError(err); ok && st.Code() != codes.OK && st.Code() != codes.Unknown {

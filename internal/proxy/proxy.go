@@ -39,6 +39,9 @@ var (
 	ErrNoUsableInterface = errors.New("proxy: no declared interface the proxy can speak")
 	// ErrUnreachable: every interface tried failed to connect.
 	ErrUnreachable = errors.New("proxy: agent unreachable")
+	// ErrSelf: every interface tried, or the token URL, leads to the
+	// registry itself, which the safe client never calls (safehttp.Self).
+	ErrSelf = errors.New("proxy: the URL leads to the registry itself, which the registry never calls")
 	// ErrAgent: the agent answered with an error (an A2A error, an HTTP
 	// error status, a malformed answer).
 	ErrAgent = errors.New("proxy: the agent answered with an error")

@@ -11,6 +11,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/a2aregistry/registry/internal/card"
+	"github.com/a2aregistry/registry/internal/safehttp"
 )
 
 // Call is what every operation needs: the card to read interfaces and
@@ -212,12 +213,24 @@ func (p *Proxy) do(ctx context.Context, call Call, emit func(Event), op func(con
 		last    error
 		lastURL string
 	)
+	// allSelf: every interface tried leads to the registry itself.
+	allSelf := true
+	failed := func(ep Endpoint, err error, conn *connection) {
+		msg := au.scrub(detail(err, ep.URL))
+		// gRPC reports a failed dial as text only; the dialer kept it.
+		if cause := dialCause(err, conn); errors.Is(cause, safehttp.ErrSelf) {
+			msg = safehttp.Describe(hostOf(ep.URL), cause)
+		} else {
+			allSelf = false
+		}
+		x.Attempts = append(x.Attempts, Attempt{Interface: ep.Interface, Speaks: ep.Speaks, Error: msg})
+		last, lastURL = err, ep.URL
+	}
 	for _, ep := range eps {
 		x.Endpoint = ep
 		conn, err := p.connect(ctx, ep, au, call.Extensions)
 		if err != nil {
-			x.Attempts = append(x.Attempts, Attempt{Interface: ep.Interface, Speaks: ep.Speaks, Error: au.scrub(detail(err, ep.URL))})
-			last, lastURL = err, ep.URL
+			failed(ep, err, conn)
 			continue
 		}
 		err = rec.consume(op(ctx, conn))
@@ -231,14 +244,16 @@ func (p *Proxy) do(ctx context.Context, call Call, emit func(Event), op func(con
 			return x, nil
 		}
 		if rec.seq == 0 && connectFailed(err, conn) && ctx.Err() == nil {
-			x.Attempts = append(x.Attempts, Attempt{Interface: ep.Interface, Speaks: ep.Speaks, Error: au.scrub(detail(err, ep.URL))})
-			last, lastURL = err, ep.URL
+			failed(ep, err, conn)
 			continue
 		}
 		x.Duration = p.now().Sub(start)
 		return x, p.classify(ctx, err, au, ep.URL)
 	}
 	x.Duration = p.now().Sub(start)
+	if last != nil && allSelf {
+		return x, &Error{Cause: ErrSelf, Message: x.Attempts[len(x.Attempts)-1].Error}
+	}
 	msg := "no declared interface could be reached"
 	if last != nil {
 		msg += ": " + au.scrub(detail(last, lastURL))

@@ -110,14 +110,17 @@ const (
 	CodeVersionUnknown       = "protocol_version_unknown"
 	CodeNoUsableInterface    = "no_usable_interface"
 	CodeUnreachable          = "agent_unreachable"
-	CodeAgentError           = "agent_error"
-	CodeCredentials          = "credentials_invalid"
-	CodeTokenRequest         = "token_request_failed"
-	CodeInvalidMessage       = "invalid_message"
-	CodeMessageTooLarge      = "payload_too_large"
-	CodeRunTimeout           = "run_timeout"
-	CodeCanceled             = "run_stopped"
-	CodeInternal             = "internal"
+	// CodeSelf: the agent's interfaces, or its token URL, lead to the
+	// registry itself (safehttp.CauseSelf).
+	CodeSelf            = "self"
+	CodeAgentError      = "agent_error"
+	CodeCredentials     = "credentials_invalid"
+	CodeTokenRequest    = "token_request_failed"
+	CodeInvalidMessage  = "invalid_message"
+	CodeMessageTooLarge = "payload_too_large"
+	CodeRunTimeout      = "run_timeout"
+	CodeCanceled        = "run_stopped"
+	CodeInternal        = "internal"
 )
 
 // ErrorCode maps an operation's error onto its stable code.
@@ -129,6 +132,7 @@ func ErrorCode(err error) string {
 		{ErrInterfaceNotDeclared, CodeInterfaceNotDeclared},
 		{ErrVersionUnknown, CodeVersionUnknown},
 		{ErrNoUsableInterface, CodeNoUsableInterface},
+		{ErrSelf, CodeSelf},
 		{ErrUnreachable, CodeUnreachable},
 		{ErrAgent, CodeAgentError},
 		{ErrCredentials, CodeCredentials},

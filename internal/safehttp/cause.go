@@ -24,15 +24,15 @@ const (
 	// address or public URL, by name or by address), which no allowlist
 	// opens; or one of its own exempt URLs was asked for with a
 	// credential (see Self).
-	CauseSelf = "self"
-	CauseDNS          = "dns"
-	CauseConnect      = "connect"
-	CauseTLS          = "tls"
-	CauseTimeout      = "timeout"
-	CauseCanceled     = "canceled"
-	CauseTooLarge     = "too_large"
-	CauseRedirect     = "redirect"
-	CauseInvalidURL   = "invalid_url"
+	CauseSelf       = "self"
+	CauseDNS        = "dns"
+	CauseConnect    = "connect"
+	CauseTLS        = "tls"
+	CauseTimeout    = "timeout"
+	CauseCanceled   = "canceled"
+	CauseTooLarge   = "too_large"
+	CauseRedirect   = "redirect"
+	CauseInvalidURL = "invalid_url"
 )
 
 // Cause classifies the error of a request sent through a Client (or of

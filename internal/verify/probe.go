@@ -62,6 +62,7 @@ const (
 const (
 	CauseBlockedAddress  = safehttp.CauseBlockedAddress
 	CauseReservedName    = safehttp.CauseReservedName
+	CauseSelf            = safehttp.CauseSelf
 	CauseDNS             = safehttp.CauseDNS
 	CauseConnect         = safehttp.CauseConnect
 	CauseTLS             = safehttp.CauseTLS
