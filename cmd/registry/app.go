@@ -22,10 +22,13 @@ import (
 // background work and serve the HTTP server; close releases what newApp
 // opened, after both have stopped.
 type app struct {
-	cfg       config.Config
-	log       *slog.Logger
-	store     *catalog.Store
-	client    *safehttp.Client // every outbound request: crawl, register, verify
+	cfg    config.Config
+	log    *slog.Logger
+	store  *catalog.Store
+	client *safehttp.Client // every outbound request: crawl, register, verify
+	// self is the registry's own server, which no outbound client
+	// reaches; serveHTTP binds it to the listener's address.
+	self      *safehttp.Self
 	registrar *crawler.Registrar
 	crawler   *crawler.Crawler // nil when crawling is off
 	runner    *verify.Runner
@@ -56,11 +59,17 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger) (*app, err
 		closeStore(store, log)
 		return nil, fmt.Errorf("configuring sign-in: %w", err)
 	}
+	self, err := registrySelf(cfg.Server)
+	if err != nil {
+		closeStore(store, log)
+		return nil, err
+	}
 	a := &app{
 		cfg:     cfg,
 		log:     log,
 		store:   store,
-		client:  newOutboundClient(cfg, cfg.Crawl.PerHost),
+		self:    self,
+		client:  newOutboundClient(cfg, self, cfg.Crawl.PerHost),
 		metrics: telemetry.New(store),
 		auth:    authn,
 		// One CPU for Go code is left to requests while any is served.
@@ -87,7 +96,7 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger) (*app, err
 	}
 	wireChecks(a.registrar, a.crawler, a.runner)
 	a.registerOpsMetrics()
-	a.proxyClient = newProxyClient(cfg)
+	a.proxyClient = newProxyClient(cfg, self)
 	a.proxy = proxy.New(proxy.Options{Client: a.proxyClient, MaxRun: cfg.Runs.MaxDuration,
 		MaxMessageBytes: cfg.Runs.MaxMessageBytes, MaxFileBytes: cfg.Runs.MaxFileBytes, Logger: log})
 	a.runLimits = proxy.NewLimiter(proxy.Limits{MaxConcurrent: cfg.Runs.MaxConcurrent,

@@ -1,17 +1,38 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/a2aregistry/registry/internal/config"
 	"github.com/a2aregistry/registry/internal/safehttp"
 )
 
+// registrySelf is the registry's own server — its listen address and
+// public URL — which no outbound client may reach, whatever
+// --allow-networks opens (safehttp.Self): a card, JWKS, token or probe URL
+// naming it would have the registry call its own API from inside. One
+// value is shared by every client of a process, so that serve's Bind (the
+// port a listen address of port 0 got) and a later Self.Exempt (the
+// registry's own card and interfaces, once it is an A2A agent) reach them
+// all. Subcommands that serve nothing still refuse it: a registry may be
+// serving there.
+func registrySelf(s config.Server) (*safehttp.Self, error) {
+	self, err := safehttp.NewSelf(s.Listen, s.PublicURL)
+	if err != nil {
+		return nil, fmt.Errorf("the registry's own address: %w", err)
+	}
+	return self, nil
+}
+
 // newOutboundClient is the guarded HTTP client every subcommand reaches
 // agents with: the configured address allowlist, fetch timeout and card
-// size cap, and our User-Agent. perHost keeps that many idle connections
-// to one host (the crawler's per-host concurrency, so crawl connections
-// are reused, not reopened); zero keeps the client's default.
-func newOutboundClient(cfg config.Config, perHost int) *safehttp.Client {
+// size cap, our User-Agent, and never the registry itself. perHost keeps
+// that many idle connections to one host (the crawler's per-host
+// concurrency, so crawl connections are reused, not reopened); zero keeps
+// the client's default.
+func newOutboundClient(cfg config.Config, self *safehttp.Self, perHost int) *safehttp.Client {
 	return safehttp.New(safehttp.Config{
+		Self:                self,
 		AllowNetworks:       cfg.Outbound.AllowNetworks,
 		Timeout:             cfg.Outbound.FetchTimeout,
 		MaxBodyBytes:        cfg.Outbound.MaxCardBytes,
@@ -30,8 +51,9 @@ const proxyBodyBytes = 32 << 20
 // --run-max-duration, which bounds each run instead), a larger body cap
 // than cards get, and no redirects: a run calls only URLs the card
 // declares, and a redirect would name another.
-func newProxyClient(cfg config.Config) *safehttp.Client {
+func newProxyClient(cfg config.Config, self *safehttp.Self) *safehttp.Client {
 	return safehttp.New(safehttp.Config{
+		Self:          self,
 		AllowNetworks: cfg.Outbound.AllowNetworks,
 		Timeout:       -1,
 		MaxBodyBytes:  proxyBodyBytes,

@@ -107,7 +107,11 @@ func TestConsoleInBrowser(t *testing.T) {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	client := newOutboundClient(cfg, cfg.Crawl.PerHost)
+	self, err := registrySelf(cfg.Server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := newOutboundClient(cfg, self, cfg.Crawl.PerHost)
 	t.Cleanup(client.CloseIdleConnections)
 	registrar := crawler.NewRegistrar(crawler.NewFetcher(client, cfg.Outbound.MaxCardBytes), store, cardLimits(cfg), log)
 	authn, err := newAuthenticator(cfg, store, log)

@@ -28,7 +28,12 @@ func runCrawl(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		fs.Usage()
 		return exitUsage
 	}
-	client := newOutboundClient(cfg, 0)
+	self, err := registrySelf(cfg.Server)
+	if err != nil {
+		fmt.Fprintf(stderr, "registry crawl: %v\n", err)
+		return exitUsage
+	}
+	client := newOutboundClient(cfg, self, 0)
 	defer client.CloseIdleConnections()
 	fetcher := crawler.NewFetcher(client, cfg.Outbound.MaxCardBytes)
 	pol := crawler.Policy{MinInterval: cfg.Crawl.MinInterval, MaxInterval: cfg.Crawl.MaxInterval, DownAfter: cfg.Crawl.DownAfter}

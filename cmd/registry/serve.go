@@ -79,6 +79,12 @@ func (a *app) serveHTTP(ctx context.Context, ready func(net.Addr)) error {
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", cfg.Server.Listen, err)
 	}
+	// From here the registry is at the bound address (a port of 0 is
+	// now a port), which its outbound clients must not reach.
+	if err := a.self.Bind(ln.Addr()); err != nil {
+		ln.Close()
+		return err
+	}
 	srv := &http.Server{
 		Handler:           a.handler(),
 		ReadHeaderTimeout: readHeaderTimeout,

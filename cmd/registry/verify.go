@@ -64,7 +64,12 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer, get
 		fs.Usage()
 		return verifyError
 	}
-	client := newOutboundClient(cfg, 0)
+	self, err := registrySelf(cfg.Server)
+	if err != nil {
+		fmt.Fprintf(stderr, "registry verify: %v\n", err)
+		return verifyError
+	}
+	client := newOutboundClient(cfg, self, 0)
 	defer client.CloseIdleConnections()
 
 	var keys verify.StaticKeys

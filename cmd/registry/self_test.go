@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2aregistry/registry/internal/config"
+	"github.com/a2aregistry/registry/internal/safehttp"
+	"github.com/a2aregistry/registry/internal/safehttp/safehttptest"
+)
+
+// TestServeNeverReachesItself: a serving registry with loopback opened
+// refuses, with the class self, to register a card at its own address
+// (the port it was given at start, 0 in the configuration), at its public
+// URL, or at a name that resolves to its address.
+func TestServeNeverReachesItself(t *testing.T) {
+	res := safehttptest.NewResolver(t, map[string][]string{"rebind.corp.internal": {"127.0.0.1"}})
+	cfg := config.Default()
+	cfg.Server.Listen = "127.0.0.1:0"
+	cfg.Server.PublicURL = "https://registry.corp.internal"
+	cfg.Server.ShutdownTimeout = 5 * time.Second
+	cfg.Storage.DB = "sqlite:" + filepath.Join(t.TempDir(), "reg.db")
+	cfg.Verify.Fetch = false
+	cfg.Outbound.AllowNetworks = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	cfg.Outbound.Resolver = res.Net()
+
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	addrc := make(chan net.Addr, 1)
+	errc := make(chan error, 1)
+	go func() { errc <- serve(ctx, cfg, slog.New(slog.DiscardHandler), func(a net.Addr) { addrc <- a }) }()
+	var addr net.Addr
+	select {
+	case addr = <-addrc:
+	case err := <-errc:
+		t.Fatalf("serve: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("server did not start")
+	}
+	base := (&url.URL{Scheme: "http", Host: addr.String()}).String()
+	_, port, _ := net.SplitHostPort(addr.String())
+
+	for _, card := range []string{
+		base + "/.well-known/agent-card.json",
+		"http://rebind.corp.internal:" + port + "/api/v1/agents",
+		"https://registry.corp.internal/.well-known/agent-card.json",
+	} {
+		body, _ := json.Marshal(map[string]string{"url": card})
+		resp, err := http.Post(base+"/api/v1/agents", "application/json", strings.NewReader(string(body)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var refusal struct {
+			Error struct {
+				Code, Class, Message string
+			}
+		}
+		err = json.NewDecoder(resp.Body).Decode(&refusal)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusUnprocessableEntity || refusal.Error.Code != "blocked_address" ||
+			refusal.Error.Class != safehttp.CauseSelf || !strings.Contains(refusal.Error.Message, "this registry itself") {
+			t.Errorf("registering %s: %d %+v (%v), want 422 blocked_address with class %s", card, resp.StatusCode, refusal, err, safehttp.CauseSelf)
+		}
+	}
+	cancel()
+	if err := <-errc; err != nil {
+		t.Errorf("serve: %v", err)
+	}
+}
