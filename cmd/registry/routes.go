@@ -25,6 +25,9 @@ func (a *app) handler() http.Handler {
 	if a.crawler != nil {
 		d.refresher = a.crawler
 	}
+	if a.cfg.Doors.MCP {
+		d.doors.mcp = a.store
+	}
 	d.ready = &readiness{store: a.store, indexReady: func() bool { return a.store.IndexState().Ready }, log: a.log}
 	if a.proxy != nil {
 		// One run service for both doors: runs count against the same
@@ -58,6 +61,7 @@ type handlerDeps struct {
 	// priority, when set, hears of the reads people wait for, so that
 	// background work leaves them a CPU (see foreground).
 	priority *background.Priority
+	doors    doorDeps
 }
 
 // operations is what the API's and the console's operator pages need
@@ -171,6 +175,7 @@ func newHandler(d handlerDeps) http.Handler {
 	}
 	api.New(opts).Mount(e, console.GuardWrites(bySession))
 	console.Mount(e)
+	mountDoors(e, d)
 	return e
 }
 

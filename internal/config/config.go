@@ -68,6 +68,15 @@ type Config struct {
 	Verify   Verify
 	Auth     Auth
 	Runs     Runs
+	Doors    Doors
+}
+
+// Doors turns on the registry's protocol doors besides the JSON API and
+// the console: the MCP server at /mcp and the registry as an A2A agent
+// (its card at /.well-known/agent-card.json).
+type Doors struct {
+	MCP   bool
+	Agent bool
 }
 
 // Server is how the HTTP server listens and which names it answers to;
@@ -271,6 +280,7 @@ func (a Auth) Secret() (Secret, error) {
 func Default() Config {
 	return Config{
 		Server:   Server{Listen: DefaultListen, ShutdownTimeout: DefaultShutdownTimeout},
+		Doors:    Doors{MCP: true, Agent: true},
 		Log:      Log{Level: slog.LevelInfo, Format: LogFormatText},
 		Storage:  Database{DB: DefaultDB, ImportExamples: true},
 		Outbound: Outbound{FetchTimeout: DefaultFetchTimeout, MaxCardBytes: DefaultMaxCardBytes},
