@@ -121,6 +121,10 @@ func missingName(top map[string]any) *ParseError {
 	elsewhere := ""
 	for _, k := range nameKeys {
 		if s, ok := top[k].(string); ok && strings.TrimSpace(s) != "" {
+			if r := []rune(s); len(r) > 80 {
+				// The message is stored with every failed check.
+				s = string(r[:80]) + "…"
+			}
 			elsewhere = fmt.Sprintf("; the card has %s %q, which A2A clients do not read: write it as name", pathKey("$", k), s)
 			break
 		}
