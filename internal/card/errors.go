@@ -32,8 +32,8 @@ const (
 	// CodeLimitExceeded: a list or string is longer than its Limits entry.
 	CodeLimitExceeded = "limit_exceeded"
 	// CodeNotACard: a JSON object that gives a caller nothing to call or
-	// choose: no endpoint (a non-empty supportedInterfaces or
-	// additionalInterfaces, or a url) and no skill. A name next to an
+	// choose: no endpoint (an object in supportedInterfaces or
+	// additionalInterfaces, or a url) and no skill object. A name next to an
 	// A2A-sounding key (`capabilities` listing a product's features or an
 	// MCP server's tools) does not make a card. A nameless object needs two
 	// card fields besides, which tells a broken card from another format

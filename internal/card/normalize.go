@@ -71,7 +71,7 @@ func notACard(top map[string]any) *ParseError {
 			who = "has a name"
 		}
 		return parseErr(CodeNotACard, "$",
-			"the JSON object %s but gives a caller nothing to call or choose: no endpoint (a non-empty supportedInterfaces or additionalInterfaces, or a url) and no skill (a non-empty skills); %s: it is not an A2A agent card",
+			"the JSON object %s but gives a caller nothing to call or choose: no endpoint (an object in supportedInterfaces or additionalInterfaces, or a url) and no skill (an object in skills); %s: it is not an A2A agent card",
 			who, has())
 	}
 	if !hasName(top) && len(found) < 2 {
@@ -83,13 +83,15 @@ func notACard(top map[string]any) *ParseError {
 // callable tells whether the object declares an endpoint or a skill, as
 // written: an entry that turns out unusable (a placeholder URL) is a
 // broken card's fault, reported as a finding, not a sign of another
-// format.
+// format. An entry must be an object, as every A2A interface and skill
+// is: a résumé's `"skills": ["python"]` offers nothing to call.
 func callable(top map[string]any) bool {
 	if u, ok := top["url"].(string); ok && strings.TrimSpace(u) != "" {
 		return true
 	}
 	for _, k := range []string{"supportedInterfaces", "additionalInterfaces", "skills"} {
-		if a, ok := top[k].([]any); ok && len(a) > 0 {
+		a, _ := top[k].([]any)
+		if slices.ContainsFunc(a, func(v any) bool { _, ok := v.(map[string]any); return ok }) {
 			return true
 		}
 	}
