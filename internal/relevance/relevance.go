@@ -7,10 +7,9 @@
 //
 // The judged set was written before the search was tuned against it, and
 // its queries avoid the cards' own wording; keep it that way: add queries,
-// never reword one to fit the ranking. Synthetic agents are distractors and
-// count as not relevant, although some of them would satisfy a query (a
-// synthetic travel agent for "book a hotel room"): the figures are a lower
-// bound.
+// never reword one to fit the ranking. Synthetic agents are judged by the
+// skills they offer (a synthetic agent with the hotel-booking skill is a
+// good answer to "book a hotel room"), the others are distractors.
 package relevance
 
 import (
@@ -35,11 +34,13 @@ import (
 //go:embed testdata/cards.json testdata/judged.json testdata/real/*.json
 var files embed.FS
 
-// Judgment is one query and the agents, by name, a good answer shows:
-// grade 3 is the agent asked for, 2 a good answer, 1 a partial one.
+// Judgment is one query and the agents a good answer shows: judged cards
+// by name, synthetic agents by the id of a skill they offer. Grade 3 is
+// the agent asked for, 2 a good answer, 1 a partial one.
 type Judgment struct {
 	Query    string         `json:"q"`
 	Relevant map[string]int `json:"relevant"`
+	Synth    map[string]int `json:"synth,omitempty"`
 }
 
 // Judged returns the judged set.
@@ -222,6 +223,10 @@ func Run(ctx context.Context, store *catalog.Store, cat Catalog) (Report, error)
 			g := 0
 			if !synthetic(it.CardURL) {
 				g = j.Relevant[it.Name]
+			} else {
+				for _, sk := range it.Skills {
+					g = max(g, j.Synth[sk.ID])
+				}
 			}
 			gains = append(gains, g)
 			if g >= 2 && r.Rank == 0 {
@@ -231,7 +236,11 @@ func Run(ctx context.Context, store *catalog.Store, cat Catalog) (Report, error)
 		if len(page.Items) > 0 {
 			rep.Answered++
 		}
-		r.NDCG = ndcg(gains, j.Relevant)
+		ideal, err := idealGains(ctx, store, j)
+		if err != nil {
+			return Report{}, err
+		}
+		r.NDCG = ndcg(gains, ideal)
 		if r.Rank > 0 && r.Rank <= 3 {
 			rep.Succeeded++
 		}
@@ -263,9 +272,31 @@ func hostOf(url string) string {
 	return s
 }
 
+// idealGains lists the grades of every agent judged relevant to j: the
+// judged cards, and the synthetic agents offering a judged skill (counted
+// by a skill filter, at most ten each).
+func idealGains(ctx context.Context, store *catalog.Store, j Judgment) ([]int, error) {
+	var out []int
+	for _, g := range j.Relevant {
+		out = append(out, g)
+	}
+	for id, g := range j.Synth {
+		page, err := store.Search(ctx, catalog.Query{Filters: map[string][]string{"skill": {id}}, Limit: 10, FacetLimit: 1})
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range page.Items {
+			if synthetic(it.CardURL) {
+				out = append(out, g)
+			}
+		}
+	}
+	return out, nil
+}
+
 // ndcg is nDCG@10 of the gains (grades in rank order) against the ideal
 // order of the judged grades, with gain 2^g-1.
-func ndcg(gains []int, judged map[string]int) float64 {
+func ndcg(gains, judged []int) float64 {
 	dcg := func(gs []int) float64 {
 		s := 0.0
 		for i, g := range gs[:min(len(gs), 10)] {
