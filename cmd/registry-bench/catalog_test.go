@@ -22,7 +22,7 @@ func TestCatalogBenchmarkSmoke(t *testing.T) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatal(err)
 	}
-	if r.Ingest.Cards != 300 || r.PerTx.Cards != 10 || len(r.Queries) != 7 || r.GetByID.P50 <= 0 || len(r.Like) == 0 {
+	if r.Ingest.Cards != 300 || r.PerTx.Cards != 10 || len(r.Queries) != 8 || r.GetByID.P50 <= 0 || len(r.Like) == 0 {
 		t.Fatalf("incomplete report: %+v", r)
 	}
 }

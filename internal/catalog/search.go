@@ -42,7 +42,7 @@ func (s *Store) Search(ctx context.Context, q Query) (Page, error) {
 	}
 	sq := indexQuery(q, hidden)
 	if cur != nil {
-		sq.After = &search.Hit{ID: cur.PK, Score: cur.Score, SortKey: cur.SortKey, Demoted: cur.Demoted}
+		sq.After = &search.Hit{ID: cur.PK, Score: cur.Score, SortKey: cur.SortKey, Demoted: cur.Demoted, Partial: cur.Partial}
 	}
 	start := time.Now()
 	res, err := s.idx().Search(sq)
@@ -75,7 +75,7 @@ func (s *Store) Search(ctx context.Context, q Query) (Page, error) {
 	if len(top) > q.Limit {
 		last := top[q.Limit-1]
 		page.NextCursor = encodeCursor(cursor{Fingerprint: fp, Score: last.Score, SortKey: last.SortKey, PK: last.ID,
-			Demoted: last.Demoted})
+			Demoted: last.Demoted, Partial: last.Partial})
 		top = top[:q.Limit]
 	}
 	start = time.Now()
@@ -271,6 +271,7 @@ type cursor struct {
 	SortKey     string  `json:"k,omitempty"`
 	PK          uint32  `json:"p"`
 	Demoted     bool    `json:"d,omitempty"`
+	Partial     bool    `json:"m,omitempty"`
 }
 
 func encodeCursor(c cursor) string {

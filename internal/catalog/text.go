@@ -18,7 +18,7 @@ type skillText struct {
 // textOfParts builds the searchable text. Upserts and index rebuilds from
 // the database both go through it, so they index the same words.
 func textOfParts(name, description, provider string, skills []skillText) searchText {
-	var tags, names, desc strings.Builder
+	var tags, names, desc, examples strings.Builder
 	desc.WriteString(description)
 	for _, sk := range skills {
 		for _, t := range sk.tags {
@@ -32,8 +32,8 @@ func textOfParts(name, description, provider string, skills []skillText) searchT
 		desc.WriteByte('\n')
 		desc.WriteString(sk.description)
 		for _, e := range sk.examples {
-			desc.WriteByte('\n')
-			desc.WriteString(e)
+			examples.WriteString(e)
+			examples.WriteByte('\n')
 		}
 	}
 	var t searchText
@@ -42,5 +42,6 @@ func textOfParts(name, description, provider string, skills []skillText) searchT
 	t[search.ColSkills] = names.String()
 	t[search.ColDescription] = desc.String()
 	t[search.ColProvider] = provider
+	t[search.ColExamples] = examples.String()
 	return t
 }

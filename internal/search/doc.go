@@ -26,21 +26,25 @@ type Facet struct {
 	Field, Value string
 }
 
-// Text columns, each with its BM25 weight: a word in the name or a tag
-// says more about a document than one in a long description.
+// Text columns, each with its BM25 weight: a word in the name or a
+// skill's name says more about a document than one in a tag, a tag more
+// than the description, and the description more than an example prompt
+// (which repeats the user's words for what the skill does, but also
+// carries sample data: city names, amounts).
 const (
 	ColName = iota
 	ColTags
 	ColSkills
 	ColDescription
 	ColProvider
+	ColExamples
 	NumCols
 )
 
 // Text is a document's searchable text, by column.
 type Text [NumCols]string
 
-var colWeights = [NumCols]float64{5, 3, 3, 1, 2}
+var colWeights = [NumCols]float64{4, 2.5, 4, 1.5, 1.5, 0.75}
 
 // Doc is what the index holds of one document.
 type Doc struct {

@@ -55,6 +55,14 @@ type oracleStats struct {
 	sortedVocab []string
 	avg         [NumCols]float64
 	n           float64
+	// expansions of query texts already asked (a query is asked again
+	// for each page).
+	expansions map[string][][]oracleExp
+}
+
+type oracleExp struct {
+	word   string
+	weight float64
 }
 
 func (o *oracle) compute() *oracleStats {
@@ -97,20 +105,69 @@ func (o *oracle) search(q Query) Result {
 	tokens := Tokens(q.Text)
 	st := o.compute()
 	ids, vocab, sortedVocab, analyses, lens, avg, n := st.ids, st.df, st.sortedVocab, st.tfs, st.lens, st.avg, st.n
-	expansions := make([][]string, len(tokens))
+	// What each query word matches, by the spec in match.go, from the
+	// vocabulary alone.
+	type exp = oracleExp
+	expansions, known := st.expansions[q.Text]
+	if !known {
+		expansions = make([][]exp, len(tokens))
+	}
 	for i, w := range tokens {
+		if known {
+			break
+		}
+		add := func(v string, weight float64) {
+			if weight != 1 && vocab[v] > 100 && vocab[v]*5 > len(ids) {
+				return // a loose match on a common word
+			}
+			for _, e := range expansions[i] {
+				if e.word == v {
+					return
+				}
+			}
+			expansions[i] = append(expansions[i], exp{v, weight})
+		}
 		if vocab[w] > 0 {
-			expansions[i] = []string{w}
-			continue
-		}
-		if i != len(tokens)-1 || len(w) < minPrefixLen {
-			continue
-		}
-		for _, v := range sortedVocab {
-			if v != w && strings.HasPrefix(v, w) && len(expansions[i]) < maxExpansions {
-				expansions[i] = append(expansions[i], v)
+			add(w, 1)
+		} else {
+			if i == len(tokens)-1 && len(w) >= 3 {
+				n := 0
+				for _, v := range sortedVocab {
+					if v != w && strings.HasPrefix(v, w) && n < 64 {
+						add(v, 1)
+						n++
+					}
+				}
+			}
+			if len(expansions[i]) == 0 && len(w) >= 5 && isASCIIWord(w) {
+				n := 0
+				for _, v := range sortedVocab {
+					if n < 16 && len(v) >= len(w)-1 && len(v) <= len(w)+1 && osaDistance(w, v) == 1 {
+						add(v, 0.6)
+						n++
+					}
+				}
 			}
 		}
+		for _, r := range related(w) {
+			if vocab[r.word] > 0 {
+				add(r.word, r.weight)
+			}
+		}
+	}
+	if st.expansions == nil {
+		st.expansions = map[string][][]oracleExp{}
+	}
+	st.expansions[q.Text] = expansions
+	spaced := 0
+	for _, w := range tokens {
+		if !unspaced([]rune(w)[0]) {
+			spaced++
+		}
+	}
+	need := 1
+	if spaced > 2 {
+		need = (spaced + 1) / 2
 	}
 
 	var hits []Hit
@@ -140,22 +197,29 @@ docs:
 		for _, t := range q.Demote {
 			h.Demoted = h.Demoted || hasTerm(d, t.Field, t.Value)
 		}
+		matched := 0
 		for i := range tokens {
-			var ws float64
-			found := false
-			for _, w := range expansions[i] {
-				tf, ok := analyses[id][w]
+			best, found := 0.0, false
+			for _, e := range expansions[i] {
+				tf, ok := analyses[id][e.word]
 				if !ok {
 					continue
 				}
 				l := lens[id]
-				ws += bm25(tf, &l, &avg, idfOf(n, float64(vocab[w])))
+				best = max(best, e.weight*bm25(tf, &l, &avg, idfOf(n, float64(vocab[e.word]))))
 				found = true
 			}
-			if !found {
-				continue docs
+			if found {
+				matched++
+				h.Score += best
 			}
-			h.Score += ws
+		}
+		if len(tokens) > 0 && matched < need {
+			continue
+		}
+		h.Partial = matched < len(tokens)
+		if h.Partial {
+			h.Score = h.Score * float64(matched) / float64(len(tokens))
 		}
 		hits = append(hits, h)
 	}
@@ -196,6 +260,33 @@ docs:
 	return res
 }
 
+// osaDistance is the optimal string alignment distance of two byte
+// strings: insertions, deletions, substitutions and swaps of adjacent
+// bytes (Damerau's edits, each substring edited once).
+func osaDistance(a, b string) int {
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
+}
+
 // diffResults describes how got differs from want, or returns "".
 func diffResults(got, want Result) string {
 	if got.Total != want.Total {
@@ -206,7 +297,7 @@ func diffResults(got, want Result) string {
 	}
 	for i := range got.Hits {
 		g, w := got.Hits[i], want.Hits[i]
-		if g.ID != w.ID || g.SortKey != w.SortKey || g.Demoted != w.Demoted || g.Seq != w.Seq ||
+		if g.ID != w.ID || g.SortKey != w.SortKey || g.Demoted != w.Demoted || g.Partial != w.Partial || g.Seq != w.Seq ||
 			math.Abs(g.Score-w.Score) > 1e-9*max(1, math.Abs(w.Score)) {
 			return fmt.Sprintf("hit %d = %+v, want %+v", i, g, w)
 		}
@@ -264,6 +355,7 @@ func (g gen) doc(id uint32, seq int64) Doc {
 	d.Text[ColTags] = g.words(g.r.IntN(4))
 	d.Text[ColSkills] = g.words(g.r.IntN(4))
 	d.Text[ColDescription] = g.words(g.r.IntN(30))
+	d.Text[ColExamples] = g.words(g.r.IntN(8))
 	if g.r.IntN(2) == 0 {
 		d.Text[ColProvider] = g.pick(providers)
 	}
@@ -311,7 +403,7 @@ func matchMode(pattern string) func(string) bool {
 
 func (g gen) query(known []Doc) Query {
 	q := Query{Limit: 1 + g.r.IntN(25), FacetLimit: 1 + g.r.IntN(6)}
-	switch g.r.IntN(6) {
+	switch g.r.IntN(7) {
 	case 0: // no text
 	case 1: // a prefix being typed
 		w := g.word() + g.word()
@@ -329,6 +421,20 @@ func (g gen) query(known []Doc) Query {
 				q.Text = strings.Join(ws, " ")
 			}
 		}
+	case 3: // a question of several words
+		q.Text = g.words(3 + g.r.IntN(6))
+	case 4: // a word with a typo: one byte changed, dropped or doubled
+		w := []byte(g.word() + g.word())
+		i := g.r.IntN(len(w))
+		switch g.r.IntN(3) {
+		case 0:
+			w[i] = syllables[g.r.IntN(len(syllables))][0]
+		case 1:
+			w = append(w[:i], w[i+1:]...)
+		default:
+			w = append(w[:i+1], w[i:]...)
+		}
+		q.Text = g.words(g.r.IntN(2)) + " " + string(w)
 	default:
 		q.Text = g.words(1 + g.r.IntN(2))
 	}
@@ -552,4 +658,32 @@ func TestFilterStrategiesMatchOracle(t *testing.T) {
 			checkQueries(t, g, build(g, docs), nil, o, 200)
 		})
 	}
+}
+
+// TestRelatedMatchesOracle relates random words of the test vocabulary
+// to each other, so that queries expand through related words often, and
+// holds the index to the oracle.
+func TestRelatedMatchesOracle(t *testing.T) {
+	saved := relatedTable
+	t.Cleanup(func() { relatedTable = saved })
+	g := gen{rand.New(rand.NewPCG(11, 3))}
+	table := map[string][]relatedWord{}
+	for range 400 {
+		a, _ := analyzeWord(g.word())
+		b, _ := analyzeWord(g.word())
+		if a == b {
+			continue
+		}
+		w := []float64{domainWeight, wordnetWeight}[g.r.IntN(2)]
+		table[a] = append(table[a], relatedWord{b, w})
+		table[b] = append(table[b], relatedWord{a, w})
+	}
+	relatedTable = func() map[string][]relatedWord { return table }
+	o := newOracle()
+	docs := make([]Doc, 2500)
+	for i := range docs {
+		docs[i] = g.doc(uint32(i*2+1), int64(i+1))
+		o.set(docs[i])
+	}
+	checkQueries(t, g, build(g, docs), nil, o, 300)
 }

@@ -126,7 +126,9 @@ func (x *Index) diffWords(id uint32, old, cur []textPosting) {
 				i++
 			}
 			e := textPosting{id: id, tf: cur[j].tf}
-			t.terms[cur[j].id].postings = x.setPosting(t.terms[cur[j].id].postings, e)
+			tt := &t.terms[cur[j].id]
+			tt.postings = x.setPosting(tt.postings, e)
+			tt.cols |= colsOf(e.tf)
 			j++
 		}
 	}

@@ -21,8 +21,9 @@ type Filter struct {
 
 // Query is one search.
 type Query struct {
-	// Text is matched word by word (see Tokens); every word must match,
-	// the last one also as a prefix. Empty text matches every document.
+	// Text is matched word by word (see Tokens and match.go): documents
+	// matching enough of its words, ranked. Empty text matches every
+	// document.
 	Text string
 	// Filters must all match.
 	Filters []Filter
@@ -39,7 +40,8 @@ type Query struct {
 }
 
 // Hit is one matching document: demoted ones last, then with query text
-// ordered by Score, highest first, else by SortKey; ties by ID.
+// those matching every word first, each part ordered by Score, highest
+// first; without text by SortKey; ties by ID.
 type Hit struct {
 	ID      uint32
 	Score   float64
@@ -47,6 +49,9 @@ type Hit struct {
 	// Demoted is set on a document carrying a Query.Demote term. It is
 	// part of the order, so a cursor (Query.After) must keep it.
 	Demoted bool
+	// Partial is set on a document matching some of the query's words
+	// but not all. It is part of the order, as Demoted is.
+	Partial bool
 	// Seq is the sequence of the document's version that matched: a
 	// caller may reuse what it read of that version before.
 	Seq int64
@@ -93,29 +98,31 @@ func (x *Index) Search(q Query) (Result, error) {
 		return matched
 	}
 	var (
-		ids  []uint32
-		hits []Hit
+		ids     []uint32
+		matches []match
+		qws     []queryWord
 	)
 	if len(tokens) > 0 {
-		text := x.textMatch(tokens)
+		qws = x.expandQuery(tokens)
+		text := x.textMatch(qws)
 		if preferProbe(len(text), parts) {
-			hits = x.probe(text, parts, q.Exclude)
+			matches = x.probe(text, parts, q.Exclude)
 		} else {
 			matched := matchAll()
-			hits = make([]Hit, 0, min(len(text), len(matched)))
+			matches = make([]match, 0, min(len(text), len(matched)))
 			j := 0
-			for _, h := range text {
-				for j < len(matched) && matched[j] < h.ID {
+			for _, m := range text {
+				for j < len(matched) && matched[j] < m.id {
 					j++
 				}
-				if j < len(matched) && matched[j] == h.ID {
-					hits = append(hits, h)
+				if j < len(matched) && matched[j] == m.id {
+					matches = append(matches, m)
 				}
 			}
 		}
-		ids = make([]uint32, len(hits))
-		for i, h := range hits {
-			ids[i] = h.ID
+		ids = make([]uint32, len(matches))
+		for i, m := range matches {
+			ids[i] = m.id
 		}
 	}
 	var (
@@ -141,12 +148,7 @@ func (x *Index) Search(q Query) (Result, error) {
 	}
 	demoted := x.demoted(q.Demote)
 	if len(tokens) > 0 {
-		if len(demoted) > 0 {
-			for i := range hits {
-				_, hits[i].Demoted = slices.BinarySearch(demoted, hits[i].ID)
-			}
-		}
-		res.Hits = topHits(hits, q.Limit, q.After, byScore)
+		res.Hits = x.rank(qws, matches, demoted, q.Limit, q.After)
 		for i := range res.Hits {
 			res.Hits[i].SortKey = x.docs[res.Hits[i].ID].sortKey
 		}
@@ -173,6 +175,12 @@ func (x *Index) demoted(terms []Facet) []uint32 {
 func byScore(a, b Hit) int {
 	if a.Demoted != b.Demoted {
 		if a.Demoted {
+			return 1
+		}
+		return -1
+	}
+	if a.Partial != b.Partial {
+		if a.Partial {
 			return 1
 		}
 		return -1
@@ -293,10 +301,10 @@ var preferProbe = func(hits int, parts [][][]uint32) bool {
 	return lists > 0 && hits*lists < total
 }
 
-// probe keeps the text hits (in id order) carrying, for every filter, a
-// term of one of its posting lists, and none of the excluded terms. The
+// probe keeps the text matches (in id order) carrying, for every filter,
+// a term of one of its posting lists, and none of the excluded terms. The
 // caller holds x.mu for reading.
-func (x *Index) probe(text []Hit, parts [][][]uint32, exclude []Facet) []Hit {
+func (x *Index) probe(text []match, parts [][][]uint32, exclude []Facet) []match {
 	var excl [][]uint32
 	for _, f := range exclude {
 		if p := x.postings(f.Field, f.Value); len(p) > 0 {
@@ -308,20 +316,20 @@ func (x *Index) probe(text []Hit, parts [][][]uint32, exclude []Facet) []Hit {
 		filters[i] = newListCursors(ps)
 	}
 	excluded := newListCursors(excl)
-	hits := make([]Hit, 0, len(text))
+	out := make([]match, 0, len(text))
 next:
-	for _, h := range text {
+	for _, m := range text {
 		for _, cs := range filters {
-			if !cs.has(h.ID) {
+			if !cs.has(m.id) {
 				continue next
 			}
 		}
-		if excluded.has(h.ID) {
+		if excluded.has(m.id) {
 			continue
 		}
-		hits = append(hits, h)
+		out = append(out, m)
 	}
-	return hits
+	return out
 }
 
 // listCursors finds ascending ids in sorted posting lists: one cursor per

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"unicode"
 )
 
 // Full-text search runs on this in-memory inverted index rather than
@@ -32,8 +31,9 @@ const (
 const (
 	minPrefixLen  = 3
 	maxExpansions = 64
-	// tfBits is the width of one column's term frequency in a posting.
-	tfBits = 6
+	// tfBits is the width of one column's term frequency in a posting:
+	// NumCols of them fit a uint32.
+	tfBits = 5
 	tfMax  = 1<<tfBits - 1
 )
 
@@ -43,99 +43,47 @@ const (
 	MaxTokenLen = 64
 )
 
-// tokenize splits text into lowercase, stemmed words of letters and
-// digits; the same function splits queries and documents.
-func tokenize(text string) []string {
-	words, ok := tokenizeASCII(text)
-	if !ok {
-		words = strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
-			return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-		})
-	}
-	for i, w := range words {
-		words[i] = stem(w)
-	}
-	return words
-}
-
-// tokenizeASCII splits ASCII text as tokenize's general path does, in one
-// pass over bytes instead of a function call per rune: most card text is
-// ASCII, and text analysis is a large share of storing a new version and
-// of building the index. It reports false, having done nothing, when text
-// holds any other byte.
-func tokenizeASCII(text string) ([]string, bool) {
-	upper := false
-	for i := 0; i < len(text); i++ {
-		c := text[i]
-		if c >= 0x80 {
-			return nil, false
-		}
-		upper = upper || 'A' <= c && c <= 'Z'
-	}
-	if upper {
-		text = strings.ToLower(text)
-	}
-	words := make([]string, 0, len(text)/6+1)
-	for i := 0; i < len(text); {
-		for i < len(text) && !asciiWordByte[text[i]] {
-			i++
-		}
-		start := i
-		for i < len(text) && asciiWordByte[text[i]] {
-			i++
-		}
-		if i > start {
-			words = append(words, text[start:i])
-		}
-	}
-	return words, true
-}
-
-// asciiWordByte tells the bytes of words in lowercase ASCII text: what
-// unicode.IsLetter and unicode.IsDigit accept below 0x80.
-var asciiWordByte = func() (t [256]bool) {
-	for c := range t {
-		t[c] = 'a' <= c && c <= 'z' || '0' <= c && c <= '9'
-	}
-	return t
-}()
-
-// stem folds English plurals with Harman's S-stemmer (D. Harman, "How
-// effective is suffixing?", JASIS 42(1), 1991): conservative enough never
-// to merge unrelated words, so "invoices" finds "invoice" but
-// "documentation" stays apart from "document".
-func stem(w string) string {
-	n := len(w)
-	if n <= 3 || w[n-1] != 's' {
-		return w
-	}
-	switch {
-	case strings.HasSuffix(w, "ies") && !strings.HasSuffix(w, "eies") && !strings.HasSuffix(w, "aies"):
-		return w[:n-3] + "y"
-	case strings.HasSuffix(w, "es") && !strings.HasSuffix(w, "aes") && !strings.HasSuffix(w, "ees") && !strings.HasSuffix(w, "oes"):
-		return w[:n-1]
-	case !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "ss"):
-		return w[:n-1]
-	}
-	return w
-}
-
-// Tokens returns the words a query text searches for: tokenized, without
-// repeats or overlong words, at most MaxTokens. Callers use it to tell
-// whether two query texts are the same search (cursor fingerprints).
+// Tokens returns the words a query text searches for: analyzed as
+// documents are (see analyze.go), without the words that say only that a
+// question is asked ("find me an agent that…", queryNoise), repeats or
+// overlong words, at most MaxTokens. A text of nothing but stop words and
+// such keeps them all ("the who"). Callers use
+// it to tell whether two query texts are the same search (cursor
+// fingerprints).
 func Tokens(text string) []string {
+	raw := rawWords(text)
 	out := make([]string, 0, 4)
-	for _, w := range tokenize(text) {
-		if len(w) > MaxTokenLen || slices.Contains(out, w) {
-			continue
+	add := func(all bool) {
+		for _, w := range raw {
+			a, stop := analyzeWord(w)
+			if a == "" || (!all && (stop || queryNoise[w])) || slices.Contains(out, a) {
+				continue
+			}
+			out = append(out, a)
+			if len(out) == MaxTokens {
+				return
+			}
 		}
-		out = append(out, w)
-		if len(out) == MaxTokens {
-			break
-		}
+	}
+	add(false)
+	if len(out) == 0 {
+		add(true)
 	}
 	return out
 }
+
+// queryNoise are words of how people ask rather than of what they ask
+// for. Every card is an agent, a tool, a service that helps: these words
+// would match most of the catalog and outweigh the words that matter.
+var queryNoise = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`find finds finding something someone anything anyone agent agents bot bots
+		tool tools app apps assistant assistants service services help helps helping want wants need needs
+		looking look please could would like way thing things let lets able many much lot lots kind sort`) {
+		m[w] = true
+	}
+	return m
+}()
 
 // analysis is a document's text reduced to per-word term frequencies
 // (tfBits per column) and column lengths. It needs no
@@ -190,6 +138,11 @@ type textPosting struct {
 type textTerm struct {
 	word     string
 	postings []textPosting // sorted by id
+	// cols has a bit set for each column the word was ever counted in,
+	// by any document: what bounds its score (maxScore). Never cleared,
+	// so it may claim more columns than the postings now hold, which
+	// loosens the bound and never breaks it.
+	cols uint8
 }
 
 // textIndex is the inverted index of words, guarded by the Index's mutex.
@@ -251,89 +204,6 @@ func (t *textIndex) sortWords() {
 
 func postingOrder(e textPosting, id uint32) int { return cmp.Compare(e.id, id) }
 
-// expand returns the term ids a query word matches: the word itself if a
-// document holds it, else when prefix is set the first maxExpansions
-// words, in byte order, that it begins and some document holds. Words
-// left without documents by updates are skipped, so an updated index
-// expands exactly as a fresh build does.
-func (t *textIndex) expand(word string, prefix bool) []uint32 {
-	if id, ok := t.ids[word]; ok && len(t.terms[id].postings) > 0 {
-		return []uint32{id}
-	}
-	if !prefix || len(word) < minPrefixLen {
-		return nil
-	}
-	var out []uint32
-	i, _ := slices.BinarySearchFunc(t.sorted, word, func(id uint32, w string) int { return strings.Compare(t.terms[id].word, w) })
-	for ; i < len(t.sorted) && len(out) < maxExpansions; i++ {
-		id := t.sorted[i]
-		w := t.terms[id].word
-		if !strings.HasPrefix(w, word) {
-			break
-		}
-		if w != word && len(t.terms[id].postings) > 0 {
-			out = append(out, id)
-		}
-	}
-	extra := false
-	for _, id := range t.unsorted {
-		if w := t.terms[id].word; w != word && strings.HasPrefix(w, word) && len(t.terms[id].postings) > 0 {
-			out = append(out, id)
-			extra = true
-		}
-	}
-	if extra {
-		slices.SortFunc(out, func(a, b uint32) int { return strings.Compare(t.terms[a].word, t.terms[b].word) })
-		out = out[:min(len(out), maxExpansions)]
-	}
-	return out
-}
-
-// textMatch returns the docs containing every query word (or a word the
-// last one begins), scored by BM25 and sorted by id.
-func (x *Index) textMatch(words []string) []Hit {
-	t := &x.text
-	if t.docs == 0 {
-		return nil
-	}
-	var avg [NumCols]float64
-	for c := range avg {
-		avg[c] = max(float64(t.colTotal[c])/float64(t.docs), 1)
-	}
-	n := float64(t.docs)
-	var result []Hit
-	for i, w := range words {
-		ids := t.expand(w, i == len(words)-1)
-		if len(ids) == 0 {
-			return nil
-		}
-		total := 0
-		for _, id := range ids {
-			total += len(t.terms[id].postings)
-		}
-		scored := make([]Hit, 0, total)
-		for _, id := range ids {
-			p := t.terms[id].postings
-			idf := idfOf(n, float64(len(p)))
-			for _, e := range p {
-				scored = append(scored, Hit{ID: e.id, Score: bm25(e.tf, &x.lens[e.id], &avg, idf)})
-			}
-		}
-		if len(ids) > 1 {
-			scored = mergeHits(scored)
-		}
-		if i == 0 {
-			result = scored
-		} else {
-			result = intersectHits(result, scored)
-		}
-		if len(result) == 0 {
-			return nil
-		}
-	}
-	return result
-}
-
 func idfOf(n, df float64) float64 {
 	return math.Log(1 + (n-df+0.5)/(df+0.5))
 }
@@ -349,39 +219,4 @@ func bm25(tf uint32, lens *[NumCols]uint16, avg *[NumCols]float64, idf float64) 
 		s += colWeights[c] * idf * f * (bm25K1 + 1) / (f + bm25K1*norm)
 	}
 	return s
-}
-
-// mergeHits sorts hits by id and sums the scores of repeated ids (one doc
-// matching several expansions of a prefix). The sort is stable so that
-// scores are summed in expansion order, the same in every index.
-func mergeHits(h []Hit) []Hit {
-	slices.SortStableFunc(h, func(a, b Hit) int { return cmp.Compare(a.ID, b.ID) })
-	out := h[:0]
-	for _, e := range h {
-		if n := len(out); n > 0 && out[n-1].ID == e.ID {
-			out[n-1].Score += e.Score
-			continue
-		}
-		out = append(out, e)
-	}
-	return out
-}
-
-// intersectHits keeps the ids present in both sorted lists, summing scores.
-func intersectHits(a, b []Hit) []Hit {
-	out := a[:0]
-	j := 0
-	for _, e := range a {
-		for j < len(b) && b[j].ID < e.ID {
-			j++
-		}
-		if j == len(b) {
-			break
-		}
-		if b[j].ID == e.ID {
-			e.Score += b[j].Score
-			out = append(out, e)
-		}
-	}
-	return out
 }

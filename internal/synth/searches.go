@@ -14,7 +14,8 @@ type SearchClass struct {
 // benchmarks, drawn from the vocabulary: words a user would type (on
 // 0.1–5% of agents), the worst case of words on over a tenth of all
 // cards, rare words, popular tags and bindings, a word with two facets,
-// media-type wildcards, and browsing with no filter.
+// media-type wildcards, browsing with no filter, and questions of 3 to 10
+// words as people type them.
 func (v Vocab) SearchClasses() []SearchClass {
 	params := func(kv ...string) url.Values {
 		q := url.Values{}
@@ -50,6 +51,10 @@ func (v Vocab) SearchClasses() []SearchClass {
 	for _, fam := range v.ModeFamilies {
 		modes = append(modes, params("input_mode", fam.Value), params("output_mode", fam.Value))
 	}
+	var questions []url.Values
+	for _, q := range naturalQuestions {
+		questions = append(questions, params("q", q))
+	}
 	return []SearchClass{
 		{"text-only", text},
 		{"text-only (>10% hit)", frequent},
@@ -58,5 +63,29 @@ func (v Vocab) SearchClasses() []SearchClass {
 		{"text + 2 facets", combo},
 		{"mode wildcard", modes},
 		{"browse (no filter)", []url.Values{{}, params("limit", "100")}},
+		{"natural language (3-10 words)", questions},
 	}
+}
+
+// naturalQuestions are questions of 3 to 10 words in users' words about
+// the synthetic catalog's domains: most of their words are common ones
+// (find, agent, data, report), the case that ranked "should" matching
+// must keep fast.
+var naturalQuestions = []string{
+	"find me an agent that books hotels near the office",
+	"summarise a legal contract in plain english",
+	"which agent can extract totals from a pdf invoice",
+	"translate my word documents into german and french",
+	"help me triage customer support tickets by urgency",
+	"write unit tests for my python code",
+	"track a parcel and tell me when it arrives",
+	"scan receipts from photos into expense entries",
+	"find research papers about protein folding and summarize them",
+	"schedule a meeting with the whole team next week",
+	"check my kubernetes cluster for failing pods",
+	"is this email a phishing attempt",
+	"forecast next quarter revenue from historical sales data",
+	"generate product descriptions for my online store",
+	"transcribe a podcast recording with speaker labels",
+	"an agent to answer questions about our hr policy",
 }

@@ -393,8 +393,8 @@ func TestAppendString(t *testing.T) {
 func TestSearchClasses(t *testing.T) {
 	v := New(1).Vocabulary()
 	classes := v.SearchClasses()
-	if len(classes) != 7 {
-		t.Fatalf("%d classes, want 7", len(classes))
+	if len(classes) != 8 {
+		t.Fatalf("%d classes, want 8", len(classes))
 	}
 	for _, cl := range classes {
 		if len(cl.Searches) == 0 {

@@ -1,0 +1,156 @@
+package search
+
+import (
+	"cmp"
+	"math/bits"
+	"slices"
+	"strings"
+)
+
+// Explanation says why a document matched a query text and how it
+// scored: for each query word, the indexed word it matched through, how
+// (the word itself, a prefix, a typo, a related word), and in which
+// columns. Its Score is the document's Hit.Score for that text.
+type Explanation struct {
+	ID      uint32
+	Score   float64
+	Partial bool
+	Words   []WordMatch
+}
+
+// WordMatch is how one query word met the document; Matched is empty
+// when it did not.
+type WordMatch struct {
+	Word    string
+	Matched string
+	Kind    MatchKind
+	// Weight is the kind's weight against the word itself (1).
+	Weight float64
+	// Score is what this word adds to the document's score, before the
+	// share of words matched scales a partial match (see coord).
+	Score   float64
+	Columns []string
+}
+
+// ColumnNames name the text columns in explanations.
+var ColumnNames = [NumCols]string{"name", "tags", "skills", "description", "provider", "examples"}
+
+func (k MatchKind) String() string {
+	switch k {
+	case MatchWord:
+		return "word"
+	case MatchPrefix:
+		return "prefix"
+	case MatchTypo:
+		return "typo"
+	case MatchRelated:
+		return "related"
+	}
+	return "unknown"
+}
+
+// Explain explains how document id matches text, or reports false when
+// the document is not in the index or matches too few of the words (it
+// would not be a hit). Filters are not its concern: it explains the text.
+func (x *Index) Explain(text string, id uint32) (Explanation, bool) {
+	tokens := Tokens(text)
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if len(tokens) == 0 || int(id) >= len(x.docs) || !x.docs[id].present {
+		return Explanation{}, false
+	}
+	qws := x.expandQuery(tokens)
+	tfs := map[uint32]uint32{}
+	for _, w := range x.docs[id].words.decode(nil) {
+		tfs[w.id] = w.tf
+	}
+	t := &x.text
+	var avg [NumCols]float64
+	for c := range avg {
+		avg[c] = max(float64(t.colTotal[c])/float64(t.docs), 1)
+	}
+	n := float64(t.docs)
+	e := Explanation{ID: id}
+	var mask uint32
+	for i, qw := range qws {
+		wm := WordMatch{Word: qw.word}
+		found := false
+		for _, ex := range qw.exps {
+			tf, ok := tfs[ex.id]
+			if !ok {
+				continue
+			}
+			s := ex.weight * bm25(tf, &x.lens[id], &avg, idfOf(n, float64(len(t.terms[ex.id].postings))))
+			if !found || s > wm.Score {
+				wm.Matched, wm.Kind, wm.Weight, wm.Score = t.terms[ex.id].word, ex.kind, ex.weight, s
+				wm.Columns = wm.Columns[:0]
+				for c := range NumCols {
+					if (tf>>(c*tfBits))&tfMax != 0 {
+						wm.Columns = append(wm.Columns, ColumnNames[c])
+					}
+				}
+			}
+			found = true
+		}
+		if found {
+			mask |= 1 << i
+			e.Score += wm.Score
+		}
+		e.Words = append(e.Words, wm)
+	}
+	if bits.OnesCount32(mask) < minMatch(tokens) {
+		return Explanation{}, false
+	}
+	e.Score = coord(e.Score, mask, len(qws))
+	e.Partial = bits.OnesCount32(mask) < len(qws)
+	return e, true
+}
+
+// Completion is a value a search box may offer for what has been typed.
+type Completion struct {
+	Field, Value string
+	// Count is the number of documents carrying the value.
+	Count int
+}
+
+// Complete returns the values of the given fields (tags, skill names)
+// that the typed prefix begins, or one of whose words it begins, without
+// regard to case or diacritics, the most common first, at most limit.
+// The console's search box offers them as the user types.
+func (x *Index) Complete(prefix string, fields []string, limit int) []Completion {
+	p := strings.TrimSpace(prefix)
+	if p == "" || limit <= 0 {
+		return nil
+	}
+	p = foldAny(p)
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	var out []Completion
+	for _, f := range fields {
+		for _, id := range x.byField[f] {
+			t := &x.terms[id]
+			if len(t.postings) == 0 {
+				continue
+			}
+			v := foldAny(t.display)
+			if strings.HasPrefix(v, p) || strings.Contains(v, " "+p) {
+				out = append(out, Completion{Field: f, Value: t.display, Count: len(t.postings)})
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b Completion) int {
+		if a.Count != b.Count {
+			return b.Count - a.Count
+		}
+		return cmp.Or(strings.Compare(a.Value, b.Value), strings.Compare(a.Field, b.Field))
+	})
+	return out[:min(len(out), limit)]
+}
+
+// foldAny folds text as analysis does (case, diacritics, width).
+func foldAny(s string) string {
+	if isASCIIWord(s) {
+		return strings.ToLower(s)
+	}
+	return fold(s)
+}

@@ -1,0 +1,102 @@
+package search
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestExplainAgreesWithSearch: every hit's explanation gives its score
+// and its partial flag, and a matched word is one of the document's.
+func TestExplainAgreesWithSearch(t *testing.T) {
+	g := gen{rand.New(rand.NewPCG(21, 2))}
+	docs := make([]Doc, 800)
+	for i := range docs {
+		docs[i] = g.doc(uint32(i+1), 1)
+	}
+	x := build(g, docs)
+	for range 200 {
+		q := g.query(docs)
+		q.Filters, q.Demote, q.Exclude = nil, nil, nil
+		if q.Text == "" {
+			continue
+		}
+		res, err := x.Search(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range res.Hits {
+			e, ok := x.Explain(q.Text, h.ID)
+			if !ok {
+				t.Fatalf("%q: no explanation of hit %d", q.Text, h.ID)
+			}
+			if math.Abs(e.Score-h.Score) > 1e-9*max(1, h.Score) || e.Partial != h.Partial {
+				t.Fatalf("%q: hit %+v explained as %+v", q.Text, h, e)
+			}
+			words := tokenize(docs[h.ID-1].Text[ColName] + " " + docs[h.ID-1].Text[ColTags] + " " + docs[h.ID-1].Text[ColSkills] + " " +
+				docs[h.ID-1].Text[ColDescription] + " " + docs[h.ID-1].Text[ColProvider] + " " + docs[h.ID-1].Text[ColExamples])
+			for _, w := range e.Words {
+				if w.Matched != "" && (!slices.Contains(words, w.Matched) || len(w.Columns) == 0) {
+					t.Fatalf("%q: doc %d explained by %+v, not one of its words", q.Text, h.ID, w)
+				}
+			}
+		}
+	}
+	if _, ok := x.Explain("zzzzqqq", 1); ok {
+		t.Error("a document explained for a text it does not match")
+	}
+}
+
+func TestExplainSaysHow(t *testing.T) {
+	x := newTestIndex()
+	var d Doc
+	d.ID, d.Seq = 1, 1
+	d.Text[ColName] = "Rail booking"
+	d.Text[ColDescription] = "Sells train tickets"
+	x.Apply([]Doc{d})
+	x.MarkReady()
+	e, ok := x.Explain("reservation for a trian", 1)
+	if !ok {
+		t.Fatal("no explanation")
+	}
+	want := []WordMatch{
+		{Word: "reserv", Matched: "book", Kind: MatchRelated, Weight: domainWeight, Columns: []string{"name"}},
+		{Word: "trian", Matched: "train", Kind: MatchTypo, Weight: typoWeight, Columns: []string{"description"}},
+	}
+	if len(e.Words) != len(want) {
+		t.Fatalf("words %+v", e.Words)
+	}
+	for i, w := range want {
+		got := e.Words[i]
+		if got.Word != w.Word || got.Matched != w.Matched || got.Kind != w.Kind || got.Weight != w.Weight || !slices.Equal(got.Columns, w.Columns) || got.Score <= 0 {
+			t.Errorf("word %d = %+v, want %+v", i, got, w)
+		}
+	}
+}
+
+func TestComplete(t *testing.T) {
+	x := newTestIndex()
+	for i, tags := range [][]string{{"Invoices", "finance"}, {"invoices", "OCR"}, {"Invoice matching"}, {"Café reviews"}, {"e-invoicing"}} {
+		d := Doc{ID: uint32(i + 1), Seq: 1}
+		for _, tg := range tags {
+			d.Facets = append(d.Facets, Facet{"tag", tg})
+		}
+		x.Apply([]Doc{d})
+	}
+	x.MarkReady()
+	got := x.Complete("INV", []string{"tag"}, 5)
+	want := []Completion{{"tag", "Invoices", 2}, {"tag", "Invoice matching", 1}}
+	if !slices.Equal(got, want) {
+		t.Errorf("Complete(INV) = %+v, want %+v", got, want)
+	}
+	if got := x.Complete("cafe", []string{"tag"}, 5); len(got) != 1 || got[0].Value != "Café reviews" {
+		t.Errorf("Complete(cafe) = %+v", got)
+	}
+	if got := x.Complete("rev", []string{"tag"}, 5); len(got) != 1 {
+		t.Errorf("Complete(rev), a later word = %+v", got)
+	}
+	if got := x.Complete("", []string{"tag"}, 5); got != nil {
+		t.Errorf("Complete of nothing = %+v", got)
+	}
+}
