@@ -33,10 +33,12 @@ func runRelevance(args []string) error {
 	if err != nil {
 		return err
 	}
-	rep, err := relevance.Run(ctx, store, cat)
-	if err != nil {
-		return err
+	for _, set := range []string{relevance.SetJudged, relevance.SetHeldOut} {
+		rep, err := relevance.Run(ctx, store, cat, set)
+		if err != nil {
+			return err
+		}
+		rep.Print(os.Stdout, *verbose)
 	}
-	rep.Print(os.Stdout, *verbose)
 	return nil
 }

@@ -31,7 +31,7 @@ import (
 	"github.com/a2aregistry/registry/internal/synth"
 )
 
-//go:embed testdata/cards.json testdata/judged.json testdata/real/*.json
+//go:embed testdata/cards.json testdata/judged.json testdata/heldout.json testdata/real/*.json
 var files embed.FS
 
 // Judgment is one query and the agents a good answer shows: judged cards
@@ -43,9 +43,22 @@ type Judgment struct {
 	Synth    map[string]int `json:"synth,omitempty"`
 }
 
+// Sets of judged queries: the judged set, written before the search was
+// tuned and tuned against since, and the held-out set, written after the
+// tuning and never tuned against (its figures tell how far the tuning
+// generalises). Tune against neither; when the held-out set has been
+// looked at to change the search, write a new one.
+const (
+	SetJudged  = "judged"
+	SetHeldOut = "heldout"
+)
+
 // Judged returns the judged set.
-func Judged() ([]Judgment, error) {
-	raw, err := files.ReadFile("testdata/judged.json")
+func Judged() ([]Judgment, error) { return Set(SetJudged) }
+
+// Set returns a set of judged queries by name.
+func Set(name string) ([]Judgment, error) {
+	raw, err := files.ReadFile("testdata/" + name + ".json")
 	if err != nil {
 		return nil, err
 	}
@@ -195,6 +208,8 @@ type QueryResult struct {
 
 // Report holds the figures of a run.
 type Report struct {
+	// Set names the set of queries run.
+	Set                 string
 	Catalog             Catalog
 	Queries             []QueryResult
 	SuccessAt3, MRR10   float64
@@ -202,15 +217,15 @@ type Report struct {
 	Succeeded, Answered int
 }
 
-// Run asks every judged query of store and scores the answers. Synthetic
-// agents are told apart by their card URLs, so that one named like a
-// judged card is not taken for it.
-func Run(ctx context.Context, store *catalog.Store, cat Catalog) (Report, error) {
-	js, err := Judged()
+// Run asks every query of the named set of store and scores the answers.
+// Synthetic agents are told apart by their card URLs, so that one named
+// like a judged card is not taken for it.
+func Run(ctx context.Context, store *catalog.Store, cat Catalog, set string) (Report, error) {
+	js, err := Set(set)
 	if err != nil {
 		return Report{}, err
 	}
-	rep := Report{Catalog: cat}
+	rep := Report{Catalog: cat, Set: set}
 	for _, j := range js {
 		page, err := store.Search(ctx, catalog.Query{Text: j.Query, Limit: 10, FacetLimit: 1})
 		if err != nil {
@@ -318,8 +333,8 @@ func ndcg(gains, judged []int) float64 {
 
 // Print writes the report: the figures, then each query's first hits.
 func (r Report) Print(w io.Writer, verbose bool) {
-	fmt.Fprintf(w, "catalog: %d judged cards among %d synthetic agents; %d queries, %d answered\n",
-		r.Catalog.Judged, r.Catalog.Synthetic, len(r.Queries), r.Answered)
+	fmt.Fprintf(w, "%s set: %d judged cards among %d synthetic agents; %d queries, %d answered\n",
+		r.Set, r.Catalog.Judged, r.Catalog.Synthetic, len(r.Queries), r.Answered)
 	fmt.Fprintf(w, "lexical: success@3 %.3f (%d/%d)  MRR@10 %.3f  nDCG@10 %.3f\n",
 		r.SuccessAt3, r.Succeeded, len(r.Queries), r.MRR10, r.NDCG10)
 	if !verbose {
