@@ -77,7 +77,9 @@ type CheckedInterface struct {
 	Works bool `json:"works"`
 	// Cause is empty when it works; else an Error code
 	// (agent_unreachable, agent_error, run_timeout, credentials_invalid,
-	// …), malformed (answered, but broke the protocol) or unchecked.
+	// …), malformed (answered, but broke the protocol), unchecked (no
+	// protocol version declared), or host_cap, rate_limited, out_of_time
+	// (not sent to: see proxy.Check).
 	Cause      string         `json:"cause,omitempty"`
 	Detail     string         `json:"detail,omitempty"`
 	DurationMS float64        `json:"duration_ms"`

@@ -80,7 +80,7 @@ func TestCheckDetailsSayNoGoTypes(t *testing.T) {
 		{URL: serve(200, "application/json", `{"task":{"id":5,"status":"done"}}`), Binding: card.BindingHTTPJSON, ProtocolVersion: "1.0"},
 		{URL: serve(200, "application/json", `{"kind":"task","id":5}`), Binding: card.BindingHTTPJSON, ProtocolVersion: "0.3"},
 	}
-	checks := p.Check(t.Context(), proxytest.Card(true, ifaces...), Credentials{})
+	checks := p.Check(t.Context(), proxytest.Card(true, ifaces...), Credentials{}, nil)
 	for _, c := range checks {
 		if c.Works {
 			t.Errorf("%s %s works", c.Interface.URL, c.Interface.Binding)

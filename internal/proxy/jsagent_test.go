@@ -163,7 +163,7 @@ func TestJSSDKAgent(t *testing.T) {
 	}
 
 	t.Run("declared vs working", func(t *testing.T) {
-		checks := p.Check(t.Context(), c, Credentials{})
+		checks := p.Check(t.Context(), c, Credentials{}, nil)
 		if w := Works(checks); w != "all" {
 			t.Errorf("check of the JS agent: works %q: %+v", w, checks)
 		}

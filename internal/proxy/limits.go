@@ -88,22 +88,9 @@ func (l *Limiter) Acquire(user string) (release func(), err error) {
 		// When a run ends is unknown; a second is a polite first retry.
 		return nil, &LimitError{Cause: ErrTooManyRuns, RetryAfter: time.Second}
 	}
-	rate := float64(l.lim.PerUserPerMinute) / float64(time.Minute)
-	b := l.buckets[user]
-	if b == nil {
-		if len(l.buckets) > 10000 {
-			l.sweep(now, rate)
-		}
-		b = &bucket{tokens: float64(l.lim.PerUserPerMinute), at: now}
-		l.buckets[user] = b
+	if err := l.take(user, now); err != nil {
+		return nil, err
 	}
-	b.tokens = min(float64(l.lim.PerUserPerMinute), b.tokens+rate*float64(now.Sub(b.at)))
-	b.at = now
-	if b.tokens < 1 {
-		wait := time.Duration((1 - b.tokens) / rate)
-		return nil, &LimitError{Cause: ErrRateLimited, RetryAfter: max(wait, time.Second)}
-	}
-	b.tokens--
 	l.total++
 	l.active[user]++
 	var once sync.Once
@@ -117,6 +104,37 @@ func (l *Limiter) Acquire(user string) (release func(), err error) {
 			}
 		})
 	}, nil
+}
+
+// Charge takes one more run from user's rate without admitting another
+// operation: what each further interface of a declared-vs-working check
+// costs (Proxy.Check), so that a check of many interfaces is paced like as
+// many runs. It refuses with a *LimitError wrapping ErrRateLimited.
+func (l *Limiter) Charge(user string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.take(user, l.now())
+}
+
+// take takes one token from user's bucket. l.mu is held.
+func (l *Limiter) take(user string, now time.Time) error {
+	rate := float64(l.lim.PerUserPerMinute) / float64(time.Minute)
+	b := l.buckets[user]
+	if b == nil {
+		if len(l.buckets) > 10000 {
+			l.sweep(now, rate)
+		}
+		b = &bucket{tokens: float64(l.lim.PerUserPerMinute), at: now}
+		l.buckets[user] = b
+	}
+	b.tokens = min(float64(l.lim.PerUserPerMinute), b.tokens+rate*float64(now.Sub(b.at)))
+	b.at = now
+	if b.tokens < 1 {
+		wait := time.Duration((1 - b.tokens) / rate)
+		return &LimitError{Cause: ErrRateLimited, RetryAfter: max(wait, time.Second)}
+	}
+	b.tokens--
+	return nil
 }
 
 // sweep forgets full buckets (users who have been idle long enough to

@@ -15,7 +15,11 @@ import (
 // Check sends one small message over every interface the agent's card
 // declares and stores which really work, as a run of kind check. It never
 // runs on its own: it costs the agent's owner real requests, so a tester
-// starts it.
+// starts it, and it is paid for like runs: admitted as one run (a place
+// among the runs in flight, one from the caller's rate), and each further
+// interface it sends to takes one more from the rate; the proxy caps the
+// interfaces of one host and bounds the whole check by the maximum run
+// duration.
 func (s *Service) Check(ctx context.Context, c Caller, agentID string, creds proxy.Credentials) (catalog.Run, proxy.CheckRecord, error) {
 	var rec proxy.CheckRecord
 	ag, err := s.agent(ctx, c.Scope, agentID)
@@ -27,7 +31,12 @@ func (s *Service) Check(ctx context.Context, c Caller, agentID string, creds pro
 		return catalog.Run{}, rec, err
 	}
 	defer release()
-	rec = proxy.NewCheckRecord(s.runner.Check(ctx, ag.Card, creds))
+	var charge func() error
+	if s.limiter != nil {
+		subject := c.subject()
+		charge = func() error { return s.limiter.Charge(subject) }
+	}
+	rec = proxy.NewCheckRecord(s.runner.Check(ctx, ag.Card, creds, charge))
 	b, err := json.Marshal(rec)
 	if err != nil {
 		return catalog.Run{}, rec, fmt.Errorf("encoding check: %w", err)

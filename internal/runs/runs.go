@@ -25,7 +25,9 @@ type Runner interface {
 	Send(ctx context.Context, call proxy.Call, msg *a2a.Message, stream bool, emit func(proxy.Event)) (*proxy.Exchange, error)
 	Cancel(ctx context.Context, call proxy.Call, taskID string) (*proxy.Exchange, error)
 	Resubscribe(ctx context.Context, call proxy.Call, taskID string, emit func(proxy.Event)) (*proxy.Exchange, error)
-	Check(ctx context.Context, c *card.Card, creds proxy.Credentials) []proxy.InterfaceCheck
+	// Check calls charge before each interface after the first it sends
+	// to; an error stops it sending (proxy.Proxy.Check).
+	Check(ctx context.Context, c *card.Card, creds proxy.Credentials, charge func() error) []proxy.InterfaceCheck
 	Limits() (maxRun time.Duration, maxMessage, maxFile int64)
 }
 

@@ -3,6 +3,7 @@ package runs
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -344,6 +345,29 @@ func TestPreparedRunID(t *testing.T) {
 	second, err := e.svc.Start(ctx, ann, "peer", Turn{Message: proxytest.Text("hi"), RunID: prepared}, Watcher{})
 	if err != nil || second.Run.ID == prepared || second.Run.ID == "" {
 		t.Fatalf("second run id %q (%v), want a fresh one", second.Run.ID, err)
+	}
+}
+
+// TestCheckChargedPerInterface: a check is admitted as one run and each
+// further interface it sends to costs one more from the caller's rate, so
+// a card of many interfaces cannot turn one run into many requests.
+func TestCheckChargedPerInterface(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.Limiter = proxy.NewLimiter(proxy.Limits{PerUserPerMinute: 2}) })
+	in := e.peer.Interface
+	e.store.agents["many"] = catalog.Agent{ID: "many", Card: proxytest.Card(false, in, in, in)}
+	_, rec, err := e.svc.Check(context.Background(), ann, "many", proxy.Credentials{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var causes []string
+	for _, c := range rec.Interfaces {
+		causes = append(causes, c.Cause)
+	}
+	if !slices.Equal(causes, []string{"", "", proxy.CauseRateLimited}) || rec.Works != catalog.WorksAll {
+		t.Errorf("causes %q, works %s; want the third interface refused for the rate and the two checked working", causes, rec.Works)
+	}
+	if _, err := e.svc.Start(context.Background(), ann, "peer", Turn{Message: proxytest.Text("hi")}, Watcher{}); KindOf(err) != KindRateLimited {
+		t.Errorf("a run after a check that used the rate: %v, want rate limited", err)
 	}
 }
 
