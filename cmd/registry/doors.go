@@ -5,18 +5,33 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/a2aregistry/registry/internal/a2aagent"
 	"github.com/a2aregistry/registry/internal/mcpserver"
 )
 
 // doorDeps are what the protocol doors beside the JSON API and the
 // console need; nil fields leave a door off.
 type doorDeps struct {
-	mcp mcpserver.Catalog // nil: no /mcp
+	mcp   mcpserver.Catalog // nil: no /mcp
+	agent a2aagent.Catalog  // nil: the registry is no A2A agent
 }
 
 // mountDoors mounts the MCP server and its protected resource metadata
-// (RFC 9728), when configured.
+// (RFC 9728), and the registry as an A2A agent, when configured.
 func mountDoors(e *echo.Echo, d handlerDeps) {
+	if d.doors.agent != nil {
+		o := a2aagent.Options{Catalog: d.doors.agent, Logger: d.log, BaseURL: d.publicURL, Version: versionString(), Open: d.auth == nil}
+		if d.auth != nil {
+			o.Issuer = d.auth.Issuer()
+		}
+		// New fails only on a card the SDK cannot render, a fault of
+		// ours: the rest of the registry still serves.
+		if ag, err := a2aagent.New(o); err != nil {
+			d.log.Error("the registry as an A2A agent is off", "err", err)
+		} else {
+			mountAgent(e, ag)
+		}
+	}
 	if d.doors.mcp == nil {
 		return
 	}
@@ -32,4 +47,13 @@ func mountDoors(e *echo.Echo, d handlerDeps) {
 	meta := echo.WrapHandler(http.HandlerFunc(s.ServeMetadata))
 	e.GET(mcpserver.MetadataPath, meta)
 	e.GET(mcpserver.MetadataPath+mcpserver.Path, meta)
+}
+
+// mountAgent serves the registry's card and the interfaces it declares.
+func mountAgent(e *echo.Echo, ag *a2aagent.Agent) {
+	card := echo.WrapHandler(http.HandlerFunc(ag.ServeCard))
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodOptions} {
+		e.Add(m, a2aagent.CardPath, card)
+	}
+	e.Any("/a2a/*", echo.WrapHandler(ag))
 }

@@ -28,6 +28,9 @@ func (a *app) handler() http.Handler {
 	if a.cfg.Doors.MCP {
 		d.doors.mcp = a.store
 	}
+	if a.cfg.Doors.Agent {
+		d.doors.agent = a.store
+	}
 	d.ready = &readiness{store: a.store, indexReady: func() bool { return a.store.IndexState().Ready }, log: a.log}
 	if a.proxy != nil {
 		// One run service for both doors: runs count against the same

@@ -29,20 +29,33 @@ const (
 // cardURL: urn:air:<publisher>:<id>, the publisher being the card's host
 // (an FQDN, as ARD §4.2 asks) and the name the registry's own id, which is
 // unique where a name or a path is not (hubs serve many agents from one
-// host). It is "" when the card URL has no host.
+// host). A card with no host ARD can name (imported from a file, an IPv6
+// literal: ARD's publisher is [a-zA-Z0-9.-]+) is published by
+// NoPublisher. It is "" only without an id.
 func URN(id, cardURL string) string {
-	u, err := url.Parse(cardURL)
-	if err != nil || u.Hostname() == "" || id == "" {
+	if id == "" {
 		return ""
 	}
+	return urnPrefix + publisher(cardURL) + ":" + id
+}
+
+// NoPublisher stands for the publisher of a card whose URL names no
+// domain: .invalid is reserved never to resolve (RFC 2606 §2), so it
+// claims no one's name.
+const NoPublisher = "registry.invalid"
+
+func publisher(cardURL string) string {
+	u, err := url.Parse(cardURL)
+	if err != nil || u.Hostname() == "" {
+		return NoPublisher
+	}
 	host := strings.ToLower(u.Hostname())
-	// ARD's publisher is [a-zA-Z0-9.-]+: an IPv6 literal has no form in it.
 	for _, r := range host {
 		if !(r == '.' || r == '-' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9') {
-			return ""
+			return NoPublisher
 		}
 	}
-	return urnPrefix + host + ":" + id
+	return host
 }
 
 // ParseURN returns the registry id and the publisher a URN made by URN

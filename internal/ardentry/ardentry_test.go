@@ -18,8 +18,8 @@ func TestURNRoundTrip(t *testing.T) {
 	}{
 		{"https://Agents.Example.com/hub/a/.well-known/agent-card.json", "urn:air:agents.example.com:" + id},
 		{"http://127.0.0.1:8080/.well-known/agent-card.json", "urn:air:127.0.0.1:" + id},
-		{"http://[::1]:8080/card.json", ""},
-		{"not a url", ""},
+		{"http://[::1]:8080/card.json", "urn:air:registry.invalid:" + id},
+		{"urn:a2a-registry:import:abc", "urn:air:registry.invalid:" + id},
 	} {
 		got := URN(id, tc.cardURL)
 		if got != tc.want {
