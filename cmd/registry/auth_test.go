@@ -43,6 +43,10 @@ type signInServer struct {
 	store  *catalog.Store
 }
 
+// apiAudience is the audience of the tests' API tokens: never the
+// console's client id (config refuses that).
+const apiAudience = "registry-api"
+
 // newSignInServer serves the registry's handler with sign-in through an
 // in-process mockoidc, configured as an operator would: flags in a
 // config.Config, turned into an Authenticator by newAuthenticator.
@@ -61,6 +65,7 @@ func newSignInServer(t *testing.T, tweak func(*config.Config)) *signInServer {
 	cfg := config.Default()
 	cfg.Server.PublicURL = s.srv.URL
 	cfg.Auth.Issuer, cfg.Auth.ClientID, cfg.Auth.ClientSecret = m.Issuer(), m.ClientID, config.Secret(m.ClientSecret)
+	cfg.Auth.APIAudience = apiAudience
 	cfg.Auth.Roles = []config.RoleClaim{{Role: "editor", Value: "eng"}, {Role: "admin", Value: "admins"}}
 	if tweak != nil {
 		tweak(&cfg)
@@ -83,7 +88,7 @@ func (s *signInServer) token(t *testing.T, groups ...string) string {
 	t.Helper()
 	now := time.Now()
 	tok, err := s.oidc.Keypair.SignJWT(jwt.MapClaims{
-		"iss": s.oidc.Issuer(), "aud": s.oidc.ClientID, "sub": "client-1",
+		"iss": s.oidc.Issuer(), "aud": apiAudience, "sub": "client-1",
 		"iat": now.Unix(), "nbf": now.Unix(), "exp": now.Add(5 * time.Minute).Unix(), "groups": groups,
 	})
 	if err != nil {

@@ -101,6 +101,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	cfg.Outbound.AllowNetworks = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	cfg.Server.PublicURL = srv.URL
 	cfg.Auth.Issuer, cfg.Auth.ClientID, cfg.Auth.ClientSecret = provider.Issuer(), provider.ClientID, config.Secret(provider.ClientSecret)
+	cfg.Auth.APIAudience = apiAudience
 	cfg.Auth.Scopes = append(cfg.Auth.Scopes, "groups")
 	cfg.Auth.Roles = []config.RoleClaim{{Role: "editor", Value: "eng"}}
 	cfg.Auth.AnonymousRole = "viewer"

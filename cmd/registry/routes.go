@@ -209,8 +209,6 @@ func consoleOptions(d handlerDeps) web.Options {
 			return web.Principal{Subject: p.Subject, Name: p.Name, Role: p.Role, Session: p.Source == auth.SourceSession}, p.Role != 0
 		}
 		o.CSRFToken = func(c echo.Context) string { return auth.CSRFToken(c.Request().Context()) }
-		o.SignInToken = func(c echo.Context) (string, bool) { return d.auth.SignInToken(c.Request().Context()) }
-		o.Issuer = d.auth.Issuer()
 	}
 	if d.ops != nil {
 		o.Audit, o.Remover, o.Crawl = d.ops, d.ops, d.ops

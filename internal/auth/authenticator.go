@@ -157,9 +157,6 @@ type Authenticator struct {
 	// wait for a timeout of its own.
 	lastErr   error
 	lastErrAt time.Time
-	// tokens are the access tokens sessions signed in with, by session
-	// hash, in memory only (see SignInToken).
-	tokens signInTokens
 }
 
 // New returns an Authenticator over cfg. It does not contact the provider.

@@ -108,13 +108,6 @@ func newHarness(t *testing.T, store *catalog.Store, tweak func(*Config)) *harnes
 	e.GET("/api/v1/things", ok, h.auth.RequireRole(Viewer))
 	e.POST("/api/v1/things", ok, h.auth.RequireRole(Editor))
 	e.GET("/csrf", func(c echo.Context) error { return c.String(http.StatusOK, CSRFToken(c.Request().Context())) })
-	e.GET("/signin-token", func(c echo.Context) error {
-		tok, ok := h.auth.SignInToken(c.Request().Context())
-		if !ok {
-			return c.NoContent(http.StatusNotFound)
-		}
-		return c.String(http.StatusOK, tok)
-	})
 	return h
 }
 

@@ -139,11 +139,6 @@ func (a *Authenticator) callback(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	expires := tok.Expiry
-	if expires.IsZero() || expires.After(a.now().Add(a.cfg.SessionMax)) {
-		expires = a.now().Add(a.cfg.SessionMax)
-	}
-	a.tokens.put(hashToken(token), tok.AccessToken, expires, a.now())
 	p.Source = SourceSession
 	c.SetRequest(r.WithContext(withAuth(ctx, &requestAuth{principal: p, csrf: sessionCSRF(token)})))
 	a.log.Info("signed in", "subject", p.Subject, "email", p.Email, "role", p.Role.String())
@@ -202,7 +197,6 @@ func (a *Authenticator) startSession(c echo.Context, p Principal) (string, error
 		if err := a.cfg.Sessions.DeleteSession(ctx, sessionActor, hashToken(old.Value)); err != nil {
 			a.log.Warn("deleting the replaced session", "err", err)
 		}
-		a.tokens.drop(hashToken(old.Value))
 	}
 	a.setCookie(c, sessionCookie, token, a.cfg.SessionMax)
 	// A CSRF cookie of the signed-out browser is no longer used.
@@ -219,7 +213,6 @@ func (a *Authenticator) logout(c echo.Context) error {
 			if err := a.cfg.Sessions.DeleteSession(c.Request().Context(), ActorOf(p, RequestOf(c)), hashToken(ck.Value)); err != nil {
 				return fmt.Errorf("signing out: %w", err)
 			}
-			a.tokens.drop(hashToken(ck.Value))
 			a.log.Info("signed out", "subject", p.Subject, "email", p.Email)
 		}
 		a.clearCookie(c, sessionCookie)

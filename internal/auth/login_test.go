@@ -2,7 +2,6 @@ package auth
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -304,44 +303,6 @@ func TestSecondLoginReplacesSession(t *testing.T) {
 	if sessionExists(t, s, firstToken) || !sessionExists(t, s, secondToken) {
 		t.Error("the first session's row survived, or the second's is missing")
 	}
-}
-
-// TestSignInToken: the access token a sign-in got is held in memory for
-// its session, for "use my sign-in token"; another browser has none, and
-// sign-out forgets it. (The sessions table has no column that could hold
-// it: only the session token's hash.)
-func TestSignInToken(t *testing.T) {
-	forEachStore(t, func(t *testing.T, s *catalog.Store) {
-		h := newHarness(t, s, nil)
-		b := h.browser(t)
-		h.login(t, b, user("u", "qa"), "/")
-		read := func(c *http.Client) (string, int) {
-			resp := get(t, c, h.srv.URL+"/signin-token")
-			body, _ := io.ReadAll(resp.Body)
-			return string(body), resp.StatusCode
-		}
-		session := h.sessionCookie(b)
-		tok, code := read(b)
-		if code != http.StatusOK || tok == "" || tok == h.sessionCookie(b) {
-			t.Fatalf("signed-in browser: %d %q", code, tok)
-		}
-		// The provider's own access token: it authenticates to the API.
-		resp := get(t, &http.Client{}, h.srv.URL+"/api/v1/things", "Authorization", "Bearer "+tok)
-		if resp.StatusCode != http.StatusOK {
-			t.Errorf("the held token is not the provider's access token: API answered %d", resp.StatusCode)
-		}
-		if _, code := read(h.browser(t)); code != http.StatusNotFound {
-			t.Errorf("a browser without a session got a token: %d", code)
-		}
-		w, _ := h.whoami(t, b)
-		post(t, b, h.srv.URL+LogoutPath, url.Values{"csrf_token": {w.CSRF}}, "Origin", h.srv.URL, "Sec-Fetch-Site", "same-origin")
-		if _, code := read(b); code != http.StatusNotFound {
-			t.Errorf("after sign-out: %d, want 404", code)
-		}
-		if _, ok := h.auth.tokens.get(hashToken(session), h.clock.Now()); ok {
-			t.Error("sign-out left the token in memory")
-		}
-	})
 }
 
 // TestSignInAudited: a sign-in and a sign-out are audited under the user,

@@ -189,9 +189,14 @@ type Auth struct {
 	// DefaultRole is the role of a signed-in user no mapping matches,
 	// RoleNone to refuse them.
 	DefaultRole string
-	// APIAudience is the audience bearer tokens must name; the client id
-	// when empty.
-	APIAudience string
+	// APIAudience is the audience bearer tokens must name. It must differ
+	// from ClientID unless APIAcceptsClientID: tokens the provider issues
+	// to the console's client at sign-in (the ID token, and the access
+	// token with many providers) name the client id, and a token minted
+	// for sign-in must not act as the user on the API, wherever it ends
+	// up. With APIAcceptsClientID an empty APIAudience means the client id.
+	APIAudience        string
+	APIAcceptsClientID bool
 	// AnonymousRole is the role of callers who are not signed in,
 	// RoleNone by default.
 	AnonymousRole string
@@ -426,7 +431,7 @@ func (a Auth) validate(publicURL string) error {
 		return fmt.Errorf("%w: give oidc-client-secret or oidc-client-secret-file, not both", ErrInvalid)
 	}
 	if !a.SignIn() {
-		if a.ClientID != "" || a.ClientSecret != "" || a.ClientSecretFile != "" || len(a.Roles) > 0 || a.APIAudience != "" {
+		if a.ClientID != "" || a.ClientSecret != "" || a.ClientSecretFile != "" || len(a.Roles) > 0 || a.APIAudience != "" || a.APIAcceptsClientID {
 			// Half a configuration would silently run development mode,
 			// where everyone is admin.
 			return fmt.Errorf("%w: OIDC settings given without oidc-issuer", ErrInvalid)
@@ -451,9 +456,16 @@ func (a Auth) validate(publicURL string) error {
 		return fmt.Errorf("%w: oidc-roles-claim is empty", ErrInvalid)
 	case !slices.Contains(a.Scopes, "openid"):
 		return fmt.Errorf("%w: oidc-scopes must include openid", ErrInvalid)
+	case !a.APIAcceptsClientID && (a.APIAudience == "" || a.APIAudience == a.ClientID):
+		return fmt.Errorf("%w: %w", ErrInvalid, ErrAPIAudience)
 	}
 	return nil
 }
+
+// ErrAPIAudience refuses an API audience that sign-in tokens would carry.
+var ErrAPIAudience = errors.New("oidc-api-audience must be set and differ from oidc-client-id, " +
+	"so that tokens issued for the console's sign-in do not authenticate to the API; " +
+	"pass --oidc-api-accepts-client-id (REGISTRY_OIDC_API_ACCEPTS_CLIENT_ID=true) to accept them anyway")
 
 func validateListen(addr string, allowRemote bool) error {
 	host, port, err := net.SplitHostPort(addr)

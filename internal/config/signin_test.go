@@ -15,7 +15,7 @@ import (
 
 // signIn is the least a configuration with a provider needs.
 var signIn = []string{"--oidc-issuer", "https://id.example.com/realms/x", "--oidc-client-id", "registry",
-	"--public-url", "https://registry.example.com"}
+	"--oidc-api-audience", "registry-api", "--public-url", "https://registry.example.com"}
 
 func TestLoadSignIn(t *testing.T) {
 	tests := []struct {
@@ -29,7 +29,7 @@ func TestLoadSignIn(t *testing.T) {
 		}},
 		{"provider allows a remote listen address", append([]string{"--listen", "0.0.0.0:8080"}, signIn...), nil,
 			func(c Config) bool { return c.SignIn() && c.Server.Listen == "0.0.0.0:8080" }},
-		{"http issuer on loopback", []string{"--oidc-issuer", "http://127.0.0.1:5556/dex", "--oidc-client-id", "r", "--public-url", "http://127.0.0.1:8080"}, nil,
+		{"http issuer on loopback", []string{"--oidc-issuer", "http://127.0.0.1:5556/dex", "--oidc-client-id", "r", "--oidc-api-audience", "r-api", "--public-url", "http://127.0.0.1:8080"}, nil,
 			func(c Config) bool { return c.SignIn() }},
 		{"repeated roles append, env separates with semicolons",
 			append([]string{"--oidc-role", "admin=cn=admins,ou=groups,dc=example", "--oidc-role", "Editor=eng"}, signIn...), nil,
@@ -42,6 +42,9 @@ func TestLoadSignIn(t *testing.T) {
 			}},
 		{"scopes replace the default", append([]string{"--oidc-scopes", "openid,email,groups"}, signIn...), nil,
 			func(c Config) bool { return reflect.DeepEqual(c.Auth.Scopes, []string{"openid", "email", "groups"}) }},
+		{"the operator accepts sign-in tokens on the API", []string{"--oidc-issuer", "https://id.example.com", "--oidc-client-id", "r",
+			"--public-url", "https://r.example.com", "--oidc-api-accepts-client-id"}, nil,
+			func(c Config) bool { return c.Auth.APIAcceptsClientID && c.Auth.APIAudience == "" }},
 		{"none default role and viewer anonymous", append([]string{"--oidc-default-role", "none", "--anonymous-role", "viewer"}, signIn...), nil,
 			func(c Config) bool { return c.Auth.DefaultRole == RoleNone && c.Auth.AnonymousRole == "viewer" }},
 	}
@@ -69,6 +72,12 @@ func TestLoadRejectsSignIn(t *testing.T) {
 		{"plain http issuer elsewhere", []string{"--oidc-issuer", "http://id.example.com", "--oidc-client-id", "r", "--public-url", "https://r.example.com"}, nil},
 		{"issuer with a query", []string{"--oidc-issuer", "https://id.example.com/?tenant=1", "--oidc-client-id", "r", "--public-url", "https://r.example.com"}, nil},
 		{"client id without issuer", []string{"--oidc-client-id", "r"}, nil},
+		// Tokens the provider issues to the console's client name its
+		// client id: the API must not take them unless the operator says so.
+		{"no API audience", []string{"--oidc-issuer", "https://id.example.com", "--oidc-client-id", "r", "--public-url", "https://r.example.com"}, nil},
+		{"API audience is the client id", []string{"--oidc-issuer", "https://id.example.com", "--oidc-client-id", "r",
+			"--oidc-api-audience", "r", "--public-url", "https://r.example.com"}, nil},
+		{"accepting the client id without issuer", []string{"--oidc-api-accepts-client-id"}, nil},
 		{"secret without issuer", nil, map[string]string{"REGISTRY_OIDC_CLIENT_SECRET": "s3cret"}},
 		{"secret and secret file", append([]string{"--oidc-client-secret", "a", "--oidc-client-secret-file", "/x"}, signIn...), nil},
 		{"unknown default role", append([]string{"--oidc-default-role", "owner"}, signIn...), nil},

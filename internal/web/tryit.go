@@ -80,7 +80,7 @@ func (h *Console) tryPage(c echo.Context) error {
 	_, _, maxFile := h.opts.Runs.Limits()
 	v := view.TryIt{
 		AgentName: agentName(ag), AgentURL: agentURL(ag.ID), Action: tryURL(ag.ID),
-		CSRFToken: h.csrfToken(c), Creds: h.credentialForm(c, ag.Card), MaxFile: maxFile,
+		CSRFToken: h.csrfToken(c), Creds: credentialForm(ag.Card), MaxFile: maxFile,
 		Script: h.assets.url(tryScript), OAuth: h.oauthForm(c, ag.Card, tryURL(ag.ID)+"/oauth"),
 		Conversation: h.conversation(c, c.QueryParam(fieldConversation)),
 	}
@@ -110,7 +110,7 @@ func (h *Console) tryStart(c echo.Context) error {
 		return h.errorPage(c, http.StatusBadRequest, "Message not sent", err.Error())
 	}
 	// The run takes the id a sign-in prepared, and with it the token.
-	t := runs.Turn{Message: msg, Choice: choice, Credentials: h.formCredentials(c, ag.Card),
+	t := runs.Turn{Message: msg, Choice: choice, Credentials: h.formCredentials(c),
 		RunID: h.conversation(c, c.FormValue(fieldConversation))}
 	return h.converse(c, ag, func(w runs.Watcher) (runs.Outcome, error) {
 		return h.opts.Runs.Start(c.Request().Context(), h.caller(c), ag.ID, t, w)
@@ -126,7 +126,7 @@ func (h *Console) tryReply(c echo.Context) error {
 	if err != nil {
 		return h.errorPage(c, http.StatusBadRequest, "Message not sent", err.Error())
 	}
-	t := runs.Turn{Message: msg, Credentials: h.formCredentials(c, ag.Card)}
+	t := runs.Turn{Message: msg, Credentials: h.formCredentials(c)}
 	return h.converse(c, ag, func(w runs.Watcher) (runs.Outcome, error) {
 		return h.opts.Runs.Continue(c.Request().Context(), h.caller(c), runs.Ref{RunID: c.Param("run"), AgentID: ag.ID}, t, w)
 	})
@@ -138,7 +138,7 @@ func (h *Console) tryCancel(c echo.Context) error {
 		return h.runError(c, err)
 	}
 	out, err := h.opts.Runs.Cancel(c.Request().Context(), h.caller(c), runs.Ref{RunID: c.Param("run"), AgentID: ag.ID},
-		runs.Turn{Credentials: h.formCredentials(c, ag.Card)})
+		runs.Turn{Credentials: h.formCredentials(c)})
 	if err != nil {
 		return h.runError(c, err)
 	}
@@ -216,7 +216,7 @@ func (h *Console) liveView(c echo.Context, ag catalog.Agent, run catalog.Run) vi
 	v := view.Run{
 		AgentName: agentName(ag), AgentURL: agentURL(ag.ID), TryURL: tryURL(ag.ID), MaxFile: maxFile,
 		URL: runURL(ag.ID, run.ID), State: run.State, ErrorCode: run.ErrorCode,
-		CSRFToken: h.csrfToken(c), Creds: h.credentialForm(c, ag.Card), Script: h.assets.url(tryScript),
+		CSRFToken: h.csrfToken(c), Creds: credentialForm(ag.Card), Script: h.assets.url(tryScript),
 	}
 	v.Creds.Remembered = h.opts.Runs.Remembers(run.ID, h.subject(c))
 	if !runs.Ended(run.State) && run.State != runs.StateMessage {

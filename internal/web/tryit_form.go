@@ -12,7 +12,6 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/labstack/echo/v4"
 
-	"github.com/a2aregistry/registry/internal/auth"
 	"github.com/a2aregistry/registry/internal/card"
 	"github.com/a2aregistry/registry/internal/proxy"
 	"github.com/a2aregistry/registry/internal/web/view"
@@ -35,7 +34,6 @@ const (
 	fieldClientID     = "cred_client_id"
 	fieldClientSecret = "cred_client_secret"
 	fieldScopes       = "cred_scopes"
-	fieldSignIn       = "cred_signin"
 )
 
 // composed builds the user message from the form: a text part, a JSON
@@ -107,15 +105,12 @@ func chosenInterface(cd *card.Card, v, speak string) (proxy.Choice, error) {
 }
 
 // formCredentials reads the credential inputs; the proxy refuses more
-// than one kind. "Use my sign-in token" sends the tester's own access
-// token, and only to an agent whose card names this registry's provider.
-func (h *Console) formCredentials(c echo.Context, cd *card.Card) proxy.Credentials {
+// than one kind. Only what the tester typed (or an OAuth sign-in to the
+// agent's own server gave) is sent: never a token of the registry's own
+// sign-in, which a card could claim by naming the registry's provider and
+// which could then act as the tester (docs/security.md, "Test runs").
+func (h *Console) formCredentials(c echo.Context) proxy.Credentials {
 	cr := proxy.Credentials{Bearer: c.FormValue(fieldBearer), APIKey: c.FormValue(fieldAPIKey)}
-	if c.FormValue(fieldSignIn) == "1" && cr.Bearer == "" && namesOurIssuer(cd, h.opts.Issuer) {
-		if tok, ok := h.signInToken(c); ok {
-			cr.Bearer = tok
-		}
-	}
 	if u, p := c.FormValue(fieldBasicUser), c.FormValue(fieldBasicPass); u != "" || p != "" {
 		cr.Basic = &proxy.Basic{Username: u, Password: p}
 	}
@@ -129,11 +124,8 @@ func (h *Console) formCredentials(c echo.Context, cd *card.Card) proxy.Credentia
 // http bearer, OpenID Connect and OAuth 2.0 (a token the tester already
 // has), an API key, HTTP Basic, and the client credentials grant where a
 // flow declares it.
-func (h *Console) credentialForm(c echo.Context, cd *card.Card) view.CredentialForm {
+func credentialForm(cd *card.Card) view.CredentialForm {
 	var f view.CredentialForm
-	if namesOurIssuer(cd, h.opts.Issuer) {
-		_, f.SignIn = h.signInToken(c)
-	}
 	for _, s := range cd.SecuritySchemes {
 		f.Schemes = append(f.Schemes, s.Name+" ("+s.Type+")")
 		switch strings.ToLower(s.Type) {
@@ -155,19 +147,4 @@ func (h *Console) credentialForm(c echo.Context, cd *card.Card) view.CredentialF
 		}
 	}
 	return f
-}
-
-// namesOurIssuer tells whether the card declares an openIdConnect scheme
-// at the registry's own provider: its users' tokens are meant for it.
-func namesOurIssuer(cd *card.Card, issuer string) bool {
-	return slices.ContainsFunc(cd.SecuritySchemes, func(s card.SecurityScheme) bool {
-		return s.Type == card.SchemeOpenIDConnect && auth.NamesIssuer(s.OpenIDConnectURL, issuer)
-	})
-}
-
-func (h *Console) signInToken(c echo.Context) (string, bool) {
-	if h.opts.SignInToken == nil {
-		return "", false
-	}
-	return h.opts.SignInToken(c)
 }

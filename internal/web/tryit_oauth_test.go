@@ -122,39 +122,6 @@ func TestTryItOAuth(t *testing.T) {
 	}
 }
 
-// TestTryItSignInToken: "use my sign-in token" is offered, and the token
-// sent, only to an agent whose openIdConnect scheme names the registry's
-// own provider.
-func TestTryItSignInToken(t *testing.T) {
-	const issuer = "https://id.registry.example"
-	for _, tt := range []struct {
-		name      string
-		discovery string
-		want      bool
-	}{
-		{"names our issuer", issuer + "/.well-known/openid-configuration", true},
-		{"names another issuer", "https://id.elsewhere.example/.well-known/openid-configuration", false},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			tf := newTryFixtureWith(t, Options{Issuer: issuer,
-				SignInToken: func(echo.Context) (string, bool) { return tryToken, true }},
-				map[string]any{"oidc": map[string]any{"type": "openIdConnect", "openIdConnectUrl": tt.discovery}})
-			page := tf.getPage(t, "/agents/"+tf.id+"/try")
-			if got := strings.Contains(page, `name="cred_signin"`); got != tt.want {
-				t.Errorf("offers the sign-in token: %v, want %v", got, tt.want)
-			}
-			readEvents(t, tf.post(t, "/agents/"+tf.id+"/try", map[string]string{csrfField: tf.token, fieldText: "hi", fieldSignIn: "1"}, true).Body, nil)
-			run := tf.latestRun(t)
-			if got := run.State == string(a2a.TaskStateCompleted); got != tt.want {
-				t.Errorf("run state %q (error %q): the agent got the sign-in token: %v, want %v", run.State, run.ErrorCode, got, tt.want)
-			}
-			if strings.Contains(string(run.Transcript), tryToken) || strings.Contains(tf.logs.String(), tryToken) {
-				t.Error("the sign-in token reached the transcript or the log")
-			}
-		})
-	}
-}
-
 // TestAllowSignInRedirects: only plain http(s) origins of authorization
 // endpoints widen form-action; nothing a card declares can add a
 // directive.

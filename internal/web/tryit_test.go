@@ -72,7 +72,7 @@ func newTryFixture(t *testing.T) *tryFixture {
 	return newTryFixtureWith(t, Options{})
 }
 
-// newTryFixtureWith sets Authorizer, Principal, SignInToken and Issuer
+// newTryFixtureWith sets Authorizer and Principal
 // from o; the run service limits runs by limiter (nil: no limits).
 // Schemes, when given, are added to the card's security schemes, and the
 // console then offers OAuth sign-in through the fixture's proxy.
@@ -113,7 +113,6 @@ func newTryFixtureLimited(t *testing.T, o Options, limiter *proxy.Limiter, schem
 	if len(schemes) > 0 {
 		co.OAuth = px
 	}
-	co.SignInToken, co.Issuer = o.SignInToken, o.Issuer
 	f.console = New(co)
 	f.e = echo.New()
 	f.console.Mount(f.e)

@@ -103,12 +103,6 @@ type Options struct {
 	// for the redirect URI (the request's own address when empty).
 	OAuth     OAuthFlows
 	PublicURL string
-	// SignInToken returns the access token the caller signed in with, and
-	// Issuer is the registry's provider: the panel offers "use my sign-in
-	// token" for agents whose openIdConnect scheme names that issuer. Nil
-	// or empty: never.
-	SignInToken func(echo.Context) (string, bool)
-	Issuer      string
 	// Remover serves removing an agent (admin); nil means none.
 	Remover Remover
 	// Crawl serves the crawler status page (editor); nil means none.

@@ -62,10 +62,6 @@ type TryInterface struct {
 // never shown back.
 type CredentialForm struct {
 	Bearer, APIKey, Basic, ClientCredentials bool
-	// SignIn offers "use my sign-in token": the card's openIdConnect
-	// scheme names the registry's own provider, and the caller's session
-	// holds the token it signed in with.
-	SignIn bool
 	// Schemes names the card's schemes, for the tester to read.
 	Schemes []string
 	// Remembered: the registry holds (in memory) the credentials this
@@ -75,7 +71,7 @@ type CredentialForm struct {
 
 // Any tells whether the card asks for any credential the proxy can send.
 func (f CredentialForm) Any() bool {
-	return f.Bearer || f.APIKey || f.Basic || f.ClientCredentials || f.SignIn
+	return f.Bearer || f.APIKey || f.Basic || f.ClientCredentials
 }
 
 // RunSummary is one past run in a list.
