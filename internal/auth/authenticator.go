@@ -535,3 +535,11 @@ func isSafeMethod(m string) bool {
 	}
 	return false
 }
+
+// Issuer is the provider's issuer URL; empty in development mode.
+func (a *Authenticator) Issuer() string {
+	if a.dev {
+		return ""
+	}
+	return a.cfg.Issuer
+}
