@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -27,20 +29,27 @@ import (
 )
 
 // TestCredentialsNeverKept runs every kind of credential through the API
-// against agents that require them (one echoes the Authorization header
-// back in its answer), on both databases, then searches every log line
-// and every column of every table for the secrets. Follow-ups (a reply,
+// against agents that require them (each echoes the credential back in
+// every form proxytest.SayEcho knows: JSON-escaped, URL-encoded, base64, a
+// file's bytes), on both databases, then searches every log line and
+// every column of every table for the secrets in each of those forms. The
+// secrets hold the characters that change under those encodings. Follow-ups (a reply,
 // a cancel) send none: the conversation's own are remembered in memory,
 // for their giver only.
 func TestCredentialsNeverKept(t *testing.T) {
 	const (
-		bearer       = "bearer-s3cr3t-0001"
-		apiKey       = "apikey-s3cr3t-0002"
-		password     = "basic-s3cr3t-0003"
-		clientSecret = "client-s3cr3t-0004"
-		minted       = "minted-s3cr3t-0005"
+		bearer       = `bearer <s3cr3t> & "0001" \ +/=% x`
+		apiKey       = `apikey <s3cr3t> & "0002" \ +/=% x`
+		password     = `basic <s3cr3t> & "0003" \ +/=% x`
+		clientSecret = `client <s3cr3t> & "0004" \ +/=% x`
+		minted       = `minted <s3cr3t> & "0005" \ +/=% x`
 	)
-	secrets := []string{bearer, apiKey, password, clientSecret, minted}
+	var forms []string
+	for _, s := range []string{bearer, apiKey, password, clientSecret, minted,
+		base64.StdEncoding.EncodeToString([]byte("ann:" + password))} {
+		forms = append(forms, encodedForms(s)...)
+	}
+	secrets := forms
 	for _, backend := range []struct {
 		name   string
 		dsn    func(testing.TB) string
@@ -132,12 +141,16 @@ func TestCredentialsNeverKept(t *testing.T) {
 					}
 				})}).Mount(e)
 			env := testEnv{e: e}
-			creds := map[string]string{
-				"bearer": fmt.Sprintf(`{"bearer": %q}`, bearer),
-				"key":    fmt.Sprintf(`{"api_key": %q}`, apiKey),
-				"basic":  fmt.Sprintf(`{"basic": {"username": "ann", "password": %q}}`, password),
-				"oauth":  fmt.Sprintf(`{"oauth2_client_credentials": {"client_id": "client-1", "client_secret": %q}}`, clientSecret),
+			credsWith := func(prefix string) map[string]string {
+				q := func(s string) string { b, _ := json.Marshal(prefix + s); return string(b) }
+				return map[string]string{
+					"bearer": `{"bearer": ` + q(bearer) + `}`,
+					"key":    `{"api_key": ` + q(apiKey) + `}`,
+					"basic":  `{"basic": {"username": "ann", "password": ` + q(password) + `}}`,
+					"oauth":  `{"oauth2_client_credentials": {"client_id": "client-1", "client_secret": ` + q(clientSecret) + `}}`,
+				}
 			}
+			creds := credsWith("")
 			for name, cr := range creds {
 				for _, accept := range []string{"application/json", "text/event-stream"} {
 					rec := env.do(t, http.MethodPost, "/api/v1/agents/"+ids[name]+"/runs", runBody(proxytest.SayEcho, `, "credentials": `+cr),
@@ -153,7 +166,7 @@ func TestCredentialsNeverKept(t *testing.T) {
 					}
 				}
 				// A wrong secret fails without echoing what was sent.
-				bad := strings.NewReplacer(bearer, "x"+bearer, apiKey, "x"+apiKey, password, "x"+password, clientSecret, "x"+clientSecret).Replace(cr)
+				bad := credsWith("x")[name]
 				rec := env.do(t, http.MethodPost, "/api/v1/agents/"+ids[name]+"/runs", runBody("hi", `, "credentials": `+bad), jsonHeader)
 				for _, s := range secrets {
 					if strings.Contains(rec.Body.String(), s) {
@@ -314,4 +327,22 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// encodedForms are s as an agent could echo it: raw, JSON-escaped (with
+// and without HTML escaping), URL query and path encoded, and base64 in
+// both alphabets, padded and not.
+func encodedForms(s string) []string {
+	out := []string{s, url.QueryEscape(s), url.PathEscape(s)}
+	for _, html := range []bool{true, false} {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(html)
+		_ = enc.Encode(s)
+		out = append(out, strings.Trim(strings.TrimSpace(b.String()), `"`))
+	}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
+		out = append(out, enc.EncodeToString([]byte(s)))
+	}
+	return out
 }

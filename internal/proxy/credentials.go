@@ -72,6 +72,9 @@ type auth struct {
 	headers http.Header
 	query   map[string]string
 	secrets []string
+	// red redacts secrets; built once they are final (a client
+	// credentials token joins them after the grant).
+	red *redactor
 }
 
 // resolve matches the credentials to a scheme the card declares and, for
@@ -168,6 +171,7 @@ func (p *Proxy) resolve(ctx context.Context, c *card.Card, cr Credentials) (*aut
 		a.secrets = append(a.secrets, tok)
 		a.headers.Set("Authorization", "Bearer "+tok)
 	}
+	a.red = newRedactor(a.secrets)
 	return a, nil
 }
 
@@ -200,23 +204,22 @@ func (p *Proxy) clientCredentialsToken(ctx context.Context, tokenURL string, cc 
 	return tok.AccessToken, nil
 }
 
-// scrub replaces every secret in s. An agent may echo a header back in an
-// error or a message; the transcript must not carry it.
+// scrub replaces every secret in s, in every form redact.go lists. An
+// agent may echo a header back in an error or a message; the transcript
+// must not carry it.
 func (a *auth) scrub(s string) string {
 	if a == nil {
 		return s
 	}
-	for _, v := range a.secrets {
-		s = strings.ReplaceAll(s, v, "[redacted]")
-	}
-	return s
+	return a.red.String(s)
 }
 
-func (a *auth) scrubBytes(b []byte) []byte {
-	if a == nil || len(a.secrets) == 0 {
+// scrubJSON redacts the decoded strings of the JSON value b (redact.go).
+func (a *auth) scrubJSON(b []byte) []byte {
+	if a == nil {
 		return b
 	}
-	return []byte(a.scrub(string(b)))
+	return a.red.JSON(b)
 }
 
 // roundTripper adds query-string credentials to HTTP requests; headers go

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -217,9 +218,11 @@ func TestInterfaceRules(t *testing.T) {
 }
 
 // TestCredentials sends each kind of credential the way the card's scheme
-// asks, and never lets a secret into what the proxy returns.
+// asks, and never lets a secret into what the proxy returns, in any form
+// the agent echoes it (proxytest.SayEcho): the secret holds characters
+// that JSON, URL and base64 encodings each change.
 func TestCredentials(t *testing.T) {
-	const secret = "s3cr3t-value-xyz"
+	const secret = `s3<cr>&3t "v\a+l/u=e% x y z`
 	p := New(Options{Client: proxytest.Loopback()})
 	tokenURL := proxytest.TokenServer(t, "client-1", secret, "minted-"+secret)
 	schemes := []card.SecurityScheme{
@@ -274,16 +277,26 @@ func TestCredentials(t *testing.T) {
 			if x != nil {
 				for _, e := range x.Events {
 					all.Write(e.Data)
+					all.WriteString(e.TaskID + e.ContextID + e.State)
 				}
 				for _, a := range x.Attempts {
 					all.WriteString(a.Error)
 				}
+				for _, v := range x.Violations {
+					all.WriteString(v.Detail)
+				}
+				all.Write(x.Result)
 			}
-			if tt.want == nil && tt.creds.Bearer != "" && !strings.Contains(all.String(), "[redacted]") {
-				t.Errorf("the agent echoed the header, the events should show it redacted: %s", all.String())
+			if tt.want == nil && !strings.Contains(all.String(), "[redacted]") {
+				t.Errorf("the agent echoed the credential, the events should show it redacted: %s", all.String())
 			}
-			if strings.Contains(all.String(), secret) {
-				t.Errorf("the secret leaked: %s", all.String())
+			basic := base64.StdEncoding.EncodeToString([]byte("ann:" + secret))
+			for _, s := range []string{secret, "header: Bearer " + secret, "header: Bearer minted-" + secret, "header: Basic " + basic, "header: " + secret} {
+				for _, f := range encodedForms(s) {
+					if strings.Contains(all.String(), f) {
+						t.Errorf("the secret leaked as %q: %s", f, all.String())
+					}
+				}
 			}
 		})
 	}
@@ -387,4 +400,22 @@ func TestNoRedirects(t *testing.T) {
 	if called.Load() {
 		t.Error("the proxy followed the redirect to an undeclared URL")
 	}
+}
+
+// encodedForms are s as an agent could echo it: raw, JSON-escaped (with
+// and without HTML escaping), URL query and path encoded, and base64 in
+// both alphabets, padded and not.
+func encodedForms(s string) []string {
+	out := []string{s, url.QueryEscape(s), url.PathEscape(s)}
+	for _, html := range []bool{true, false} {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(html)
+		_ = enc.Encode(s)
+		out = append(out, strings.Trim(strings.TrimSpace(b.String()), `"`))
+	}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
+		out = append(out, enc.EncodeToString([]byte(s)))
+	}
+	return out
 }

@@ -276,7 +276,7 @@ func result(x *Exchange, au *auth) json.RawMessage {
 	if err != nil {
 		return nil
 	}
-	return au.scrubBytes(b)
+	return au.scrubJSON(b)
 }
 
 // classify turns an SDK error into an Error safe to store and show (see
@@ -344,7 +344,8 @@ func (r *recorder) add(ev a2a.Event) {
 		e.TaskID, e.ContextID = string(info.TaskID), info.ContextID
 	}
 	violate := func(code, format string, args ...any) {
-		r.x.Violations = append(r.x.Violations, Violation{Code: code, Seq: r.seq, Detail: fmt.Sprintf(format, args...)})
+		// A detail quotes the agent's ids, which it may have made of a secret.
+		r.x.Violations = append(r.x.Violations, Violation{Code: code, Seq: r.seq, Detail: r.au.scrub(fmt.Sprintf(format, args...))})
 	}
 	if r.ended {
 		violate(ViolationEventAfterTerminal, "event %d arrived after the stream had ended", r.seq)
@@ -421,7 +422,8 @@ func (r *recorder) add(ev a2a.Event) {
 	if err != nil {
 		data, _ = json.Marshal(map[string]string{"error": "event could not be encoded"})
 	}
-	e.Data = r.au.scrubBytes(data)
+	e.Data = r.au.scrubJSON(data)
+	e.TaskID, e.ContextID, e.State = r.au.scrub(e.TaskID), r.au.scrub(e.ContextID), r.au.scrub(e.State)
 	r.x.Events = append(r.x.Events, e)
 	if r.emit != nil {
 		r.emit(e)

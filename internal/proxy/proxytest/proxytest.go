@@ -5,12 +5,14 @@ package proxytest
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"iter"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -32,8 +34,10 @@ const (
 	SayAsk = "ask"
 	// SayWait makes the agent work until canceled.
 	SayWait = "wait"
-	// SayEcho makes the agent answer the Authorization header it got,
-	// to prove the transcript scrubs it.
+	// SayEcho makes the agent answer the Authorization header it got (or
+	// its X-Api-Key), to prove the transcript scrubs it: as text, in a
+	// data part, JSON-escaped in text, URL query and path encoded, in
+	// base64 (std and url, padded or not) and as a file's bytes.
 	SayEcho = "echo-auth"
 	// SayExtensions makes the agent answer the extensions it was asked
 	// to activate, and SayTenant the tenant it was called for.
@@ -76,11 +80,17 @@ func (a *Agent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Se
 		case text == SayEcho:
 			got := ""
 			if ec.ServiceParams != nil {
-				if v, ok := ec.ServiceParams.Get("authorization"); ok && len(v) > 0 {
-					got = v[0]
+				for _, h := range []string{"authorization", "x-api-key"} {
+					if v, ok := ec.ServiceParams.Get(h); ok && len(v) > 0 && got == "" {
+						got = v[0]
+					}
 				}
 			}
-			text = "you sent " + got
+			if !yield(a2a.NewArtifactEvent(ec, echoForms(got)...), nil) {
+				return
+			}
+			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, nil), nil)
+			return
 		case text == SayExtensions:
 			text = "extensions"
 			if ec.ServiceParams != nil {
@@ -222,6 +232,10 @@ func TokenServer(t testing.TB, id, secret, token string) string {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u, p, ok := r.BasicAuth()
+		// RFC 6749 §2.3.1: the client id and secret are form-encoded
+		// before they go into the Basic header.
+		u, _ = url.QueryUnescape(u)
+		p, _ = url.QueryUnescape(p)
 		if err := r.ParseForm(); err != nil || !ok || u != id || p != secret || r.PostForm.Get("grant_type") != "client_credentials" {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusUnauthorized)
@@ -235,4 +249,26 @@ func TokenServer(t testing.TB, id, secret, token string) string {
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL + "/token"
+}
+
+// echoForms are the parts of SayEcho's answer: got, and its credential
+// (what follows the scheme word), in every form an agent could echo.
+func echoForms(got string) []*a2a.Part {
+	tok := got
+	if i := strings.IndexByte(got, ' '); i >= 0 {
+		tok = got[i+1:]
+	}
+	quoted, _ := json.Marshal(map[string]string{"token": tok})
+	return []*a2a.Part{
+		a2a.NewTextPart("you sent " + got),
+		a2a.NewDataPart(map[string]any{"authorization": got, "token": tok}),
+		a2a.NewTextPart("as JSON " + string(quoted)),
+		a2a.NewTextPart("https://echo.example/t/" + url.PathEscape(tok) + "?token=" + url.QueryEscape(tok)),
+		a2a.NewTextPart(strings.Join([]string{
+			base64.StdEncoding.EncodeToString([]byte(tok)), base64.URLEncoding.EncodeToString([]byte(tok)),
+			base64.RawStdEncoding.EncodeToString([]byte(tok)), base64.RawURLEncoding.EncodeToString([]byte(tok)),
+			base64.StdEncoding.EncodeToString([]byte("header: " + got)),
+		}, " ")),
+		a2a.NewRawPart([]byte("header: " + got)),
+	}
 }
