@@ -153,11 +153,24 @@ func (d dialer) dial(ctx context.Context, network, addr string) (net.Conn, error
 		return nil, err
 	}
 	// The registry itself is refused by name before any lookup, and by
-	// address below, whatever the allowlist opens.
-	selfIPs, err := d.selfAddrs(ctx, host, port)
-	if err != nil {
-		return nil, &net.OpError{Op: "dial", Net: network, Err: err}
+	// address below, whatever the allowlist opens; a reserved name is
+	// refused before the registry's own names are looked up.
+	addrs, special, err := d.special(host)
+	if err == nil {
+		var selfIPs []netip.Addr
+		if selfIPs, err = d.selfAddrs(ctx, host, port); err == nil {
+			return d.connect(ctx, network, host, port, addrs, special, selfIPs)
+		}
 	}
+	// Shaped as net.Dialer shapes a failed lookup, so callers that tell a
+	// failed dial from a failed exchange see one.
+	return nil, &net.OpError{Op: "dial", Net: network, Err: err}
+}
+
+// connect dials host:port (or, for a special name, each of addrs)
+// refusing, in the Control hook, the registry itself (its listen
+// addresses and selfIPs) and every address the policy refuses.
+func (d dialer) connect(ctx context.Context, network, host, port string, addrs []netip.Addr, special bool, selfIPs []netip.Addr) (net.Conn, error) {
 	nd := net.Dialer{
 		Timeout:   d.timeout,
 		KeepAlive: 30 * time.Second,
@@ -176,14 +189,8 @@ func (d dialer) dial(ctx context.Context, network, addr string) (net.Conn, error
 			return nil
 		},
 	}
-	addrs, special, err := d.special(host)
 	if !special {
-		return nd.DialContext(ctx, network, addr)
-	}
-	if err != nil {
-		// Shaped as net.Dialer shapes a failed lookup, so callers that
-		// tell a failed dial from a failed exchange see one.
-		return nil, &net.OpError{Op: "dial", Net: network, Err: err}
+		return nd.DialContext(ctx, network, net.JoinHostPort(host, port))
 	}
 	// Localhost: each loopback address in turn, as literals, so nothing
 	// is looked up; the first error is the one reported.

@@ -339,3 +339,18 @@ func TestSelfExempt(t *testing.T) {
 	err = send(http.MethodGet, cardURL, nil)
 	wantSelf(t, "after the exemption is withdrawn", err, "127.0.0.1")
 }
+
+// TestSelfLooksUpNothingForReservedNames: a reserved name is refused
+// before the registry's own public name is looked up, so a card copied
+// from the examples still makes the registry ask no resolver.
+func TestSelfLooksUpNothingForReservedNames(t *testing.T) {
+	res := safehttptest.NewResolver(t, map[string][]string{"registry.corp.internal": {"127.0.0.1"}})
+	c := safehttp.New(safehttp.Config{Resolver: res.Net(), Self: mustSelf(t, "127.0.0.1:8080", "https://registry.corp.internal")})
+	_, err := c.Get(t.Context(), "https://support.shop.example/.well-known/agent-card.json")
+	if !errors.Is(err, safehttp.ErrReservedName) {
+		t.Errorf("err = %v, want a reserved name", err)
+	}
+	if asked := res.Asked(); len(asked) != 0 {
+		t.Errorf("looked up %v", asked)
+	}
+}
