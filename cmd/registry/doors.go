@@ -1,12 +1,16 @@
 package main
 
 import (
+	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/a2aregistry/registry/internal/a2aagent"
+	"github.com/a2aregistry/registry/internal/card"
 	"github.com/a2aregistry/registry/internal/mcpserver"
+	"github.com/a2aregistry/registry/internal/safehttp"
 )
 
 // doorDeps are what the protocol doors beside the JSON API and the
@@ -14,6 +18,10 @@ import (
 type doorDeps struct {
 	mcp   mcpserver.Catalog // nil: no /mcp
 	agent a2aagent.Catalog  // nil: the registry is no A2A agent
+	// self, when set with agent, is told the registry's own card and
+	// interface URLs, the one exception to "the registry never calls
+	// itself" (see exemptOwnCard).
+	self *safehttp.Self
 }
 
 // mountDoors mounts the MCP server and its protected resource metadata
@@ -30,6 +38,11 @@ func mountDoors(e *echo.Echo, d handlerDeps) {
 			d.log.Error("the registry as an A2A agent is off", "err", err)
 		} else {
 			mountAgent(e, ag)
+			if d.doors.self != nil && d.publicURL != "" {
+				if err := exemptOwnCard(d.doors.self, d.publicURL, ag.Card()); err != nil {
+					d.log.Error("the registry's own card cannot be fetched by the registry", "err", err)
+				}
+			}
 		}
 	}
 	if d.doors.mcp == nil {
@@ -47,6 +60,25 @@ func mountDoors(e *echo.Echo, d handlerDeps) {
 	meta := echo.WrapHandler(http.HandlerFunc(s.ServeMetadata))
 	e.GET(mcpserver.MetadataPath, meta)
 	e.GET(mcpserver.MetadataPath+mcpserver.Path, meta)
+}
+
+// exemptOwnCard lets the outbound clients reach the registry's own card
+// at publicURL and exactly the interface URLs it declares, without
+// credentials (safehttp.Self.Exempt), so the registry can list, verify and
+// try itself like any agent. Without a public URL the card names whichever
+// host a client used, and nothing is exempt. The HTTP+JSON interface's
+// calls go to paths under its URL, which the exception does not open: it
+// is probed and tried as refused.
+func exemptOwnCard(self *safehttp.Self, publicURL string, raw []byte) error {
+	c, err := card.Parse(raw, card.Limits{})
+	if err != nil {
+		return fmt.Errorf("reading the registry's own card: %w", err)
+	}
+	urls := []string{strings.TrimRight(publicURL, "/") + a2aagent.CardPath}
+	for _, in := range c.Interfaces {
+		urls = append(urls, in.URL)
+	}
+	return self.Exempt(urls...)
 }
 
 // mountAgent serves the registry's card and the interfaces it declares.

@@ -29,7 +29,7 @@ func (a *app) handler() http.Handler {
 		d.doors.mcp = a.store
 	}
 	if a.cfg.Doors.Agent {
-		d.doors.agent = a.store
+		d.doors.agent, d.doors.self = a.store, a.self
 	}
 	d.ready = &readiness{store: a.store, indexReady: func() bool { return a.store.IndexState().Ready }, log: a.log}
 	if a.proxy != nil {

@@ -52,7 +52,9 @@ func TestServeNeverReachesItself(t *testing.T) {
 	for _, card := range []string{
 		base + "/.well-known/agent-card.json",
 		"http://rebind.corp.internal:" + port + "/api/v1/agents",
-		"https://registry.corp.internal/.well-known/agent-card.json",
+		// Not the card URL its A2A agent declares: that one is the
+		// exception (TestServeListsItself).
+		"https://registry.corp.internal/cards/agent-card.json",
 	} {
 		body, _ := json.Marshal(map[string]string{"url": card})
 		resp, err := http.Post(base+"/api/v1/agents", "application/json", strings.NewReader(string(body)))
@@ -69,6 +71,78 @@ func TestServeNeverReachesItself(t *testing.T) {
 		if err != nil || resp.StatusCode != http.StatusUnprocessableEntity || refusal.Error.Code != "blocked_address" ||
 			refusal.Error.Class != safehttp.CauseSelf || !strings.Contains(refusal.Error.Message, "this registry itself") {
 			t.Errorf("registering %s: %d %+v (%v), want 422 blocked_address with class %s", card, resp.StatusCode, refusal, err, safehttp.CauseSelf)
+		}
+	}
+	cancel()
+	if err := <-errc; err != nil {
+		t.Errorf("serve: %v", err)
+	}
+}
+
+// TestServeListsItself: with its A2A agent on and a public URL, the
+// registry may register its own card and try its own JSON-RPC interface
+// — the one exception, exactly those URLs and without credentials —
+// while any other URL of its own is still refused as self.
+func TestServeListsItself(t *testing.T) {
+	free, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, port, _ := net.SplitHostPort(free.Addr().String())
+	free.Close()
+	public := "http://registry.corp.internal:" + port
+	res := safehttptest.NewResolver(t, map[string][]string{"registry.corp.internal": {"127.0.0.1"}})
+	cfg := config.Default()
+	cfg.Server.Listen = "127.0.0.1:" + port
+	cfg.Server.PublicURL = public
+	cfg.Server.ShutdownTimeout = 5 * time.Second
+	cfg.Storage.DB = "sqlite:" + filepath.Join(t.TempDir(), "reg.db")
+	cfg.Verify.Fetch = false
+	cfg.Doors.Agent = true
+	cfg.Outbound.AllowNetworks = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	cfg.Outbound.Resolver = res.Net()
+
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	addrc := make(chan net.Addr, 1)
+	errc := make(chan error, 1)
+	go func() { errc <- serve(ctx, cfg, slog.New(slog.DiscardHandler), func(a net.Addr) { addrc <- a }) }()
+	select {
+	case <-addrc:
+	case err := <-errc:
+		t.Skipf("serve on a port picked beforehand: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("server did not start")
+	}
+	base := "http://127.0.0.1:" + port
+	post := func(path, body string, out any) int {
+		t.Helper()
+		resp, err := http.Post(base+path, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		return resp.StatusCode
+	}
+
+	var agent struct{ ID string }
+	if code := post("/api/v1/agents", `{"url":"`+public+`/.well-known/agent-card.json"}`, &agent); code != http.StatusCreated || agent.ID == "" {
+		t.Fatalf("registering the registry's own card: %d %+v", code, agent)
+	}
+	var run struct {
+		State string
+		Error *struct{ Code, Message string }
+	}
+	if code := post("/api/v1/agents/"+agent.ID+"/runs", `{"message": {"role": "user", "parts": [{"text": "find agents"}]}}`, &run); code/100 != 2 || run.Error != nil {
+		t.Errorf("a run against the registry's own JSON-RPC interface: %d %+v", code, run)
+	}
+	for _, card := range []string{public + "/api/v1/agents", base + "/.well-known/agent-card.json"} {
+		var refusal struct{ Error struct{ Code, Class string } }
+		if code := post("/api/v1/agents", `{"url":"`+card+`"}`, &refusal); code != http.StatusUnprocessableEntity || refusal.Error.Class != safehttp.CauseSelf {
+			t.Errorf("registering %s: %d %+v, want class self", card, code, refusal)
 		}
 	}
 	cancel()
