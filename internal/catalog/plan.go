@@ -176,7 +176,16 @@ type fetchedRow struct {
 // search index by it, see Sync).
 func planRun(ins []UpsertInput, hints []crawlHint, steps []cardStep, fresh freshIDs, policy ListingPolicy, now time.Time,
 	results []UpsertResult) (*runPlan, error) {
-	p := &runPlan{results: results, recs: make([]agentRecord, len(ins))}
+	// Sized once: a run is up to a few hundred cards, and growing these
+	// by appends showed in the write path's allocations.
+	nseq, ncreate := needs(steps)
+	p := &runPlan{results: results, recs: make([]agentRecord, len(ins)), docs: make([]indexedDoc, 0, nseq)}
+	if nwrite := nseq - countAction(steps, actionRevive); nwrite > 0 {
+		p.versions = make([]cardVersionRecord, 0, nwrite)
+		p.changes = make([]changeRow, 0, nwrite)
+		p.created = make([]agentRecord, 0, ncreate)
+		p.changed = make([]agentRecord, 0, nwrite-ncreate)
+	}
 	for i, st := range steps {
 		if st.action == actionCreate {
 			continue
@@ -230,6 +239,17 @@ func planRun(ins []UpsertInput, hints []crawlHint, steps []cardStep, fresh fresh
 		seqs = seqs[1:]
 	}
 	return p, nil
+}
+
+// countAction counts the steps that take action a.
+func countAction(steps []cardStep, a cardAction) int {
+	n := 0
+	for _, st := range steps {
+		if st.action == a {
+			n++
+		}
+	}
+	return n
 }
 
 // revive gives input i's restored agent, whose bytes did not change, a
@@ -326,8 +346,9 @@ func (p *runPlan) planListing(rec *agentRecord, created bool, policy ListingPoli
 		rec.ApprovedVersion = rec.CurrentVersion
 		return
 	}
+	at := now
 	rec.Listing, rec.ListingReason, rec.ListingBy = ListingPending, reapproveReason(rec.CurrentVersion), reapproveActor.String()
-	rec.ListingAt = &now
+	rec.ListingAt = &at
 	p.reapprove = append(p.reapprove, *rec)
 }
 
