@@ -73,25 +73,7 @@ func TestAnnotations(t *testing.T) {
 			t.Fatalf("AgentView annotations = %+v, want %+v", v, got)
 		}
 		only := []string{"Invoice Extractor"} // ids() lists names
-		for _, f := range []map[string][]string{
-			{"label": {"env:prod"}}, {"label": {"ENV:Prod"}}, {"label": {"env"}}, {"label": {"cost-center:4711"}},
-			{"owner_team": {"payments platform"}}, {"classification": {"confidential"}},
-		} {
-			if ids := searchIDs(t, s, f); !slices.Equal(ids, only) {
-				t.Errorf("filter %v: %v, want %v", f, ids, only)
-			}
-		}
-		for _, f := range []map[string][]string{{"label": {"env:dev"}}, {"label": {"env:prod", "nope:x"}}} {
-			if ids := searchIDs(t, s, f); len(ids) != 0 {
-				t.Errorf("filter %v matched %v", f, ids)
-			}
-		}
-		if fv := facetValues(t, s, "label"); !slices.Equal(fv, []string{"cost-center:4711", "env:prod"}) {
-			t.Errorf("label facet = %v", fv)
-		}
-		if _, err := s.Search(ctx, catalog.Query{Filters: map[string][]string{"label": {"Bad Key:x"}}}); !errors.Is(err, catalog.ErrInvalidQuery) {
-			t.Errorf("label filter with a bad key: err = %v, want ErrInvalidQuery", err)
-		}
+		checkAnnotationFilters(t, s, only)
 
 		// Replacing drops what is not given again.
 		got, err = s.SetAnnotations(ctx, editor, inv.ID, catalog.Annotations{OwnerTeam: "Payments Platform",
@@ -109,25 +91,7 @@ func TestAnnotations(t *testing.T) {
 			t.Errorf("new label: %v", ids)
 		}
 
-		entries := auditLog(t, s)
-		if len(entries) != 2 || entries[0].Action != catalog.ActionAnnotate || entries[0].TargetID != inv.ID || entries[0].Subject != "sub-ed" {
-			t.Fatalf("audit log = %+v, want two %s rows", entries, catalog.ActionAnnotate)
-		}
-		var detail map[string]any
-		if err := json.Unmarshal(entries[0].Detail, &detail); err != nil {
-			t.Fatal(err)
-		}
-		if _, ok := detail["owner_team"]; ok {
-			t.Errorf("unchanged owner team in the audit detail: %s", entries[0].Detail)
-		}
-		for _, k := range []string{"contact", "classification", "notes", "labels", "card_url"} {
-			if _, ok := detail[k]; !ok {
-				t.Errorf("audit detail lacks %s: %s", k, entries[0].Detail)
-			}
-		}
-		if strings.Contains(string(entries[0].Detail), "reorg") {
-			t.Errorf("audit detail holds the notes' text: %s", entries[0].Detail)
-		}
+		checkAnnotateAudit(t, s, inv.ID)
 		// The same annotations again write nothing.
 		if _, err := s.SetAnnotations(ctx, editor, inv.ID, got); err != nil {
 			t.Fatal(err)
@@ -177,6 +141,58 @@ func TestAnnotations(t *testing.T) {
 			t.Errorf("unknown agent: err = %v, want ErrNotFound", err)
 		}
 	})
+}
+
+// checkAnnotationFilters: the first annotations set on the invoice agent
+// (only) are found by every spelling of their label, owner team and
+// classification filters, and nothing else is.
+func checkAnnotationFilters(t *testing.T, s *catalog.Store, only []string) {
+	t.Helper()
+	ctx := context.Background()
+	for _, f := range []map[string][]string{
+		{"label": {"env:prod"}}, {"label": {"ENV:Prod"}}, {"label": {"env"}}, {"label": {"cost-center:4711"}},
+		{"owner_team": {"payments platform"}}, {"classification": {"confidential"}},
+	} {
+		if ids := searchIDs(t, s, f); !slices.Equal(ids, only) {
+			t.Errorf("filter %v: %v, want %v", f, ids, only)
+		}
+	}
+	for _, f := range []map[string][]string{{"label": {"env:dev"}}, {"label": {"env:prod", "nope:x"}}} {
+		if ids := searchIDs(t, s, f); len(ids) != 0 {
+			t.Errorf("filter %v matched %v", f, ids)
+		}
+	}
+	if fv := facetValues(t, s, "label"); !slices.Equal(fv, []string{"cost-center:4711", "env:prod"}) {
+		t.Errorf("label facet = %v", fv)
+	}
+	if _, err := s.Search(ctx, catalog.Query{Filters: map[string][]string{"label": {"Bad Key:x"}}}); !errors.Is(err, catalog.ErrInvalidQuery) {
+		t.Errorf("label filter with a bad key: err = %v, want ErrInvalidQuery", err)
+	}
+}
+
+// checkAnnotateAudit: the two annotation changes of agent id are two audit
+// rows, the first naming what changed but not the notes' text.
+func checkAnnotateAudit(t *testing.T, s *catalog.Store, id string) {
+	t.Helper()
+	entries := auditLog(t, s)
+	if len(entries) != 2 || entries[0].Action != catalog.ActionAnnotate || entries[0].TargetID != id || entries[0].Subject != "sub-ed" {
+		t.Fatalf("audit log = %+v, want two %s rows", entries, catalog.ActionAnnotate)
+	}
+	var detail map[string]any
+	if err := json.Unmarshal(entries[0].Detail, &detail); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := detail["owner_team"]; ok {
+		t.Errorf("unchanged owner team in the audit detail: %s", entries[0].Detail)
+	}
+	for _, k := range []string{"contact", "classification", "notes", "labels", "card_url"} {
+		if _, ok := detail[k]; !ok {
+			t.Errorf("audit detail lacks %s: %s", k, entries[0].Detail)
+		}
+	}
+	if strings.Contains(string(entries[0].Detail), "reorg") {
+		t.Errorf("audit detail holds the notes' text: %s", entries[0].Detail)
+	}
 }
 
 // Refused input names its field and stores nothing.

@@ -93,201 +93,215 @@ func planned(t *testing.T, ins []UpsertInput, hints []crawlHint, found []agentRe
 	return steps, fresh, p
 }
 
-// TestPlanRun holds the write path's invariants, one case each, on a
-// single input: whether it is written and what its agents row becomes.
-func TestPlanRun(t *testing.T) {
+// derived says what happens to an agent's derived rows.
+const (
+	derivedNone    = "none"    // not written: no new version
+	derivedKept    = "kept"    // new version, rows equal to the stored ones: no delete, no insert
+	derivedReplace = "replace" // stored rows deleted, new ones inserted
+	derivedNew     = "new"     // a new agent's rows inserted
+)
+
+// planWant is what a plan does to its one input's agent.
+type planWant struct {
+	action  cardAction
+	written bool // a new version: agents row, version, change, document
+	// seqMoved: the agents row gets a fresh seq (every write does).
+	seqMoved                      bool
+	created, newVersion, restored bool
+	removed                       bool // the answer still shows the agent removed
+	version                       int
+	derived                       string
+	listing                       string
+	approved                      int
+	// reapprove: sent back to review by the catalog.
+	reapprove bool
+	resumed   bool
+	touched   bool
+	health    string
+	crawl     *crawlStateRow // a new agent's crawl state
+}
+
+// planCase is one input stored over what found holds.
+type planCase struct {
+	name   string
+	in     UpsertInput
+	hint   *crawlHint
+	found  []agentRecord
+	policy ListingPolicy
+	want   planWant
+}
+
+// planCases are TestPlanRun's cases, one per invariant of the write path.
+func planCases(t *testing.T) []planCase {
 	base := planCard(t, "Reads invoices.", "extract")
 	described := planCard(t, "Reads invoices and receipts.", "extract") // same derived rows
 	reskilled := planCard(t, "Reads invoices.", "extract-v2")           // other derived rows
 	stored := func(mod func(*agentRecord)) []agentRecord { return []agentRecord{storedAgent(t, base, mod)} }
 	pending := func(r *agentRecord) { r.Listing, r.ApprovedVersion = ListingPending, 2 }
-
-	// derived says what happens to the agent's derived rows.
-	const (
-		derivedNone    = "none"    // not written: no new version
-		derivedKept    = "kept"    // new version, rows equal to the stored ones: no delete, no insert
-		derivedReplace = "replace" // stored rows deleted, new ones inserted
-		derivedNew     = "new"     // a new agent's rows inserted
-	)
-	type want struct {
-		action  cardAction
-		written bool // a new version: agents row, version, change, document
-		// seqMoved: the agents row gets a fresh seq (every write does).
-		seqMoved                      bool
-		created, newVersion, restored bool
-		removed                       bool // the answer still shows the agent removed
-		version                       int
-		derived                       string
-		listing                       string
-		approved                      int
-		// reapprove: sent back to review by the catalog.
-		reapprove bool
-		resumed   bool
-		touched   bool
-		health    string
-		crawl     *crawlStateRow // a new agent's crawl state
-	}
-	tests := []struct {
-		name   string
-		in     UpsertInput
-		hint   *crawlHint
-		found  []agentRecord
-		policy ListingPolicy
-		want   want
-	}{
+	return []planCase{
 		{name: "new card URL is created approved, due now",
 			in: UpsertInput{CardURL: planURL, Card: base, ReceivedAt: planReceived},
-			want: want{action: actionCreate, written: true, seqMoved: true, created: true, newVersion: true, version: 1,
+			want: planWant{action: actionCreate, written: true, seqMoved: true, created: true, newVersion: true, version: 1,
 				derived: derivedNew, listing: ListingApproved, approved: 1, health: HealthUnknown,
 				crawl: &crawlStateRow{AgentPK: 201, NextCheckAt: planNow}}},
 		{name: "new card URL under required approval starts pending",
 			in: UpsertInput{CardURL: planURL, Card: base, ReceivedAt: planReceived}, policy: ListingPolicy{RequireApproval: true},
-			want: want{action: actionCreate, written: true, seqMoved: true, created: true, newVersion: true, version: 1,
+			want: planWant{action: actionCreate, written: true, seqMoved: true, created: true, newVersion: true, version: 1,
 				derived: derivedNew, listing: ListingPending, approved: 0, health: HealthUnknown,
 				crawl: &crawlStateRow{AgentPK: 201, NextCheckAt: planNow}}},
 		{name: "new card URL under re-approval is approved at once",
 			in: UpsertInput{CardURL: planURL, Card: base, ReceivedAt: planReceived}, policy: ListingPolicy{ReapproveOnChange: true},
-			want: want{action: actionCreate, written: true, seqMoved: true, created: true, newVersion: true, version: 1,
+			want: planWant{action: actionCreate, written: true, seqMoved: true, created: true, newVersion: true, version: 1,
 				derived: derivedNew, listing: ListingApproved, approved: 1, health: HealthUnknown,
 				crawl: &crawlStateRow{AgentPK: 201, NextCheckAt: planNow}}},
 		{name: "imported paused agent keeps its schedule and stays paused",
 			in: UpsertInput{CardURL: planURL, Card: base, Source: SourceImport, ReceivedAt: planReceived,
 				NextCheckAt: planNow.Add(time.Hour), Paused: true},
-			want: want{action: actionCreate, written: true, seqMoved: true, created: true, newVersion: true, version: 1,
+			want: planWant{action: actionCreate, written: true, seqMoved: true, created: true, newVersion: true, version: 1,
 				derived: derivedNew, listing: ListingApproved, approved: 1, health: HealthUnknown,
 				crawl: &crawlStateRow{AgentPK: 201, NextCheckAt: planNow.Add(time.Hour), Paused: true}}},
 		{name: "same bytes from the crawler only touch fetched_at",
 			in: UpsertInput{CardURL: planURL, Card: base, Source: SourceCrawl, ReceivedAt: planReceived}, found: stored(nil),
-			want: want{action: actionTouch, version: 3, derived: derivedNone, listing: ListingApproved, approved: 3,
+			want: planWant{action: actionTouch, version: 3, derived: derivedNone, listing: ListingApproved, approved: 3,
 				touched: true, health: HealthUp}},
 		{name: "same bytes registered by URL resume the crawl",
 			in: UpsertInput{CardURL: planURL, Card: base, Source: SourceURL, ReceivedAt: planReceived}, found: stored(nil),
-			want: want{action: actionTouch, version: 3, derived: derivedNone, listing: ListingApproved, approved: 3,
+			want: planWant{action: actionTouch, version: 3, derived: derivedNone, listing: ListingApproved, approved: 3,
 				touched: true, resumed: true, health: HealthUp}},
 		{name: "same bytes imported do not resume the crawl",
 			in: UpsertInput{CardURL: planURL, Card: base, Source: SourceImport, ReceivedAt: planReceived}, found: stored(nil),
-			want: want{action: actionTouch, version: 3, derived: derivedNone, listing: ListingApproved, approved: 3,
+			want: planWant{action: actionTouch, version: 3, derived: derivedNone, listing: ListingApproved, approved: 3,
 				touched: true, health: HealthUp}},
 		{name: "registering by URL a paused copy does not resume the crawl",
 			in:    UpsertInput{CardURL: planURL, Card: described, Source: SourceURL, ReceivedAt: planReceived, Paused: true},
 			found: stored(nil),
-			want: want{action: actionUpdate, written: true, seqMoved: true, newVersion: true, version: 4, derived: derivedKept,
+			want: planWant{action: actionUpdate, written: true, seqMoved: true, newVersion: true, version: 4, derived: derivedKept,
 				listing: ListingApproved, approved: 4, health: HealthUp}},
 		{name: "new description keeps the derived rows and their digest",
 			in: UpsertInput{CardURL: planURL, Card: described, Source: SourceCrawl, ReceivedAt: planReceived}, found: stored(nil),
-			want: want{action: actionUpdate, written: true, seqMoved: true, newVersion: true, version: 4, derived: derivedKept,
+			want: planWant{action: actionUpdate, written: true, seqMoved: true, newVersion: true, version: 4, derived: derivedKept,
 				listing: ListingApproved, approved: 4, health: HealthUp}},
 		{name: "new skill replaces the derived rows and sets the digest",
 			in: UpsertInput{CardURL: planURL, Card: reskilled, Source: SourceCrawl, ReceivedAt: planReceived}, found: stored(nil),
-			want: want{action: actionUpdate, written: true, seqMoved: true, newVersion: true, version: 4, derived: derivedReplace,
+			want: planWant{action: actionUpdate, written: true, seqMoved: true, newVersion: true, version: 4, derived: derivedReplace,
 				listing: ListingApproved, approved: 4, health: HealthUp}},
 		{name: "a row stored before digests gets its derived rows rewritten",
 			in:    UpsertInput{CardURL: planURL, Card: described, Source: SourceCrawl, ReceivedAt: planReceived},
 			found: stored(func(r *agentRecord) { r.DerivedSHA256 = "" }),
-			want: want{action: actionUpdate, written: true, seqMoved: true, newVersion: true, version: 4, derived: derivedReplace,
+			want: planWant{action: actionUpdate, written: true, seqMoved: true, newVersion: true, version: 4, derived: derivedReplace,
 				listing: ListingApproved, approved: 4, health: HealthUp}},
 		{name: "crawler's new bytes never restore a removed agent",
 			in: UpsertInput{CardURL: planURL, Card: reskilled, Source: SourceCrawl, ReceivedAt: planReceived}, found: stored(removed),
-			want: want{action: actionSkip, removed: true, version: 3, derived: derivedNone, listing: ListingApproved, approved: 3,
+			want: planWant{action: actionSkip, removed: true, version: 3, derived: derivedNone, listing: ListingApproved, approved: 3,
 				health: HealthUp}},
 		{name: "crawler's same bytes never restore a removed agent",
 			in: UpsertInput{CardURL: planURL, Card: base, Source: SourceCrawl, ReceivedAt: planReceived}, found: stored(removed),
-			want: want{action: actionSkip, removed: true, version: 3, derived: derivedNone, listing: ListingApproved, approved: 3,
+			want: planWant{action: actionSkip, removed: true, version: 3, derived: derivedNone, listing: ListingApproved, approved: 3,
 				health: HealthUp}},
 		{name: "registering a removed agent's bytes again revives it with a new seq",
 			in: UpsertInput{CardURL: planURL, Card: base, Source: SourceURL, ReceivedAt: planReceived}, found: stored(removed),
-			want: want{action: actionRevive, seqMoved: true, restored: true, version: 3, derived: derivedNone,
+			want: planWant{action: actionRevive, seqMoved: true, restored: true, version: 3, derived: derivedNone,
 				listing: ListingApproved, approved: 3, touched: true, resumed: true, health: HealthUp}},
 		{name: "importing new bytes for a removed agent restores it with a new version",
 			in: UpsertInput{CardURL: planURL, Card: reskilled, Source: SourceImport, ReceivedAt: planReceived}, found: stored(removed),
-			want: want{action: actionUpdate, written: true, seqMoved: true, newVersion: true, restored: true, version: 4,
+			want: planWant{action: actionUpdate, written: true, seqMoved: true, newVersion: true, restored: true, version: 4,
 				derived: derivedReplace, listing: ListingApproved, approved: 4, health: HealthUp}},
 		{name: "re-approval sends a changed approved agent back to review",
 			in: UpsertInput{CardURL: planURL, Card: described, Source: SourceCrawl, ReceivedAt: planReceived}, found: stored(nil),
 			policy: ListingPolicy{ReapproveOnChange: true},
-			want: want{action: actionUpdate, written: true, seqMoved: true, newVersion: true, version: 4, derived: derivedKept,
+			want: planWant{action: actionUpdate, written: true, seqMoved: true, newVersion: true, version: 4, derived: derivedKept,
 				listing: ListingPending, approved: 3, reapprove: true, health: HealthUp}},
 		{name: "re-approval leaves an unchanged approved agent approved",
 			in: UpsertInput{CardURL: planURL, Card: base, Source: SourceCrawl, ReceivedAt: planReceived}, found: stored(nil),
 			policy: ListingPolicy{ReapproveOnChange: true},
-			want: want{action: actionTouch, version: 3, derived: derivedNone, listing: ListingApproved, approved: 3,
+			want: planWant{action: actionTouch, version: 3, derived: derivedNone, listing: ListingApproved, approved: 3,
 				touched: true, health: HealthUp}},
 		{name: "re-approval leaves a pending agent's approved version alone",
 			in: UpsertInput{CardURL: planURL, Card: described, Source: SourceCrawl, ReceivedAt: planReceived}, found: stored(pending),
 			policy: ListingPolicy{ReapproveOnChange: true},
-			want: want{action: actionUpdate, written: true, seqMoved: true, newVersion: true, version: 4, derived: derivedKept,
+			want: planWant{action: actionUpdate, written: true, seqMoved: true, newVersion: true, version: 4, derived: derivedKept,
 				listing: ListingPending, approved: 2, health: HealthUp}},
 		{name: "a pending agent's new version is not approved without re-approval either",
 			in: UpsertInput{CardURL: planURL, Card: described, Source: SourceCrawl, ReceivedAt: planReceived}, found: stored(pending),
-			want: want{action: actionUpdate, written: true, seqMoved: true, newVersion: true, version: 4, derived: derivedKept,
+			want: planWant{action: actionUpdate, written: true, seqMoved: true, newVersion: true, version: 4, derived: derivedKept,
 				listing: ListingPending, approved: 2, health: HealthUp}},
 		{name: "a check's health is written with its new version",
 			in: UpsertInput{CardURL: planURL, Card: described, Source: SourceCrawl, ReceivedAt: planReceived}, found: stored(nil),
 			hint: &crawlHint{health: HealthDown},
-			want: want{action: actionUpdate, written: true, seqMoved: true, newVersion: true, version: 4, derived: derivedKept,
+			want: planWant{action: actionUpdate, written: true, seqMoved: true, newVersion: true, version: 4, derived: derivedKept,
 				listing: ListingApproved, approved: 4, health: HealthDown}},
 		{name: "a check's digest is taken as the bytes' digest",
 			in: UpsertInput{CardURL: planURL, Card: described, Source: SourceCrawl, ReceivedAt: planReceived}, found: stored(nil),
 			hint: &crawlHint{digest: rawDigest(base.Raw), health: HealthDown},
-			want: want{action: actionTouch, version: 3, derived: derivedNone, listing: ListingApproved, approved: 3,
+			want: planWant{action: actionTouch, version: 3, derived: derivedNone, listing: ListingApproved, approved: 3,
 				touched: true, health: HealthUp}},
 	}
-	for _, tt := range tests {
+}
+
+// TestPlanRun holds the write path's invariants, one case each, on a
+// single input: whether it is written and what its agents row becomes.
+func TestPlanRun(t *testing.T) {
+	for _, tt := range planCases(t) {
 		t.Run(tt.name, func(t *testing.T) {
 			var hints []crawlHint
 			if tt.hint != nil {
 				hints = []crawlHint{*tt.hint}
 			}
 			steps, fresh, p := planned(t, []UpsertInput{tt.in}, hints, tt.found, tt.policy)
-			w := tt.want
-			if got := steps[0].action; got != w.action {
-				t.Fatalf("action = %d, want %d", got, w.action)
+			if got := steps[0].action; got != tt.want.action {
+				t.Fatalf("action = %d, want %d", got, tt.want.action)
 			}
 			checkPlanInvariants(t, p, fresh, tt.found)
-
-			res := p.results[0]
-			if res.Created != w.created || res.NewVersion != w.newVersion || res.Restored != w.restored || (res.Agent.Removed != nil) != w.removed {
-				t.Errorf("result created/new/restored/removed = %v/%v/%v/%v, want %v/%v/%v/%v", res.Created, res.NewVersion,
-					res.Restored, res.Agent.Removed != nil, w.created, w.newVersion, w.restored, w.removed)
-			}
-			a := res.Agent
-			if a.CurrentVersion != w.version || a.Listing.State != w.listing || a.Listing.ApprovedVersion != w.approved || a.Health != w.health {
-				t.Errorf("agent version/listing/approved/health = %d/%s/%d/%s, want %d/%s/%d/%s", a.CurrentVersion, a.Listing.State,
-					a.Listing.ApprovedVersion, a.Health, w.version, w.listing, w.approved, w.health)
-			}
-			if got := len(p.versions) == 1; got != w.written {
-				t.Errorf("new version written = %v, want %v", got, w.written)
-			}
-			wantSeq := int64(0)
-			if w.seqMoved {
-				wantSeq = fresh.seqs[0]
-			} else if len(tt.found) > 0 {
-				wantSeq = tt.found[0].Seq
-			}
-			if got := p.recs[0].Seq; w.action != actionSkip && got != wantSeq {
-				t.Errorf("seq = %d, want %d", got, wantSeq)
-			}
-			if got := len(p.restored) == 1; got != w.restored {
-				t.Errorf("restored = %v, want %v", got, w.restored)
-			}
-			if got := len(p.resumed) == 1; got != w.resumed {
-				t.Errorf("crawl resumed = %v, want %v", got, w.resumed)
-			}
-			if got := len(p.touched) == 1; got != w.touched {
-				t.Errorf("fetched_at touched = %v, want %v", got, w.touched)
-			} else if got && (p.touched[0].at != planReceived || p.recs[0].FetchedAt != planReceived) {
-				t.Errorf("fetched_at = %v / %v, want %v", p.touched[0].at, p.recs[0].FetchedAt, planReceived)
-			}
-			checkReapproval(t, p, w.reapprove)
-			checkDerived(t, p, tt.found, tt.in.Card, w.derived)
-			var crawl *crawlStateRow
-			if len(p.crawlRows) > 0 {
-				crawl = &p.crawlRows[0]
-			}
-			if (crawl == nil) != (w.crawl == nil) || crawl != nil && *crawl != *w.crawl {
-				t.Errorf("crawl state = %+v, want %+v", crawl, w.crawl)
-			}
+			checkPlanCase(t, tt, fresh, p)
 		})
+	}
+}
+
+// checkPlanCase checks what tt.want says of p, the plan of tt's one input.
+func checkPlanCase(t *testing.T, tt planCase, fresh freshIDs, p *runPlan) {
+	t.Helper()
+	w := tt.want
+	res := p.results[0]
+	if res.Created != w.created || res.NewVersion != w.newVersion || res.Restored != w.restored || (res.Agent.Removed != nil) != w.removed {
+		t.Errorf("result created/new/restored/removed = %v/%v/%v/%v, want %v/%v/%v/%v", res.Created, res.NewVersion,
+			res.Restored, res.Agent.Removed != nil, w.created, w.newVersion, w.restored, w.removed)
+	}
+	a := res.Agent
+	if a.CurrentVersion != w.version || a.Listing.State != w.listing || a.Listing.ApprovedVersion != w.approved || a.Health != w.health {
+		t.Errorf("agent version/listing/approved/health = %d/%s/%d/%s, want %d/%s/%d/%s", a.CurrentVersion, a.Listing.State,
+			a.Listing.ApprovedVersion, a.Health, w.version, w.listing, w.approved, w.health)
+	}
+	if got := len(p.versions) == 1; got != w.written {
+		t.Errorf("new version written = %v, want %v", got, w.written)
+	}
+	wantSeq := int64(0)
+	if w.seqMoved {
+		wantSeq = fresh.seqs[0]
+	} else if len(tt.found) > 0 {
+		wantSeq = tt.found[0].Seq
+	}
+	if got := p.recs[0].Seq; w.action != actionSkip && got != wantSeq {
+		t.Errorf("seq = %d, want %d", got, wantSeq)
+	}
+	if got := len(p.restored) == 1; got != w.restored {
+		t.Errorf("restored = %v, want %v", got, w.restored)
+	}
+	if got := len(p.resumed) == 1; got != w.resumed {
+		t.Errorf("crawl resumed = %v, want %v", got, w.resumed)
+	}
+	if got := len(p.touched) == 1; got != w.touched {
+		t.Errorf("fetched_at touched = %v, want %v", got, w.touched)
+	} else if got && (p.touched[0].at != planReceived || p.recs[0].FetchedAt != planReceived) {
+		t.Errorf("fetched_at = %v / %v, want %v", p.touched[0].at, p.recs[0].FetchedAt, planReceived)
+	}
+	checkReapproval(t, p, w.reapprove)
+	checkDerived(t, p, tt.found, tt.in.Card, w.derived)
+	var crawl *crawlStateRow
+	if len(p.crawlRows) > 0 {
+		crawl = &p.crawlRows[0]
+	}
+	if (crawl == nil) != (w.crawl == nil) || crawl != nil && *crawl != *w.crawl {
+		t.Errorf("crawl state = %+v, want %+v", crawl, w.crawl)
 	}
 }
 
@@ -379,13 +393,13 @@ func checkDerived(t *testing.T, p *runPlan, found []agentRecord, c *card.Card, w
 	var wantRows, wantDeleted bool
 	wantDigest := stored
 	switch want {
-	case "kept":
+	case derivedKept:
 		if newDigest != stored {
 			t.Fatalf("case error: digest %s differs from the stored %s", newDigest, stored)
 		}
-	case "replace":
+	case derivedReplace:
 		wantRows, wantDeleted, wantDigest = true, true, newDigest
-	case "new":
+	case derivedNew:
 		wantRows, wantDigest = true, newDigest
 	}
 	if got := rows > 0; got != wantRows {

@@ -42,6 +42,26 @@ func testMigrationRekey(t *testing.T, dsn string) {
 	if err := s.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
+	ids, lastSeq := writeOldShapeCatalog(t, s)
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatalf("migrating: %v", err)
+	}
+	if n, _ := s.Count(ctx); n != 4 {
+		t.Errorf("%d agents after migration, want 4", n)
+	}
+
+	checkRekeyedAgents(t, s, ids)
+	checkRekeyFeed(t, s, ids, lastSeq)
+	checkRekeyedCrawlAndSearch(t, s)
+}
+
+// writeOldShapeCatalog writes the agents of several spellings of a few
+// card URLs, a check and a trusted key, and rolls the schema back to 3.
+// It returns the agents' ids by "url version" and the last seq of the
+// change feed.
+func writeOldShapeCatalog(t *testing.T, s *catalog.Store) (map[string]string, int64) {
+	t.Helper()
+	ctx := context.Background()
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	at := func(h int) time.Time { return t0.Add(time.Duration(h) * time.Hour) }
 	type step struct {
@@ -107,13 +127,14 @@ func testMigrationRekey(t *testing.T, dsn string) {
 	}
 	lastSeq := feed[len(feed)-1].Seq
 
-	if err := s.Migrate(ctx); err != nil {
-		t.Fatalf("migrating: %v", err)
-	}
-	if n, _ := s.Count(ctx); n != 4 {
-		t.Errorf("%d agents after migration, want 4", n)
-	}
+	return ids, lastSeq
+}
 
+// checkRekeyedAgents: each agent is one row under its canonical card URL
+// with every version, and keeps its check history and trusted key.
+func checkRekeyedAgents(t *testing.T, s *catalog.Store, ids map[string]string) {
+	t.Helper()
+	ctx := context.Background()
 	tests := []struct {
 		cardURL     string
 		survivor    string // steps key of the row that survives
@@ -170,9 +191,14 @@ func testMigrationRekey(t *testing.T, dsn string) {
 	if len(keys) != 1 || !slices.Equal(keys[0].Origins, []string{"https://xn--bcher-kva.example"}) {
 		t.Errorf("trusted key origins %+v, want the one canonical origin", keys)
 	}
+}
 
-	// The feed says which ids are gone and which agent took their versions.
-	feed, err = s.Changes(ctx, catalog.ScopeAll, lastSeq, 1000)
+// checkRekeyFeed: the feed says which ids are gone and which agent took
+// their versions.
+func checkRekeyFeed(t *testing.T, s *catalog.Store, ids map[string]string, lastSeq int64) {
+	t.Helper()
+	ctx := context.Background()
+	feed, err := s.Changes(ctx, catalog.ScopeAll, lastSeq, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,6 +224,13 @@ func testMigrationRekey(t *testing.T, dsn string) {
 	if len(updated) != 2 {
 		t.Errorf("updated entries for %q, want the two survivors", updated)
 	}
+}
+
+// checkRekeyedCrawlAndSearch: merged agents are crawled unless only
+// imported, and searched once each under the view this release derives.
+func checkRekeyedCrawlAndSearch(t *testing.T, s *catalog.Store) {
+	t.Helper()
+	ctx := context.Background()
 	// A merged agent someone registered by URL is crawled.
 	due, err := s.ClaimDue(ctx, time.Now().Add(48*time.Hour), 100, "test", time.Minute)
 	if err != nil {

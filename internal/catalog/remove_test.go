@@ -62,36 +62,7 @@ func TestRemoveAgentKeepsHistory(t *testing.T) {
 			t.Errorf("AgentRemoval of an unknown id: %v", err)
 		}
 
-		// Every scope but the one that sees everything (admins) reads it as
-		// missing, in every read; the change feed tells them only that it
-		// is gone.
-		for _, sc := range []catalog.Scope{{}, {Review: true}, {Review: true, Groups: []string{"finance"}}} {
-			if _, err := s.Agent(ctx, sc, id); !errors.Is(err, catalog.ErrNotFound) {
-				t.Errorf("Agent(%+v) of a removed agent: %v, want ErrNotFound", sc, err)
-			}
-			if _, err := s.AgentView(ctx, sc, id, time.Now()); !errors.Is(err, catalog.ErrNotFound) {
-				t.Errorf("AgentView(%+v) of a removed agent: %v, want ErrNotFound", sc, err)
-			}
-			if _, err := s.Versions(ctx, sc, id); !errors.Is(err, catalog.ErrNotFound) {
-				t.Errorf("Versions(%+v) of a removed agent: %v, want ErrNotFound", sc, err)
-			}
-			if _, err := s.RawCard(ctx, sc, id); !errors.Is(err, catalog.ErrNotFound) {
-				t.Errorf("RawCard(%+v) of a removed agent: %v, want ErrNotFound", sc, err)
-			}
-			feed, err := s.Changes(ctx, sc, 0, 1000)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var kinds []string
-			for _, c := range feed {
-				if c.AgentID == id {
-					kinds = append(kinds, c.Kind)
-				}
-			}
-			if !slices.Equal(kinds, []string{catalog.ChangeRemoved}) {
-				t.Errorf("change feed for %+v shows the removed agent as %v, want only its removal", sc, kinds)
-			}
-		}
+		checkRemovedHidden(t, s, id)
 
 		// Search: gone, the others stay.
 		p, err := s.Search(ctx, catalog.Query{Text: "invoice"})
@@ -105,50 +76,7 @@ func TestRemoveAgentKeepsHistory(t *testing.T) {
 			t.Errorf("search lists %d agents (%v), want the 2 others", p.Total, err)
 		}
 
-		// Crawl and verification: never claimed, not due, no write lands.
-		claimed, err := s.ClaimDue(ctx, time.Now().Add(time.Hour), 100, "test", time.Minute)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, c := range claimed {
-			if c.AgentID == id {
-				t.Error("the crawler claimed the removed agent")
-			}
-		}
-		if q, err := s.CrawlQueue(ctx, time.Now().Add(time.Hour)); err != nil || q.Due != 0 {
-			t.Errorf("crawl queue counts %d due (%v); the others are leased, the removed one must not count", q.Due, err)
-		}
-		due, err := s.DueVerifications(ctx, time.Now().Add(time.Hour), 100)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, d := range due {
-			if d.AgentID == id {
-				t.Error("the verifier is due to check the removed agent")
-			}
-		}
-		if _, err := s.CrawlTarget(ctx, id); !errors.Is(err, catalog.ErrNotFound) {
-			t.Errorf("CrawlTarget of the removed agent: %v, want ErrNotFound", err)
-		}
-		if err := s.SetPaused(ctx, admin, id, true); !errors.Is(err, catalog.ErrNotFound) {
-			t.Errorf("pausing the removed agent: %v, want ErrNotFound", err)
-		}
-		// A check under way when the agent was removed changes nothing.
-		changed := mustParse(t, strings.Replace(v03Card, `"2.1.0"`, `"9.9.9"`, 1))
-		if _, err := s.RecordFetches(ctx, catalog.System("crawler"), []catalog.FetchOutcome{{AgentID: id, At: time.Now(),
-			Status: 200, Card: changed, Health: catalog.HealthUp, NextCheckAt: time.Now().Add(time.Hour)}}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.Upsert(ctx, catalog.System("crawler"), catalog.UpsertInput{CardURL: invoiceURL, Card: changed,
-			Source: catalog.SourceCrawl}); err != nil {
-			t.Fatal(err)
-		}
-		if v, err := s.AgentView(ctx, catalog.ScopeAll, id, time.Now()); err != nil || v.Agent.Removed == nil || len(v.Versions) != 2 {
-			t.Errorf("after the crawler's late writes: removed %+v, %d versions (%v); want still removed with 2", v.Agent.Removed, len(v.Versions), err)
-		}
-		if p, _ := s.Search(ctx, catalog.Query{Text: "invoice"}); p.Total != 0 {
-			t.Error("a late crawler write put the removed agent back in search")
-		}
+		checkRemovedLeftAlone(t, s, id)
 
 		// The change feed and the admin's list record it.
 		after, err := s.Changes(ctx, catalog.ScopeAll, before[len(before)-1].Seq, 1000)
@@ -164,6 +92,91 @@ func TestRemoveAgentKeepsHistory(t *testing.T) {
 			t.Errorf("RemovedAgents = %+v (%v)", l, err)
 		}
 	})
+}
+
+// checkRemovedHidden: every scope but the one that sees everything
+// (admins) reads removed agent id as missing, in every read; the change
+// feed tells them only that it is gone.
+func checkRemovedHidden(t *testing.T, s *catalog.Store, id string) {
+	t.Helper()
+	ctx := context.Background()
+	for _, sc := range []catalog.Scope{{}, {Review: true}, {Review: true, Groups: []string{"finance"}}} {
+		if _, err := s.Agent(ctx, sc, id); !errors.Is(err, catalog.ErrNotFound) {
+			t.Errorf("Agent(%+v) of a removed agent: %v, want ErrNotFound", sc, err)
+		}
+		if _, err := s.AgentView(ctx, sc, id, time.Now()); !errors.Is(err, catalog.ErrNotFound) {
+			t.Errorf("AgentView(%+v) of a removed agent: %v, want ErrNotFound", sc, err)
+		}
+		if _, err := s.Versions(ctx, sc, id); !errors.Is(err, catalog.ErrNotFound) {
+			t.Errorf("Versions(%+v) of a removed agent: %v, want ErrNotFound", sc, err)
+		}
+		if _, err := s.RawCard(ctx, sc, id); !errors.Is(err, catalog.ErrNotFound) {
+			t.Errorf("RawCard(%+v) of a removed agent: %v, want ErrNotFound", sc, err)
+		}
+		feed, err := s.Changes(ctx, sc, 0, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var kinds []string
+		for _, c := range feed {
+			if c.AgentID == id {
+				kinds = append(kinds, c.Kind)
+			}
+		}
+		if !slices.Equal(kinds, []string{catalog.ChangeRemoved}) {
+			t.Errorf("change feed for %+v shows the removed agent as %v, want only its removal", sc, kinds)
+		}
+	}
+}
+
+// checkRemovedLeftAlone: the crawler and the verifier never claim removed
+// agent id, and no write of theirs lands on it.
+func checkRemovedLeftAlone(t *testing.T, s *catalog.Store, id string) {
+	t.Helper()
+	ctx := context.Background()
+	claimed, err := s.ClaimDue(ctx, time.Now().Add(time.Hour), 100, "test", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range claimed {
+		if c.AgentID == id {
+			t.Error("the crawler claimed the removed agent")
+		}
+	}
+	if q, err := s.CrawlQueue(ctx, time.Now().Add(time.Hour)); err != nil || q.Due != 0 {
+		t.Errorf("crawl queue counts %d due (%v); the others are leased, the removed one must not count", q.Due, err)
+	}
+	due, err := s.DueVerifications(ctx, time.Now().Add(time.Hour), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range due {
+		if d.AgentID == id {
+			t.Error("the verifier is due to check the removed agent")
+		}
+	}
+	if _, err := s.CrawlTarget(ctx, id); !errors.Is(err, catalog.ErrNotFound) {
+		t.Errorf("CrawlTarget of the removed agent: %v, want ErrNotFound", err)
+	}
+	if err := s.SetPaused(ctx, admin, id, true); !errors.Is(err, catalog.ErrNotFound) {
+		t.Errorf("pausing the removed agent: %v, want ErrNotFound", err)
+	}
+	// A check under way when the agent was removed changes nothing.
+	changed := mustParse(t, strings.Replace(v03Card, `"2.1.0"`, `"9.9.9"`, 1))
+	if _, err := s.RecordFetches(ctx, catalog.System("crawler"), []catalog.FetchOutcome{{AgentID: id, At: time.Now(),
+		Status: 200, Card: changed, Health: catalog.HealthUp, NextCheckAt: time.Now().Add(time.Hour)}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Upsert(ctx, catalog.System("crawler"), catalog.UpsertInput{CardURL: invoiceURL, Card: changed,
+		Source: catalog.SourceCrawl}); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := s.AgentView(ctx, catalog.ScopeAll, id, time.Now()); err != nil || v.Agent.Removed == nil || len(v.Versions) != 2 {
+		t.Errorf("after the crawler's late writes: removed %+v, %d versions (%v); want still removed with 2", v.Agent.Removed, len(v.Versions), err)
+	}
+	if p, _ := s.Search(ctx, catalog.Query{Text: "invoice"}); p.Total != 0 {
+		t.Error("a late crawler write put the removed agent back in search")
+	}
 }
 
 // Registering the card URL of a removed agent again restores it: same id,
