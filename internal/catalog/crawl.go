@@ -473,21 +473,6 @@ func (s *Store) PruneFetchLog(ctx context.Context, before time.Time) (int64, err
 	return res.RowsAffected, nil
 }
 
-// inList builds "col IN (?, ?, …)" and its arguments, for queries that go
-// to database/sql directly (gorm expands slices itself).
-func inList(col string, vals []int64) (string, []any) {
-	args := make([]any, len(vals))
-	ph := make([]byte, 0, 3*len(vals))
-	for i, v := range vals {
-		args[i] = v
-		if i > 0 {
-			ph = append(ph, ", "...)
-		}
-		ph = append(ph, '?')
-	}
-	return col + " IN (" + string(ph) + ")", args
-}
-
 // ReleaseLeases frees the leases of owners whose name starts with prefix,
 // except owner keep: a crawler restarting on the same host takes back the
 // agents its killed predecessor had claimed instead of waiting for the

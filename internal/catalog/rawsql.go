@@ -40,3 +40,18 @@ func rebind(d dialect, q string) string {
 func (s *Store) queryRows(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
 	return s.sqlDB.QueryContext(ctx, rebind(s.dialect, q), args...)
 }
+
+// inList builds "col IN (?, ?, …)" and its arguments, for queries that go
+// to database/sql directly (gorm expands slices itself).
+func inList(col string, vals []int64) (string, []any) {
+	args := make([]any, len(vals))
+	ph := make([]byte, 0, 3*len(vals))
+	for i, v := range vals {
+		args[i] = v
+		if i > 0 {
+			ph = append(ph, ", "...)
+		}
+		ph = append(ph, '?')
+	}
+	return col + " IN (" + string(ph) + ")", args
+}
