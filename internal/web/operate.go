@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -51,6 +53,10 @@ func (h *Console) refresh(c echo.Context) error {
 		return h.agentError(c, err)
 	}
 	_, err := h.opts.Refresher.RefreshNow(c.Request().Context(), h.actor(c), id)
+	var throttled *crawler.ThrottledError
+	if errors.As(err, &throttled) {
+		return h.tooSoon(c, throttled)
+	}
 	if errors.Is(err, crawler.ErrRefreshCanceled) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return h.errorPage(c, http.StatusServiceUnavailable, "Check not finished",
 			"The check did not finish before the request ended; nothing was recorded. Try again.")
@@ -60,6 +66,22 @@ func (h *Console) refresh(c echo.Context) error {
 	}
 	h.log.InfoContext(c.Request().Context(), "console: agent refreshed", "agent_id", id, "by", h.callerName(c))
 	return h.backToHealth(c, id)
+}
+
+// tooSoon answers a refused check as the API does (429, RFC 6585 §4, with
+// Retry-After), with the time the next check will be accepted, so the
+// editor knows when to press the button again.
+func (h *Console) tooSoon(c echo.Context, t *crawler.ThrottledError) error {
+	secs := int64((t.RetryAfter + time.Second - 1) / time.Second)
+	secs = max(secs, 1)
+	c.Response().Header().Set("Retry-After", strconv.FormatInt(secs, 10))
+	next := time.Now().UTC().Add(time.Duration(secs) * time.Second).Format("15:04:05 MST")
+	if t.HostBusy {
+		return h.errorPage(c, http.StatusTooManyRequests, "Too soon",
+			fmt.Sprintf("The agent's host is being checked already; next possible at %s (in %d seconds).", next, secs))
+	}
+	return h.errorPage(c, http.StatusTooManyRequests, "Too soon",
+		fmt.Sprintf("This agent was checked less than the minimum interval ago; next possible at %s (in %d seconds).", next, secs))
 }
 
 func (h *Console) setPaused(c echo.Context, paused bool) error {

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -101,6 +102,15 @@ func TestAgentActions(t *testing.T) {
 				tt.after(t)
 			}
 		})
+	}
+
+	// Inside the minimum interval the button says when to press it again,
+	// as the API's 429 does, never a 500 page.
+	ref.err = fmt.Errorf("refreshing: %w", &crawler.ThrottledError{RetryAfter: 90 * time.Second})
+	rec := f.post(t, page+"/refresh", withToken, nil)
+	if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") != "90" ||
+		!strings.Contains(rec.Body.String(), "next possible at") {
+		t.Errorf("throttled refresh = %d, Retry-After %q\n%s", rec.Code, rec.Header().Get("Retry-After"), rec.Body)
 	}
 
 	ref.err = fmt.Errorf("waiting: %w", crawler.ErrRefreshCanceled)
