@@ -319,6 +319,22 @@ func Default() Config {
 	}
 }
 
+// defaultPublicURL is the public URL given, or with sign-in on and a
+// loopback listen address, the listen address itself: a registry on
+// this machine is reached where it listens, so the redirect URL
+// ({public-url}/auth/callback) is known without asking. Elsewhere the
+// address users reach may be a proxy's, which only the operator knows.
+func (c Config) defaultPublicURL() string {
+	if c.Server.PublicURL != "" || !c.SignIn() {
+		return c.Server.PublicURL
+	}
+	host, port, err := net.SplitHostPort(c.Server.Listen)
+	if err != nil || !IsLoopbackHost(host) {
+		return ""
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
 // Validate reports the first setting that cannot work, wrapped in ErrInvalid.
 func (c Config) Validate() error {
 	if err := c.Server.validate(c.SignIn()); err != nil {

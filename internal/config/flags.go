@@ -51,7 +51,7 @@ func Settings() []Setting {
 		{Serving, "insecure-allow-remote", "REGISTRY_INSECURE_ALLOW_REMOTE",
 			"allow a non-loopback listen address without sign-in (anyone who can reach it can write)",
 			func(c *Config) flag.Value { return (*boolValue)(&c.Server.InsecureAllowRemote) }},
-		{Serving, "public-url", "REGISTRY_PUBLIC_URL", "URL users reach the registry at when it is not the listen address (behind a proxy); its host is accepted in Host headers",
+		{Serving, "public-url", "REGISTRY_PUBLIC_URL", "URL users reach the registry at when it is not the listen address (behind a proxy); its host is accepted in Host headers; with sign-in on and a loopback listen address it defaults to http://{listen}",
 			func(c *Config) flag.Value { return (*stringValue)(&c.Server.PublicURL) }},
 		{Serving, "allowed-hosts", "REGISTRY_ALLOWED_HOSTS", "comma-separated further host names the server answers to; other Host headers are refused",
 			func(c *Config) flag.Value { return (*listValue)(&c.Server.AllowedHosts) }},
@@ -181,6 +181,7 @@ func Load(fs *flag.FlagSet, groups Group, args []string, getenv func(string) str
 			return Config{}, fmt.Errorf("%w: %s=%q: %w", ErrInvalid, s.Env, v, err)
 		}
 	}
+	cfg.Server.PublicURL = cfg.defaultPublicURL()
 	if err := cfg.Validate(); err != nil {
 		return Config{}, err
 	}

@@ -45,6 +45,16 @@ func TestLoadSignIn(t *testing.T) {
 		{"the operator accepts sign-in tokens on the API", []string{"--oidc-issuer", "https://id.example.com", "--oidc-client-id", "r",
 			"--public-url", "https://r.example.com", "--oidc-api-accepts-client-id"}, nil,
 			func(c Config) bool { return c.Auth.APIAcceptsClientID && c.Auth.APIAudience == "" }},
+		{"public url defaults to a loopback listen address", []string{"--oidc-issuer", "https://id.example.com", "--oidc-client-id", "r",
+			"--oidc-api-audience", "r-api", "--listen", "127.0.0.1:9090"}, nil,
+			func(c Config) bool { return c.Server.PublicURL == "http://127.0.0.1:9090" }},
+		{"public url defaults to a loopback IPv6 listen address", []string{"--oidc-issuer", "https://id.example.com", "--oidc-client-id", "r",
+			"--oidc-api-audience", "r-api", "--listen", "[::1]:9090"}, nil,
+			func(c Config) bool { return c.Server.PublicURL == "http://[::1]:9090" }},
+		{"a given public url wins over the listen address", append([]string{"--listen", "127.0.0.1:9090"}, signIn...), nil,
+			func(c Config) bool { return c.Server.PublicURL == "https://registry.example.com" }},
+		{"development mode keeps no public url", nil, nil,
+			func(c Config) bool { return c.Server.PublicURL == "" }},
 		{"none default role and viewer anonymous", append([]string{"--oidc-default-role", "none", "--anonymous-role", "viewer"}, signIn...), nil,
 			func(c Config) bool { return c.Auth.DefaultRole == RoleNone && c.Auth.AnonymousRole == "viewer" }},
 	}
@@ -68,7 +78,10 @@ func TestLoadRejectsSignIn(t *testing.T) {
 		env  map[string]string
 	}{
 		{"issuer without client id", []string{"--oidc-issuer", "https://id.example.com", "--public-url", "https://r.example.com"}, nil},
-		{"issuer without public url", []string{"--oidc-issuer", "https://id.example.com", "--oidc-client-id", "r"}, nil},
+		// Only a loopback listen address says where users reach the
+		// registry; behind a proxy the operator must say.
+		{"issuer without public url on a remote listen address", []string{"--oidc-issuer", "https://id.example.com", "--oidc-client-id", "r",
+			"--oidc-api-audience", "r-api", "--listen", "0.0.0.0:8080"}, nil},
 		{"plain http issuer elsewhere", []string{"--oidc-issuer", "http://id.example.com", "--oidc-client-id", "r", "--public-url", "https://r.example.com"}, nil},
 		{"issuer with a query", []string{"--oidc-issuer", "https://id.example.com/?tenant=1", "--oidc-client-id", "r", "--public-url", "https://r.example.com"}, nil},
 		{"client id without issuer", []string{"--oidc-client-id", "r"}, nil},
