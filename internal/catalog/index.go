@@ -260,7 +260,7 @@ func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(
 	// apart from the card (see annotations.go). Removed agents are never
 	// indexed. The skills of a full build need no such filter: the merge
 	// below skips skills of agents it does not read.
-	agentsQ := "SELECT pk, seq, name, description, provider, summary, signature_status, signature_trust, health, works, audit_codes, " +
+	agentsQ := "SELECT pk, seq, agents.card_url, name, description, provider, summary, signature_status, signature_trust, health, works, audit_codes, " +
 		"listing, collections, visibility, n.owner_team, n.classification, n.labels " +
 		"FROM agents LEFT JOIN annotations n ON n.card_url = agents.card_url WHERE agents.removed_at IS NULL"
 	skillsQ := "SELECT agent_pk, skill_id, name, description, tags, examples FROM skills"
@@ -322,12 +322,13 @@ func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(
 		}
 		var (
 			pk, seq                                   int64
+			cardURL                                   string
 			name, desc, provider                      string
 			summary, sig, trust, health, works, audit string
 			listing, collections, visibility          string
 			owner, class, labels                      sql.NullString
 		)
-		if err := agents.Scan(&pk, &seq, &name, &desc, &provider, &summary, &sig, &trust, &health, &works, &audit,
+		if err := agents.Scan(&pk, &seq, &cardURL, &name, &desc, &provider, &summary, &sig, &trust, &health, &works, &audit,
 			&listing, &collections, &visibility, &owner, &class, &labels); err != nil {
 			return err
 		}
@@ -353,6 +354,7 @@ func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(
 			return fmt.Errorf("annotations of agent %d: %w", pk, err)
 		}
 		fs = append(fs, af...)
+		fs = append(fs, identityFacets(cardURL)...)
 		fn(indexedDoc{pk: pk, seq: seq, sortKey: sortKeyOf(name), facets: fs, text: textOfParts(name, desc, provider, sks)}.searchDoc())
 	}
 	return agents.Err()

@@ -265,6 +265,7 @@ func (p *runPlan) revive(i int, in UpsertInput, seq int64, now time.Time) error 
 	if err != nil {
 		return fmt.Errorf("restoring agent %s: %w", rec.ID, err)
 	}
+	fs = append(fs, identityFacets(rec.CardURL)...)
 	p.revived = append(p.revived, *rec)
 	p.docs = append(p.docs, indexedDoc{pk: rec.PK, seq: rec.Seq, sortKey: sortKeyOf(rec.Name), facets: fs, text: textOf(in.Card)})
 	p.results[i] = UpsertResult{Agent: agentOf(*rec, in.Card), Restored: true}
@@ -329,7 +330,8 @@ func (p *runPlan) write(i int, w cardWrite, policy ListingPolicy, now time.Time)
 	p.changes = append(p.changes, changeRow{AgentPK: rec.PK, AgentID: rec.ID, CardURL: rec.CardURL, Kind: kind,
 		Version: rec.CurrentVersion, At: now})
 	p.docs = append(p.docs, indexedDoc{pk: rec.PK, seq: rec.Seq, sortKey: sortKeyOf(c.Name),
-		facets: docFacets(sum, rec.SignatureStatus, rec.SignatureTrust, rec.Health, rec.Works, nil, pl), text: textOf(c)})
+		facets: append(docFacets(sum, rec.SignatureStatus, rec.SignatureTrust, rec.Health, rec.Works, nil, pl),
+			identityFacets(rec.CardURL)...), text: textOf(c)})
 	p.results[i] = UpsertResult{Agent: agentOf(*rec, c), Created: w.created, NewVersion: true, Restored: w.restored}
 	return nil
 }

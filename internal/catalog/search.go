@@ -29,7 +29,7 @@ func (s *Store) Search(ctx context.Context, q Query) (Page, error) {
 		return Page{}, err
 	}
 	tokens := search.Tokens(q.Text)
-	fp := fingerprint(tokens, q.Filters, q.Scope)
+	fp := fingerprint(tokens, q.Filters, q.AnyOf, q.Scope)
 	cur, err := decodeCursor(q.Cursor, fp)
 	if err != nil {
 		return Page{}, err
@@ -105,8 +105,11 @@ func indexQuery(q Query, hidden hiddenCollections) search.Query {
 			sq.Filters = append(sq.Filters, filterOf(field, v))
 		}
 	}
+	for _, g := range q.AnyOf {
+		sq.Filters = append(sq.Filters, anyFilterOf(g, hidden))
+	}
 	sq.Filters = append(sq.Filters, q.Scope.searchFilters()...)
-	if _, ok := q.Filters[FieldHealth]; !ok {
+	if _, ok := q.Filters[FieldHealth]; !ok && !anyOn(q.AnyOf, FieldHealth) {
 		// Agents whose card is gone (410) are listed only when asked for.
 		sq.Exclude = []search.Facet{{Field: FieldHealth, Value: HealthRemoved}}
 	}
@@ -132,6 +135,41 @@ func filterOf(field, value string) search.Filter {
 	default:
 		return search.Filter{Terms: []search.Facet{{Field: field, Value: value}}}
 	}
+}
+
+// anyFilterOf is one index filter matching any value of g: the union of
+// the terms of each value's filter, or of its match when the field is
+// matched as a pattern (media types).
+func anyFilterOf(g FilterGroup, hidden hiddenCollections) search.Filter {
+	var (
+		out     search.Filter
+		matches []func(string) bool
+	)
+	for _, v := range g.Values {
+		if g.Field == FieldCollection && hidden.has(v) {
+			v = "\x00hidden"
+		}
+		f := filterOf(g.Field, v)
+		out.Terms = append(out.Terms, f.Terms...)
+		if f.Match != nil {
+			out.Field = f.Field
+			matches = append(matches, f.Match)
+		}
+	}
+	if len(matches) > 0 {
+		out.Match = func(value string) bool {
+			return slices.ContainsFunc(matches, func(m func(string) bool) bool { return m(value) })
+		}
+	}
+	if len(out.Terms) == 0 && out.Match == nil {
+		// No value: nothing can match.
+		out.Terms = []search.Facet{{Field: g.Field, Value: "\x00none"}}
+	}
+	return out
+}
+
+func anyOn(groups []FilterGroup, field string) bool {
+	return slices.ContainsFunc(groups, func(g FilterGroup) bool { return g.Field == field })
 }
 
 func normalizeQuery(q Query) (Query, error) {
@@ -174,6 +212,29 @@ func normalizeQuery(q Query) (Query, error) {
 		}
 	}
 	q.Filters = filters
+	groups := make([]FilterGroup, 0, len(q.AnyOf))
+	for _, g := range q.AnyOf {
+		if !slices.Contains(FilterFields, g.Field) && g.Field != FilterCardURL && g.Field != FilterPublisher {
+			return q, fmt.Errorf("%w: unknown filter %q", ErrInvalidQuery, g.Field)
+		}
+		vals := make([]string, 0, len(g.Values))
+		for _, v := range g.Values {
+			v = strings.TrimSpace(v)
+			if len(v) > 2048 || !utf8.ValidString(v) {
+				return q, fmt.Errorf("%w: %s value is too long or not UTF-8", ErrInvalidQuery, g.Field)
+			}
+			if g.Field == FieldLabel {
+				if _, _, ok := ParseLabelFilter(v); !ok {
+					return q, fmt.Errorf("%w: label must be key or key:value with a valid label key", ErrInvalidQuery)
+				}
+			}
+			if v != "" {
+				vals = append(vals, v)
+			}
+		}
+		groups = append(groups, FilterGroup{Field: g.Field, Values: vals})
+	}
+	q.AnyOf = groups
 	return q, nil
 }
 
@@ -230,7 +291,7 @@ func (s *Store) readSummaries(ctx context.Context, pks []int64, byPK map[int64]S
 		return err
 	}
 	rows, err := s.db.WithContext(s.stmtCtx(ctx)).Raw(
-		"SELECT pk, seq, id, card_url, summary, signature_status, health, listing, updated_at FROM agents WHERE pk IN ?", pks).Rows()
+		"SELECT pk, seq, id, card_url, summary, signature_status, signature_trust, health, listing, updated_at FROM agents WHERE pk IN ?", pks).Rows()
 	if err != nil {
 		return fmt.Errorf("loading search results: %w", err)
 	}
@@ -241,10 +302,11 @@ func (s *Store) readSummaries(ctx context.Context, pks []int64, byPK map[int64]S
 			raw     string
 			id, url string
 			sig, hl string
+			trust   string
 			listing string
 			updated time.Time
 		)
-		if err := rows.Scan(&pk, &seq, &id, &url, &raw, &sig, &hl, &listing, &updated); err != nil {
+		if err := rows.Scan(&pk, &seq, &id, &url, &raw, &sig, &trust, &hl, &listing, &updated); err != nil {
 			return fmt.Errorf("loading search results: %w", err)
 		}
 		sum, err := decodeSummary(raw)
@@ -252,7 +314,7 @@ func (s *Store) readSummaries(ctx context.Context, pks []int64, byPK map[int64]S
 			return fmt.Errorf("summary of agent %s: %w", id, err)
 		}
 		sum.ID, sum.CardURL, sum.SignatureStatus, sum.Health, sum.UpdatedAt = id, url, sig, hl, updated.UTC()
-		sum.Listing = listing
+		sum.Listing, sum.SignatureTrust = listing, trust
 		byPK[pk] = sum
 		s.summaries.Add(pk, cachedSummary{seq: seq, sum: sum})
 	}
@@ -300,7 +362,7 @@ func decodeCursor(s, fp string) (*cursor, error) {
 	return &c, nil
 }
 
-func fingerprint(tokens []string, filters map[string][]string, sc Scope) string {
+func fingerprint(tokens []string, filters map[string][]string, groups []FilterGroup, sc Scope) string {
 	h := sha256.New()
 	// A cursor is tied to the scope it was made in: paging on with another
 	// would skip or repeat results.
@@ -317,6 +379,16 @@ func fingerprint(tokens []string, filters map[string][]string, sc Scope) string 
 		slices.Sort(vals)
 		for _, v := range vals {
 			fmt.Fprintf(h, "\x01%s=%s", f, strings.ToLower(v))
+		}
+	}
+	// Groups are ANDed, so their order does not change the result, but a
+	// cursor need not survive a reordering: they are hashed as given.
+	for _, g := range groups {
+		vals := slices.Clone(g.Values)
+		slices.Sort(vals)
+		fmt.Fprintf(h, "\x02%s", g.Field)
+		for _, v := range vals {
+			fmt.Fprintf(h, "\x03%s", strings.ToLower(v))
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil)[:8])

@@ -128,7 +128,10 @@ type Summary struct {
 	OutputModes      []string
 	Skills           []SkillSummary
 	SignatureStatus  string
-	Health           string
+	// SignatureTrust says what vouches for the key of a verified
+	// signature (FieldSignatureTrust); empty when not verified.
+	SignatureTrust string
+	Health         string
 	// Listing is the listing state (ListingStates).
 	Listing   string
 	UpdatedAt time.Time
@@ -239,6 +242,18 @@ type Query struct {
 	// Scope is what the caller may see; the zero Scope sees approved and
 	// deprecated agents in no restricted collection.
 	Scope Scope
+	// AnyOf narrows the search further: an agent must carry at least one
+	// value of every group (OR within a group, AND across groups and with
+	// Filters), as ARD's filter object asks (spec/ard.md §7.1). A group's
+	// field is one of FilterFields, FilterCardURL or FilterPublisher.
+	AnyOf []FilterGroup
+}
+
+// FilterGroup is a field and the values of which an agent must carry one.
+// A group with no values matches no agent.
+type FilterGroup struct {
+	Field  string
+	Values []string
 }
 
 // Page limits.
