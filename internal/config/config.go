@@ -69,6 +69,7 @@ type Config struct {
 	Auth     Auth
 	Runs     Runs
 	Doors    Doors
+	ARD      ARD
 }
 
 // Doors turns on the registry's protocol doors besides the JSON API and
@@ -77,6 +78,41 @@ type Config struct {
 type Doors struct {
 	MCP   bool
 	Agent bool
+}
+
+// ARD publish modes (--ard-publish).
+const (
+	ARDPublishNone     = "none"
+	ARDPublishApproved = "approved"
+	// ARDPublishCollectionPrefix starts "collection:NAME".
+	ARDPublishCollectionPrefix = "collection:"
+)
+
+// ARD is what the registry publishes in its ARD manifest
+// (/.well-known/ard.json): Publish is none (the registry itself only),
+// approved (every approved agent the reader sees) or collection:NAME (the
+// members of collection NAME the reader sees).
+type ARD struct {
+	Publish string
+}
+
+// PublishedCollection is the collection of collection:NAME, "" otherwise.
+func (a ARD) PublishedCollection() string {
+	name, _ := strings.CutPrefix(a.Publish, ARDPublishCollectionPrefix)
+	if name == a.Publish {
+		return ""
+	}
+	return name
+}
+
+func (a ARD) validate() error {
+	switch {
+	case a.Publish == ARDPublishNone, a.Publish == ARDPublishApproved:
+		return nil
+	case strings.HasPrefix(a.Publish, ARDPublishCollectionPrefix) && strings.TrimSpace(a.PublishedCollection()) != "":
+		return nil
+	}
+	return fmt.Errorf("%w: ard-publish %q: want none, approved or collection:NAME", ErrInvalid, a.Publish)
 }
 
 // Server is how the HTTP server listens and which names it answers to;
@@ -307,6 +343,7 @@ func Default() Config {
 			FetchLogRetention: DefaultFetchLogRetention,
 		},
 		Verify: Verify{Fetch: true},
+		ARD:    ARD{Publish: ARDPublishNone},
 		Runs: Runs{
 			Retention:         DefaultRunRetention,
 			MaxDuration:       DefaultRunMaxDuration,
@@ -350,6 +387,9 @@ func (c Config) Validate() error {
 		return err
 	}
 	if err := c.Outbound.validate(); err != nil {
+		return err
+	}
+	if err := c.ARD.validate(); err != nil {
 		return err
 	}
 	switch c.Log.Format {

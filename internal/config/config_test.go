@@ -122,6 +122,8 @@ func TestLoadRejects(t *testing.T) {
 		{"probes without fetch", []string{"--verify-probes", "--verify-fetch=false"}, nil, "verify-probes needs verify-fetch"},
 		{"retention under a week", []string{"--fetch-log-retention", "24h"}, nil, "fetch-log-retention must be at least 168h"},
 		{"bad log format", []string{"--log-format", "xml"}, nil, "log-format"},
+		{"bad ard publish", []string{"--ard-publish", "everything"}, nil, "ard-publish"},
+		{"ard publish empty collection", []string{"--ard-publish", "collection:"}, nil, "ard-publish"},
 		{"bad log level env", nil, map[string]string{"REGISTRY_LOG_LEVEL": "loud"}, "REGISTRY_LOG_LEVEL"},
 		{"bad bool env", nil, map[string]string{"REGISTRY_IMPORT_EXAMPLES": "yes please"}, "REGISTRY_IMPORT_EXAMPLES"},
 	}

@@ -122,6 +122,8 @@ func Settings() []Setting {
 			func(c *Config) flag.Value { return (*stringValue)(&c.Auth.APIAudience) }},
 		{Serving, "oidc-api-accepts-client-id", "REGISTRY_OIDC_API_ACCEPTS_CLIENT_ID", "let the API accept tokens issued to oidc-client-id (sign-in tokens; the default audience then)",
 			func(c *Config) flag.Value { return (*boolValue)(&c.Auth.APIAcceptsClientID) }},
+		{Serving, "ard-publish", "REGISTRY_ARD_PUBLISH", "agents the ARD manifest /.well-known/ard.json lists besides the registry itself: none, approved, or collection:NAME",
+			func(c *Config) flag.Value { return (*stringValue)(&c.ARD.Publish) }},
 		{Serving, "anonymous-role", "REGISTRY_ANONYMOUS_ROLE", "role of callers who have not signed in: none or viewer (or higher)",
 			func(c *Config) flag.Value { return (*stringValue)(&c.Auth.AnonymousRole) }},
 		{Serving, "session-idle", "REGISTRY_SESSION_IDLE", "a sign-in session unused this long ends",
