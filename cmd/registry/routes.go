@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/a2aregistry/registry/internal/api"
+	"github.com/a2aregistry/registry/internal/ard"
 	"github.com/a2aregistry/registry/internal/auth"
 	"github.com/a2aregistry/registry/internal/background"
 	"github.com/a2aregistry/registry/internal/catalog"
@@ -21,7 +22,8 @@ import (
 func (a *app) handler() http.Handler {
 	d := handlerDeps{log: a.log, store: a.store, registrar: a.registrar, metrics: a.metrics, auth: a.auth,
 		hosts: a.cfg.Server.AcceptedHosts(), origins: a.cfg.Server.TrustedOrigins(), agents: a.store, pauser: a.store, keys: a.store,
-		ops: a.store, annotator: a.store, publicURL: a.cfg.Server.PublicURL, curator: a.store, priority: a.priority}
+		ops: a.store, annotator: a.store, publicURL: a.cfg.Server.PublicURL, curator: a.store, priority: a.priority,
+		ard: ardPublish(a.cfg.ARD), ardStore: a.store}
 	if a.crawler != nil {
 		d.refresher = a.crawler
 	}
@@ -65,6 +67,10 @@ type handlerDeps struct {
 	// background work leaves them a CPU (see foreground).
 	priority *background.Priority
 	doors    doorDeps
+	// ard is what the ARD manifest publishes; ardStore, when set, serves
+	// the ARD door and ARD identifiers in agent routes.
+	ard      ard.Publish
+	ardStore ardStore
 }
 
 // operations is what the API's and the console's operator pages need
@@ -163,6 +169,11 @@ func newHandler(d handlerDeps) http.Handler {
 		d.auth.Mount(e, console.GuardWrites(nil))
 		opts.Authorizer = d.auth
 	}
+	// After sign-in, so that an agent named by its ARD identifier is
+	// resolved in the caller's scope.
+	if d.ardStore != nil {
+		e.Use(resolveURNs(d.ardStore, d.auth != nil))
+	}
 	if d.refresher != nil {
 		opts.Refresher = d.refresher
 	}
@@ -179,6 +190,9 @@ func newHandler(d handlerDeps) http.Handler {
 	api.New(opts).Mount(e, console.GuardWrites(bySession))
 	console.Mount(e)
 	mountDoors(e, d)
+	if d.ardStore != nil {
+		mountARD(e, d)
+	}
 	return e
 }
 

@@ -158,8 +158,7 @@ func (ag *Agent) answer(ctx context.Context, ec *a2asrv.ExecutorContext, text st
 
 func looksLikeRef(s string) bool {
 	s = strings.Trim(s, "<>\"'")
-	_, _, isURN := ardentry.ParseURN(s)
-	return isURN || strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "http://") || len(s) == 36 && strings.Count(s, "-") == 4
+	return card.IsURN(s) || strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "http://") || len(s) == 36 && strings.Count(s, "-") == 4
 }
 
 // Entry is an agent in an answer: an ARD entry (ARD v0.91 §3) and the
@@ -257,12 +256,22 @@ func describeQuery(r reading) string {
 func (ag *Agent) describe(ctx context.Context, ec *a2asrv.ExecutorContext, ref string) (answer, error) {
 	sc := ag.scopeOf(ec)
 	id := ref
-	if _, urnID, ok := ardentry.ParseURN(ref); ok {
-		id = urnID
-	} else if strings.HasPrefix(ref, "http") {
-		u, err := card.CanonicalCardURL(ref)
+	if card.IsURN(ref) || strings.HasPrefix(ref, "http") {
+		var (
+			u   string
+			err error
+		)
+		if card.IsURN(ref) {
+			// An ARD identifier names the card URL (ardentry.URN).
+			u, err = ardentry.CardURLOf(ref)
+			if errors.Is(err, card.ErrNotAgentURN) {
+				return notFoundAnswer(ref), nil
+			}
+		} else {
+			u, err = card.CanonicalCardURL(ref)
+		}
 		if err != nil {
-			return answer{}, a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("%s is not a card URL", excerpt(ref, 200)))
+			return answer{}, a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("%s is not a card URL or an ARD identifier", excerpt(ref, 200)))
 		}
 		a, err := ag.opts.Catalog.AgentByURL(ctx, u)
 		if errors.Is(err, catalog.ErrNotFound) {
@@ -281,7 +290,7 @@ func (ag *Agent) describe(ctx context.Context, ec *a2asrv.ExecutorContext, ref s
 		return answer{}, ag.fault(ctx, err)
 	}
 	a, c := v.Agent, v.Agent.Card
-	en := Entry{Identifier: ardentry.URN(a.ID, a.CardURL), DisplayName: c.Name, Type: ardentry.TypeA2ACard, URL: a.CardURL,
+	en := Entry{Identifier: ardentry.URN(a.CardURL), DisplayName: c.Name, Type: ardentry.TypeA2ACard, URL: a.CardURL,
 		Description: c.Description, ID: a.ID, Signature: a.SignatureStatus, Health: a.Health, Skills: []Skill{}, Score: 100}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s\nCard: %s\nSignature: %s; health: %s.", c.Name, c.Description, a.CardURL, a.SignatureStatus, a.Health)

@@ -8,70 +8,35 @@ package ardentry
 
 import (
 	"math"
-	"net/url"
-	"strings"
+	"slices"
+	"time"
 
+	"github.com/a2aregistry/registry/internal/card"
 	"github.com/a2aregistry/registry/internal/catalog"
 )
 
 // TypeA2ACard is the entry type of an A2A agent card (ARD §3).
 const TypeA2ACard = "application/a2a-agent-card+json"
 
-// urnPrefix is the scheme ARD identifiers use; about one entry in ten in
-// public registries writes `urn:ai:` instead (ard-spec #88), which ParseURN
-// accepts and URN never writes.
-const (
-	urnPrefix       = "urn:air:"
-	legacyURNPrefix = "urn:ai:"
-)
-
-// URN is the ARD identifier of the agent with registry id and card URL
-// cardURL: urn:air:<publisher>:<id>, the publisher being the card's host
-// (an FQDN, as ARD §4.2 asks) and the name the registry's own id, which is
-// unique where a name or a path is not (hubs serve many agents from one
-// host). A card with no host ARD can name (imported from a file, an IPv6
-// literal: ARD's publisher is [a-zA-Z0-9.-]+) is published by
-// NoPublisher. It is "" only without an id.
-func URN(id, cardURL string) string {
-	if id == "" {
+// URN is the ARD identifier of the agent whose card URL is cardURL
+// (card.URNOf: derived from the canonical card URL alone and read back
+// from it, so that two registries name one card alike; docs/api.md
+// describes the scheme). It is "" for a card URL the registry could not
+// have stored.
+func URN(cardURL string) string {
+	u, err := card.URNOf(cardURL)
+	if err != nil {
 		return ""
 	}
-	return urnPrefix + publisher(cardURL) + ":" + id
+	return u
 }
 
-// NoPublisher stands for the publisher of a card whose URL names no
-// domain: .invalid is reserved never to resolve (RFC 2606 §2), so it
-// claims no one's name.
-const NoPublisher = "registry.invalid"
-
-func publisher(cardURL string) string {
-	u, err := url.Parse(cardURL)
-	if err != nil || u.Hostname() == "" {
-		return NoPublisher
-	}
-	host := strings.ToLower(u.Hostname())
-	for _, r := range host {
-		if !(r == '.' || r == '-' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9') {
-			return NoPublisher
-		}
-	}
-	return host
-}
-
-// ParseURN returns the registry id and the publisher a URN made by URN
-// names; ok is false for anything else.
-func ParseURN(s string) (publisher, id string, ok bool) {
-	rest, found := strings.CutPrefix(s, urnPrefix)
-	if !found {
-		if rest, found = strings.CutPrefix(s, legacyURNPrefix); !found {
-			return "", "", false
-		}
-	}
-	i := strings.LastIndexByte(rest, ':')
-	if i <= 0 || i == len(rest)-1 {
-		return "", "", false
-	}
-	return rest[:i], rest[i+1:], true
+// CardURLOf is the card URL an identifier made by URN names (urn:ai:, a
+// spelling about one entry in ten uses, ard-spec #88, is accepted). Errors
+// wrap card.ErrMalformedURN for what is not an ARD identifier at all, and
+// card.ErrNotAgentURN for one this registry does not make.
+func CardURLOf(urn string) (string, error) {
+	return card.CardURLOfURN(urn)
 }
 
 // Skill is a skill of an entry.
@@ -96,6 +61,30 @@ type Entry struct {
 	Score int
 	// ID is the registry's own id of the agent.
 	ID string
+	// Version is the card's version; UpdatedAt when the registry last
+	// changed the agent.
+	Version   string
+	UpdatedAt time.Time
+	// Capabilities are the skill ids (ARD's capabilities).
+	Capabilities []string
+	// RepresentativeQueries are the card's skill examples, 2 to 5, or
+	// none (WithExamples).
+	RepresentativeQueries []string
+	// Facts are the registry's own facts about the agent, by the catalog
+	// filter field each can be filtered by (ARD metadata.<field>).
+	Facts Facts
+	// Trust is what the registry verified, nil when nothing.
+	Trust *Trust
+}
+
+// Facts are the registry's facts about an agent.
+type Facts struct {
+	Provider                   string
+	ProtocolVersions, Bindings []string
+	SecuritySchemes            []string
+	InputModes, OutputModes    []string
+	Signature, SignatureTrust  string
+	Health, Listing            string
 }
 
 // FromSummary maps a search result onto an entry. top is the best score of
@@ -103,17 +92,31 @@ type Entry struct {
 // unbounded text relevance is scaled by the best one.
 func FromSummary(s catalog.Summary, top float64) Entry {
 	e := Entry{
-		Identifier:  URN(s.ID, s.CardURL),
+		Identifier:  URN(s.CardURL),
 		DisplayName: s.Name,
 		Type:        TypeA2ACard,
 		URL:         s.CardURL,
 		Description: s.Description,
 		ID:          s.ID,
 		Score:       Score(s.Score, top),
+		Version:     s.Version,
+		UpdatedAt:   s.UpdatedAt,
+		Facts: Facts{Provider: s.Provider, ProtocolVersions: s.ProtocolVersions, Bindings: s.Bindings,
+			SecuritySchemes: s.SecuritySchemes, InputModes: s.InputModes, OutputModes: s.OutputModes,
+			Signature: s.SignatureStatus, SignatureTrust: s.SignatureTrust, Health: s.Health, Listing: s.Listing},
+		Trust: trustOf(s),
+	}
+	if e.DisplayName == "" {
+		// A nameless card is refused at parse time; this only keeps the
+		// required member filled.
+		e.DisplayName = e.Identifier
 	}
 	seen := map[string]bool{}
 	for _, sk := range s.Skills {
 		e.Skills = append(e.Skills, Skill{ID: sk.ID, Name: sk.Name, Tags: sk.Tags})
+		if sk.ID != "" && !slices.Contains(e.Capabilities, sk.ID) {
+			e.Capabilities = append(e.Capabilities, sk.ID)
+		}
 		for _, t := range sk.Tags {
 			if !seen[t] {
 				seen[t] = true

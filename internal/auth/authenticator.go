@@ -524,7 +524,9 @@ func (a *Authenticator) clearCookie(c echo.Context, base string) {
 // isAPIPath tells the JSON API's paths from the console's: the API
 // answers in JSON and with WWW-Authenticate, the console redirects.
 func isAPIPath(p string) bool {
-	return p == "/api" || strings.HasPrefix(p, "/api/")
+	// /ard/ is the ARD registry API (internal/ard): machine clients too,
+	// answered 401 with a challenge rather than sent to sign in.
+	return p == "/api" || strings.HasPrefix(p, "/api/") || strings.HasPrefix(p, "/ard/")
 }
 
 // isSafeMethod: RFC 9110 §9.2.1.

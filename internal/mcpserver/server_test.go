@@ -216,7 +216,7 @@ func TestGetAgentByIDURNAndCardURL(t *testing.T) {
 	st := catalogtest.SQLite(t)
 	f := seed(t, st)
 	cs := connect(t, serve(t, st), "viewer")
-	for _, ref := range []string{f.converter, ardentry.URN(f.converter, f.converterURL), f.converterURL} {
+	for _, ref := range []string{f.converter, ardentry.URN(f.converterURL), f.converterURL} {
 		var out AgentOutput
 		res := call(t, cs, ToolAgent, map[string]any{"id": ref}, &out)
 		if res.IsError {

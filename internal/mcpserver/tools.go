@@ -358,16 +358,24 @@ func (s *Server) resolve(ctx context.Context, sc catalog.Scope, ref string) (str
 		return "", userError("id is required: a registry id, URN or card URL")
 	case len(ref) > maxIDArgLen:
 		return "", userError("id is too long (at most %d bytes)", maxIDArgLen)
-	case strings.HasPrefix(ref, "urn:"):
-		_, id, ok := ardentry.ParseURN(ref)
-		if !ok {
-			return "", userError("%q is not an agent URN of this registry (urn:air:<publisher>:<id>)", ref)
+	case strings.HasPrefix(ref, "urn:") && !card.IsURN(ref):
+		return "", userError("%q is not an ARD agent URN (urn:air:<publisher>:…)", ref)
+	case strings.HasPrefix(ref, "http://") || strings.HasPrefix(ref, "https://") || card.IsURN(ref):
+		var (
+			u   string
+			err error
+		)
+		if card.IsURN(ref) {
+			// The ARD identifier names the card URL (ardentry.URN).
+			u, err = ardentry.CardURLOf(ref)
+			if errors.Is(err, card.ErrNotAgentURN) {
+				return "", notFound(ref)
+			}
+		} else {
+			u, err = card.CanonicalCardURL(ref)
 		}
-		return id, nil
-	case strings.HasPrefix(ref, "http://") || strings.HasPrefix(ref, "https://"):
-		u, err := card.CanonicalCardURL(ref)
 		if err != nil {
-			return "", userError("%q is not a card URL: %v", ref, err)
+			return "", userError("%q is not a card URL or an ARD identifier: %v", ref, err)
 		}
 		a, err := s.opts.Catalog.AgentByURL(ctx, u)
 		if errors.Is(err, catalog.ErrNotFound) {
@@ -425,7 +433,7 @@ func (s *Server) agentOutput(v catalog.AgentView) AgentOutput {
 	a, c := v.Agent, v.Agent.Card
 	out := AgentOutput{
 		AgentSummary: AgentSummary{
-			ID: a.ID, URN: ardentry.URN(a.ID, a.CardURL), Name: c.Name, Description: c.Description, CardURL: a.CardURL,
+			ID: a.ID, URN: ardentry.URN(a.CardURL), Name: c.Name, Description: c.Description, CardURL: a.CardURL,
 			Version: c.Version, Signature: a.SignatureStatus, Health: a.Health,
 			ProtocolVersions: nonNil(c.ProtocolVersions), InputModes: []string{}, OutputModes: []string{},
 			Bindings: []string{}, SecuritySchemes: []string{}, Skills: []Skill{},
@@ -461,7 +469,7 @@ func (s *Server) agentOutput(v catalog.AgentView) AgentOutput {
 
 func summary(it catalog.Summary, top float64) AgentSummary {
 	out := AgentSummary{
-		ID: it.ID, URN: ardentry.URN(it.ID, it.CardURL), Name: it.Name, Description: it.Description, CardURL: it.CardURL,
+		ID: it.ID, URN: ardentry.URN(it.CardURL), Name: it.Name, Description: it.Description, CardURL: it.CardURL,
 		Version: it.Version, Provider: it.Provider, InputModes: nonNil(it.InputModes), OutputModes: nonNil(it.OutputModes),
 		Bindings: nonNil(it.Bindings), ProtocolVersions: nonNil(it.ProtocolVersions), SecuritySchemes: nonNil(it.SecuritySchemes),
 		Signature: it.SignatureStatus, Health: it.Health, Score: ardentry.Score(it.Score, top), Skills: []Skill{},

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/a2aregistry/registry/internal/api"
+	"github.com/a2aregistry/registry/internal/ard"
+	"github.com/a2aregistry/registry/internal/auth"
+	"github.com/a2aregistry/registry/internal/card"
+	"github.com/a2aregistry/registry/internal/catalog"
+	"github.com/a2aregistry/registry/internal/config"
+)
+
+// ardStore is what the ARD door and identifier resolution read;
+// *catalog.Store implements it.
+type ardStore interface {
+	ard.Catalog
+	urnResolver
+}
+
+// ardPublish is the manifest's selection of --ard-publish.
+func ardPublish(c config.ARD) ard.Publish {
+	return ard.Publish{Agents: c.Publish != config.ARDPublishNone, Collection: c.PublishedCollection()}
+}
+
+// mountARD mounts the ARD door (after the console, whose error handler
+// and catch-all it wraps) and advertises its manifest on console pages.
+func mountARD(e *echo.Echo, d handlerDeps) {
+	opts := ard.Options{Catalog: d.ardStore, Publish: d.ard, PublicURL: d.publicURL, Logger: d.log,
+		CardPath: func(id string) string { return api.BasePath + "/agents/" + url.PathEscape(id) + "/card" }}
+	if d.auth != nil {
+		opts.Authorizer = d.auth
+	}
+	ard.New(opts).Mount(e)
+	e.Use(ard.Advertise)
+}
+
+// urnResolver finds the agent an ARD identifier names, in a scope;
+// *catalog.Store implements it.
+type urnResolver interface {
+	AgentIDByURN(ctx context.Context, sc catalog.Scope, urn string) (string, error)
+}
+
+// resolveURNs lets the JSON API's and the console's agent routes take an
+// agent's ARD identifier (card.URNOf) wherever they take its id: the
+// route's :id is replaced by the id of the agent the identifier names, as
+// the caller's scope sees it. An identifier that names no agent the caller
+// sees is left as it is, and the route answers 404 as for any unknown id.
+func resolveURNs(store urnResolver, signIn bool) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			p := c.Path()
+			if !strings.HasPrefix(p, api.BasePath+"/agents/:id") && !strings.HasPrefix(p, "/agents/:id") {
+				return next(c)
+			}
+			names := c.ParamNames()
+			for i, n := range names {
+				if n != "id" {
+					continue
+				}
+				vals := c.ParamValues()
+				raw, err := url.PathUnescape(vals[i])
+				if err != nil || !card.IsURN(raw) {
+					break
+				}
+				sc := catalog.ScopeAll
+				if signIn {
+					sc = auth.ScopeOf(auth.FromContext(c.Request().Context()))
+				}
+				id, err := store.AgentIDByURN(c.Request().Context(), sc, raw)
+				if errors.Is(err, catalog.ErrNotFound) || errors.Is(err, card.ErrMalformedURN) {
+					break
+				}
+				if err != nil {
+					return err
+				}
+				vals[i] = url.PathEscape(id)
+				c.SetParamValues(vals...)
+				break
+			}
+			return next(c)
+		}
+	}
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2aregistry/registry/internal/card"
+	"github.com/a2aregistry/registry/internal/catalog"
+	"github.com/a2aregistry/registry/internal/catalog/catalogtest"
+	"github.com/a2aregistry/registry/internal/config"
+)
+
+// TestARDWiring: the assembled handler serves the ARD door and its
+// manifest, advertises the manifest on console pages, and takes an
+// agent's ARD identifier wherever the API and the console take its id.
+func TestARDWiring(t *testing.T) {
+	store := catalogtest.SQLite(t)
+	raw := []byte(`{"name":"Weather","description":"Forecasts","url":"https://w.example/a2a","version":"1","protocolVersion":"0.3.0",
+		"capabilities":{},"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],
+		"skills":[{"id":"forecast","name":"Forecast","description":"d","tags":["weather"]}]}`)
+	c, err := card.Parse(raw, card.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const cardURL = "https://w.example:8443/agents/weather/card.json"
+	res, err := store.Upsert(context.Background(), catalog.System("test"), catalog.UpsertInput{CardURL: cardURL, Card: c,
+		Source: catalog.SourceURL, ReceivedAt: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	urn, _ := card.URNOf(cardURL)
+	srv := httptest.NewServer(newHandler(handlerDeps{log: slog.New(slog.DiscardHandler), store: store, agents: store,
+		ardStore: store, ard: ardPublish(config.ARD{Publish: config.ARDPublishApproved})}))
+	t.Cleanup(srv.Close)
+	get := func(path string) (*http.Response, string) {
+		t.Helper()
+		resp, err := srv.Client().Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
+	for _, path := range []string{"/api/v1/agents/" + url.PathEscape(urn), "/api/v1/agents/" + urn + "/versions", "/agents/" + url.PathEscape(urn)} {
+		resp, body := get(path)
+		if resp.StatusCode != 200 {
+			t.Errorf("GET %s: %d %.200s", path, resp.StatusCode, body)
+		}
+	}
+	// The agent page shows the identifier.
+	if _, body := get("/agents/" + res.Agent.ID); !strings.Contains(body, urn) {
+		t.Errorf("the agent page does not show %s", urn)
+	}
+	var d struct{ ID string }
+	if _, body := get("/api/v1/agents/" + url.PathEscape(urn)); json.Unmarshal([]byte(body), &d) != nil || d.ID != res.Agent.ID {
+		t.Errorf("the identifier names agent %q, want %q", d.ID, res.Agent.ID)
+	}
+	// An identifier that names nothing is as unknown as any id.
+	if resp, _ := get("/api/v1/agents/" + url.PathEscape("urn:air:w.example:a2a:nothing")); resp.StatusCode != 404 {
+		t.Errorf("unknown identifier: %d", resp.StatusCode)
+	}
+	resp, _ := get("/")
+	if link := resp.Header.Get("Link"); link != `</.well-known/ard.json>; rel="ard"` {
+		t.Errorf("console Link %q", link)
+	}
+	resp, body := get("/.well-known/ard.json")
+	if resp.StatusCode != 200 || !strings.Contains(body, `"identifier":"`+urn+`"`) {
+		t.Errorf("manifest: %d %.300s", resp.StatusCode, body)
+	}
+	r, err := srv.Client().Post(srv.URL+"/ard/v1/search", "application/json", strings.NewReader(`{"query":{"text":"weather"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(r.Body)
+	r.Body.Close()
+	if r.StatusCode != 200 || !strings.Contains(string(b), urn) {
+		t.Errorf("search: %d %s", r.StatusCode, b)
+	}
+}
