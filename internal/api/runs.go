@@ -292,7 +292,7 @@ func (in RunRequest) message(contextID, taskID string) (*a2a.Message, error) {
 // turn is the run service's turn of in, sending msg.
 func (in RunRequest) turn(msg *a2a.Message) runs.Turn {
 	return runs.Turn{Message: msg, Credentials: in.credentials(), Extensions: in.Extensions,
-		Choice: proxy.Choice{URL: in.Interface, Binding: in.Binding, SpeakVersion: in.ProtocolVersion}}
+		Choice: proxy.Choice{URL: in.Interface, Binding: in.Binding, Version: in.ProtocolVersion, SpeakVersion: in.ProtocolVersion}}
 }
 
 func (in RunRequest) credentials() proxy.Credentials {

@@ -520,6 +520,30 @@ func TestRunKeepsPickedVersion(t *testing.T) {
 	}
 }
 
+// TestRunPicksDeclaredVersion: a mixed card declares one URL as both a
+// v1.0 and a v0.3 interface; protocol_version picks the entry, whichever
+// the card lists first, and the run speaks that version.
+func TestRunPicksDeclaredVersion(t *testing.T) {
+	for _, speaks := range []string{"1.0", "0.3"} {
+		for _, firstDeclared := range []string{"1.0", "0.3"} {
+			t.Run("server "+speaks+"/first "+firstDeclared, func(t *testing.T) {
+				env := newRunEnv(t, card.BindingJSONRPC, speaks, nil)
+				a, b := env.peer.Interface, env.peer.Interface
+				a.ProtocolVersion = firstDeclared
+				b.ProtocolVersion = map[string]string{"1.0": "0.3", "0.3": "1.0"}[firstDeclared]
+				env.cat.agents["peer"] = catalog.Agent{ID: "peer", Card: proxytest.Card(true, a, b)}
+				rec := env.do(t, http.MethodPost, "/api/v1/agents/peer/runs",
+					runBody("hi", `, "interface": "`+a.URL+`", "protocol_version": "`+speaks+`"`), jsonHeader)
+				run := decodeRun(t, rec)
+				if rec.Code != http.StatusCreated || run.State != "TASK_STATE_COMPLETED" || run.Interface == nil ||
+					run.Interface.ProtocolVersion != speaks {
+					t.Errorf("run = %d state %q interface %+v\n%s", rec.Code, run.State, run.Interface, rec.Body)
+				}
+			})
+		}
+	}
+}
+
 // TestRunBelongsToItsTester: another tester may read a run but not
 // continue or cancel it; an admin may.
 func TestRunBelongsToItsTester(t *testing.T) {

@@ -21,8 +21,10 @@ type RunRequest struct {
 	// Binding narrows Interface when the card declares the URL more than
 	// once.
 	Binding string `json:"binding,omitempty"`
-	// ProtocolVersion is the version to speak on an interface whose card
-	// declares none ("1.0" or "0.3"); the registry never guesses it.
+	// ProtocolVersion picks among the interfaces the card declares with
+	// that version (a mixed card declares one URL as both a v1.0 and a
+	// v0.3 interface), and is the version to speak on an interface whose
+	// card declares none ("1.0" or "0.3"); the registry never guesses it.
 	ProtocolVersion string          `json:"protocol_version,omitempty"`
 	ContextID       string          `json:"context_id,omitempty"`
 	TaskID          string          `json:"task_id,omitempty"`

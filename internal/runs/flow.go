@@ -316,7 +316,7 @@ func (s *Service) newID(ctx context.Context, proposed string) string {
 func pinned(run catalog.Run, asked proxy.Choice) proxy.Choice {
 	if run.InterfaceURL == "" {
 		// The first turn never reached an interface: choose afresh.
-		return proxy.Choice{URL: asked.URL, Binding: asked.Binding, SpeakVersion: asked.SpeakVersion}
+		return proxy.Choice{URL: asked.URL, Binding: asked.Binding, Version: asked.Version, SpeakVersion: asked.SpeakVersion}
 	}
 	speak := asked.SpeakVersion
 	if speak == "" {
