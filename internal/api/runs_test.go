@@ -54,7 +54,19 @@ func (f *fakeRunStore) CreateRun(_ context.Context, _ catalog.Actor, r catalog.R
 	return nil
 }
 
-func (f *fakeRunStore) UpdateRun(_ context.Context, r catalog.Run) error {
+func (f *fakeRunStore) HasConversation(_ context.Context, agentID, subject, taskID, contextID string) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, r := range f.runs {
+		if r.AgentID == agentID && r.Kind == catalog.RunKindRun && r.Subject == subject &&
+			(taskID == "" || r.TaskID == taskID) && (contextID == "" || r.ContextID == contextID) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+func (f *fakeRunStore) UpdateRun(_ context.Context, _ catalog.Actor, r catalog.Run, _ string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	old, ok := f.runs[r.ID]

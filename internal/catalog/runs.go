@@ -154,18 +154,33 @@ func setWorks(tx *txn, agentID, works string) (*fieldUpdate, error) {
 // UpdateRun replaces a run's mutable fields (everything but id, agent,
 // kind, subject and creation time) if its revision is still r.Revision,
 // and moves the revision on: ErrConflict when another update came first
-// (read the run again and merge), ErrNotFound when the run is gone.
-func (s *Store) UpdateRun(ctx context.Context, r Run) error {
+// (read the run again and merge), ErrNotFound when the run is gone. op,
+// when not empty, is the turn the update stores on behalf of actor (a
+// follow-up "send", a "cancel", a "resubscribe"): it is audited as
+// ActionRun in the update's transaction, so a stored turn always has its
+// row and a lost race none.
+func (s *Store) UpdateRun(ctx context.Context, actor Actor, r Run, op string) error {
+	if err := actor.validate(); err != nil {
+		return err
+	}
 	tr := r.Transcript
 	if len(tr) == 0 {
 		tr = []byte("{}")
 	}
-	res := s.db.WithContext(ctx).Exec(`UPDATE runs SET interface_url = ?, binding = ?, protocol_version = ?, state = ?,
+	var res *gorm.DB
+	err := s.transact(ctx, func(tx *txn) error {
+		res = tx.Exec(`UPDATE runs SET interface_url = ?, binding = ?, protocol_version = ?, state = ?,
 		context_id = ?, task_id = ?, error_code = ?, transcript_json = ?, updated_at = ?, revision = revision + 1
 		WHERE id = ? AND revision = ?`,
-		r.InterfaceURL, r.Binding, r.ProtocolVersion, r.State, r.ContextID, r.TaskID, r.ErrorCode, string(tr), r.UpdatedAt.UTC(), r.ID, r.Revision)
-	if res.Error != nil {
-		return fmt.Errorf("updating run: %w", res.Error)
+			r.InterfaceURL, r.Binding, r.ProtocolVersion, r.State, r.ContextID, r.TaskID, r.ErrorCode, string(tr), r.UpdatedAt.UTC(), r.ID, r.Revision)
+		if res.Error != nil || res.RowsAffected == 0 || op == "" {
+			return res.Error
+		}
+		return writeAudit(tx.DB, actor, audit{action: ActionRun, targetKind: TargetAgent, targetID: r.AgentID,
+			detail: map[string]any{"run_id": r.ID, "kind": RunKindRun, "op": op}})
+	})
+	if err != nil {
+		return fmt.Errorf("updating run: %w", err)
 	}
 	if res.RowsAffected == 0 {
 		if _, err := s.Run(ctx, ScopeAll, r.ID); err != nil {
@@ -192,6 +207,28 @@ func (s *Store) Run(ctx context.Context, sc Scope, id string) (Run, error) {
 		return Run{}, fmt.Errorf("run %s: %w", id, ErrNotFound)
 	}
 	return runs[0], nil
+}
+
+// HasConversation tells whether subject started a run (not a check) of
+// the agent on task taskID and in context contextID, each when not empty:
+// whether a new run naming them continues the subject's own conversation
+// rather than someone else's.
+func (s *Store) HasConversation(ctx context.Context, agentID, subject, taskID, contextID string) (bool, error) {
+	q := "SELECT COUNT(*) FROM runs r JOIN agents a ON a.pk = r.agent_pk WHERE a.id = ? AND r.kind = ? AND r.subject = ?"
+	args := []any{agentID, RunKindRun, subject}
+	if taskID != "" {
+		q += " AND r.task_id = ?"
+		args = append(args, taskID)
+	}
+	if contextID != "" {
+		q += " AND r.context_id = ?"
+		args = append(args, contextID)
+	}
+	var n int64
+	if err := s.db.WithContext(ctx).Raw(q, args...).Scan(&n).Error; err != nil {
+		return false, fmt.Errorf("reading runs: %w", err)
+	}
+	return n > 0, nil
 }
 
 // AgentRuns lists an agent's runs of kind (RunKindRun, RunKindCheck),

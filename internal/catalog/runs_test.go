@@ -34,11 +34,11 @@ func TestRunLifecycle(t *testing.T) {
 
 		run.State, run.TaskID, run.ContextID, run.InterfaceURL = "TASK_STATE_COMPLETED", "t1", "c1", "https://translate.example.org/rpc"
 		run.Binding, run.ProtocolVersion, run.Transcript, run.UpdatedAt = "JSONRPC", "1.0", []byte(`{"turns":[{"n":1}]}`), t0.Add(time.Minute)
-		if err := s.UpdateRun(ctx, run); err != nil {
+		if err := s.UpdateRun(ctx, catalog.System("test"), run, ""); err != nil {
 			t.Fatal(err)
 		}
 		// A second update from the same revision lost the race.
-		if err := s.UpdateRun(ctx, run); !errors.Is(err, catalog.ErrConflict) {
+		if err := s.UpdateRun(ctx, catalog.System("test"), run, ""); !errors.Is(err, catalog.ErrConflict) {
 			t.Errorf("stale UpdateRun = %v, want ErrConflict", err)
 		}
 		run.Revision++
@@ -78,7 +78,7 @@ func TestRunLifecycle(t *testing.T) {
 		if _, err := s.Run(ctx, catalog.ScopeAll, "r1"); !errors.Is(err, catalog.ErrNotFound) {
 			t.Errorf("pruned run: %v, want ErrNotFound", err)
 		}
-		if err := s.UpdateRun(ctx, run); !errors.Is(err, catalog.ErrNotFound) {
+		if err := s.UpdateRun(ctx, catalog.System("test"), run, ""); !errors.Is(err, catalog.ErrNotFound) {
 			t.Errorf("UpdateRun of pruned run = %v, want ErrNotFound", err)
 		}
 	})

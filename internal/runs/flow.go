@@ -74,11 +74,34 @@ func (s *Service) Start(ctx context.Context, c Caller, agentID string, t Turn, w
 	if err != nil {
 		return Outcome{}, err
 	}
+	if err := s.ownConversation(ctx, c, ag.ID, t.Message); err != nil {
+		return Outcome{}, err
+	}
 	now := s.now().UTC()
 	run := catalog.Run{ID: s.newID(ctx, t.RunID), AgentID: ag.ID, Kind: catalog.RunKindRun, Subject: c.subject(),
 		State: StateRunning, ContextID: t.Message.ContextID, TaskID: string(t.Message.TaskID), CreatedAt: now, UpdatedAt: now}
 	tr := proxy.Transcript{Format: proxy.TranscriptFormat, Turns: []proxy.Turn{}}
 	return s.send(ctx, c, exchange{agent: ag, run: run, tr: tr, choice: t.Choice, turn: t, create: true}, w)
+}
+
+// ownConversation refuses a first message that names a task or context
+// the caller has no run on: the agent would take it as a turn of that
+// conversation, someone else's, and answer with its history (in A2A a
+// message's contextId and taskId place it in a conversation).
+func (s *Service) ownConversation(ctx context.Context, c Caller, agentID string, msg *a2a.Message) error {
+	if msg.TaskID == "" && msg.ContextID == "" {
+		return nil
+	}
+	if c.Subject != "" {
+		ok, err := s.store.HasConversation(ctx, agentID, c.Subject, string(msg.TaskID), msg.ContextID)
+		if err != nil {
+			return err
+		}
+		if ok {
+			return nil
+		}
+	}
+	return errorf(KindNotYours, "task_id and context_id must be those of one of your own runs of this agent")
 }
 
 // Continue sends a follow-up message in the run's conversation: on its
@@ -142,7 +165,7 @@ func (s *Service) Cancel(ctx context.Context, c Caller, ref Ref, t Turn) (Outcom
 	base := len(tr.Turns)
 	tr.Turns = append(tr.Turns, proxy.NewTurn(proxy.OpCancel, started, nil, run.TaskID, creds, false, x, cerr))
 	run = s.settle(run, &tr, x, cerr)
-	if err := s.save(ctx, run, tr, base, false); err != nil {
+	if err := s.save(ctx, c.Actor, proxy.OpCancel, run, tr, base, false); err != nil {
 		return Outcome{Run: run, Transcript: tr, Err: cerr}, err
 	}
 	return s.outcome(ctx, run, tr, cerr), nil
@@ -211,11 +234,21 @@ func (s *Service) send(ctx context.Context, c Caller, x exchange, w Watcher) (Ou
 	}
 	tr.Turns = append(tr.Turns, turn)
 	run = s.settle(run, &tr, ex, serr)
-	if err := s.save(ctx, run, tr, base, true); err != nil {
+	// A follow-up is audited with the turn it stores; a new run was
+	// audited when it was created.
+	op := turn.Op
+	if x.create {
+		op = ""
+	}
+	if err := s.save(ctx, c.Actor, op, run, tr, base, true); err != nil {
 		return Outcome{Run: run, Transcript: tr, Err: serr}, err
 	}
 	return s.outcome(ctx, run, tr, serr), nil
 }
+
+// noteActor stores a task id the agent named: part of the turn, which is
+// audited when it is stored.
+var noteActor = catalog.System("runs")
 
 // noter stores the task id as soon as the agent names it, so another
 // request (another tab, a cancel) can act on the task while this one
@@ -231,7 +264,7 @@ func (s *Service) noter(ctx context.Context, run catalog.Run, tr proxy.Transcrip
 		// The run is under way on this task whatever state it had.
 		r.TaskID, r.ContextID, r.State = e.TaskID, e.ContextID, StateRunning
 		r.InterfaceURL, r.Binding, r.ProtocolVersion = e.Via.URL, e.Via.Binding, e.Via.Speaks
-		if err := s.save(ctx, r, tr, base, false); err != nil {
+		if err := s.save(ctx, noteActor, "", r, tr, base, false); err != nil {
 			s.log.WarnContext(ctx, "runs: noting a run's task", "err", err, "run_id", run.ID)
 		}
 	}

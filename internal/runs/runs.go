@@ -39,14 +39,18 @@ type Store interface {
 	Agent(ctx context.Context, sc catalog.Scope, id string) (catalog.Agent, error)
 	CreateRun(ctx context.Context, actor catalog.Actor, r catalog.Run) error
 	// UpdateRun fails with catalog.ErrConflict when r.Revision is not
-	// the stored one.
-	UpdateRun(ctx context.Context, r catalog.Run) error
+	// the stored one; op, when set, is the turn audited for actor in the
+	// same transaction.
+	UpdateRun(ctx context.Context, actor catalog.Actor, r catalog.Run, op string) error
 	// Run and AgentRuns leave out the runs of agents the scope does not
 	// see (catalog.ErrNotFound, none).
 	Run(ctx context.Context, sc catalog.Scope, id string) (catalog.Run, error)
 	// AgentRuns lists an agent's runs of one kind (catalog.RunKindRun,
 	// catalog.RunKindCheck), newest first.
 	AgentRuns(ctx context.Context, sc catalog.Scope, agentID, kind string, limit int) ([]catalog.Run, error)
+	// HasConversation tells whether subject started a run of the agent
+	// on taskID and in contextID (each when not empty).
+	HasConversation(ctx context.Context, agentID, subject, taskID, contextID string) (bool, error)
 }
 
 // Run states besides the task states (TASK_STATE_…) a run takes from its

@@ -49,7 +49,7 @@ func (m *memStore) CreateRun(_ context.Context, _ catalog.Actor, r catalog.Run) 
 	return nil
 }
 
-func (m *memStore) UpdateRun(_ context.Context, r catalog.Run) error {
+func (m *memStore) UpdateRun(_ context.Context, _ catalog.Actor, r catalog.Run, _ string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	old, ok := m.runs[r.ID]
@@ -85,6 +85,18 @@ func (m *memStore) AgentRuns(_ context.Context, _ catalog.Scope, agentID, kind s
 		}
 	}
 	return out, nil
+}
+
+func (m *memStore) HasConversation(_ context.Context, agentID, subject, taskID, contextID string) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, r := range m.runs {
+		if r.AgentID == agentID && r.Kind == catalog.RunKindRun && r.Subject == subject &&
+			(taskID == "" || r.TaskID == taskID) && (contextID == "" || r.ContextID == contextID) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 func (m *memStore) stored(t *testing.T, id string) catalog.Run {
@@ -402,10 +414,10 @@ func TestSaveMergesOtherTurns(t *testing.T) {
 	}
 	mine := proxy.Transcript{Turns: []proxy.Turn{{Op: proxy.OpSend, StartedAt: t0}}}
 	other := proxy.Transcript{Turns: []proxy.Turn{{Op: proxy.OpCancel, StartedAt: t0.Add(time.Second)}}}
-	if err := e.svc.save(ctx, run, other, 0, false); err != nil {
+	if err := e.svc.save(ctx, ann.Actor, "", run, other, 0, false); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.svc.save(ctx, run, mine, 0, false); err != nil {
+	if err := e.svc.save(ctx, ann.Actor, "", run, mine, 0, false); err != nil {
 		t.Fatal(err)
 	}
 	tr, err := TranscriptOf(e.store.stored(t, "r"))

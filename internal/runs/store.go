@@ -64,8 +64,9 @@ func settleRun(run catalog.Run, tr *proxy.Transcript, x *proxy.Exchange, err err
 // read the run (index base on) are kept, in time order: a cancel sent
 // from another tab while this turn streamed belongs to the transcript
 // too. detach stores even when the caller has gone (a closed stream): the
-// evidence is kept.
-func (s *Service) save(ctx context.Context, run catalog.Run, tr proxy.Transcript, base int, detach bool) error {
+// evidence is kept. op, when set, is the turn audited for actor in the
+// transaction that stores it.
+func (s *Service) save(ctx context.Context, actor catalog.Actor, op string, run catalog.Run, tr proxy.Transcript, base int, detach bool) error {
 	if detach {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
@@ -88,7 +89,7 @@ func (s *Service) save(ctx context.Context, run catalog.Run, tr proxy.Transcript
 			return fmt.Errorf("encoding transcript: %w", err)
 		}
 		run.Transcript, run.Revision = b, cur.Revision
-		err = s.store.UpdateRun(ctx, run)
+		err = s.store.UpdateRun(ctx, actor, run, op)
 		if errors.Is(err, catalog.ErrConflict) && attempt < maxSaveAttempts {
 			continue
 		}

@@ -1,0 +1,138 @@
+package runs
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/a2aregistry/registry/internal/card"
+	"github.com/a2aregistry/registry/internal/catalog"
+	"github.com/a2aregistry/registry/internal/catalog/catalogtest"
+	"github.com/a2aregistry/registry/internal/proxy"
+	"github.com/a2aregistry/registry/internal/proxy/proxytest"
+)
+
+// catalogEnv is a Service over the real catalog, on each database, with
+// one honest agent catalogued.
+func catalogEnv(t *testing.T, s *catalog.Store) (*Service, string) {
+	t.Helper()
+	peer := proxytest.Start(t, card.BindingJSONRPC, "1.0", proxytest.Options{})
+	raw := fmt.Sprintf(`{"name": "Peer", "description": "d", "version": "1",
+		"supportedInterfaces": [{"url": %q, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+		"capabilities": {"streaming": true}, "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"], "skills": []}`,
+		peer.Interface.URL)
+	c, err := card.Parse([]byte(raw), card.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Upsert(context.Background(), catalog.System("test"),
+		catalog.UpsertInput{CardURL: "https://peer.example/.well-known/agent-card.json", Card: c, Source: catalog.SourceURL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return New(Options{Runner: proxy.New(proxy.Options{Client: proxytest.Loopback()}), Store: s, Keeper: proxy.NewKeeper(0, 0)}), res.Agent.ID
+}
+
+// TestFollowUpsAudited: a follow-up message, a resubscription and a
+// cancel are each audited with the caller who made them, in the
+// transaction that stores the turn, like the run's start.
+func TestFollowUpsAudited(t *testing.T) {
+	catalogtest.ForEach(t, func(t *testing.T, s *catalog.Store) {
+		ctx := context.Background()
+		svc, agentID := catalogEnv(t, s)
+		req := catalog.Request{ID: "req-1", ClientAddr: "127.0.0.1"}
+		ann := Caller{Actor: catalog.User("ann").For(req), Subject: "ann", Scope: catalog.ScopeAll}
+		root := Caller{Actor: catalog.User("root").For(req), Subject: "root", Scope: catalog.ScopeAll, AnyRun: true}
+
+		first, err := svc.Start(ctx, ann, agentID, Turn{Message: proxytest.Text(proxytest.SayAsk)}, Watcher{})
+		if err != nil || first.Err != nil || first.Run.State != string(a2a.TaskStateInputRequired) {
+			t.Fatalf("Start = %+v, %v", first.Run, err)
+		}
+		ref := Ref{RunID: first.Run.ID}
+		if out, err := svc.Continue(ctx, ann, ref, Turn{Message: proxytest.Text("Paris")}, Watcher{}); err != nil || out.Err != nil {
+			t.Fatalf("Continue: %v %v", err, out.Err)
+		}
+		second, err := svc.Start(ctx, ann, agentID, Turn{Message: proxytest.Text(proxytest.SayAsk)}, Watcher{})
+		if err != nil || second.Err != nil {
+			t.Fatalf("second Start: %v", err)
+		}
+		if _, err := svc.Resubscribe(ctx, root, Ref{RunID: second.Run.ID}, Turn{}, Watcher{}); err != nil {
+			t.Fatalf("Resubscribe: %v", err)
+		}
+		if _, err := svc.Cancel(ctx, root, Ref{RunID: second.Run.ID}, Turn{}); err != nil {
+			t.Fatalf("Cancel: %v", err)
+		}
+
+		page, err := s.AuditLog(ctx, "", 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		type row struct{ subject, run, op string }
+		var got []row
+		for _, e := range page.Entries {
+			if e.Action != catalog.ActionRun {
+				continue
+			}
+			var d struct {
+				RunID string `json:"run_id"`
+				Op    string `json:"op"`
+			}
+			if err := json.Unmarshal(e.Detail, &d); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, row{e.Subject, d.RunID, d.Op})
+		}
+		// Newest first.
+		want := []row{
+			{"root", second.Run.ID, proxy.OpCancel},
+			{"root", second.Run.ID, proxy.OpResubscribe},
+			{"ann", second.Run.ID, ""},
+			{"ann", first.Run.ID, proxy.OpSend},
+			{"ann", first.Run.ID, ""},
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("audited runs = %v\nwant %v", got, want)
+		}
+	})
+}
+
+// TestNewRunJoinsOnlyOwnConversation: a new run may name the task or
+// context of one of the caller's own runs of that agent, never another
+// tester's (or an anonymous caller's, or another agent's).
+func TestNewRunJoinsOnlyOwnConversation(t *testing.T) {
+	catalogtest.ForEach(t, func(t *testing.T, s *catalog.Store) {
+		ctx := context.Background()
+		svc, agentID := catalogEnv(t, s)
+		ann := Caller{Actor: catalog.User("ann"), Subject: "ann", Scope: catalog.ScopeAll}
+		bob := Caller{Actor: catalog.User("bob"), Subject: "bob", Scope: catalog.ScopeAll}
+		anon := Caller{Actor: catalog.System("anonymous"), Scope: catalog.ScopeAll}
+		first, err := svc.Start(ctx, ann, agentID, Turn{Message: proxytest.Text(proxytest.SayAsk)}, Watcher{})
+		if err != nil || first.Run.TaskID == "" || first.Run.ContextID == "" {
+			t.Fatalf("Start = %+v, %v", first.Run, err)
+		}
+		for _, tt := range []struct {
+			name            string
+			caller          Caller
+			taskID, context string
+			want            Kind // "" = accepted
+		}{
+			{"another tester's task", bob, first.Run.TaskID, "", KindNotYours},
+			{"another tester's context", bob, "", first.Run.ContextID, KindNotYours},
+			{"anonymous", anon, "", first.Run.ContextID, KindNotYours},
+			{"a made-up context", ann, "", "no-such-context", KindNotYours},
+			{"the starter's own context", ann, "", first.Run.ContextID, ""},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				msg := proxytest.Text("hello")
+				msg.TaskID, msg.ContextID = a2a.TaskID(tt.taskID), tt.context
+				_, err := svc.Start(ctx, tt.caller, agentID, Turn{Message: msg}, Watcher{})
+				if KindOf(err) != tt.want {
+					t.Errorf("Start = %v (kind %q), want kind %q", err, KindOf(err), tt.want)
+				}
+			})
+		}
+	})
+}
