@@ -256,25 +256,22 @@ func TestStreaming(t *testing.T) {
 	srv, _ := serve(t, st)
 	for _, iface := range interfaces(t, srv) {
 		c := client(t, iface, "viewer")
-		var last a2a.Event
-		var data bool
+		var events []a2a.Event
 		for ev, err := range c.SendStreamingMessage(context.Background(), &a2a.SendMessageRequest{
 			Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("currency converter over gRPC"))}) {
 			if err != nil {
 				t.Fatalf("%s %s: %v", iface.Binding, iface.ProtocolVersion, err)
 			}
-			if au, ok := ev.(*a2a.TaskArtifactUpdateEvent); ok {
-				for _, p := range au.Artifact.Parts {
-					if d := p.Data(); d != nil && strings.Contains(fmt.Sprint(d), f.grpcConverter) {
-						data = true
-					}
-				}
-			}
-			last = ev
+			events = append(events, ev)
 		}
-		su, ok := last.(*a2a.TaskStatusUpdateEvent)
-		if !ok || su.Status.State != a2a.TaskStateCompleted || !data {
-			t.Errorf("%s %s: last event %T, data %v", iface.Binding, iface.ProtocolVersion, last, data)
+		// The answer is ready at once: the stream is one event, the
+		// completed task with its artifact.
+		task, ok := events[len(events)-1].(*a2a.Task)
+		if !ok {
+			t.Fatalf("%s %s: last event %T", iface.Binding, iface.ProtocolVersion, events[len(events)-1])
+		}
+		if _, r, _ := result(t, task); !entryIDs(r)[f.grpcConverter] || len(r.Entries) != 1 {
+			t.Errorf("%s %s: streamed %+v", iface.Binding, iface.ProtocolVersion, r)
 		}
 	}
 }
