@@ -38,7 +38,8 @@ func (a *app) handler() http.Handler {
 		// One run service for both doors: runs count against the same
 		// limits, and a run's credentials serve its follow-ups, whichever
 		// door they come through.
-		d.runs = runs.New(runs.Options{Runner: a.proxy, Store: a.store, Limiter: a.runLimits, Keeper: a.keeper, Logger: a.log})
+		d.runs = runs.New(runs.Options{Runner: a.proxy, Store: a.store, Limiter: a.runLimits, Keeper: a.keeper, Logger: a.log,
+			PrivateAll: a.cfg.Runs.PrivateAll})
 		d.oauth = a.proxy
 	}
 	return newHandler(d)

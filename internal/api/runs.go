@@ -109,11 +109,13 @@ func (a *API) cancelRun(c echo.Context) error {
 }
 
 func (a *API) getRun(c echo.Context) error {
-	run, tr, err := a.runs.Get(c.Request().Context(), a.scope(c), c.Param("id"))
+	rd, err := a.runs.Get(c.Request().Context(), a.caller(c), c.Param("id"))
 	if err != nil {
 		return runError(c, err)
 	}
-	return c.JSON(http.StatusOK, newRunResponse(run, tr))
+	out := newRunResponse(rd.Run, rd.Transcript)
+	out.TranscriptWithheld = rd.Withheld
+	return c.JSON(http.StatusOK, out)
 }
 
 func (a *API) listRuns(c echo.Context) error {

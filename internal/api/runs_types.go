@@ -93,6 +93,10 @@ type RunResponse struct {
 	Error     *RunError  `json:"error,omitempty"`
 	CreatedAt time.Time  `json:"created_at"`
 	UpdatedAt time.Time  `json:"updated_at"`
+	// TranscriptWithheld: the run is its tester's (made with
+	// credentials, or --run-private-all) and the caller is neither they
+	// nor an admin: it happened, without task, events, turns or ids.
+	TranscriptWithheld bool `json:"transcript_withheld,omitempty"`
 }
 
 // RunEvent is one A2A event as relayed, Data in v1.0 JSON.

@@ -253,6 +253,9 @@ type Runs struct {
 	MaxConcurrent     int
 	MaxConcurrentUser int
 	RatePerMinute     int
+	// PrivateAll withholds every run's transcript from all but its
+	// tester and admins, not only those of runs made with credentials.
+	PrivateAll bool
 }
 
 // RoleNone, as a default or anonymous role, grants nothing.

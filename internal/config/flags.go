@@ -144,6 +144,8 @@ func Settings() []Setting {
 			func(c *Config) flag.Value { return (*intValue)(&c.Runs.MaxConcurrentUser) }},
 		{Serving, "run-rate-per-minute", "REGISTRY_RUN_RATE_PER_MINUTE", "test-run operations one user may start per minute",
 			func(c *Config) flag.Value { return (*intValue)(&c.Runs.RatePerMinute) }},
+		{Serving, "run-private-all", "REGISTRY_RUN_PRIVATE_ALL", "every run's transcript readable by its tester and admins only (default: only runs made with credentials)",
+			func(c *Config) flag.Value { return (*boolValue)(&c.Runs.PrivateAll) }},
 		{Logging, "log-level", "REGISTRY_LOG_LEVEL", "debug, info, warn or error",
 			func(c *Config) flag.Value { return (*levelValue)(&c.Log.Level) }},
 		{Logging, "log-format", "REGISTRY_LOG_FORMAT", "text or json",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -17,12 +18,13 @@ import (
 
 // catalogEnv is a Service over the real catalog, on each database, with
 // one honest agent catalogued.
-func catalogEnv(t *testing.T, s *catalog.Store) (*Service, string) {
+func catalogEnv(t *testing.T, s *catalog.Store, mutate ...func(*Options)) (*Service, string) {
 	t.Helper()
 	peer := proxytest.Start(t, card.BindingJSONRPC, "1.0", proxytest.Options{})
 	raw := fmt.Sprintf(`{"name": "Peer", "description": "d", "version": "1",
 		"supportedInterfaces": [{"url": %q, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
-		"capabilities": {"streaming": true}, "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"], "skills": []}`,
+		"capabilities": {"streaming": true}, "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"], "skills": [],
+		"securitySchemes": {"b": {"httpAuthSecurityScheme": {"scheme": "Bearer"}}}}`,
 		peer.Interface.URL)
 	c, err := card.Parse([]byte(raw), card.DefaultLimits())
 	if err != nil {
@@ -33,7 +35,11 @@ func catalogEnv(t *testing.T, s *catalog.Store) (*Service, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return New(Options{Runner: proxy.New(proxy.Options{Client: proxytest.Loopback()}), Store: s, Keeper: proxy.NewKeeper(0, 0)}), res.Agent.ID
+	o := Options{Runner: proxy.New(proxy.Options{Client: proxytest.Loopback()}), Store: s, Keeper: proxy.NewKeeper(0, 0)}
+	for _, m := range mutate {
+		m(&o)
+	}
+	return New(o), res.Agent.ID
 }
 
 // TestFollowUpsAudited: a follow-up message, a resubscription and a
@@ -133,6 +139,56 @@ func TestNewRunJoinsOnlyOwnConversation(t *testing.T) {
 					t.Errorf("Start = %v (kind %q), want kind %q", err, KindOf(err), tt.want)
 				}
 			})
+		}
+	})
+}
+
+// TestRunTranscriptIsItsTesters: a run made with credentials shows others
+// that it happened — agent, tester, state — but not what the agent
+// answered, nor the task and context to join; its tester and admins read
+// it all. With PrivateAll, every run is so.
+func TestRunTranscriptIsItsTesters(t *testing.T) {
+	catalogtest.ForEach(t, func(t *testing.T, s *catalog.Store) {
+		ctx := context.Background()
+		for _, all := range []bool{false, true} {
+			svc, agentID := catalogEnv(t, s, func(o *Options) { o.PrivateAll = all })
+			ann := Caller{Actor: catalog.User("ann"), Subject: "ann", Scope: catalog.ScopeAll}
+			bob := Caller{Actor: catalog.User("bob"), Subject: "bob", Scope: catalog.ScopeAll}
+			anon := Caller{Actor: catalog.System("anonymous"), Scope: catalog.ScopeAll}
+			root := Caller{Actor: catalog.User("root"), Subject: "root", Scope: catalog.ScopeAll, AnyRun: true}
+			with, err := svc.Start(ctx, ann, agentID, Turn{Message: proxytest.Text("private words"), Credentials: proxy.Credentials{Bearer: "tok-1234"}}, Watcher{})
+			if err != nil || with.Err != nil {
+				t.Fatalf("Start with credentials: %v %v", err, with.Err)
+			}
+			without, err := svc.Start(ctx, ann, agentID, Turn{Message: proxytest.Text("open words")}, Watcher{})
+			if err != nil || without.Err != nil {
+				t.Fatalf("Start: %v %v", err, without.Err)
+			}
+			for _, tt := range []struct {
+				name   string
+				caller Caller
+				run    string
+				hidden bool
+			}{
+				{"the tester, with credentials", ann, with.Run.ID, false},
+				{"an admin, with credentials", root, with.Run.ID, false},
+				{"another tester, with credentials", bob, with.Run.ID, true},
+				{"anonymous, with credentials", anon, with.Run.ID, true},
+				{"another tester, without credentials", bob, without.Run.ID, all},
+			} {
+				rd, err := svc.Get(ctx, tt.caller, tt.run)
+				if err != nil {
+					t.Fatalf("%s: %v", tt.name, err)
+				}
+				raw, _ := json.Marshal(rd.Transcript)
+				leaked := strings.Contains(string(raw)+string(rd.Run.Transcript), "words") || rd.Run.TaskID != "" || rd.Run.ContextID != ""
+				if rd.Withheld != tt.hidden || (tt.hidden && leaked) || (!tt.hidden && !leaked) {
+					t.Errorf("all=%v %s: withheld %v (transcript shown: %v), want withheld %v", all, tt.name, rd.Withheld, leaked, tt.hidden)
+				}
+				if rd.Run.Subject != "ann" || rd.Run.State == "" {
+					t.Errorf("all=%v %s: the run's existence is not shown: %+v", all, tt.name, rd.Run)
+				}
+			}
 		}
 	})
 }

@@ -97,6 +97,10 @@ type Options struct {
 	Keeper *proxy.Keeper
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
+	// PrivateAll withholds every run's transcript from all but its
+	// tester and admins; otherwise only runs made with credentials are
+	// (see Get).
+	PrivateAll bool
 }
 
 // Service runs tests against agents.
@@ -107,6 +111,7 @@ type Service struct {
 	keeper  *proxy.Keeper
 	log     *slog.Logger
 	now     func() time.Time
+	private bool
 }
 
 // New returns a Service over opts; Runner and Store must not be nil.
@@ -115,7 +120,7 @@ func New(opts Options) *Service {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Service{runner: opts.Runner, store: opts.Store, limiter: opts.Limiter, keeper: opts.Keeper, log: log, now: time.Now}
+	return &Service{runner: opts.Runner, store: opts.Store, limiter: opts.Limiter, keeper: opts.Keeper, log: log, now: time.Now, private: opts.PrivateAll}
 }
 
 // Limits are the runner's: how long a run may last, and how large a
@@ -137,18 +142,51 @@ func (s *Service) Remembers(runID, subject string) bool {
 	return s.keeper.Holds(runID, subject)
 }
 
-// Get reads a run (not a check) the caller sees.
-func (s *Service) Get(ctx context.Context, sc catalog.Scope, id string) (catalog.Run, proxy.Transcript, error) {
-	run, err := s.store.Run(ctx, sc, id)
+// Read is a run as its reader may see it.
+type Read struct {
+	Run        catalog.Run
+	Transcript proxy.Transcript
+	// Withheld: the run is its tester's (made with credentials, or
+	// Options.PrivateAll), and the reader sees that it happened — its
+	// agent, tester, state, times — without the transcript, the task and
+	// context ids, or the interface.
+	Withheld bool
+}
+
+// Get reads a run (not a check) the caller sees. A run made with
+// credentials shows what an agent answered its tester alone — their
+// data, what the credentials opened — so its transcript is for its tester
+// and admins (Caller.AnyRun) only; with Options.PrivateAll every run's is.
+func (s *Service) Get(ctx context.Context, c Caller, id string) (Read, error) {
+	run, err := s.store.Run(ctx, c.Scope, id)
 	// A check is read through its agent (LatestCheck), not here.
 	if errors.Is(err, catalog.ErrNotFound) || (err == nil && run.Kind != catalog.RunKindRun) {
-		return run, proxy.Transcript{}, errorf(KindNotFound, "no run with id %q", id)
+		return Read{}, errorf(KindNotFound, "no run with id %q", id)
 	}
 	if err != nil {
-		return run, proxy.Transcript{}, fmt.Errorf("reading run: %w", err)
+		return Read{}, fmt.Errorf("reading run: %w", err)
 	}
 	tr, err := TranscriptOf(run)
-	return run, tr, err
+	if err != nil {
+		return Read{}, err
+	}
+	mine := c.AnyRun || (c.Subject != "" && c.Subject == run.Subject)
+	if mine || !(s.private || withCredentials(tr)) {
+		return Read{Run: run, Transcript: tr}, nil
+	}
+	run.Transcript, run.TaskID, run.ContextID = nil, "", ""
+	run.InterfaceURL, run.Binding, run.ProtocolVersion = "", "", ""
+	return Read{Run: run, Transcript: proxy.Transcript{Format: tr.Format, Turns: []proxy.Turn{}}, Withheld: true}, nil
+}
+
+// withCredentials tells whether any turn of the run offered credentials.
+func withCredentials(tr proxy.Transcript) bool {
+	for _, t := range tr.Turns {
+		if t.CredentialKind != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // List is an agent's runs, newest first, at most limit.

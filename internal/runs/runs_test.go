@@ -397,7 +397,7 @@ func TestCheckStoredAndLatest(t *testing.T) {
 	if err != nil || !ok || got.ID != run.ID {
 		t.Errorf("latest check = %q (%v, %v), want %q", got.ID, ok, err, run.ID)
 	}
-	if _, _, err := e.svc.Get(ctx, catalog.ScopeAll, run.ID); KindOf(err) != KindNotFound {
+	if _, err := e.svc.Get(ctx, ann, run.ID); KindOf(err) != KindNotFound {
 		t.Errorf("a check read as a run: %v", err)
 	}
 }

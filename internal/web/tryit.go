@@ -185,12 +185,13 @@ func (h *Console) converse(c echo.Context, ag catalog.Agent, do func(runs.Watche
 }
 
 func (h *Console) runPage(c echo.Context) error {
-	run, ag, tr, err := h.loadRun(c)
+	rd, ag, err := h.loadRun(c)
 	if err != nil {
 		return h.runError(c, err)
 	}
+	run, tr := rd.Run, rd.Transcript
 	v := h.liveView(c, ag, run)
-	v.CreatedAt = run.CreatedAt
+	v.CreatedAt, v.Withheld = run.CreatedAt, rd.Withheld
 	for _, t := range tr.Turns {
 		v.Turns = append(v.Turns, turnView(t))
 	}
@@ -203,6 +204,9 @@ func (h *Console) runPage(c echo.Context) error {
 	}
 	switch a2a.TaskState(run.State) {
 	case a2a.TaskStateInputRequired, a2a.TaskStateAuthRequired:
+		if rd.Withheld {
+			break
+		}
 		v.ReplyURL = v.URL + "/messages"
 		v.OAuth = h.oauthForm(c, ag.Card, v.URL+"/oauth")
 	}
@@ -247,16 +251,16 @@ func (h *Console) tryAgent(c echo.Context) (catalog.Agent, error) {
 
 // loadRun reads the run named in the path, of the agent named in the
 // path.
-func (h *Console) loadRun(c echo.Context) (catalog.Run, catalog.Agent, proxy.Transcript, error) {
+func (h *Console) loadRun(c echo.Context) (runs.Read, catalog.Agent, error) {
 	ag, err := h.tryAgent(c)
 	if err != nil {
-		return catalog.Run{}, ag, proxy.Transcript{}, err
+		return runs.Read{}, ag, err
 	}
-	run, tr, err := h.opts.Runs.Get(c.Request().Context(), h.scope(c), c.Param("run"))
-	if err == nil && run.AgentID != ag.ID {
-		err = fmt.Errorf("run %s of agent %s: %w", run.ID, ag.ID, catalog.ErrNotFound)
+	rd, err := h.opts.Runs.Get(c.Request().Context(), h.caller(c), c.Param("run"))
+	if err == nil && rd.Run.AgentID != ag.ID {
+		err = fmt.Errorf("run %s of agent %s: %w", rd.Run.ID, ag.ID, catalog.ErrNotFound)
 	}
-	return run, ag, tr, err
+	return rd, ag, err
 }
 
 // runError shows why a run could not be read or a turn not taken.

@@ -85,7 +85,10 @@ type Run struct {
 	AgentName, AgentURL, TryURL string
 	URL, State, ErrorCode       string
 	CreatedAt                   time.Time
-	Turns                       []Turn
+	// Withheld: another tester's run made with credentials; the page
+	// says it happened, without its transcript.
+	Withheld bool
+	Turns    []Turn
 	// Result is what the conversation produced last: artifacts, or the
 	// agent's message.
 	Result []Item
