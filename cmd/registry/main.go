@@ -128,6 +128,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv en
 		return runKeys(ctx, rest, stdout, stderr, getenv)
 	case "export":
 		return runExport(ctx, rest, stdout, stderr, getenv)
+	case "policy":
+		return runPolicy(ctx, rest, stdout, stderr, getenv)
 	case "healthcheck":
 		return runHealthcheck(ctx, rest, stdout, stderr, getenv)
 	case "version", "--version", "-version":
@@ -155,6 +157,7 @@ Usage:
   registry crawl [flags] URL...     fetch and check agent cards, print a report
   registry verify [flags] CARD      check a card's signatures, schemes and transports
   registry keys add|list|revoke     manage the trust store of pinned signing keys
+  registry policy test FILE         judge the catalog by an admission policy; print what would change
   registry healthcheck [flags]      exit 0 when the local server is ready (GET /readyz)
   registry version                  print the version
   registry help                     show this text

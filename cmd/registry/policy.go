@@ -1,0 +1,156 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/a2aregistry/registry/internal/card"
+	"github.com/a2aregistry/registry/internal/catalog"
+	"github.com/a2aregistry/registry/internal/config"
+	"github.com/a2aregistry/registry/internal/policy"
+	"github.com/a2aregistry/registry/internal/verify"
+)
+
+// runPolicy is `registry policy test FILE`: the admission policy in FILE
+// judged against every listed agent's current card, what it would do
+// printed, nothing changed.
+func runPolicy(ctx context.Context, args []string, stdout, stderr io.Writer, getenv env) int {
+	if len(args) == 0 || args[0] != "test" {
+		fmt.Fprintln(stderr, "Usage: registry policy test [flags] FILE")
+		return exitUsage
+	}
+	cfg, fs, code, ok := loadConfig("policy test", "[flags] FILE", config.Logging|config.Storage|config.Cards, args[1:], stderr, getenv)
+	if !ok {
+		return code
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return exitUsage
+	}
+	p, err := policy.LoadFile(fs.Arg(0))
+	if err != nil {
+		fmt.Fprintf(stderr, "registry policy test: %v\n", err)
+		return exitFail
+	}
+	return withStore(ctx, "policy test", cfg, stderr, func(store *catalog.Store, log *slog.Logger) int {
+		if err := testPolicy(ctx, store, p, cardLimits(cfg), stdout); err != nil {
+			log.Error("policy test failed", "err", err)
+			return exitFail
+		}
+		return exitOK
+	})
+}
+
+// policyTally counts what a policy would do across the catalog.
+type policyTally struct {
+	agents, unreadable int
+	byAction           map[policy.Action]int
+	failed, errored    map[string]int
+	ruleOrder          []string
+}
+
+// testPolicy prints one line per agent the policy would act on, then the
+// totals by action and by rule.
+func testPolicy(ctx context.Context, store *catalog.Store, p *policy.Policy, lim card.Limits, w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	t := policyTally{byAction: map[policy.Action]int{}, failed: map[string]int{}, errored: map[string]int{}}
+	for _, r := range p.Rules() {
+		t.ruleOrder = append(t.ruleOrder, r.ID)
+	}
+	err := store.CurrentCards(ctx, func(c catalog.CurrentCard) error {
+		t.agents++
+		a, err := policyInput(c, lim)
+		if err != nil {
+			t.unreadable++
+			fmt.Fprintf(bw, "%s\t%s\tunreadable\t%v\n", c.AgentID, c.CardURL, err)
+			return nil
+		}
+		ev := p.Evaluate(&a)
+		for _, r := range ev.Results {
+			switch r.Outcome {
+			case policy.OutcomeFail:
+				t.failed[r.RuleID]++
+			case policy.OutcomeErrored:
+				t.errored[r.RuleID]++
+			}
+		}
+		if ev.Action == "" {
+			return nil
+		}
+		t.byAction[ev.Action]++
+		fmt.Fprintf(bw, "%s\t%s\t%s\t%s\n", c.AgentID, c.CardURL, wouldDo(ev, c.Listing), describeFailures(ev))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(bw, "\n%d agents judged: %d would be refused, %d held, %d flagged, %d unreadable; nothing was changed\n",
+		t.agents, t.byAction[policy.ActionReject], t.byAction[policy.ActionHold], t.byAction[policy.ActionFlag], t.unreadable)
+	for _, id := range t.ruleOrder {
+		fmt.Fprintf(bw, "rule %s: %d failing, %d errored\n", id, t.failed[id], t.errored[id])
+	}
+	return bw.Flush()
+}
+
+// wouldDo says what the policy's verdict would change for an agent whose
+// current version is already stored: a crawl keeps the last compliant
+// version of a refused card, so a listed agent goes stale; a held agent
+// goes to pending.
+func wouldDo(ev policy.Evaluation, listing string) string {
+	switch ev.Action {
+	case policy.ActionReject:
+		r, _ := ev.First(policy.ActionReject)
+		return "reject (stale: " + r.RuleID + ")"
+	case policy.ActionHold:
+		r, _ := ev.First(policy.ActionHold)
+		if listing == catalog.ListingPending {
+			return "hold (already pending: " + r.RuleID + ")"
+		}
+		return "hold (" + listing + " -> pending: " + r.RuleID + ")"
+	}
+	return "flag"
+}
+
+func describeFailures(ev policy.Evaluation) string {
+	var parts []string
+	for _, r := range ev.Results {
+		switch r.Outcome {
+		case policy.OutcomeFail:
+			parts = append(parts, r.RuleID+": "+r.Message)
+		case policy.OutcomeErrored:
+			parts = append(parts, r.RuleID+" errored: "+r.Message)
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+var errNoCard = errors.New("the stored card does not parse")
+
+// policyInput is what the policy sees of one stored agent: its card, its
+// verification report when it has one, its health.
+func policyInput(c catalog.CurrentCard, lim card.Limits) (policy.Agent, error) {
+	parsed, err := card.Parse(c.Raw, catalog.StoredCardLimits(lim, c.Raw))
+	if err != nil {
+		return policy.Agent{}, fmt.Errorf("%w: %w", errNoCard, err)
+	}
+	a, err := policy.FromCard(parsed)
+	if err != nil {
+		return policy.Agent{}, err
+	}
+	if c.Report != nil {
+		var r verify.Report
+		if err := json.Unmarshal(c.Report, &r); err != nil {
+			return policy.Agent{}, fmt.Errorf("reading the verification report: %w", err)
+		}
+		verify.PolicyFacts(&a, r)
+	}
+	a.SignatureStatus = c.SignatureStatus
+	a.Health = c.Health
+	return a, nil
+}

@@ -1,0 +1,68 @@
+package catalog
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+)
+
+// CurrentCard is an agent's current card version with what the catalog
+// knows about it, for judging the whole catalog at once (`registry policy
+// test`).
+type CurrentCard struct {
+	AgentID, CardURL string
+	Health           string
+	Listing          string
+	Version          int
+	// SignatureStatus is the signature facet value (Signature*).
+	SignatureStatus string
+	// Raw is the current version's bytes, as received.
+	Raw []byte
+	// Report is the current version's verification report (verify.Report
+	// as JSON); nil when the version has none yet.
+	Report json.RawMessage
+}
+
+type currentCardRow struct {
+	PK              int64
+	ID              string
+	CardURL         string
+	Health          string
+	Listing         string
+	CurrentVersion  int
+	SignatureStatus string
+	Raw             []byte
+	Report          *string
+}
+
+// CurrentCards calls fn with the current card of every agent that is not
+// removed, in creation order. Like ExportAgents, each page is read on its
+// own: consistent per agent, not across agents.
+func (s *Store) CurrentCards(ctx context.Context, fn func(CurrentCard) error) error {
+	var after int64
+	for {
+		var rows []currentCardRow
+		err := s.db.WithContext(ctx).Raw(`SELECT a.pk, a.id, a.card_url, a.health, a.listing, a.current_version,
+			a.signature_status, v.raw, r.report
+			FROM agents a JOIN card_versions v ON v.agent_pk = a.pk AND v.number = a.current_version
+			LEFT JOIN verifications r ON r.agent_pk = a.pk AND r.version = a.current_version
+			WHERE a.pk > ? AND a.removed_at IS NULL ORDER BY a.pk LIMIT ?`, after, exportPage).Scan(&rows).Error
+		if err != nil {
+			return fmt.Errorf("reading current cards: %w", err)
+		}
+		if len(rows) == 0 {
+			return nil
+		}
+		for _, r := range rows {
+			c := CurrentCard{AgentID: r.ID, CardURL: r.CardURL, Health: r.Health, Listing: r.Listing,
+				Version: r.CurrentVersion, SignatureStatus: r.SignatureStatus, Raw: r.Raw}
+			if r.Report != nil {
+				c.Report = json.RawMessage(*r.Report)
+			}
+			if err := fn(c); err != nil {
+				return err
+			}
+		}
+		after = rows[len(rows)-1].PK
+	}
+}
