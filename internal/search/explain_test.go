@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 )
 
@@ -99,4 +100,51 @@ func TestComplete(t *testing.T) {
 	if got := x.Complete("", []string{"tag"}, 5); got != nil {
 		t.Errorf("Complete of nothing = %+v", got)
 	}
+}
+
+// TestQuestionsDuringApply runs questions of several words (the pooled
+// word masks), explanations and completions from several goroutines
+// while documents change, for the race detector.
+func TestQuestionsDuringApply(t *testing.T) {
+	g := gen{rand.New(rand.NewPCG(12, 12))}
+	const n = 1500
+	docs := make([]Doc, n)
+	for i := range docs {
+		docs[i] = g.doc(uint32(i+1), 1)
+	}
+	x := build(g, docs)
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	for w := range 3 {
+		wg.Go(func() {
+			qg := gen{rand.New(rand.NewPCG(uint64(w), 13))}
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				text := qg.words(2 + qg.r.IntN(5))
+				res, err := x.Search(Query{Text: text, Limit: 5, FacetLimit: 3})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				for _, h := range res.Hits {
+					x.Explain(text, h.ID)
+				}
+				x.Complete(text[:1], []string{"tag", "skill_name"}, 5)
+			}
+		})
+	}
+	ug := gen{rand.New(rand.NewPCG(14, 14))}
+	for round := range 3 {
+		batch := make([]Doc, n/2)
+		for i := range batch {
+			batch[i] = ug.doc(uint32(ug.r.IntN(n)+1), int64(round+2))
+		}
+		x.Apply(batch)
+	}
+	close(done)
+	wg.Wait()
 }

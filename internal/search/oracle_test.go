@@ -12,8 +12,12 @@ import (
 
 // The oracle answers queries by brute force over the documents present,
 // with none of the index's structures: no posting lists, no diffs, no
-// bitsets, no top-k heaps. Both share only text analysis (tokenizing,
-// stemming), which is not what is under test here.
+// bitsets, no top-k heaps, no pruning. It finds what each query word
+// matches from the vocabulary alone (prefixes by scanning it, typos by
+// an edit distance to every word, related words that some document
+// holds), and applies the matching rules of match.go written out again.
+// Both share text analysis (tokenizing, stemming), the related-word
+// table, BM25 and the order of hits, which are not what is under test.
 type oracle struct {
 	docs        map[uint32]Doc
 	facetFields []string
