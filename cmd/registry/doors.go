@@ -22,6 +22,9 @@ type doorDeps struct {
 	// interface URLs, the one exception to "the registry never calls
 	// itself" (see exemptOwnCard).
 	self *safehttp.Self
+	// signingKey is the PEM file the agent's card is signed with; empty:
+	// unsigned.
+	signingKey string
 }
 
 // mountDoors mounts the MCP server and its protected resource metadata
@@ -32,9 +35,18 @@ func mountDoors(e *echo.Echo, d handlerDeps) {
 		if d.auth != nil {
 			o.Issuer = d.auth.Issuer()
 		}
-		// New fails only on a card the SDK cannot render, a fault of
-		// ours: the rest of the registry still serves.
-		if ag, err := a2aagent.New(o); err != nil {
+		var err error
+		if d.doors.signingKey != "" {
+			o.SigningKey, err = a2aagent.LoadSigningKey(d.doors.signingKey)
+		}
+		// Without the key the operator asked for, or with a card the SDK
+		// cannot render, the door stays shut: the rest of the registry
+		// still serves.
+		var ag *a2aagent.Agent
+		if err == nil {
+			ag, err = a2aagent.New(o)
+		}
+		if err != nil {
 			d.log.Error("the registry as an A2A agent is off", "err", err)
 		} else {
 			mountAgent(e, ag)
@@ -88,4 +100,5 @@ func mountAgent(e *echo.Echo, ag *a2aagent.Agent) {
 		e.Add(m, a2aagent.CardPath, card)
 	}
 	e.Any("/a2a/*", echo.WrapHandler(ag))
+	e.GET(a2aagent.JWKSPath, echo.WrapHandler(http.HandlerFunc(ag.ServeJWKS)))
 }

@@ -13,6 +13,7 @@ package a2aagent
 
 import (
 	"context"
+	"crypto"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -85,7 +86,9 @@ type Options struct {
 	Issuer string
 	// Version is the registry's, the card's version.
 	Version string
-	Now     func() time.Time
+	// SigningKey, when set, signs the card (LoadSigningKey reads one).
+	SigningKey crypto.Signer
+	Now        func() time.Time
 }
 
 // Agent is the registry as an A2A agent.
@@ -94,6 +97,7 @@ type Agent struct {
 	log      *slog.Logger
 	mu       sync.Mutex
 	cards    map[string]*servedCard // by base URL
+	signer   *signer                // nil: the card is not signed
 	jsonrpc  http.Handler
 	rest     http.Handler
 	jsonrpc0 http.Handler
@@ -113,6 +117,13 @@ func New(o Options) (*Agent, error) {
 	}
 	o.BaseURL = strings.TrimRight(o.BaseURL, "/")
 	ag := &Agent{opts: o, log: o.Logger, convs: newConversations(o.Now), cards: map[string]*servedCard{}}
+	if o.SigningKey != nil {
+		s, err := newSigner(o.SigningKey)
+		if err != nil {
+			return nil, err
+		}
+		ag.signer = s
+	}
 	// The card is built once, so that it is checked at start-up and
 	// served byte for byte the same (its ETag, a signature over it).
 	if _, err := ag.cardFor(o.BaseURL); err != nil {
@@ -155,6 +166,11 @@ func (ag *Agent) cardFor(base string) (*servedCard, error) {
 	raw, err := a2av0.NewStaticAgentCardProducer(ag.buildCard(base)).(a2asrv.AgentCardJSONProducer).CardJSON(context.Background())
 	if err != nil {
 		return nil, fmt.Errorf("a2aagent: building the card: %w", err)
+	}
+	if ag.signer != nil {
+		if raw, err = ag.signer.sign(raw, base+JWKSPath); err != nil {
+			return nil, err
+		}
 	}
 	sum := sha256.Sum256(raw)
 	sc = &servedCard{json: raw, etag: `"` + hex.EncodeToString(sum[:8]) + `"`}

@@ -78,6 +78,9 @@ type Config struct {
 type Doors struct {
 	MCP   bool
 	Agent bool
+	// SigningKey is a PEM private key file the registry signs its own
+	// agent card with; empty: the card is not signed.
+	SigningKey string
 }
 
 // ARD publish modes (--ard-publish).

@@ -59,6 +59,8 @@ func Settings() []Setting {
 			func(c *Config) flag.Value { return (*boolValue)(&c.Doors.MCP) }},
 		{Serving, "a2a-agent", "REGISTRY_A2A_AGENT", "serve the registry as an A2A agent that finds agents (card at /.well-known/agent-card.json)",
 			func(c *Config) flag.Value { return (*boolValue)(&c.Doors.Agent) }},
+		{Serving, "signing-key", "REGISTRY_SIGNING_KEY", "PEM private key file (ECDSA P-256, Ed25519 or RSA) to sign the registry's own agent card with",
+			func(c *Config) flag.Value { return (*stringValue)(&c.Doors.SigningKey) }},
 		{Serving, "import-examples", "REGISTRY_IMPORT_EXAMPLES", "import the shipped example cards when the catalog is empty",
 			func(c *Config) flag.Value { return (*boolValue)(&c.Storage.ImportExamples) }},
 		{Serving, "shutdown-timeout", "REGISTRY_SHUTDOWN_TIMEOUT", "how long to drain in-flight requests on SIGINT/SIGTERM",

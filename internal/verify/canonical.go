@@ -560,3 +560,24 @@ func pythonFloatRepr(f float64) string {
 	}
 	return out
 }
+
+// Payload is what a signer signs for the card raw (as served; its
+// `signatures` are left out) in form f: the registry signs its own card
+// with it, in the form that both the JS SDK and this package verify.
+func Payload(raw []byte, f Form) ([]byte, error) {
+	tree, err := decodeStrict(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrCanonical, err)
+	}
+	top, ok := tree.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%w: not a JSON object", ErrCanonical)
+	}
+	for _, spec := range forms {
+		if spec.form == f {
+			b, _, err := newPayloads(top).build(spec)
+			return b, err
+		}
+	}
+	return nil, fmt.Errorf("%w: unknown form %q", ErrCanonical, f)
+}
