@@ -303,3 +303,20 @@ func verificationOf(db *gorm.DB, agentID string) (*Verification, error) {
 	}
 	return v, nil
 }
+
+// VersionReport returns the stored report on one version of an agent's
+// card (verify.Report as JSON); nil when that version has none. Reports
+// on older versions are kept, so a new version's report can be compared
+// with its predecessor's.
+func (s *Store) VersionReport(ctx context.Context, agentID string, version int) (json.RawMessage, error) {
+	var report sql.NullString
+	err := s.db.WithContext(ctx).Raw(`SELECT r.report FROM verifications r JOIN agents a ON a.pk = r.agent_pk
+		WHERE a.id = ? AND r.version = ?`, agentID, version).Row().Scan(&report)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("report on version %d of agent %s: %w", version, agentID, err)
+	}
+	return json.RawMessage(report.String), nil
+}

@@ -3,6 +3,7 @@ package telemetry
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,6 +20,7 @@ type VerifyStore interface {
 	TrustGeneration(ctx context.Context) (int64, error)
 	DueVerifications(ctx context.Context, now time.Time, limit int) ([]catalog.VerifyTarget, error)
 	RecordVerifications(ctx context.Context, actor catalog.Actor, ins []catalog.VerificationInput) error
+	VersionReport(ctx context.Context, agentID string, version int) (json.RawMessage, error)
 }
 
 // verificationStatuses bounds the status label to the catalog's values.

@@ -3,6 +3,7 @@ package telemetry_test
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +21,9 @@ func (fakeVerifyStore) DueVerifications(context.Context, time.Time, int) ([]cata
 }
 func (fakeVerifyStore) RecordVerifications(context.Context, catalog.Actor, []catalog.VerificationInput) error {
 	return nil
+}
+func (fakeVerifyStore) VersionReport(context.Context, string, int) (json.RawMessage, error) {
+	return nil, nil
 }
 
 type queue catalog.CrawlQueue

@@ -19,6 +19,9 @@ type RunnerStore interface {
 	TrustGeneration(ctx context.Context) (int64, error)
 	DueVerifications(ctx context.Context, now time.Time, limit int) ([]catalog.VerifyTarget, error)
 	RecordVerifications(ctx context.Context, actor catalog.Actor, ins []catalog.VerificationInput) error
+	// VersionReport is the stored report on one version, nil when none:
+	// a new version's signing keys are compared with its predecessor's.
+	VersionReport(ctx context.Context, agentID string, version int) (json.RawMessage, error)
 }
 
 // verifierActor is who the catalog records as storing reports.
@@ -200,6 +203,9 @@ func (r *Runner) verifyTarget(ctx context.Context, t catalog.VerifyTarget, gen i
 		}
 		rep.Signatures = r.v.VerifySignatures(ctx, t.Raw, rep.Origins)
 	}
+	if f := r.keyChange(ctx, t, rep); f != nil {
+		rep.Security = append(rep.Security, *f)
+	}
 	in := catalog.VerificationInput{
 		AgentID:         t.AgentID,
 		Version:         t.Version,
@@ -237,6 +243,32 @@ func (r *Runner) verifyTarget(ctx context.Context, t catalog.VerifyTarget, gen i
 		in.RecheckAt = minTime(in.RecheckAt, maxTime(in.KeysExpireAt, rep.CheckedAt.Add(r.opts.MinRecheck)))
 	}
 	return in
+}
+
+// keyChange compares rep's signing keys with those of the agent's previous
+// version's report (FindingSigningKeyChanged). Without that report there is
+// nothing to compare: a version that replaced its predecessor before the
+// predecessor was verified is not judged.
+func (r *Runner) keyChange(ctx context.Context, t catalog.VerifyTarget, rep *Report) *Finding {
+	if t.Version <= 1 {
+		return nil
+	}
+	raw, err := r.store.VersionReport(ctx, t.AgentID, t.Version-1)
+	if err != nil {
+		r.log.Error("reading the previous version's report", "agent_id", t.AgentID, "version", t.Version-1, "err", err)
+		return nil
+	}
+	if raw == nil {
+		return nil
+	}
+	var prev struct {
+		Signatures SignatureReport `json:"signatures"`
+	}
+	if err := json.Unmarshal(raw, &prev); err != nil {
+		r.log.Error("decoding the previous version's report", "agent_id", t.AgentID, "version", t.Version-1, "err", err)
+		return nil
+	}
+	return keyChange(prev.Signatures, rep.Signatures, t.Version-1)
 }
 
 // keysExpiry is the earliest time a key the report relied on stops being
