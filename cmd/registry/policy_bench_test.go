@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/a2aregistry/registry/internal/card"
+	"github.com/a2aregistry/registry/internal/catalog"
+	"github.com/a2aregistry/registry/internal/catalog/catalogtest"
+	"github.com/a2aregistry/registry/internal/config"
+	"github.com/a2aregistry/registry/internal/policy"
+	"github.com/a2aregistry/registry/internal/synth"
+)
+
+// BenchmarkPolicyTest is `registry policy test` with a 20-rule policy over
+// a synthetic SQLite catalog (REGISTRY_BENCH_AGENTS agents, 2,000 unless
+// set); it reports the time per agent, against the issue's budget of 30 s
+// for 100,000 agents (300 µs per agent).
+func BenchmarkPolicyTest(b *testing.B) {
+	n := 2000
+	if v, err := strconv.Atoi(os.Getenv("REGISTRY_BENCH_AGENTS")); err == nil && v > 0 {
+		n = v
+	}
+	ctx := context.Background()
+	s := catalogtest.SQLite(b)
+	lim := cardLimits(config.Default())
+	gen := synth.New(1)
+	const batch = 500
+	for start := 0; start < n; start += batch {
+		var ins []catalog.UpsertInput
+		for i := start; i < min(start+batch, n); i++ {
+			c, err := card.Parse(gen.Card(i), lim)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ins = append(ins, catalog.UpsertInput{CardURL: fmt.Sprintf("https://a%d.example.com/.well-known/agent-card.json", i), Card: c, Source: catalog.SourceURL})
+		}
+		if _, err := s.UpsertBatch(ctx, catalog.System("bench"), ins); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var rules strings.Builder
+	rules.WriteString("rules:\n")
+	for i, e := range []string{
+		`agent.signed_by_trusted_key`, `agent.signature_status == "verified"`,
+		`agent.interfaces.all(i, i.url.startsWith("https://"))`, `!agent.content_findings.exists(f, f.severity == "error")`,
+		`!agent.anonymous`, `agent.security_schemes.exists(s, s.type in ["oauth2", "openIdConnect", "mutualTLS"])`,
+		`agent.signatures.all(s, s.alg in ["ES256", "EdDSA", "RS256"])`, `!agent.lint_findings.exists(f, f.severity == "error")`,
+		`agent.health != "down"`, `"1.0" in agent.protocol_versions`, `agent.interfaces.all(i, i.probe in ["", "confirmed"])`,
+		`agent.name.size() <= 100`, `agent.card.skills.size() > 0`, `has(agent.card.description)`, `agent.card.name == agent.name`,
+		`agent.signatures.all(s, s.key_source != "jku")`, `agent.lint_findings.size() < 20`, `!agent.name.lowerAscii().contains("test")`,
+		`agent.interfaces.size() <= 8`, `agent.security_schemes.size() <= 8`,
+	} {
+		fmt.Fprintf(&rules, "  - id: r%d\n    expression: %q\n    action: flag\n    message: m\n", i, e)
+	}
+	p, err := policy.Parse([]byte(rules.String()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if err := testPolicy(ctx, s, p, lim, io.Discard); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*n), "µs/agent")
+}
