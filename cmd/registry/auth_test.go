@@ -29,7 +29,7 @@ import (
 // address (422), so a call that got past the role check is visible.
 type countingRegistrar struct{ calls atomic.Int32 }
 
-func (r *countingRegistrar) Register(context.Context, catalog.Actor, string) (catalog.UpsertResult, error) {
+func (r *countingRegistrar) Register(context.Context, catalog.Actor, catalog.Scope, string) (catalog.UpsertResult, error) {
 	r.calls.Add(1)
 	return catalog.UpsertResult{}, fmt.Errorf("registering: %w", &crawler.FetchError{
 		Class: crawler.ClassBlockedAddress, URL: "https://agent.example/", Err: safehttp.ErrBlockedAddress})

@@ -115,7 +115,7 @@ func TestExportImport(t *testing.T) {
 			Labels: map[string]string{"env": "prod", "tier": "1"}, Notes: "Internal: call Ed."},
 		{Labels: map[string]string{"env": "dev"}},
 	} {
-		got, err := src.SetAnnotations(ctx, catalog.System("test"), ids[i+1], a)
+		got, err := src.SetAnnotations(ctx, catalog.System("test"), catalog.ScopeAll, ids[i+1], a)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -132,7 +132,7 @@ func TestExportImport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	goneAnn, err := src.SetAnnotations(ctx, catalog.System("test"), gone.Agent.ID, catalog.Annotations{OwnerTeam: "Legacy",
+	goneAnn, err := src.SetAnnotations(ctx, catalog.System("test"), catalog.ScopeAll, gone.Agent.ID, catalog.Annotations{OwnerTeam: "Legacy",
 		Labels: map[string]string{"retired": "yes"}, Notes: "Removed in the 2026 clean-up."})
 	if err != nil {
 		t.Fatal(err)

@@ -88,7 +88,7 @@ func (s *seedRegistrar) apply(ctx context.Context, seeds []string) {
 		}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			res, err := s.registrar.Register(ctx, seedActor, seed)
+			res, err := s.registrar.Register(ctx, seedActor, catalog.ScopeAll, seed)
 			if err != nil {
 				if ctx.Err() == nil {
 					// Not remembered as done: the next change of the file

@@ -17,7 +17,7 @@ import (
 // *catalog.Store implements it. Errors: catalog.ErrNotFound for an
 // unknown id, a *catalog.AnnotationError for refused input.
 type Annotator interface {
-	SetAnnotations(ctx context.Context, actor catalog.Actor, agentID string, a catalog.Annotations) (catalog.Annotations, error)
+	SetAnnotations(ctx context.Context, actor catalog.Actor, sc catalog.Scope, agentID string, a catalog.Annotations) (catalog.Annotations, error)
 }
 
 // maxAnnotationsBody bounds PUT /agents/{id}/annotations: the notes at
@@ -82,7 +82,7 @@ func (a *API) setAnnotations(c echo.Context) error {
 		`{"owner_team": "...", "contact": "...", "classification": "...", "labels": {"key": "value"}, "notes": "..."}`); err != nil {
 		return err
 	}
-	got, err := a.annotator.SetAnnotations(c.Request().Context(), actorOf(c), id, catalog.Annotations{
+	got, err := a.annotator.SetAnnotations(c.Request().Context(), actorOf(c), a.scope(c), id, catalog.Annotations{
 		OwnerTeam: in.OwnerTeam, Contact: in.Contact, Classification: in.Classification, Labels: in.Labels, Notes: in.Notes})
 	var ae *catalog.AnnotationError
 	switch {

@@ -57,7 +57,7 @@ type Catalog interface {
 
 // Registrar fetches, checks and stores the card behind a URL.
 type Registrar interface {
-	Register(ctx context.Context, actor catalog.Actor, input string) (catalog.UpsertResult, error)
+	Register(ctx context.Context, actor catalog.Actor, sc catalog.Scope, input string) (catalog.UpsertResult, error)
 }
 
 // Refresher checks one agent's card now, outside the crawl schedule, and

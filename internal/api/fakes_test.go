@@ -255,7 +255,7 @@ type fakeRegistrar struct {
 	actor catalog.Actor
 }
 
-func (f *fakeRegistrar) Register(_ context.Context, actor catalog.Actor, input string) (catalog.UpsertResult, error) {
+func (f *fakeRegistrar) Register(_ context.Context, actor catalog.Actor, _ catalog.Scope, input string) (catalog.UpsertResult, error) {
 	f.input, f.actor = input, actor
 	return f.res, f.err
 }

@@ -21,7 +21,11 @@ func (a *API) registerAgent(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := a.registrar.Register(c.Request().Context(), actorOf(c), in.URL)
+	res, err := a.registrar.Register(c.Request().Context(), actorOf(c), a.scope(c), in.URL)
+	if errors.Is(err, crawler.ErrAlreadyCatalogued) {
+		// Neutral: neither the agent's id nor its name.
+		return newError(http.StatusConflict, CodeConflict, "this URL is already catalogued")
+	}
 	if err != nil {
 		return registerFailure(in.URL, err)
 	}

@@ -39,7 +39,7 @@ type storeRegistrar struct {
 	card  *card.Card
 }
 
-func (r storeRegistrar) Register(ctx context.Context, actor catalog.Actor, input string) (catalog.UpsertResult, error) {
+func (r storeRegistrar) Register(ctx context.Context, actor catalog.Actor, _ catalog.Scope, input string) (catalog.UpsertResult, error) {
 	return r.store.Upsert(ctx, actor, catalog.UpsertInput{CardURL: input, Card: r.card, Source: catalog.SourceURL})
 }
 

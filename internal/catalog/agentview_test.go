@@ -43,7 +43,7 @@ func TestAgentViewMatchesComposedReads(t *testing.T) {
 			KeysExpireAt: now.Add(48 * time.Hour), RecheckAt: now.Add(time.Hour)}}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.SetAnnotations(ctx, testActor, busy.ID, catalog.Annotations{OwnerTeam: "Payments",
+		if _, err := s.SetAnnotations(ctx, testActor, catalog.ScopeAll, busy.ID, catalog.Annotations{OwnerTeam: "Payments",
 			Classification: "internal", Labels: map[string]string{"env": "prod"}, Notes: "on call: ann"}); err != nil {
 			t.Fatal(err)
 		}

@@ -299,8 +299,9 @@ func writeAnnotations(tx *gorm.DB, cardURL string, a Annotations) error {
 // replicas' Sync reindexes it; this Store's index changes in place. The
 // audit row, in the same transaction, says what changed. Setting what is
 // stored already writes nothing. Errors: ErrNotFound for an unknown
-// agent, an *AnnotationError for refused input.
-func (s *Store) SetAnnotations(ctx context.Context, actor Actor, agentID string, in Annotations) (Annotations, error) {
+// agent or one the scope does not see (a write reaches only what its
+// caller may read), an *AnnotationError for refused input.
+func (s *Store) SetAnnotations(ctx context.Context, actor Actor, sc Scope, agentID string, in Annotations) (Annotations, error) {
 	if err := actor.validate(); err != nil {
 		return Annotations{}, err
 	}
@@ -311,7 +312,11 @@ func (s *Store) SetAnnotations(ctx context.Context, actor Actor, agentID string,
 	a.ChangedAt, a.ChangedBy = time.Now().UTC().Truncate(time.Microsecond), actor.Name
 	var up *fieldUpdate
 	err = s.transact(ctx, func(tx *txn) error {
-		q := "SELECT pk, seq, card_url FROM agents WHERE id = ?"
+		cond, args := sc.visibleSQL()
+		if cond != "" {
+			cond = " AND " + cond
+		}
+		q := "SELECT a.pk, a.seq, a.card_url FROM agents a WHERE a.id = ?" + cond
 		if tx.d == dialectPostgres {
 			// Orders concurrent annotations of one agent, and its upserts.
 			q += " FOR UPDATE"
@@ -320,7 +325,7 @@ func (s *Store) SetAnnotations(ctx context.Context, actor Actor, agentID string,
 			pk, seq int64
 			cardURL string
 		)
-		if err := tx.Raw(q, agentID).Row().Scan(&pk, &seq, &cardURL); err != nil {
+		if err := tx.Raw(q, append([]any{agentID}, args...)...).Row().Scan(&pk, &seq, &cardURL); err != nil {
 			return fmt.Errorf("agent %s: %w", agentID, translateRow(err))
 		}
 		stored, err := annotationsOf(tx.DB, []string{cardURL})

@@ -77,7 +77,7 @@ func BenchmarkSetAnnotations(b *testing.B) {
 	}
 	actor := User("bench").For(Request{Role: "editor"})
 	for i := 0; b.Loop(); i++ {
-		if _, err := s.SetAnnotations(ctx, actor, res.Agent.ID, Annotations{OwnerTeam: "Payments",
+		if _, err := s.SetAnnotations(ctx, actor, ScopeAll, res.Agent.ID, Annotations{OwnerTeam: "Payments",
 			Labels: map[string]string{"env": fmt.Sprint(i % 2)}}); err != nil {
 			b.Fatal(err)
 		}

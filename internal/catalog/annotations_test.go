@@ -52,7 +52,7 @@ func TestAnnotations(t *testing.T) {
 			t.Fatal(err)
 		}
 		editor := catalog.User("sub-ed").For(catalog.Request{DisplayName: "Ed", Role: "editor"})
-		got, err := s.SetAnnotations(ctx, editor, inv.ID, catalog.Annotations{
+		got, err := s.SetAnnotations(ctx, editor, catalog.ScopeAll, inv.ID, catalog.Annotations{
 			OwnerTeam: "  Payments Platform ", Contact: "payments@example.com", Classification: "confidential",
 			Labels: map[string]string{"env": "prod", "cost-center": "4711"}, Notes: "Owned since the 2025 reorg.\nAsk Ed."})
 		if err != nil {
@@ -76,7 +76,7 @@ func TestAnnotations(t *testing.T) {
 		checkAnnotationFilters(t, s, only)
 
 		// Replacing drops what is not given again.
-		got, err = s.SetAnnotations(ctx, editor, inv.ID, catalog.Annotations{OwnerTeam: "Payments Platform",
+		got, err = s.SetAnnotations(ctx, editor, catalog.ScopeAll, inv.ID, catalog.Annotations{OwnerTeam: "Payments Platform",
 			Labels: map[string]string{"env": "staging"}})
 		if err != nil {
 			t.Fatal(err)
@@ -93,7 +93,7 @@ func TestAnnotations(t *testing.T) {
 
 		checkAnnotateAudit(t, s, inv.ID)
 		// The same annotations again write nothing.
-		if _, err := s.SetAnnotations(ctx, editor, inv.ID, got); err != nil {
+		if _, err := s.SetAnnotations(ctx, editor, catalog.ScopeAll, inv.ID, got); err != nil {
 			t.Fatal(err)
 		}
 		if n := len(auditLog(t, s)); n != 2 {
@@ -126,7 +126,7 @@ func TestAnnotations(t *testing.T) {
 		}
 
 		// Clearing removes every facet.
-		cleared, err := s.SetAnnotations(ctx, editor, again.ID, catalog.Annotations{})
+		cleared, err := s.SetAnnotations(ctx, editor, catalog.ScopeAll, again.ID, catalog.Annotations{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -137,7 +137,7 @@ func TestAnnotations(t *testing.T) {
 			t.Errorf("label facet after clearing = %v", fv)
 		}
 
-		if _, err := s.SetAnnotations(ctx, editor, "no-such-agent", got); !errors.Is(err, catalog.ErrNotFound) {
+		if _, err := s.SetAnnotations(ctx, editor, catalog.ScopeAll, "no-such-agent", got); !errors.Is(err, catalog.ErrNotFound) {
 			t.Errorf("unknown agent: err = %v, want ErrNotFound", err)
 		}
 	})
@@ -225,7 +225,7 @@ func TestAnnotationsRefused(t *testing.T) {
 		ctx := context.Background()
 		id := upsert(t, s, invoiceURL, v03Card).Agent.ID
 		for _, tc := range tests {
-			_, err := s.SetAnnotations(ctx, testActor, id, tc.in)
+			_, err := s.SetAnnotations(ctx, testActor, catalog.ScopeAll, id, tc.in)
 			var ae *catalog.AnnotationError
 			if !errors.As(err, &ae) || ae.Field != tc.field || !errors.Is(err, catalog.ErrInvalidAnnotations) {
 				t.Errorf("%s: err = %v, want an AnnotationError on %s", tc.name, err, tc.field)
@@ -253,7 +253,7 @@ func TestAnnotationsReachReplicas(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, env := range []string{"prod", "dev"} {
-				if _, err := a.SetAnnotations(ctx, testActor, id, catalog.Annotations{Labels: map[string]string{"env": env}}); err != nil {
+				if _, err := a.SetAnnotations(ctx, testActor, catalog.ScopeAll, id, catalog.Annotations{Labels: map[string]string{"env": env}}); err != nil {
 					t.Fatal(err)
 				}
 				filter := map[string][]string{"label": {"env:" + env}}
@@ -269,4 +269,58 @@ func TestAnnotationsReachReplicas(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAnnotationsTakeTheScope: annotating an agent the caller does not
+// see (a collection of another group, a listing state below their role)
+// is ErrNotFound, exactly as reading it, and changes and audits nothing.
+func TestAnnotationsTakeTheScope(t *testing.T) {
+	catalogtest.ForEach(t, func(t *testing.T, s *catalog.Store) {
+		ctx := context.Background()
+		s.SetListingPolicy(catalog.ListingPolicy{RequireApproval: true})
+		if _, _, err := s.SaveCollection(ctx, testActor, catalog.Collection{Name: "Secret", Groups: []string{"sec"}}); err != nil {
+			t.Fatal(err)
+		}
+		hidden := store(t, s, "https://h.example/card.json", namedCard("H", "1"), catalog.SourceURL).Agent
+		if err := s.AddToCollection(ctx, testActor, "secret", hidden.ID); err != nil {
+			t.Fatal(err)
+		}
+		pending := store(t, s, "https://p.example/card.json", namedCard("P", "1"), catalog.SourceURL).Agent
+		editor := catalog.User("sub-ed").For(catalog.Request{DisplayName: "Ed", Role: "editor"})
+		for _, tt := range []struct {
+			name string
+			sc   catalog.Scope
+			id   string
+			want error
+		}{
+			{"an editor outside the collection's group", catalog.Scope{Review: true}, hidden.ID, catalog.ErrNotFound},
+			{"a scope without review, on a pending agent", catalog.Scope{}, pending.ID, catalog.ErrNotFound},
+			{"an editor in the group", catalog.Scope{Review: true, Groups: []string{"SEC"}}, hidden.ID, nil},
+			{"an editor, on a pending agent", catalog.Scope{Review: true}, pending.ID, nil},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				before, err := s.AuditLog(ctx, "", 100)
+				if err != nil {
+					t.Fatal(err)
+				}
+				owner := "Team " + tt.name
+				_, err = s.SetAnnotations(ctx, editor, tt.sc, tt.id, catalog.Annotations{OwnerTeam: owner})
+				if !errors.Is(err, tt.want) {
+					t.Fatalf("SetAnnotations = %v, want %v", err, tt.want)
+				}
+				v, err := s.AgentView(ctx, catalog.ScopeAll, tt.id, time.Now())
+				if err != nil {
+					t.Fatal(err)
+				}
+				after, err := s.AuditLog(ctx, "", 100)
+				if err != nil {
+					t.Fatal(err)
+				}
+				changed := v.Annotations.OwnerTeam == owner
+				if changed != (tt.want == nil) || (len(after.Entries) != len(before.Entries)) != (tt.want == nil) {
+					t.Errorf("annotated %v, audit rows %d → %d; want a change only when allowed", changed, len(before.Entries), len(after.Entries))
+				}
+			})
+		}
+	})
 }

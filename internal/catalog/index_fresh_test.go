@@ -106,7 +106,7 @@ func mixWrites(t *testing.T, s *catalog.Store) {
 			if r.IntN(3) == 0 {
 				ann = catalog.Annotations{Classification: "internal"}
 			}
-			if _, err := s.SetAnnotations(ctx, testActor, ids[i], ann); err != nil {
+			if _, err := s.SetAnnotations(ctx, testActor, catalog.ScopeAll, ids[i], ann); err != nil {
 				t.Fatal(err)
 			}
 		default:

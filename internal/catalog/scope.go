@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -184,4 +185,27 @@ func decodeStrings(raw string) ([]string, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// HidesCardURL tells whether one of cardURLs is a catalogued agent, not
+// removed, that the scope does not see: a registration of it by that
+// caller must not reveal, refetch or claim it. (A removed agent is
+// restored by a registration, as Upsert documents.)
+func (s *Store) HidesCardURL(ctx context.Context, sc Scope, cardURLs []string) (bool, error) {
+	if sc.All || len(cardURLs) == 0 {
+		return false, nil
+	}
+	ph := strings.TrimSuffix(strings.Repeat("?, ", len(cardURLs)), ", ")
+	args := make([]any, 0, len(cardURLs)+4)
+	for _, u := range cardURLs {
+		args = append(args, u)
+	}
+	cond, cargs := sc.placementSQL()
+	var n int64
+	err := s.db.WithContext(ctx).Raw("SELECT COUNT(*) FROM agents a WHERE a.card_url IN ("+ph+") AND a.removed_at IS NULL AND NOT ("+cond+")",
+		append(args, cargs...)...).Scan(&n).Error
+	if err != nil {
+		return false, fmt.Errorf("reading agents: %w", err)
+	}
+	return n > 0, nil
 }

@@ -53,7 +53,7 @@ func TestRegistrationIsTheFirstCheck(t *testing.T) {
 			UsePolicy(crawler.Policy{MinInterval: time.Minute, Rand: func() float64 { return 0 }})
 
 		before := time.Now()
-		res, err := r.Register(t.Context(), testActor, srv.URL)
+		res, err := r.Register(t.Context(), testActor, catalog.ScopeAll, srv.URL)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -178,7 +178,7 @@ func TestRealWorldCorpus(t *testing.T) {
 			}},
 			{"register", func(t *testing.T, tc realWorldCase, raw []byte, u string) error {
 				r := crawler.NewRegistrar(fetcher, s, card.Limits{}, nil)
-				_, err := r.Register(ctx, catalog.System("test"), strings.Replace(u, "/.well-known/", "/x/../.well-known/", 1))
+				_, err := r.Register(ctx, catalog.System("test"), catalog.ScopeAll, strings.Replace(u, "/.well-known/", "/x/../.well-known/", 1))
 				return err
 			}},
 			{"crawl", func(t *testing.T, tc realWorldCase, raw []byte, u string) error {
@@ -400,7 +400,7 @@ func TestRealWorldIdentity(t *testing.T) {
 			t.Fatal(err)
 		}
 		canonA := srv.URL + "/agents/a/card.json"
-		first, err := reg.Register(ctx, catalog.System("test"), canonA)
+		first, err := reg.Register(ctx, catalog.System("test"), catalog.ScopeAll, canonA)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -418,7 +418,7 @@ func TestRealWorldIdentity(t *testing.T) {
 			"http://[::ffff:127.0.0.1]:" + port + "/agents/a/card.json",
 		}
 		for _, u := range spellings {
-			res, err := reg.Register(ctx, catalog.System("test"), u)
+			res, err := reg.Register(ctx, catalog.System("test"), catalog.ScopeAll, u)
 			if err != nil {
 				t.Errorf("register %s: %v", u, err)
 				continue
@@ -438,7 +438,7 @@ func TestRealWorldIdentity(t *testing.T) {
 			t.Errorf("import --url: agent %s at %s, want %s at %s", res.AgentID, res.CardURL, first.Agent.ID, canonA)
 		}
 		// Another path on the same host is another agent.
-		b, err := reg.Register(ctx, catalog.System("test"), srv.URL+"/agents/b/card.json")
+		b, err := reg.Register(ctx, catalog.System("test"), catalog.ScopeAll, srv.URL+"/agents/b/card.json")
 		if err != nil {
 			t.Fatal(err)
 		}

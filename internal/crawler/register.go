@@ -2,6 +2,7 @@ package crawler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 
@@ -18,7 +19,16 @@ type RegistrarStore interface {
 	Upsert(ctx context.Context, actor catalog.Actor, in catalog.UpsertInput) (catalog.UpsertResult, error)
 	CrawlTarget(ctx context.Context, agentID string) (catalog.CrawlTarget, error)
 	RecordFetches(ctx context.Context, actor catalog.Actor, outs []catalog.FetchOutcome) ([]catalog.UpsertResult, error)
+	// HidesCardURL tells whether one of the URLs is an agent the scope
+	// does not see.
+	HidesCardURL(ctx context.Context, sc catalog.Scope, cardURLs []string) (bool, error)
 }
+
+// ErrAlreadyCatalogued refuses to register a URL whose agent the caller
+// may not see: the answer names neither the agent nor its id, and nothing
+// is fetched, stored or audited as the caller's registration (which would
+// refresh the hidden agent in their name and tell them what it is).
+var ErrAlreadyCatalogued = errors.New("already catalogued")
 
 var _ RegistrarStore = (*catalog.Store)(nil)
 
@@ -88,11 +98,23 @@ func (r *Registrar) UseVerifier(v CardVerifier) *Registrar {
 // ProblemOf words both for users. Any other error is the store's. The card
 // is stored as actor's: the user who submitted the URL, or the system part
 // that did (seeds).
-func (r *Registrar) Register(ctx context.Context, actor catalog.Actor, input string) (catalog.UpsertResult, error) {
+//
+// sc is what the caller sees: a URL whose candidates name an agent
+// outside it is ErrAlreadyCatalogued before anything is fetched, and so is
+// a card URL the fetch lands on.
+func (r *Registrar) Register(ctx context.Context, actor catalog.Actor, sc catalog.Scope, input string) (catalog.UpsertResult, error) {
+	if candidates, err := ResolveCardURLs(input); err == nil {
+		if err := r.visible(ctx, sc, candidates...); err != nil {
+			return catalog.UpsertResult{}, err
+		}
+	}
 	res, err := r.fetcher.Fetch(ctx, input, Conditional{})
 	if err != nil {
 		r.log.WarnContext(ctx, "registering agent: fetch failed", "input", input, "error", err)
 		return catalog.UpsertResult{}, fmt.Errorf("registering %s: %w", input, err)
+	}
+	if err := r.visible(ctx, sc, res.URL); err != nil {
+		return catalog.UpsertResult{}, err
 	}
 	c, err := card.Parse(res.Body, r.limits)
 	if err != nil {
@@ -143,4 +165,16 @@ func (r *Registrar) recordCheck(ctx context.Context, agentID string, res *Result
 	r.policy.Apply(o.At, t, cacheHeadersOf(res), &o)
 	_, err = r.store.RecordFetches(ctx, registrarActor, []catalog.FetchOutcome{o})
 	return err
+}
+
+// visible refuses card URLs of an agent outside sc (ErrAlreadyCatalogued).
+func (r *Registrar) visible(ctx context.Context, sc catalog.Scope, cardURLs ...string) error {
+	hidden, err := r.store.HidesCardURL(ctx, sc, cardURLs)
+	if err != nil {
+		return fmt.Errorf("registering: %w", err)
+	}
+	if hidden {
+		return fmt.Errorf("registering: %w", ErrAlreadyCatalogued)
+	}
+	return nil
 }

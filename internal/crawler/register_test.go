@@ -24,6 +24,8 @@ func (s *fakeStore) CrawlTarget(_ context.Context, id string) (catalog.CrawlTarg
 	return catalog.CrawlTarget{AgentID: id, Health: catalog.HealthUnknown}, nil
 }
 
+func (s *fakeStore) HidesCardURL(context.Context, catalog.Scope, []string) (bool, error) { return false, nil }
+
 func (s *fakeStore) RecordFetches(_ context.Context, _ catalog.Actor, outs []catalog.FetchOutcome) ([]catalog.UpsertResult, error) {
 	s.outcomes = append(s.outcomes, outs...)
 	return make([]catalog.UpsertResult, len(outs)), nil
@@ -86,7 +88,7 @@ func TestRegister(t *testing.T) {
 			if tt.wantClass == ClassInvalidURL {
 				input = "ftp" + input[len("http"):]
 			}
-			res, err := r.Register(t.Context(), catalog.System("test"), input)
+			res, err := r.Register(t.Context(), catalog.System("test"), catalog.ScopeAll, input)
 
 			if tt.wantCardPath == "" {
 				if len(store.calls) != 0 {
@@ -168,7 +170,7 @@ func TestRegisterIsTheFirstCheck(t *testing.T) {
 	r := NewRegistrar(newTestFetcher(0), store, card.Limits{}, nil).
 		UsePolicy(Policy{MinInterval: time.Minute, Rand: func() float64 { return 0 }}).
 		UseVerifier(ver)
-	res, err := r.Register(t.Context(), catalog.System("test"), srv.URL)
+	res, err := r.Register(t.Context(), catalog.System("test"), catalog.ScopeAll, srv.URL)
 	if err != nil {
 		t.Fatal(err)
 	}

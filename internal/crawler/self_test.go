@@ -54,7 +54,7 @@ func TestCrawlSelf(t *testing.T) {
 			redirector.URL + "/card.json",
 			"https://registry.corp.internal/.well-known/agent-card.json",
 		} {
-			_, err := r.Register(t.Context(), testActor, input)
+			_, err := r.Register(t.Context(), testActor, catalog.ScopeAll, input)
 			p, ok := crawler.ProblemOf(err)
 			if !ok || p.Class != crawler.ClassSelf || p.Kind() != crawler.KindBlockedAddress {
 				t.Errorf("registering %s: %v (%+v), want class %s, kind %s", input, err, p, crawler.ClassSelf, crawler.KindBlockedAddress)

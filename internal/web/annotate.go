@@ -22,7 +22,7 @@ import (
 // *catalog.Store implements it. Errors: catalog.ErrNotFound for an
 // unknown id, a *catalog.AnnotationError for refused input.
 type Annotator interface {
-	SetAnnotations(ctx context.Context, actor catalog.Actor, agentID string, a catalog.Annotations) (catalog.Annotations, error)
+	SetAnnotations(ctx context.Context, actor catalog.Actor, sc catalog.Scope, agentID string, a catalog.Annotations) (catalog.Annotations, error)
 }
 
 // maxAnnotationsForm bounds the annotations form: the notes at their
@@ -84,7 +84,7 @@ func (h *Console) annotate(c echo.Context) error {
 	labels, err := parseLabelLines(form.Get("labels"))
 	if err == nil {
 		in.Labels = labels
-		_, err = h.opts.Annotator.SetAnnotations(c.Request().Context(), h.actor(c), id, in)
+		_, err = h.opts.Annotator.SetAnnotations(c.Request().Context(), h.actor(c), h.scope(c), id, in)
 	}
 	var (
 		ae      *catalog.AnnotationError

@@ -111,7 +111,7 @@ func TestAnnotateAgent(t *testing.T) {
 func TestAnnotationsForViewers(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
 	id := f.ids["translator"]
-	if _, err := f.store.SetAnnotations(context.Background(), catalog.System("test"), id, catalog.Annotations{
+	if _, err := f.store.SetAnnotations(context.Background(), catalog.System("test"), catalog.ScopeAll, id, catalog.Annotations{
 		OwnerTeam: "Payments", Labels: map[string]string{"env": "prod"}, Notes: "secret plans"}); err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 // Registrar fetches, checks and stores the card behind a URL;
 // *crawler.Registrar implements it.
 type Registrar interface {
-	Register(ctx context.Context, actor catalog.Actor, input string) (catalog.UpsertResult, error)
+	Register(ctx context.Context, actor catalog.Actor, sc catalog.Scope, input string) (catalog.UpsertResult, error)
 }
 
 // maxRegisterLines bounds one paste: each line is a fetch, run one after
@@ -90,7 +90,11 @@ func (h *Console) registerOne(c echo.Context, input string) view.RegisterResult 
 		return r
 	}
 	ctx := c.Request().Context()
-	res, err := h.opts.Registrar.Register(ctx, h.actor(c), input)
+	res, err := h.opts.Registrar.Register(ctx, h.actor(c), h.scope(c), input)
+	if errors.Is(err, crawler.ErrAlreadyCatalogued) {
+		r.Outcome, r.Code, r.Message = view.RegisterFailed, view.RegisterCatalogued, "this URL is already catalogued"
+		return r
+	}
 	if err != nil {
 		r.Outcome = view.RegisterFailed
 		p, ok := crawler.ProblemOf(err)

@@ -27,7 +27,7 @@ type fakeRegistrar struct {
 	calls []string
 }
 
-func (f *fakeRegistrar) Register(_ context.Context, _ catalog.Actor, input string) (catalog.UpsertResult, error) {
+func (f *fakeRegistrar) Register(_ context.Context, _ catalog.Actor, _ catalog.Scope, input string) (catalog.UpsertResult, error) {
 	f.mu.Lock()
 	f.calls = append(f.calls, input)
 	f.mu.Unlock()

@@ -192,7 +192,7 @@ func TestRemovedListIsTheAdmins(t *testing.T) {
 // URL, as the crawler's Registrar does after its fetch.
 type storeRegistrar struct{ store *catalog.Store }
 
-func (r storeRegistrar) Register(ctx context.Context, actor catalog.Actor, input string) (catalog.UpsertResult, error) {
+func (r storeRegistrar) Register(ctx context.Context, actor catalog.Actor, _ catalog.Scope, input string) (catalog.UpsertResult, error) {
 	c, err := card.Parse(evilCard("1.1.0"), card.DefaultLimits())
 	if err != nil {
 		return catalog.UpsertResult{}, err

@@ -367,6 +367,10 @@ type RegisterResult struct {
 // registry's own fault, whose cause is in its log only.
 const RegisterInternal = "internal"
 
+// RegisterCatalogued is the Code of a URL whose agent the caller may not
+// see: catalogued already, named no further.
+const RegisterCatalogued = "already_catalogued"
+
 // Keys is the trusted-keys page: the add form (as submitted, when it
 // failed) and every key.
 type Keys struct {
