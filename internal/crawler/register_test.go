@@ -24,7 +24,9 @@ func (s *fakeStore) CrawlTarget(_ context.Context, id string) (catalog.CrawlTarg
 	return catalog.CrawlTarget{AgentID: id, Health: catalog.HealthUnknown}, nil
 }
 
-func (s *fakeStore) HidesCardURL(context.Context, catalog.Scope, []string) (bool, error) { return false, nil }
+func (s *fakeStore) HidesCardURL(context.Context, catalog.Scope, []string) (bool, error) {
+	return false, nil
+}
 
 func (s *fakeStore) RecordFetches(_ context.Context, _ catalog.Actor, outs []catalog.FetchOutcome) ([]catalog.UpsertResult, error) {
 	s.outcomes = append(s.outcomes, outs...)
