@@ -2,7 +2,6 @@ package a2aagent
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -44,11 +43,6 @@ func (x *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 			yield(nil, err)
 			return
 		}
-		data, err := plain(ans.data)
-		if err != nil {
-			yield(nil, x.ag.fault(ctx, err))
-			return
-		}
 		// The answer is ready at once, so it is one event: the task,
 		// completed, with its artifact. Each event costs the SDK a deep
 		// copy of the task (encoding/gob) and a store update; three
@@ -59,7 +53,7 @@ func (x *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 		}
 		now := x.ag.opts.Now()
 		task.Artifacts = append(task.Artifacts, &a2a.Artifact{ID: a2a.NewArtifactID(), Name: "agents",
-			Parts: []*a2a.Part{a2a.NewDataPart(data), a2a.NewTextPart(ans.text)}})
+			Parts: []*a2a.Part{a2a.NewDataPart(ans.data), a2a.NewTextPart(ans.text)}})
 		task.Status = a2a.TaskStatus{State: a2a.TaskStateCompleted, Timestamp: &now,
 			Message: a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart(ans.status))}
 		yield(task, nil)
@@ -70,20 +64,6 @@ func (x *executor) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.
 	return func(yield func(a2a.Event, error) bool) {
 		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
 	}
-}
-
-// plain is v as JSON's own values (maps, lists, strings, numbers): the
-// SDK copies events with encoding/gob, which knows no types of ours.
-func plain(v any) (map[string]any, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, fmt.Errorf("encoding the answer: %w", err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("encoding the answer: %w", err)
-	}
-	return m, nil
 }
 
 // messageText is the words of m: its text parts joined. A message with a
@@ -120,7 +100,7 @@ func messageText(m *a2a.Message) (string, error) {
 
 // answer is what the agent says back.
 type answer struct {
-	data   any
+	data   Result
 	text   string
 	status string
 }
