@@ -65,7 +65,7 @@ func testPolicy(ctx context.Context, store *catalog.Store, p *policy.Policy, lim
 	}
 	err := store.CurrentCards(ctx, func(c catalog.CurrentCard) error {
 		t.agents++
-		a, err := policyInput(c, lim)
+		a, err := policyInput(c, lim, p.ReadsCard())
 		if err != nil {
 			t.unreadable++
 			fmt.Fprintf(bw, "%s\t%s\tunreadable\t%v\n", c.AgentID, c.CardURL, err)
@@ -134,12 +134,12 @@ var errNoCard = errors.New("the stored card does not parse")
 
 // policyInput is what the policy sees of one stored agent: its card, its
 // verification report when it has one, its health.
-func policyInput(c catalog.CurrentCard, lim card.Limits) (policy.Agent, error) {
+func policyInput(c catalog.CurrentCard, lim card.Limits, withCard bool) (policy.Agent, error) {
 	parsed, err := card.Parse(c.Raw, catalog.StoredCardLimits(lim, c.Raw))
 	if err != nil {
 		return policy.Agent{}, fmt.Errorf("%w: %w", errNoCard, err)
 	}
-	a, err := policy.FromCard(parsed)
+	a, err := policy.FromCard(parsed, withCard)
 	if err != nil {
 		return policy.Agent{}, err
 	}

@@ -80,13 +80,17 @@ type Finding struct {
 	Path     string `cel:"path"`
 }
 
-// FromCard fills what the card alone tells: name, the published card,
-// protocol versions, interfaces, schemes, anonymity and lint findings. The
-// signature fields start as "unchecked" until a report is added.
-func FromCard(c *card.Card) (Agent, error) {
-	published := new(structpb.Struct)
-	if err := protojson.Unmarshal(c.Raw, published); err != nil {
-		return Agent{}, fmt.Errorf("policy: reading the published card: %w", err)
+// FromCard fills what the card alone tells: name, the published card
+// (only withCard: Policy.ReadsCard), protocol versions, interfaces,
+// schemes, anonymity and lint findings. The signature fields start as
+// "unchecked" until a report is added.
+func FromCard(c *card.Card, withCard bool) (Agent, error) {
+	var published *structpb.Struct
+	if withCard {
+		published = new(structpb.Struct)
+		if err := protojson.Unmarshal(c.Raw, published); err != nil {
+			return Agent{}, fmt.Errorf("policy: reading the published card: %w", err)
+		}
 	}
 	a := Agent{
 		Name:             c.Name,

@@ -25,6 +25,7 @@ import (
 	"sync"
 
 	"github.com/google/cel-go/cel"
+	celast "github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/ext"
 	"gopkg.in/yaml.v3"
 )
@@ -113,7 +114,15 @@ type file struct {
 // Policy is a compiled policy; safe for concurrent use.
 type Policy struct {
 	rules []compiled
+	// readsCard is true when some rule selects `card`: only then is the
+	// published card decoded for the rules (a third of the cost of
+	// judging one stored agent).
+	readsCard bool
 }
+
+// ReadsCard reports whether any rule reads `agent.card`; when none does,
+// an input may leave Agent.Card nil (FromCard's withCard).
+func (p *Policy) ReadsCard() bool { return p.readsCard }
 
 type compiled struct {
 	Rule
@@ -187,7 +196,7 @@ func Parse(raw []byte) (*Policy, error) {
 	p := &Policy{rules: make([]compiled, 0, len(f.Rules))}
 	seen := make(map[string]bool, len(f.Rules))
 	for i, r := range f.Rules {
-		prg, err := compile(e, r)
+		prg, readsCard, err := compile(e, r)
 		if err == nil && seen[r.ID] {
 			err = errors.New("the id is used by another rule")
 		}
@@ -196,35 +205,42 @@ func Parse(raw []byte) (*Policy, error) {
 		}
 		seen[r.ID] = true
 		p.rules = append(p.rules, compiled{Rule: r, prg: prg})
+		p.readsCard = p.readsCard || readsCard
 	}
 	return p, nil
 }
 
-func compile(e *cel.Env, r Rule) (cel.Program, error) {
+func compile(e *cel.Env, r Rule) (prg cel.Program, readsCard bool, err error) {
 	switch {
 	case !ruleID.MatchString(r.ID):
-		return nil, errors.New("id must be 1-64 of a-z, 0-9, '_', '.', '-', starting with a letter or digit")
+		return nil, false, errors.New("id must be 1-64 of a-z, 0-9, '_', '.', '-', starting with a letter or digit")
 	case r.Action.rank() == 0:
-		return nil, fmt.Errorf("action %q is none of flag, hold, reject", r.Action)
+		return nil, false, fmt.Errorf("action %q is none of flag, hold, reject", r.Action)
 	case strings.TrimSpace(r.Message) == "":
-		return nil, errors.New("message is empty")
+		return nil, false, errors.New("message is empty")
 	case len(r.Message) > MaxMessageBytes:
-		return nil, fmt.Errorf("message is longer than %d bytes", MaxMessageBytes)
+		return nil, false, fmt.Errorf("message is longer than %d bytes", MaxMessageBytes)
 	case strings.TrimSpace(r.Expression) == "":
-		return nil, errors.New("expression is empty")
+		return nil, false, errors.New("expression is empty")
 	case len(r.Expression) > MaxExpressionBytes:
-		return nil, fmt.Errorf("expression is longer than %d bytes", MaxExpressionBytes)
+		return nil, false, fmt.Errorf("expression is longer than %d bytes", MaxExpressionBytes)
 	}
 	ast, iss := e.Compile(r.Expression)
 	if iss.Err() != nil {
-		return nil, fmt.Errorf("expression: %w", iss.Err())
+		return nil, false, fmt.Errorf("expression: %w", iss.Err())
 	}
 	if !ast.OutputType().IsExactType(cel.BoolType) {
-		return nil, fmt.Errorf("expression gives %s, not bool", ast.OutputType())
+		return nil, false, fmt.Errorf("expression gives %s, not bool", ast.OutputType())
 	}
-	prg, err := e.Program(ast, cel.CostLimit(CostLimit), cel.EvalOptions(cel.OptOptimize))
+	prg, err = e.Program(ast, cel.CostLimit(CostLimit), cel.EvalOptions(cel.OptOptimize))
 	if err != nil {
-		return nil, fmt.Errorf("expression: %w", err)
+		return nil, false, fmt.Errorf("expression: %w", err)
 	}
-	return prg, nil
+	// Any selection of a field named card counts: `agent` is the only
+	// value with such a field, however the expression reaches it.
+	selectsCard := func(x celast.NavigableExpr) bool {
+		return x.Kind() == celast.SelectKind && x.AsSelect().FieldName() == "card"
+	}
+	readsCard = len(celast.MatchDescendants(celast.NavigateAST(ast.NativeRep()), selectsCard)) > 0
+	return prg, readsCard, nil
 }

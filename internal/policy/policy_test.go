@@ -103,7 +103,7 @@ const testCard = `{
 }`
 
 func testAgent(t testing.TB) *Agent {
-	a, err := FromCard(parseCard(t, testCard))
+	a, err := FromCard(parseCard(t, testCard), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,5 +214,39 @@ func TestFailingAndFirst(t *testing.T) {
 	// The errored reject rule is no refusal.
 	if r, ok := ev.First(ActionReject); ok {
 		t.Errorf("First(reject) = %+v, want none", r)
+	}
+}
+
+// ReadsCard is true exactly when a rule selects `card`, however it gets
+// there; a policy that never does is evaluated on an Agent without one.
+func TestReadsCard(t *testing.T) {
+	tests := []struct {
+		expr string
+		want bool
+	}{
+		{`agent.signed_by_trusted_key`, false},
+		{`agent.name == "card"`, false},
+		{`agent.card.name == agent.name`, true},
+		{`has(agent.card.provider)`, true},
+		{`[agent].all(a, a.card.skills.size() > 0)`, true},
+	}
+	for _, tc := range tests {
+		p, err := Parse(rulesYAML(rule("r", tc.expr, "flag", "m")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.ReadsCard() != tc.want {
+			t.Errorf("%s: ReadsCard %v, want %v", tc.expr, p.ReadsCard(), tc.want)
+		}
+		if tc.want {
+			continue
+		}
+		a, err := FromCard(parseCard(t, testCard), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev := p.Evaluate(&a); ev.Results[0].Outcome == OutcomeErrored {
+			t.Errorf("%s on an agent without its card: %+v", tc.expr, ev.Results[0])
+		}
 	}
 }
