@@ -121,7 +121,7 @@ func (p *Proxy) Check(ctx context.Context, c *card.Card, creds Credentials, char
 		}
 		switch {
 		case err != nil:
-			ic.Cause, ic.Detail = ErrorCode(err), err.Error()
+			ic.Cause, ic.Detail = ErrorCode(err), capDetail(err.Error())
 		case len(x.Violations) > 0:
 			ic.Cause, ic.Detail = CauseMalformed, x.Violations[0].Detail
 		case x.Task == nil && x.Message == nil:

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -132,4 +133,23 @@ func hostOf(raw string) string {
 		return raw
 	}
 	return "the agent"
+}
+
+// MaxDetailBytes bounds an error or detail string a run or check stores:
+// the agent's own error message is its words, of any length, and is
+// stored with every turn and shown to everyone who reads the run.
+const MaxDetailBytes = 2 << 10
+
+// capDetail cuts s to MaxDetailBytes on a rune boundary, marked. Secrets
+// are scrubbed before it: a cut secret would no longer match.
+func capDetail(s string) string {
+	if len(s) <= MaxDetailBytes {
+		return s
+	}
+	const mark = " […]"
+	cut := MaxDetailBytes - len(mark)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + mark
 }

@@ -216,7 +216,7 @@ func (p *Proxy) do(ctx context.Context, call Call, emit func(Event), op func(con
 	// allSelf: every interface tried leads to the registry itself.
 	allSelf := true
 	failed := func(ep Endpoint, err error, conn *connection) {
-		msg := au.scrub(detail(err, ep.URL))
+		msg := capDetail(au.scrub(detail(err, ep.URL)))
 		// gRPC reports a failed dial as text only; the dialer kept it.
 		if cause := dialCause(err, conn); errors.Is(cause, safehttp.ErrSelf) {
 			msg = safehttp.Describe(hostOf(ep.URL), cause)
@@ -256,7 +256,7 @@ func (p *Proxy) do(ctx context.Context, call Call, emit func(Event), op func(con
 	}
 	msg := "no declared interface could be reached"
 	if last != nil {
-		msg += ": " + au.scrub(detail(last, lastURL))
+		msg += ": " + capDetail(au.scrub(detail(last, lastURL)))
 	}
 	return x, &Error{Cause: ErrUnreachable, Message: msg}
 }
@@ -292,7 +292,7 @@ func (p *Proxy) classify(ctx context.Context, err error, au *auth, rawURL string
 	if r := a2a.ErrorReason(err); r != "INTERNAL_ERROR" || errors.Is(err, a2a.ErrInternalError) {
 		reason = r
 	}
-	return &Error{Cause: ErrAgent, Reason: reason, Message: au.scrub(detail(err, rawURL))}
+	return &Error{Cause: ErrAgent, Reason: reason, Message: capDetail(au.scrub(detail(err, rawURL)))}
 }
 
 // recorder turns SDK events into Events, checks them against the
@@ -345,7 +345,7 @@ func (r *recorder) add(ev a2a.Event) {
 	}
 	violate := func(code, format string, args ...any) {
 		// A detail quotes the agent's ids, which it may have made of a secret.
-		r.x.Violations = append(r.x.Violations, Violation{Code: code, Seq: r.seq, Detail: r.au.scrub(fmt.Sprintf(format, args...))})
+		r.x.Violations = append(r.x.Violations, Violation{Code: code, Seq: r.seq, Detail: capDetail(r.au.scrub(fmt.Sprintf(format, args...)))})
 	}
 	if r.ended {
 		violate(ViolationEventAfterTerminal, "event %d arrived after the stream had ended", r.seq)

@@ -19,6 +19,10 @@ type Transcript struct {
 	// Task or Message is the conversation's latest result (v1.0 JSON).
 	Task    json.RawMessage `json:"task,omitempty"`
 	Message json.RawMessage `json:"message,omitempty"`
+	// Truncated: the transcript outgrew the stored bound, and the data
+	// of its oldest events (then of its sent messages, last the result)
+	// was dropped, each left as null.
+	Truncated bool `json:"truncated,omitempty"`
 }
 
 // TranscriptFormat is the current Transcript.Format.

@@ -192,3 +192,34 @@ func TestRunTranscriptIsItsTesters(t *testing.T) {
 		}
 	})
 }
+
+// TestTranscriptBounded: a run whose agent streams more than the bound
+// is stored within MaxTranscriptBytes, marked truncated, its latest
+// result kept; the run still reads and continues.
+func TestTranscriptBounded(t *testing.T) {
+	catalogtest.ForEach(t, func(t *testing.T, s *catalog.Store) {
+		ctx := context.Background()
+		svc, agentID := catalogEnv(t, s)
+		ann := Caller{Actor: catalog.User("ann"), Subject: "ann", Scope: catalog.ScopeAll}
+		// The honest agent answers one artifact event per word.
+		words := strings.Repeat(strings.Repeat("w", 1000)+" ", 300)
+		out, err := svc.Start(ctx, ann, agentID, Turn{Message: proxytest.Text(words)}, Watcher{})
+		if err != nil || out.Err != nil {
+			t.Fatalf("Start: %v %v", err, out.Err)
+		}
+		stored, err := s.Run(ctx, catalog.ScopeAll, out.Run.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := TranscriptOf(stored)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(stored.Transcript) > MaxTranscriptBytes || !tr.Truncated || tr.Task == nil {
+			t.Errorf("stored %d bytes (bound %d), truncated %v, result kept %v", len(stored.Transcript), MaxTranscriptBytes, tr.Truncated, tr.Task != nil)
+		}
+		if stored.State != "TASK_STATE_COMPLETED" {
+			t.Errorf("state %q", stored.State)
+		}
+	})
+}

@@ -84,7 +84,7 @@ func (s *Service) save(ctx context.Context, actor catalog.Actor, op string, run 
 			out.Turns = append(slices.Clone(stored.Turns), tr.Turns[base:]...)
 			slices.SortStableFunc(out.Turns, func(x, y proxy.Turn) int { return x.StartedAt.Compare(y.StartedAt) })
 		}
-		b, err := json.Marshal(out)
+		b, err := boundTranscript(out, MaxTranscriptBytes)
 		if err != nil {
 			return fmt.Errorf("encoding transcript: %w", err)
 		}
@@ -124,4 +124,54 @@ func TranscriptOf(run catalog.Run) (proxy.Transcript, error) {
 		tr.Turns = []proxy.Turn{}
 	}
 	return tr, nil
+}
+
+// MaxTranscriptBytes bounds a run's stored transcript: an agent chooses
+// how much it streams, and every turn of a conversation adds to one row.
+const MaxTranscriptBytes = 1 << 20
+
+// boundTranscript encodes tr within max bytes: past it, the data of the
+// oldest events goes first (null, tr.Truncated set), then that of the
+// messages sent, and last the result, which says most about the run.
+func boundTranscript(tr proxy.Transcript, max int) ([]byte, error) {
+	b, err := json.Marshal(tr)
+	if err != nil || len(b) <= max {
+		return b, err
+	}
+	tr.Truncated = true
+	over := len(b) - max
+	drop := func(raw *json.RawMessage) {
+		if over > 0 && len(*raw) > 4 {
+			over -= len(*raw) - 4 // "null"
+			*raw = json.RawMessage("null")
+		}
+	}
+	// Turns are shared with the caller's copy: clone what changes.
+	tr.Turns = slices.Clone(tr.Turns)
+	for i := range tr.Turns {
+		tr.Turns[i].Events = slices.Clone(tr.Turns[i].Events)
+		for j := range tr.Turns[i].Events {
+			drop(&tr.Turns[i].Events[j].Data)
+		}
+	}
+	for i := range tr.Turns {
+		drop(&tr.Turns[i].Message)
+	}
+	if over > 0 {
+		tr.Task, tr.Message = nil, nil
+	}
+	// An agent that streams a great many small events outgrows the
+	// bound with their envelopes alone: the oldest half of them goes,
+	// until it fits.
+	for {
+		if b, err = json.Marshal(tr); err != nil || len(b) <= max {
+			return b, err
+		}
+		i := slices.IndexFunc(tr.Turns, func(t proxy.Turn) bool { return len(t.Events) > 0 })
+		if i < 0 {
+			return b, nil
+		}
+		evs := tr.Turns[i].Events
+		tr.Turns[i].Events = evs[(len(evs)+1)/2:]
+	}
 }
