@@ -564,7 +564,7 @@ func testSearchMatchesOracle(t *testing.T) {
 				o.set(docs[i])
 			}
 			x := build(g, docs)
-			checkQueries(t, g, x, nil, o, 150)
+			checkQueries(t, g, x, nil, o, 100)
 		})
 	}
 }
@@ -637,7 +637,7 @@ func testUpdatesMatchFreshBuild(t *testing.T) {
 				if got, want := x.State().Docs, len(o.docs); got != want {
 					t.Fatalf("round %d: %d docs, want %d", round, got, want)
 				}
-				checkQueries(t, g, x, fresh, o, 100)
+				checkQueries(t, g, x, fresh, o, 60)
 			}
 		})
 	}
