@@ -52,10 +52,12 @@ func doorsServer(t testing.TB, n int, signIn bool) (*httptest.Server, *signInSer
 			batch = batch[:0]
 		}
 	}
-	var h http.Handler
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
+	// The doors name the server's URL, so the server is built first and
+	// started once its handler is set.
+	srv := httptest.NewUnstartedServer(nil)
 	t.Cleanup(srv.Close)
-	d := handlerDeps{log: slog.New(slog.DiscardHandler), store: store, publicURL: srv.URL,
+	base := "http://" + srv.Listener.Addr().String()
+	d := handlerDeps{log: slog.New(slog.DiscardHandler), store: store, publicURL: base,
 		doors: doorDeps{mcp: store, agent: store}}
 	var s *signInServer
 	if signIn {
@@ -67,7 +69,7 @@ func doorsServer(t testing.TB, n int, signIn bool) (*httptest.Server, *signInSer
 		t.Cleanup(func() { _ = m.Shutdown() })
 		s.oidc = m
 		cfg := config.Default()
-		cfg.Server.PublicURL = srv.URL
+		cfg.Server.PublicURL = base
 		cfg.Auth.Issuer, cfg.Auth.ClientID, cfg.Auth.ClientSecret = s.oidc.Issuer(), s.oidc.ClientID, config.Secret(s.oidc.ClientSecret)
 		cfg.Auth.APIAudience = apiAudience
 		cfg.Auth.Roles = []config.RoleClaim{{Role: "viewer", Value: "eng"}}
@@ -80,7 +82,8 @@ func doorsServer(t testing.TB, n int, signIn bool) (*httptest.Server, *signInSer
 		}
 		d.auth = authn
 	}
-	h = newHandler(d)
+	srv.Config.Handler = newHandler(d)
+	srv.Start()
 	return srv, s
 }
 

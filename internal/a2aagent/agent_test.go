@@ -63,17 +63,18 @@ func seed(t testing.TB, s *catalog.Store) fixture {
 // it the caller is anonymous with no role.
 func serve(t testing.TB, cat Catalog) (*httptest.Server, *Agent) {
 	t.Helper()
-	var h http.Handler
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
+	// The agent's card names the server's URL, so the server is built
+	// first and started once its handler is set.
+	srv := httptest.NewUnstartedServer(nil)
 	t.Cleanup(srv.Close)
-	ag, err := New(Options{Catalog: cat, BaseURL: srv.URL})
+	ag, err := New(Options{Catalog: cat, BaseURL: "http://" + srv.Listener.Addr().String()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc(CardPath, ag.ServeCard)
 	mux.Handle("/a2a/", ag)
-	h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var p auth.Principal
 		switch r.Header.Get("X-Test-Caller") {
 		case "viewer":
@@ -83,6 +84,7 @@ func serve(t testing.TB, cat Catalog) (*httptest.Server, *Agent) {
 		}
 		mux.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), p, "")))
 	})
+	srv.Start()
 	return srv, ag
 }
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"io/fs"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,10 +37,9 @@ func TestConformance(t *testing.T) {
 	}
 	st := catalogtest.SQLite(t)
 	seed(t, st)
-	srv := serve(t, st)
 	// The suite sends no credentials: it is the anonymous caller of a
 	// registry that lets anonymous callers view.
-	srv.Config.Handler = withCaller("viewer", srv.Config.Handler)
+	srv := serveAs(t, st, "viewer")
 	for _, sc := range conformanceScenarios {
 		t.Run(sc, func(t *testing.T) {
 			out := t.TempDir()
@@ -93,14 +91,4 @@ func failedChecks(t *testing.T, dir string) []string {
 		failed = append(failed, "no checks.json written")
 	}
 	return failed
-}
-
-// withCaller makes requests without X-Test-Caller come from caller.
-func withCaller(caller string, h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("X-Test-Caller") == "" {
-			r.Header.Set("X-Test-Caller", caller)
-		}
-		h.ServeHTTP(w, r)
-	})
 }

@@ -75,6 +75,13 @@ func seed(t testing.TB, s *catalog.Store) fixture {
 // "editor"); without it the caller is anonymous with no role.
 func serve(t testing.TB, cat Catalog) *httptest.Server {
 	t.Helper()
+	return serveAs(t, cat, "")
+}
+
+// serveAs is serve whose requests without X-Test-Caller come from
+// caller.
+func serveAs(t testing.TB, cat Catalog, caller string) *httptest.Server {
+	t.Helper()
 	s := New(Options{Catalog: cat, Issuer: "https://issuer.example"})
 	mux := http.NewServeMux()
 	mux.Handle(Path, s)
@@ -82,7 +89,11 @@ func serve(t testing.TB, cat Catalog) *httptest.Server {
 	mux.HandleFunc(MetadataPath+Path, s.ServeMetadata)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var p auth.Principal
-		switch r.Header.Get("X-Test-Caller") {
+		c := r.Header.Get("X-Test-Caller")
+		if c == "" {
+			c = caller
+		}
+		switch c {
 		case "viewer":
 			p = auth.Principal{Subject: "v", Role: auth.Viewer, Source: auth.SourceBearer}
 		case "finance":
