@@ -61,6 +61,9 @@ func (p *Proxy) connect(ctx context.Context, ep Endpoint, au *auth, extensions [
 	if au != nil && len(au.query) > 0 {
 		hc.Transport = &roundTripper{base: hc.Transport, query: au.query}
 	}
+	if ep.Binding != card.BindingGRPC {
+		hc.Transport = &streamGuard{base: hc.Transport}
+	}
 	if v1 && ep.Binding != card.BindingGRPC {
 		conn.sniff = &sniffer{}
 		hc.Transport = &sniffTransport{base: hc.Transport, s: conn.sniff}

@@ -235,6 +235,11 @@ func (p *Proxy) do(ctx context.Context, call Call, emit func(Event), op func(con
 		}
 		err = rec.consume(op(ctx, conn))
 		_ = conn.client.Destroy()
+		if err == nil && rec.seq == 0 {
+			// Every operation answers with at least a Task or a Message;
+			// nothing at all is the agent's failure, not a success.
+			err = errNoEvents
+		}
 		if v := versionViolation(ep, err, rec.seq > 0 && err == nil, conn.sniff); v != nil {
 			x.Violations = append(x.Violations, *v)
 		}
@@ -287,6 +292,13 @@ func (p *Proxy) classify(ctx context.Context, err error, au *auth, rawURL string
 	}
 	if ctx.Err() != nil {
 		return &Error{Cause: ctx.Err(), Message: "the run was stopped"}
+	}
+	var ns *notStreamError
+	switch {
+	case errors.As(err, &ns):
+		return &Error{Cause: ErrAgent, Message: au.scrub(ns.Error())}
+	case errors.Is(err, errNoEvents):
+		return &Error{Cause: ErrAgent, Message: errNoEvents.Error()}
 	}
 	reason := ""
 	if r := a2a.ErrorReason(err); r != "INTERNAL_ERROR" || errors.Is(err, a2a.ErrInternalError) {
