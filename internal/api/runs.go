@@ -293,7 +293,7 @@ func (in RunRequest) message(contextID, taskID string) (*a2a.Message, error) {
 
 // turn is the run service's turn of in, sending msg.
 func (in RunRequest) turn(msg *a2a.Message) runs.Turn {
-	return runs.Turn{Message: msg, Credentials: in.credentials(), Extensions: in.Extensions,
+	return runs.Turn{Message: msg, Credentials: in.credentials(), Extensions: in.Extensions, NoStream: in.Stream != nil && !*in.Stream,
 		Choice: proxy.Choice{URL: in.Interface, Binding: in.Binding, Version: in.ProtocolVersion, SpeakVersion: in.ProtocolVersion}}
 }
 

@@ -556,6 +556,22 @@ func TestRunPicksDeclaredVersion(t *testing.T) {
 	}
 }
 
+// TestRunNotStreamed: "stream": false sends with SendMessage although the
+// card declares streaming; the turn says so.
+func TestRunNotStreamed(t *testing.T) {
+	env := newRunEnv(t, card.BindingJSONRPC, "1.0", nil)
+	for _, tt := range []struct {
+		extra        string
+		wantStreamed bool
+	}{{"", true}, {`, "stream": true`, true}, {`, "stream": false`, false}} {
+		rec := env.do(t, http.MethodPost, "/api/v1/agents/peer/runs", runBody("hi", tt.extra), jsonHeader)
+		run := decodeRun(t, rec)
+		if rec.Code != http.StatusCreated || len(run.Turns) != 1 || run.Turns[0].Streamed != tt.wantStreamed || run.State != "TASK_STATE_COMPLETED" {
+			t.Errorf("%q: %d turns %+v state %q", tt.extra, rec.Code, run.Turns, run.State)
+		}
+	}
+}
+
 // TestRunBelongsToItsTester: another tester may read a run but not
 // continue or cancel it; an admin may.
 func TestRunBelongsToItsTester(t *testing.T) {

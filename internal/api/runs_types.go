@@ -32,6 +32,9 @@ type RunRequest struct {
 	// Extensions are URIs of extensions the card declares, activated for
 	// this request (A2A-Extensions).
 	Extensions []string `json:"extensions,omitempty"`
+	// Stream false sends with SendMessage even when the card declares
+	// streaming; absent means stream when the card allows.
+	Stream *bool `json:"stream,omitempty"`
 }
 
 // RunMessage is an A2A v1.0 Message as the caller writes it.

@@ -29,6 +29,10 @@ type Turn struct {
 	// Extensions are URIs of extensions the card declares, activated for
 	// this turn (A2A-Extensions); any other is refused.
 	Extensions []string
+	// NoStream sends the message with SendMessage (message/send) even
+	// when the card declares streaming: a tester checks that the agent's
+	// non-streamed answer works too.
+	NoStream bool
 	// RunID, on Start only, is an id the door prepared for the run (an
 	// OAuth sign-in to the agent made before it, whose token is kept
 	// under that id); it is used when no run has it yet.
@@ -164,7 +168,7 @@ func (s *Service) Cancel(ctx context.Context, c Caller, ref Ref, t Turn) (Outcom
 	}
 	base := len(tr.Turns)
 	tr.Turns = append(tr.Turns, proxy.NewTurn(proxy.OpCancel, started, nil, run.TaskID, creds, false, x, cerr))
-	run = s.settle(run, &tr, x, cerr)
+	run = s.settle(run, &tr, x, cerr, false)
 	if err := s.save(ctx, c.Actor, proxy.OpCancel, run, tr, base, false); err != nil {
 		return Outcome{Run: run, Transcript: tr, Err: cerr}, err
 	}
@@ -226,14 +230,14 @@ func (s *Service) send(ctx context.Context, c Caller, x exchange, w Watcher) (Ou
 		turn proxy.Turn
 	)
 	if msg != nil {
-		ex, serr = s.runner.Send(ctx, call, msg, true, emit)
-		turn = proxy.NewTurn(proxy.OpSend, started, msg, string(msg.TaskID), creds, x.agent.Card.Capabilities.Streaming, ex, serr)
+		ex, serr = s.runner.Send(ctx, call, msg, !x.turn.NoStream, emit)
+		turn = proxy.NewTurn(proxy.OpSend, started, msg, string(msg.TaskID), creds, x.agent.Card.Capabilities.Streaming && !x.turn.NoStream, ex, serr)
 	} else {
 		ex, serr = s.runner.Resubscribe(ctx, call, run.TaskID, emit)
 		turn = proxy.NewTurn(proxy.OpResubscribe, started, nil, run.TaskID, creds, true, ex, serr)
 	}
 	tr.Turns = append(tr.Turns, turn)
-	run = s.settle(run, &tr, ex, serr)
+	run = s.settle(run, &tr, ex, serr, true)
 	// A follow-up is audited with the turn it stores; a new run was
 	// audited when it was created.
 	op := turn.Op

@@ -3,8 +3,14 @@ package runs
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -426,5 +432,74 @@ func TestSaveMergesOtherTurns(t *testing.T) {
 	}
 	if len(tr.Turns) != 2 || tr.Turns[0].Op != proxy.OpSend || tr.Turns[1].Op != proxy.OpCancel {
 		t.Errorf("merged turns = %+v", tr.Turns)
+	}
+}
+
+// TestReplyAnsweredWithError: an agent that answers a reply (or a first
+// turn) with a JSON-RPC error instead of an event stream fails the turn
+// with the agent's code and message, and the run says failed; it once
+// stayed input-required with no error.
+func TestReplyAnsweredWithError(t *testing.T) {
+	const rpcError = `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"the model is overloaded"}}`
+	for _, firstFails := range []bool{false, true} {
+		t.Run(map[bool]string{false: "reply", true: "first turn"}[firstFails], func(t *testing.T) {
+			e := newEnv(t, nil)
+			target, err := url.Parse(e.peer.Interface.URL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			honest := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(target) }, FlushInterval: -1}
+			var calls atomic.Int32
+			agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if calls.Add(1) == 1 && !firstFails {
+					honest.ServeHTTP(w, r)
+					return
+				}
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = w.Write([]byte(rpcError))
+			}))
+			t.Cleanup(agent.Close)
+			in := e.peer.Interface
+			in.URL = agent.URL
+			e.store.agents["peer"] = catalog.Agent{ID: "peer", Card: proxytest.Card(true, in)}
+
+			ctx := context.Background()
+			out, err := e.svc.Start(ctx, ann, "peer", Turn{Message: proxytest.Text(proxytest.SayAsk)}, Watcher{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !firstFails {
+				if out.Err != nil || out.Run.State != string(a2a.TaskStateInputRequired) {
+					t.Fatalf("first turn = state %q, err %v", out.Run.State, out.Err)
+				}
+				out, err = e.svc.Continue(ctx, ann, Ref{RunID: out.Run.ID}, Turn{Message: proxytest.Text("Paris")}, Watcher{})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			last := out.Transcript.Turns[len(out.Transcript.Turns)-1]
+			if out.Err == nil || last.Error == nil || last.Error.Code != proxy.CodeAgentError ||
+				!strings.Contains(last.Error.Message, "-32603") || !strings.Contains(last.Error.Message, "the model is overloaded") {
+				t.Errorf("turn error = %+v, run err %v", last.Error, out.Err)
+			}
+			got := e.store.stored(t, out.Run.ID)
+			if got.State != StateFailed || got.ErrorCode != proxy.CodeAgentError {
+				t.Errorf("stored run = state %q error %q, want failed agent_error", got.State, got.ErrorCode)
+			}
+		})
+	}
+}
+
+// TestNonStreamedTurn: a tester may send a turn with SendMessage although
+// the card declares streaming; the turn says it was not streamed.
+func TestNonStreamedTurn(t *testing.T) {
+	e := newEnv(t, nil)
+	out, err := e.svc.Start(context.Background(), ann, "peer", Turn{Message: proxytest.Text("hi"), NoStream: true}, Watcher{})
+	if err != nil || out.Err != nil {
+		t.Fatalf("Start = %v, %v", err, out.Err)
+	}
+	tu := out.Transcript.Turns[0]
+	if tu.Streamed || len(tu.Events) != 1 || out.Run.State != string(a2a.TaskStateCompleted) {
+		t.Errorf("turn = streamed %v, %d events, state %q; want one blocking answer", tu.Streamed, len(tu.Events), out.Run.State)
 	}
 }

@@ -21,9 +21,12 @@ const saveTimeout = 10 * time.Second
 
 // settle folds an operation's outcome into the run; a run that ended
 // needs its credentials no more.
-func (s *Service) settle(run catalog.Run, tr *proxy.Transcript, x *proxy.Exchange, err error) catalog.Run {
-	run = settleRun(run, tr, x, err, s.now().UTC())
-	if Ended(run.State) {
+func (s *Service) settle(run catalog.Run, tr *proxy.Transcript, x *proxy.Exchange, err error, sent bool) catalog.Run {
+	run = settleRun(run, tr, x, err, sent, s.now().UTC())
+	// A failed turn on a task the agent still holds (a reply answered
+	// with an error, perhaps another caller's) does not end the
+	// conversation: the tester's credentials stay for the next turn.
+	if Ended(run.State) && (run.State != StateFailed || run.TaskID == "") {
 		s.keeper.Forget(run.ID)
 	}
 	s.log.Info("runs: run turn", "run_id", run.ID, "agent_id", run.AgentID, "state", run.State, "error_code", run.ErrorCode)
@@ -31,8 +34,9 @@ func (s *Service) settle(run catalog.Run, tr *proxy.Transcript, x *proxy.Exchang
 }
 
 // settleRun folds an operation's outcome into the run and its
-// transcript's latest result.
-func settleRun(run catalog.Run, tr *proxy.Transcript, x *proxy.Exchange, err error, now time.Time) catalog.Run {
+// transcript's latest result. sent is true for a message or a
+// resubscription, false for a cancel.
+func settleRun(run catalog.Run, tr *proxy.Transcript, x *proxy.Exchange, err error, sent bool, now time.Time) catalog.Run {
 	run.UpdatedAt = now
 	run.ErrorCode = ""
 	if x != nil && x.Endpoint.URL != "" {
@@ -51,9 +55,11 @@ func settleRun(run catalog.Run, tr *proxy.Transcript, x *proxy.Exchange, err err
 	}
 	if err != nil {
 		run.ErrorCode = proxy.ErrorCode(err)
-		// A run that never got an answer failed; one that did keeps the
-		// task's state (a refused cancel leaves the task as it was).
-		if run.State == StateRunning && (x == nil || (x.Task == nil && x.Message == nil)) {
+		// A turn that sent a message and got no answer failed, whatever
+		// state the task had before: a reply answered with an error must
+		// not leave the run reading input-required. A refused cancel
+		// leaves the task as it was.
+		if (sent || run.State == StateRunning) && (x == nil || (x.Task == nil && x.Message == nil)) {
 			run.State = StateFailed
 		}
 	}
