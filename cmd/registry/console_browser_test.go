@@ -480,6 +480,45 @@ func TestConsoleInBrowser(t *testing.T) {
 	if want := "/agents/" + ids["peer"] + "/try"; location != want {
 		t.Errorf("after the run the page is %s, want it to stay on %s", location, want)
 	}
+	// "Past runs" lists the run just made without a reload; a reply sent
+	// from the run's own page updates that page in place (it once nested
+	// a second copy of the run inside the first), and the artifact's
+	// streamed chunks read as one text.
+	var runPath string
+	run("reply on a run's page",
+		waitFor(`document.querySelector('#runs .count').textContent === '1'`),
+		chromedp.Evaluate(`document.getElementById('tryit-text').value = ''`, nil),
+		chromedp.SendKeys(`#tryit-text`, proxytest.SayAsk, chromedp.ByQuery),
+		chromedp.Click(`#compose button[type=submit]`, chromedp.ByQuery),
+		waitFor(live+`.includes('which city?')`),
+		waitFor(`document.querySelector('#runs .count').textContent === '2'`),
+		// Followed with Navigate: a click's navigation races the next
+		// query's execution context.
+		chromedp.AttributeValue(`#runs tbody tr:first-child a`, "href", &runPath, nil, chromedp.ByQuery),
+		chromedp.ActionFunc(func(ctx context.Context) error { return chromedp.Navigate(srv.URL + runPath).Do(ctx) }),
+		chromedp.WaitVisible(`article.run #reply textarea[name=text]`, chromedp.ByQuery),
+		chromedp.SendKeys(`#reply textarea[name=text]`, "Paris", chromedp.ByQuery),
+		chromedp.Click(`#reply button[type=submit]`, chromedp.ByQuery),
+		waitFor(`document.querySelector('article.run h1 .badge').textContent === 'TASK_STATE_COMPLETED'`),
+		waitFor(`document.querySelectorAll('article.run').length === 1 && document.querySelector('#reply') === null`),
+		waitFor(`[...document.querySelectorAll('#result .part-text')].some(li => li.textContent.includes('done: Paris'))`),
+	)
+	// An agent that answers with a JSON-RPC error: the run says failed and
+	// the page shows the agent's code and message.
+	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":"1","error":{"code":-32603,"message":"the model is overloaded"}}`)
+	}))
+	t.Cleanup(failing.Close)
+	ids["failing"] = storeTestAgentAt(t, store, failing.URL, "https://failing.example/.well-known/agent-card.json")
+	run("an agent's error is shown",
+		chromedp.Navigate(srv.URL+"/agents/"+ids["failing"]+"/try"),
+		chromedp.WaitVisible(`#tryit-text`, chromedp.ByQuery),
+		chromedp.SendKeys(`#tryit-text`, "hi", chromedp.ByQuery),
+		chromedp.Click(`#compose button[type=submit]`, chromedp.ByQuery),
+		waitFor(live+`.includes('the model is overloaded') && `+live+`.includes('-32603') && `+live+`.includes('failed')`),
+		shot("tryit-error.png"),
+	)
 	// A task that works until canceled: the Cancel button appears while
 	// the stream is open and ends it.
 	run("cancel a working task",
@@ -754,6 +793,13 @@ func olderInvoice(t *testing.T, raw []byte) []byte {
 // v0.3, streaming) and returns its id.
 func storeTestAgent(t *testing.T, store *catalog.Store, url string) string {
 	t.Helper()
+	return storeTestAgentAt(t, store, url, "https://peer.example/.well-known/agent-card.json")
+}
+
+// storeTestAgentAt stores the test agent's card for an agent at url, as
+// found at cardURL.
+func storeTestAgentAt(t *testing.T, store *catalog.Store, url, cardURL string) string {
+	t.Helper()
 	raw, err := json.Marshal(map[string]any{
 		"name": "Peer Agent", "description": "An in-process A2A agent.", "url": url, "version": "1.0.0",
 		"protocolVersion": "0.3.0", "preferredTransport": "JSONRPC", "capabilities": map[string]any{"streaming": true},
@@ -768,7 +814,7 @@ func storeTestAgent(t *testing.T, store *catalog.Store, url string) string {
 		t.Fatal(err)
 	}
 	res, err := store.Upsert(context.Background(), catalog.System("test"), catalog.UpsertInput{
-		CardURL: "https://peer.example/.well-known/agent-card.json", Card: c, Source: catalog.SourceURL, ReceivedAt: time.Now()})
+		CardURL: cardURL, Card: c, Source: catalog.SourceURL, ReceivedAt: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}

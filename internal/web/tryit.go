@@ -110,7 +110,7 @@ func (h *Console) tryStart(c echo.Context) error {
 		return h.errorPage(c, http.StatusBadRequest, "Message not sent", err.Error())
 	}
 	// The run takes the id a sign-in prepared, and with it the token.
-	t := runs.Turn{Message: msg, Choice: choice, Credentials: h.formCredentials(c),
+	t := runs.Turn{Message: msg, Choice: choice, Credentials: h.formCredentials(c), NoStream: c.FormValue(fieldBlocking) != "",
 		RunID: h.conversation(c, c.FormValue(fieldConversation))}
 	return h.converse(c, ag, func(w runs.Watcher) (runs.Outcome, error) {
 		return h.opts.Runs.Start(c.Request().Context(), h.caller(c), ag.ID, t, w)
@@ -126,7 +126,7 @@ func (h *Console) tryReply(c echo.Context) error {
 	if err != nil {
 		return h.errorPage(c, http.StatusBadRequest, "Message not sent", err.Error())
 	}
-	t := runs.Turn{Message: msg, Credentials: h.formCredentials(c)}
+	t := runs.Turn{Message: msg, Credentials: h.formCredentials(c), NoStream: c.FormValue(fieldBlocking) != ""}
 	return h.converse(c, ag, func(w runs.Watcher) (runs.Outcome, error) {
 		return h.opts.Runs.Continue(c.Request().Context(), h.caller(c), runs.Ref{RunID: c.Param("run"), AgentID: ag.ID}, t, w)
 	})
@@ -202,7 +202,13 @@ func (h *Console) runPage(c echo.Context) error {
 	if result != nil {
 		v.Result = resultItems(result)
 	}
-	switch a2a.TaskState(run.State) {
+	waiting := a2a.TaskState(run.State)
+	if run.State == runs.StateFailed && run.TaskID != "" {
+		// A reply the agent answered with an error: the task, as the
+		// agent last showed it, may still wait for the tester.
+		waiting = a2a.TaskState(taskState(tr.Task))
+	}
+	switch waiting {
 	case a2a.TaskStateInputRequired, a2a.TaskStateAuthRequired:
 		if rd.Withheld {
 			break

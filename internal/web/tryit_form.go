@@ -27,6 +27,7 @@ const (
 	fieldFile         = "file"
 	fieldInterface    = "interface"
 	fieldSpeak        = "protocol_version"
+	fieldBlocking     = "blocking"
 	fieldBearer       = "cred_bearer"
 	fieldAPIKey       = "cred_api_key"
 	fieldBasicUser    = "cred_basic_username"

@@ -45,6 +45,15 @@ type wireObject struct {
 	Artifacts []wireArtifact `json:"artifacts"`
 }
 
+// taskState is the state of a stored task, "" when there is none.
+func taskState(task json.RawMessage) string {
+	var o wireObject
+	if task == nil || json.Unmarshal(task, &o) != nil || o.Status == nil {
+		return ""
+	}
+	return o.Status.State
+}
+
 // eventView shows one relayed event: the text of its status message,
 // artifact chunk or message.
 func eventView(seq int, kind, state string, data json.RawMessage) view.Event {
@@ -75,9 +84,25 @@ func resultItems(data json.RawMessage) []view.Item {
 		out = append(out, items(o.Status.Message.Parts, "")...)
 	}
 	for _, a := range o.Artifacts {
-		out = append(out, items(a.Parts, artifactName(a))...)
+		out = append(out, joinText(items(a.Parts, artifactName(a)))...)
 	}
 	return append(out, items(o.Parts, "")...)
+}
+
+// joinText joins an artifact's consecutive text parts into one: a
+// streamed artifact arrives in chunks (TaskArtifactUpdateEvent with
+// append, A2A v1.0 §4.2.2), each kept as a part, and the tester reads
+// the text the agent wrote, not where its chunks ended.
+func joinText(its []view.Item) []view.Item {
+	var out []view.Item
+	for _, it := range its {
+		if n := len(out); n > 0 && it.Kind == "text" && out[n-1].Kind == "text" && out[n-1].MediaType == it.MediaType {
+			out[n-1].Text += it.Text
+			continue
+		}
+		out = append(out, it)
+	}
+	return out
 }
 
 func artifactName(a wireArtifact) string {

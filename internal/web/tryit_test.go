@@ -310,6 +310,14 @@ func TestTryItPlainPost(t *testing.T) {
 		{name: "version to speak not a protocol version", fields: map[string]string{csrfField: tf.token, fieldText: "hi", fieldSpeak: "2.0"}, wantStatus: http.StatusBadRequest},
 		{name: "no CSRF token", fields: map[string]string{fieldText: "hi"}, wantStatus: http.StatusForbidden},
 	}
+	blocking := tf.fields("hi")
+	blocking[fieldBlocking] = "1"
+	tests = append(tests, struct {
+		name       string
+		fields     map[string]string
+		wantStatus int
+		wantState  string
+	}{name: "sent without streaming", fields: blocking, wantStatus: http.StatusSeeOther, wantState: string(a2a.TaskStateCompleted)})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before, _ := tf.store.AgentRuns(context.Background(), catalog.ScopeAll, tf.id, catalog.RunKindRun, 100)
@@ -330,6 +338,13 @@ func TestTryItPlainPost(t *testing.T) {
 			}
 			if run.State != tt.wantState {
 				t.Errorf("run state = %q, want %q", run.State, tt.wantState)
+			}
+			var tr proxy.Transcript
+			if err := json.Unmarshal(run.Transcript, &tr); err != nil || len(tr.Turns) != 1 {
+				t.Fatalf("transcript: %v", err)
+			}
+			if streamed := tt.fields[fieldBlocking] == ""; tr.Turns[0].Streamed != streamed {
+				t.Errorf("turn streamed = %v, want %v", tr.Turns[0].Streamed, streamed)
 			}
 		})
 	}
@@ -625,5 +640,24 @@ func TestTryItLimited(t *testing.T) {
 	}
 	if runs, err := tf.store.AgentRuns(context.Background(), catalog.ScopeAll, tf.id, catalog.RunKindRun, 10); err != nil || len(runs) != 1 {
 		t.Errorf("%d runs stored (%v), want only the admitted one", len(runs), err)
+	}
+}
+
+// TestResultJoinsArtifactChunks: the text chunks a streamed artifact came
+// in are shown as the one text they make; other parts stay apart.
+func TestResultJoinsArtifactChunks(t *testing.T) {
+	data := json.RawMessage(`{"id":"t","status":{"state":"TASK_STATE_COMPLETED"},"artifacts":[` +
+		`{"artifactId":"a","parts":[{"text":"done:"},{"text":" hello"},{"text":" world"},{"data":{"n":1}},{"text":"after"}]},` +
+		`{"artifactId":"b","parts":[{"text":"other"}]}]}`)
+	got := resultItems(data)
+	want := []view.Item{{Kind: "text", Artifact: "a", Text: "done: hello world"}, {Kind: "data", Artifact: "a", Text: `{"n":1}`},
+		{Kind: "text", Artifact: "a", Text: "after"}, {Kind: "text", Artifact: "b", Text: "other"}}
+	if len(got) != len(want) {
+		t.Fatalf("items = %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("item %d = %+v, want %+v", i, got[i], want[i])
+		}
 	}
 }

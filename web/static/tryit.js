@@ -69,16 +69,50 @@
     }
   }
 
-  // show replaces the live events with the finished run's page (its
-  // result, transcript, reply box), fetched as a fragment.
-  function show(url) {
-    fetch(url, { headers: { "HX-Request": "true" }, credentials: "same-origin" }).then(function (resp) {
+  // fragment fetches a console page as a fragment (the server renders
+  // only the page's body for HX-Request) and parses it; scripts in it do
+  // not run, so nothing is wired twice.
+  function fragment(url) {
+    return fetch(url, { headers: { "HX-Request": "true" }, credentials: "same-origin" }).then(function (resp) {
       return resp.text();
     }).then(function (html) {
-      var box = live();
+      var t = document.createElement("template");
+      t.innerHTML = html;
+      return t.content;
+    });
+  }
+
+  // show puts the finished run's page (its result, transcript, reply box)
+  // where the run was followed. On a run's own page (a reply) it replaces
+  // that page's run view in place: putting it into the live box would
+  // nest a second copy of the run inside the first. On the "Try it" page
+  // it replaces the live events, and the "Past runs" table is read again
+  // so it lists the run just made.
+  function show(url) {
+    var box = live();
+    var page = box && box.closest("article.run");
+    fragment(url).then(function (content) {
+      var fresh = content.querySelector("article.run");
+      if (page && fresh) {
+        page.replaceWith(fresh);
+        wire(fresh);
+        if (window.location.pathname !== new URL(url, window.location.href).pathname) {
+          window.history.replaceState(null, "", url);
+        }
+        return;
+      }
       if (box) {
-        box.innerHTML = html;
+        box.replaceChildren.apply(box, Array.from(content.childNodes));
         wire(box);
+      }
+      var runs = document.getElementById("runs");
+      if (runs && !runs.closest("#tryit-live")) {
+        return fragment(window.location.pathname).then(function (tryPage) {
+          var current = tryPage.getElementById("runs");
+          if (current) {
+            runs.replaceWith(current);
+          }
+        });
       }
     }).catch(function () {
       window.location.assign(url);
