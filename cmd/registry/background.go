@@ -7,6 +7,7 @@ import (
 
 	"github.com/a2aregistry/registry/internal/background"
 	"github.com/a2aregistry/registry/internal/crawler"
+	"github.com/a2aregistry/registry/internal/webhook"
 )
 
 // Intervals of the periodic background work.
@@ -57,6 +58,15 @@ func (a *app) startBackground(ctx context.Context) (*background.Group, error) {
 		bg.Every("session prune", sessionPruneInterval, a.pruneSessions)
 	}
 	bg.Every("run prune", runPruneInterval, a.pruneRuns)
+	// Webhook deliveries go through the guarded outbound client (never a
+	// private address unless --allow-networks opens it, never the
+	// registry itself). Every replica runs a dispatcher: the fan-out's
+	// cursor and the deliveries' leases share the work (internal/webhook).
+	hooks := webhook.New(a.store, a.client, a.log.With("component", "webhook"), webhook.Config{})
+	bg.Go("webhooks", func(ctx context.Context) error {
+		hooks.Run(ctx)
+		return nil
+	})
 	bg.Go("verification", func(ctx context.Context) error {
 		a.runner.Run(ctx)
 		return nil

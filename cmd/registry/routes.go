@@ -81,6 +81,7 @@ type operations interface {
 	api.Operator
 	api.Keys
 	api.CrawlStatus
+	api.Webhooks
 	web.AuditLog
 }
 
@@ -180,7 +181,7 @@ func newHandler(d handlerDeps) http.Handler {
 	}
 	opts.Runs = d.runs
 	if d.ops != nil {
-		opts.Audit, opts.Operator, opts.Keys, opts.Crawl = d.ops, d.ops, d.ops, d.ops
+		opts.Audit, opts.Operator, opts.Keys, opts.Crawl, opts.Webhooks = d.ops, d.ops, d.ops, d.ops, d.ops
 	}
 	if d.annotator != nil {
 		opts.Annotator = d.annotator

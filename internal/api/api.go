@@ -96,6 +96,9 @@ type Options struct {
 	// Curator serves listing transitions and collections; their routes
 	// are absent when it is nil.
 	Curator Curator
+	// Webhooks serves the webhook subscriptions (admin); their routes are
+	// absent when it is nil.
+	Webhooks Webhooks
 	// Authorizer guards each route by the role it needs (see routes).
 	// Nil means no sign-in: every route is open, for development on
 	// loopback.
@@ -122,6 +125,7 @@ type API struct {
 	crawl     CrawlStatus
 	annotator Annotator
 	curator   Curator
+	webhooks  Webhooks
 	// crossSite is Options.CrossSite.
 	crossSite error
 	log       *slog.Logger
@@ -149,6 +153,7 @@ func New(opts Options) *API {
 		crawl:       opts.Crawl,
 		annotator:   opts.Annotator,
 		curator:     opts.Curator,
+		webhooks:    opts.Webhooks,
 		crossSite:   opts.CrossSite,
 		log:         log,
 		now:         time.Now,
@@ -238,6 +243,7 @@ func (a *API) routes() []route {
 		rs = append(rs, route{method: http.MethodPut, path: "/agents/:id/annotations", role: auth.Editor, handler: a.setAnnotations})
 	}
 	rs = append(rs, a.curationRoutes()...)
+	rs = append(rs, a.webhookRoutes()...)
 	return append(rs, a.operatorRoutes()...)
 }
 

@@ -43,8 +43,12 @@ func TestRouteRoles(t *testing.T) {
 	cat := newFakeCatalog()
 	a := New(Options{Catalog: cat, Registrar: &fakeRegistrar{}, Refresher: &fakeRefresher{},
 		Runs: newRunService(cat, newFakeRunStore(), nil), Audit: &fakeAuditLog{}, Operator: store, Keys: store, Crawl: store,
-		Annotator: store, Curator: store})
+		Annotator: store, Curator: store, Webhooks: store})
 	operator := map[string]auth.Role{
+		"GET /webhooks":                              auth.Admin,
+		"POST /webhooks":                             auth.Admin,
+		"DELETE /webhooks/:id":                       auth.Admin,
+		"GET /webhooks/:id/deliveries":               auth.Admin,
 		"POST /agents/:id/listing":                   auth.Editor,
 		"GET /collections":                           auth.Viewer,
 		"POST /collections":                          auth.Admin,
@@ -116,10 +120,10 @@ func TestMountChecksEachRoutesRole(t *testing.T) {
 	store := catalogtest.SQLite(t)
 	env := newTestEnv(t, func(o *Options) {
 		o.Authorizer = deny
-		o.Audit, o.Operator, o.Keys, o.Crawl, o.Annotator = store, store, store, store, store
+		o.Audit, o.Operator, o.Keys, o.Crawl, o.Annotator, o.Webhooks = store, store, store, store, store, store
 	})
 	a := New(Options{Catalog: env.cat, Registrar: env.reg, Refresher: env.ref, Audit: store, Operator: store, Keys: store, Crawl: store,
-		Annotator: store})
+		Annotator: store, Webhooks: store})
 	for _, r := range a.routes() {
 		asked = nil
 		target := BasePath + strings.NewReplacer(":id", "a1", ":n", "1").Replace(r.path)

@@ -1,0 +1,317 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/a2aregistry/registry/internal/catalog"
+	"github.com/a2aregistry/registry/internal/query"
+	"github.com/a2aregistry/registry/internal/safehttp"
+)
+
+// Store is the part of the catalog the dispatcher uses.
+type Store interface {
+	Webhooks(ctx context.Context) ([]catalog.Webhook, error)
+	WebhookCursor(ctx context.Context) (int64, error)
+	Changes(ctx context.Context, sc catalog.Scope, since int64, limit int) ([]catalog.Change, error)
+	Search(ctx context.Context, q catalog.Query) (catalog.Page, error)
+	EnqueueWebhookDeliveries(ctx context.Context, from, to int64, ds []catalog.NewWebhookDelivery, now time.Time) error
+	ClaimWebhookDeliveries(ctx context.Context, now time.Time, limit int, lease time.Duration) ([]catalog.DueDelivery, error)
+	FinishWebhookDelivery(ctx context.Context, webhookID string, pk int64, a catalog.WebhookAttempt) error
+}
+
+// Defaults of Config.
+const (
+	DefaultInterval   = time.Second
+	DefaultRetryFor   = 24 * time.Hour
+	DefaultFirstRetry = 5 * time.Second
+	DefaultMaxRetry   = time.Hour
+	DefaultLease      = 2 * time.Minute
+	DefaultBatch      = 100
+	defaultFanOut     = 500
+)
+
+// Config tunes a Dispatcher; zero fields take the defaults.
+type Config struct {
+	// Interval is how often the feed and the due deliveries are polled.
+	Interval time.Duration
+	// RetryFor is how long a delivery is retried before its subscription
+	// is disabled.
+	RetryFor time.Duration
+	// FirstRetry is the delay after the first failure; it doubles per
+	// attempt up to MaxRetry, with jitter.
+	FirstRetry, MaxRetry time.Duration
+	// Lease is how long a claimed delivery is another replica's to leave
+	// alone; longer than the client's timeout.
+	Lease time.Duration
+	// Batch is how many deliveries one poll claims.
+	Batch int
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+func (c Config) withDefaults() Config {
+	if c.Interval <= 0 {
+		c.Interval = DefaultInterval
+	}
+	if c.RetryFor <= 0 {
+		c.RetryFor = DefaultRetryFor
+	}
+	if c.FirstRetry <= 0 {
+		c.FirstRetry = DefaultFirstRetry
+	}
+	if c.MaxRetry <= 0 {
+		c.MaxRetry = DefaultMaxRetry
+	}
+	if c.Lease <= 0 {
+		c.Lease = DefaultLease
+	}
+	if c.Batch <= 0 {
+		c.Batch = DefaultBatch
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c
+}
+
+// Dispatcher fans events out and delivers them.
+type Dispatcher struct {
+	store  Store
+	client *safehttp.Client
+	log    *slog.Logger
+	cfg    Config
+}
+
+// New returns a Dispatcher sending through client, the registry's guarded
+// outbound client: a receiver on a private address is refused unless
+// --allow-networks opens it, and the registry itself never.
+func New(store Store, client *safehttp.Client, log *slog.Logger, cfg Config) *Dispatcher {
+	return &Dispatcher{store: store, client: client, log: log, cfg: cfg.withDefaults()}
+}
+
+// Run polls until ctx ends, then returns once the attempts in flight are
+// recorded or abandoned (their leases expire and they are sent again).
+func (d *Dispatcher) Run(ctx context.Context) {
+	t := time.NewTicker(d.cfg.Interval)
+	defer t.Stop()
+	for {
+		if err := d.Step(ctx); err != nil && ctx.Err() == nil {
+			d.log.Error("webhook dispatch", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Step fans out the new feed entries and sends the due deliveries once.
+// Until the search index is built, filters cannot be matched: the fan-out
+// waits (the cursor stays) and deliveries already fanned out still go.
+func (d *Dispatcher) Step(ctx context.Context) error {
+	if err := d.FanOut(ctx); err != nil && !errors.Is(err, catalog.ErrIndexNotReady) {
+		return err
+	}
+	return d.Deliver(ctx)
+}
+
+// FanOut turns the feed entries after the cursor into deliveries, one per
+// entry and subscription whose event types and filter it matches.
+func (d *Dispatcher) FanOut(ctx context.Context) error {
+	for {
+		from, err := d.store.WebhookCursor(ctx)
+		if err != nil {
+			return err
+		}
+		changes, err := d.store.Changes(ctx, catalog.ScopeAll, from, defaultFanOut)
+		if err != nil || len(changes) == 0 {
+			return err
+		}
+		hooks, err := d.store.Webhooks(ctx)
+		if err != nil {
+			return err
+		}
+		var ds []catalog.NewWebhookDelivery
+		for _, c := range changes {
+			typ, ok := eventTypes[c.Kind]
+			if !ok {
+				continue
+			}
+			for _, h := range hooks {
+				if h.DisabledAt != nil || !wants(h, typ) {
+					continue
+				}
+				if ok, err := d.matches(ctx, h.Filter, c.CardURL); err != nil {
+					return err
+				} else if !ok {
+					continue
+				}
+				body, err := json.Marshal(payload{Type: typ, Timestamp: c.At, Data: eventData{
+					AgentID: c.AgentID, CardURL: c.CardURL, Version: c.Version, Seq: c.Seq}})
+				if err != nil {
+					return fmt.Errorf("encoding webhook payload: %w", err)
+				}
+				ds = append(ds, catalog.NewWebhookDelivery{WebhookID: h.ID, Seq: c.Seq, AgentID: c.AgentID,
+					EventType: typ, Payload: string(body)})
+			}
+		}
+		err = d.store.EnqueueWebhookDeliveries(ctx, from, changes[len(changes)-1].Seq, ds, d.cfg.Now())
+		if err != nil && !errors.Is(err, catalog.ErrCursorMoved) {
+			return err
+		}
+		if len(changes) < defaultFanOut {
+			return nil
+		}
+	}
+}
+
+// payload is the Standard Webhooks body: type, timestamp, data.
+type payload struct {
+	Type      string    `json:"type"`
+	Timestamp time.Time `json:"timestamp"`
+	Data      eventData `json:"data"`
+}
+
+type eventData struct {
+	AgentID string `json:"agent_id"`
+	CardURL string `json:"card_url"`
+	Version int    `json:"version"`
+	Seq     int64  `json:"seq"`
+}
+
+func wants(h catalog.Webhook, typ string) bool {
+	for _, t := range h.EventTypes {
+		if t == typ {
+			return true
+		}
+	}
+	return false
+}
+
+// matches tells whether the agent at cardURL matches the subscription's
+// filter, a search query string (internal/query), as it is now: a search
+// narrowed to that one agent. An agent out of search (removed) matches
+// only a subscription without a filter.
+func (d *Dispatcher) matches(ctx context.Context, filter, cardURL string) (bool, error) {
+	if filter == "" {
+		return true, nil
+	}
+	req, err := query.ParseString(filter)
+	if err != nil {
+		return false, nil // validated at creation; a rule changed since matches nothing
+	}
+	q := req.Query(catalog.ScopeAll)
+	q.Limit = 1
+	q.AnyOf = append(q.AnyOf, catalog.FilterGroup{Field: catalog.FilterCardURL, Values: []string{cardURL}})
+	page, err := d.store.Search(ctx, q)
+	if err != nil {
+		return false, fmt.Errorf("matching webhook filter: %w", err)
+	}
+	return len(page.Items) > 0, nil
+}
+
+// Deliver sends the due deliveries, concurrently across agents (each
+// claimed one is its agent's first pending), and records each attempt.
+func (d *Dispatcher) Deliver(ctx context.Context) error {
+	due, err := d.store.ClaimWebhookDeliveries(ctx, d.cfg.Now(), d.cfg.Batch, d.cfg.Lease)
+	if err != nil {
+		return err
+	}
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+	)
+	for _, dd := range due {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := d.store.FinishWebhookDelivery(context.WithoutCancel(ctx), dd.WebhookID, dd.PK, d.attempt(ctx, dd)); err != nil {
+				mu.Lock()
+				first = errors.Join(first, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
+
+// attempt sends one delivery and decides what follows.
+func (d *Dispatcher) attempt(ctx context.Context, dd catalog.DueDelivery) catalog.WebhookAttempt {
+	now := d.cfg.Now()
+	status, err := d.send(ctx, dd, now)
+	a := catalog.WebhookAttempt{At: now, Status: status}
+	if err == nil {
+		a.OK = true
+		return a
+	}
+	a.Err = err.Error()
+	firstFailure := now
+	if dd.FirstFailureAt != nil {
+		firstFailure = *dd.FirstFailureAt
+	}
+	if now.Sub(firstFailure) >= d.cfg.RetryFor {
+		a.Disable = fmt.Sprintf("deliveries failing since %s: %s", firstFailure.UTC().Format(time.RFC3339), a.Err)
+		d.log.Warn("webhook disabled", "webhook_id", dd.WebhookID, "err", a.Err)
+		return a
+	}
+	a.Next = now.Add(d.backoff(dd.Attempts))
+	return a
+}
+
+// backoff is FirstRetry doubled per attempt made, capped at MaxRetry,
+// less up to a fifth of jitter so receivers coming back are not hit by
+// every subscription at once.
+func (d *Dispatcher) backoff(attempts int) time.Duration {
+	b := d.cfg.FirstRetry
+	for i := 0; i < attempts && b < d.cfg.MaxRetry; i++ {
+		b *= 2
+	}
+	b = min(b, d.cfg.MaxRetry)
+	return b - time.Duration(rand.Int64N(int64(b)/5+1))
+}
+
+// ErrStatus is wrapped by a failure the receiver answered.
+var ErrStatus = errors.New("webhook: receiver answered an error")
+
+// send posts the delivery. Any 2xx is success (Standard Webhooks); every
+// other status, a timeout or a refused address is a failure to retry.
+func (d *Dispatcher) send(ctx context.Context, dd catalog.DueDelivery, now time.Time) (int, error) {
+	id := MessageID(dd.PK)
+	body := []byte(dd.Payload)
+	sig, err := Sign(dd.Secret, id, now, body)
+	if err != nil {
+		return 0, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, dd.URL, bytes.NewReader(body))
+	if err != nil {
+		return 0, fmt.Errorf("webhook request: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("webhook-id", id)
+	req.Header.Set("webhook-timestamp", strconv.FormatInt(now.Unix(), 10))
+	req.Header.Set("webhook-signature", sig)
+	resp, err := d.client.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("posting webhook: %w", err)
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return resp.StatusCode, fmt.Errorf("%w: status %d", ErrStatus, resp.StatusCode)
+	}
+	return resp.StatusCode, nil
+}
