@@ -59,7 +59,7 @@ func (a *API) searchAgents(c echo.Context) error {
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	c.Response().Header().Set("Server-Timing", fmt.Sprintf("search;dur=%.2f, index-wait;dur=%.2f, index;dur=%.2f, page;dur=%.2f",
 		ms(time.Since(start)), ms(page.Timing.IndexWait), ms(page.Timing.Index), ms(page.Timing.Load)))
-	return c.JSON(http.StatusOK, newSearchResponse(page))
+	return c.JSON(http.StatusOK, newSearchResponse(page, query.Suggest(req.Text, req.Filters)))
 }
 
 func isDigits(s string) bool {

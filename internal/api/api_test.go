@@ -13,6 +13,7 @@ import (
 	"net/netip"
 	"net/url"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -199,6 +200,17 @@ func TestSearch(t *testing.T) {
 			}},
 		{name: "query of exactly the maximum length in characters", target: "/api/v1/agents?q=" + url.QueryEscape(long),
 			wantStatus: http.StatusOK},
+		{name: "suggested filters from the text, not applied, none already given",
+			target: "/api/v1/agents?q=" + url.QueryEscape("contracts, accepts PDF, over gRPC") + "&binding=GRPC", wantStatus: http.StatusOK,
+			check: func(t *testing.T, rec *httptest.ResponseRecorder, c *fakeCatalog, _ *fakeRegistrar) {
+				want := []SuggestedFilter{{Field: "input_mode", Value: "application/pdf", Words: "accepts PDF"}}
+				if r := decodeJSON[SearchResponse](t, rec); !slices.Equal(r.SuggestedFilters, want) {
+					t.Errorf("suggested_filters = %+v, want %+v", r.SuggestedFilters, want)
+				}
+				if len(c.lastQuery.Filters) != 1 {
+					t.Errorf("filters = %v: a suggestion was applied", c.lastQuery.Filters)
+				}
+			}},
 		{name: "empty q and cursor are absent", target: "/api/v1/agents?q=&cursor=", wantStatus: http.StatusOK,
 			check: wantQuery(catalog.Query{Limit: catalog.DefaultLimit})},
 		{name: "page with next cursor and facets",

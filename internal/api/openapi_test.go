@@ -291,6 +291,7 @@ func TestSchemasMatchTypes(t *testing.T) {
 	doc, _ := loadSpec(t)
 	for name, typ := range map[string]reflect.Type{
 		"SearchResponse":      reflect.TypeFor[SearchResponse](),
+		"SuggestedFilter":     reflect.TypeFor[SuggestedFilter](),
 		"Summary":             reflect.TypeFor[Summary](),
 		"SkillSummary":        reflect.TypeFor[SkillSummary](),
 		"FacetCount":          reflect.TypeFor[FacetCount](),

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/a2aregistry/registry/internal/catalog"
+	"github.com/a2aregistry/registry/internal/query"
 )
 
 // The public JSON shapes of the API. openapi.json describes each of them;
@@ -18,6 +19,17 @@ type SearchResponse struct {
 	Total      int     `json:"total"`
 	// Facets has one key per filter field, always present, highest count first.
 	Facets map[string][]FacetCount `json:"facets"`
+	// SuggestedFilters are filters the words of q seem to name ("accepts
+	// PDF"), for the client to offer; the search did not apply them.
+	SuggestedFilters []SuggestedFilter `json:"suggested_filters"`
+}
+
+// SuggestedFilter is one filter suggested by the words of a search.
+type SuggestedFilter struct {
+	Field string `json:"field"`
+	Value string `json:"value"`
+	// Words is the text of q that suggested it.
+	Words string `json:"words"`
 }
 
 // Summary is one agent of a search result.
@@ -202,11 +214,15 @@ type Error struct {
 // field by field: a field renamed on either side fails to compile here
 // instead of silently changing the API.
 
-func newSearchResponse(p catalog.Page) SearchResponse {
+func newSearchResponse(p catalog.Page, suggested []query.Suggestion) SearchResponse {
 	r := SearchResponse{
-		Items:  make([]Summary, 0, len(p.Items)),
-		Total:  p.Total,
-		Facets: make(map[string][]FacetCount, len(catalog.FilterFields)),
+		Items:            make([]Summary, 0, len(p.Items)),
+		Total:            p.Total,
+		Facets:           make(map[string][]FacetCount, len(catalog.FilterFields)),
+		SuggestedFilters: make([]SuggestedFilter, len(suggested)),
+	}
+	for i, s := range suggested {
+		r.SuggestedFilters[i] = SuggestedFilter{Field: s.Field, Value: s.Value, Words: s.Words}
 	}
 	for _, s := range p.Items {
 		r.Items = append(r.Items, newSummary(s))
