@@ -221,6 +221,7 @@ func (a *API) routes() []route {
 		{method: http.MethodGet, path: "/agents/:id/versions", role: auth.Viewer, handler: a.listVersions},
 		{method: http.MethodGet, path: "/agents/:id/versions/:n", role: auth.Viewer, handler: a.getVersion},
 		{method: http.MethodGet, path: "/changes", role: auth.Viewer, handler: a.listChanges},
+		{method: http.MethodGet, path: "/reports/security", role: auth.Viewer, handler: a.securityReport},
 	}
 	if a.registrar != nil {
 		rs = append(rs, route{method: http.MethodPost, path: "/agents", role: auth.Editor, handler: a.registerAgent})

@@ -338,6 +338,8 @@ func TestSchemasMatchTypes(t *testing.T) {
 		"TrustedKeyList":      reflect.TypeFor[TrustedKeyList](),
 		"AddKeyRequest":       reflect.TypeFor[AddKeyRequest](),
 		"CrawlerStatus":       reflect.TypeFor[CrawlerStatus](),
+		"SecurityReport":      reflect.TypeFor[SecurityReport](),
+		"ReportCount":         reflect.TypeFor[ReportCount](),
 		"FailingHost":         reflect.TypeFor[FailingHost](),
 		"WebhookRequest":      reflect.TypeFor[WebhookRequest](),
 		"Webhook":             reflect.TypeFor[Webhook](),

@@ -146,6 +146,17 @@ func TestAgainstStore(t *testing.T) {
 		if !slices.Equal(created, ids) {
 			t.Errorf("feed created %v, registered %v", created, ids)
 		}
+		// Every number of the security report is what its search link lists.
+		rep := decodeJSON[SecurityReport](t, get("/api/v1/reports/security", nil))
+		if rep.Agents != len(ids) || len(rep.Signature) == 0 || len(rep.SecurityScheme) == 0 {
+			t.Errorf("security report = %+v, stored %d", rep, len(ids))
+		}
+		counts := append(append(append([]ReportCount{rep.Anonymous, rep.KeyChanges}, rep.Signature...), rep.SecurityScheme...), rep.Findings...)
+		for _, c := range counts {
+			if l := decodeJSON[SearchResponse](t, get(c.Search, nil)); l.Total != c.Count {
+				t.Errorf("%s counts %d, its search lists %d", c.Search, c.Count, l.Total)
+			}
+		}
 		if rec := env.do(t, http.MethodGet, "/api/v1/agents/999999", "", nil); rec.Code != http.StatusNotFound {
 			t.Errorf("unknown agent = %d", rec.Code)
 		}

@@ -1,0 +1,102 @@
+package report_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/a2aregistry/registry/internal/card"
+	"github.com/a2aregistry/registry/internal/catalog"
+	"github.com/a2aregistry/registry/internal/catalog/catalogtest"
+	"github.com/a2aregistry/registry/internal/report"
+)
+
+var actor = catalog.Actor{Kind: catalog.ActorSystem, Name: "test"}
+
+// add stores an agent whose card declares schemes (none when empty) and
+// records a verification with status and codes; it returns the agent id.
+func add(t *testing.T, s *catalog.Store, name, scheme, status string, codes ...string) string {
+	t.Helper()
+	ctx := context.Background()
+	sec := ""
+	if scheme != "" {
+		sec = fmt.Sprintf(`, "securitySchemes": {"s": {%s}}, "securityRequirements": [{"schemes": {"s": {"list": []}}}]`, scheme)
+	}
+	raw := fmt.Sprintf(`{"name": %q, "description": "d", "version": "1.0.0",
+  "supportedInterfaces": [{"url": "https://agents.example/%s/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+  "capabilities": {}, "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
+  "skills": [{"id": "s", "name": "s", "description": "d", "tags": ["t"]}]%s}`, name, name, sec)
+	c, err := card.Parse([]byte(raw), card.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Upsert(ctx, actor, catalog.UpsertInput{CardURL: "https://agents.example/" + name + "/.well-known/agent-card.json", Card: c, Source: catalog.SourceURL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RecordVerifications(ctx, actor, []catalog.VerificationInput{{AgentID: res.Agent.ID, Version: 1,
+		Status: status, Report: []byte(`{}`), VerifiedAt: time.Now(), RecheckAt: time.Now().Add(time.Hour), AuditCodes: codes}}); err != nil {
+		t.Fatal(err)
+	}
+	return res.Agent.ID
+}
+
+func TestSecurityReport(t *testing.T) {
+	catalogtest.ForEach(t, func(t *testing.T, s *catalog.Store) {
+		ctx := context.Background()
+		add(t, s, "open", "", catalog.SignatureUnsigned, "no_security", "content_zero_width")
+		add(t, s, "keyed", `"apiKeySecurityScheme": {"location": "header", "name": "X-Key"}`, catalog.SignatureVerified, "signing_key_changed")
+		add(t, s, "plain", "", catalog.SignatureInvalid, "no_security")
+		hidden := add(t, s, "hidden", "", catalog.SignatureInvalid, "no_security", "signing_key_changed", "content_zero_width")
+		// A pending agent is hidden from the default scope: no number of
+		// that scope may count it, while the all-seeing scope does.
+		if _, err := s.SetListing(ctx, actor, catalog.ScopeAll, hidden, catalog.ListingChange{State: catalog.ListingPending, Reason: "test"}); err != nil {
+			t.Fatal(err)
+		}
+		type want struct {
+			agents, anonymous, keyChanges, invalid, zeroWidth int
+		}
+		for _, tc := range []struct {
+			name  string
+			scope catalog.Scope
+			want  want
+		}{
+			{"viewer", catalog.Scope{}, want{agents: 3, anonymous: 2, keyChanges: 1, invalid: 1, zeroWidth: 1}},
+			{"all", catalog.ScopeAll, want{agents: 4, anonymous: 3, keyChanges: 2, invalid: 2, zeroWidth: 2}},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				r, err := report.SecurityReport(ctx, s, tc.scope)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := want{agents: r.Agents, anonymous: r.Anonymous.Count, keyChanges: r.KeyChanges.Count,
+					invalid: find(r.Signature, "invalid").Count, zeroWidth: find(r.Findings, "content_zero_width").Count}
+				if got != tc.want {
+					t.Errorf("report = %+v, want %+v", got, tc.want)
+				}
+				if q := r.Anonymous.Query; q != "security_scheme=none" {
+					t.Errorf("anonymous query = %q", q)
+				}
+				if f := find(r.Findings, "content_zero_width"); f.Kind != report.KindContent || f.Query != "audit=content_zero_width" {
+					t.Errorf("content finding = %+v", f)
+				}
+				if f := find(r.Findings, "no_security"); f.Kind != report.KindSecurityAudit {
+					t.Errorf("audit finding = %+v", f)
+				}
+				if c := find(r.SecurityScheme, "apiKey"); c.Count != 1 {
+					t.Errorf("security schemes = %+v", r.SecurityScheme)
+				}
+			})
+		}
+	})
+}
+
+func find(cs []report.Count, value string) report.Count {
+	for _, c := range cs {
+		if c.Value == value {
+			return c
+		}
+	}
+	return report.Count{}
+}
