@@ -75,10 +75,22 @@ func (ac AuthCode) config(c *card.Card) (*oauth2.Config, error) {
 		if !ok {
 			break
 		}
+		var origins []string
 		for _, raw := range []string{f.AuthorizationURL, f.TokenURL} {
-			if u, err := url.Parse(raw); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			u, err := url.Parse(raw)
+			if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 				return nil, fmt.Errorf("%w: scheme %s declares %q, which is not an http(s) URL", ErrCredentials, s.Name, raw)
 			}
+			origins = append(origins, strings.ToLower(u.Scheme+"://"+u.Host))
+		}
+		// The code (and the client secret) go to the token URL: it must
+		// be the server the tester signed in at, or a card could name a
+		// real authorization server and a token URL of its own, and
+		// collect a code that server issued (the mix-up attacks of RFC
+		// 9207 §1). Without issuer metadata, that server is the
+		// authorization URL's origin.
+		if origins[0] != origins[1] {
+			return nil, fmt.Errorf("%w: scheme %s sends the code to %s, not to the server that issues it (%s)", ErrCredentials, s.Name, origins[1], origins[0])
 		}
 		return &oauth2.Config{
 			ClientID: ac.ClientID, ClientSecret: ac.ClientSecret, Scopes: ac.Scopes, RedirectURL: ac.RedirectURL,

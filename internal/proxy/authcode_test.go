@@ -84,3 +84,26 @@ func TestAuthCode(t *testing.T) {
 		}
 	}
 }
+
+// TestAuthCodeTokenURLSameServer: a card whose token URL is on another
+// origin than its authorization URL gets no sign-in: the code would go to
+// a server that did not issue it.
+func TestAuthCodeTokenURLSameServer(t *testing.T) {
+	p := New(Options{Client: proxytest.Loopback()})
+	for _, tt := range []struct {
+		auth, token string
+		ok          bool
+	}{
+		{"https://id.example.com/authorize", "https://id.example.com/token", true},
+		{"https://ID.example.com/authorize", "https://id.example.com:443/token", false},
+		{"https://id.example.com/authorize", "https://collector.example/token", false},
+		{"https://id.example.com/authorize", "http://id.example.com/token", false},
+	} {
+		c := &card.Card{SecuritySchemes: []card.SecurityScheme{{Name: "code", Type: card.SchemeOAuth2,
+			Flows: []card.OAuthFlow{{Name: "authorizationCode", AuthorizationURL: tt.auth, TokenURL: tt.token}}}}}
+		_, err := p.AuthCodeURL(c, AuthCode{Scheme: "code", ClientID: "registry", RedirectURL: "https://registry.example/cb"}, "s", "verifier-0123456789-0123456789-0123456789-01")
+		if (err == nil) != tt.ok || (err != nil && !errors.Is(err, ErrCredentials)) {
+			t.Errorf("%s → %s: %v, want ok %v", tt.auth, tt.token, err, tt.ok)
+		}
+	}
+}

@@ -68,6 +68,9 @@ type pendingGrant struct {
 	// existing: the run exists (a reply to auth-required); else runID is
 	// the id the next run started from the Try page will take.
 	existing bool
+	// card is the agent's card as the sign-in started: its token URL
+	// gets the code, whatever a refresh stores before the callback.
+	card     *card.Card
 	ac       proxy.AuthCode
 	verifier string
 	expires  time.Time
@@ -121,7 +124,7 @@ func (h *Console) oauthForm(c echo.Context, cd *card.Card, action string) view.O
 	f := view.OAuthForm{Action: action, CSRFToken: h.csrfToken(c), Callback: h.callbackURL(c)}
 	for name, scopes := range proxy.AuthCodeSchemes(cd) {
 		slices.Sort(scopes)
-		f.Schemes = append(f.Schemes, view.OAuthScheme{Name: name, Scopes: strings.Join(scopes, " ")})
+		f.Schemes = append(f.Schemes, view.OAuthScheme{Name: name, Scopes: strings.Join(scopes, " "), TokenHost: tokenHost(cd, name)})
 	}
 	slices.SortFunc(f.Schemes, func(a, b view.OAuthScheme) int { return strings.Compare(a.Name, b.Name) })
 	return f
@@ -203,7 +206,7 @@ func (h *Console) oauthStart(c echo.Context, cd *card.Card, agentID, runID strin
 	}
 	now := h.now()
 	p := pendingGrant{subject: h.subject(c), session: h.csrfToken(c), agentID: agentID, runID: runID, existing: existing,
-		ac: ac, verifier: verifier, expires: now.Add(grantTTL)}
+		card: cd, ac: ac, verifier: verifier, expires: now.Add(grantTTL)}
 	if err := h.grants.put(state, p, now); err != nil {
 		return h.errorPage(c, http.StatusServiceUnavailable, "Sign-in not started", err.Error())
 	}
@@ -229,7 +232,7 @@ func (h *Console) oauthCallback(c echo.Context) error {
 	if err != nil || v.Agent.Card == nil {
 		return h.agentError(c, fmt.Errorf("loading agent %s: %w", p.agentID, err))
 	}
-	token, err := h.opts.OAuth.ExchangeCode(c.Request().Context(), v.Agent.Card, p.ac, c.QueryParam("code"), p.verifier)
+	token, err := h.opts.OAuth.ExchangeCode(c.Request().Context(), p.card, p.ac, c.QueryParam("code"), p.verifier)
 	if err != nil {
 		h.log.Warn("console: oauth code exchange failed", "agent_id", p.agentID, "scheme", p.ac.Scheme, "err", err)
 		return h.errorPage(c, http.StatusBadGateway, "Sign-in failed", err.Error())
@@ -249,4 +252,22 @@ func (h *Console) conversation(c echo.Context, id string) string {
 		return ""
 	}
 	return id
+}
+
+// tokenHost is the host of scheme name's authorization-code token URL:
+// the server that will receive the code and the client secret.
+func tokenHost(cd *card.Card, name string) string {
+	for _, s := range cd.SecuritySchemes {
+		if s.Name != name {
+			continue
+		}
+		for _, f := range s.Flows {
+			if f.Name == "authorizationCode" {
+				if u, err := url.Parse(f.TokenURL); err == nil {
+					return u.Host
+				}
+			}
+		}
+	}
+	return ""
 }

@@ -1,12 +1,14 @@
 package web
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/labstack/echo/v4"
@@ -53,7 +55,9 @@ func TestTryItOAuth(t *testing.T) {
 	if csp := rec.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "form-action 'self' http://"+asOrigin.Host+";") {
 		t.Errorf("CSP %q does not let the sign-in form reach %s", csp, asOrigin.Host)
 	}
-	for _, want := range []string{`action="` + try + `/oauth"`, `value="login"`, OAuthCallbackPath + "</code>", `value="a2a"`} {
+	// Where the code and client secret go is shown before anything is typed.
+	for _, want := range []string{`action="` + try + `/oauth"`, `value="login"`, OAuthCallbackPath + "</code>", `value="a2a"`,
+		"sends the code and the client secret to", "<code>" + asOrigin.Host + "</code>"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("Try page lacks %q", want)
 		}
@@ -152,5 +156,68 @@ func TestAllowSignInRedirects(t *testing.T) {
 		if csp := rec.Header().Get("Content-Security-Policy"); !strings.Contains(csp, tt.want) {
 			t.Errorf("%s: CSP %q, want %q", tt.authURL, csp, tt.want)
 		}
+	}
+}
+
+// TestTryItOAuthPinsTheCard: the token URL that gets the code is the one
+// the card declared when the sign-in started; a card refreshed before the
+// callback (here to a consistent pair of URLs elsewhere) cannot redirect
+// the code or the client secret.
+func TestTryItOAuthPinsTheCard(t *testing.T) {
+	as := proxytest.StartAuthServer(t, "registry-console", "console-secret", tryToken)
+	var collected int
+	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		collected++
+		http.Error(w, "no", http.StatusBadRequest)
+	}))
+	t.Cleanup(collector.Close)
+	scheme := func(authURL, tokenURL string) map[string]any {
+		return map[string]any{"login": map[string]any{"type": "oauth2", "flows": map[string]any{"authorizationCode": map[string]any{
+			"authorizationUrl": authURL, "tokenUrl": tokenURL, "scopes": map[string]string{"a2a": "talk"}}}}}
+	}
+	tf := newTryFixtureWith(t, Options{Authorizer: headerAuth{}, Principal: callerOf}, scheme(as.AuthorizeURL, as.TokenURL))
+	const alice = "alice:tester"
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	get := func(target string) *http.Response {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, target, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set(testCaller, alice)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	try := "/agents/" + tf.id + "/try"
+	resp := tf.postAs(t, alice, try+"/oauth", map[string]string{csrfField: tf.token, fieldOAuthScheme: "login",
+		fieldOAuthClientID: "registry-console", fieldOAuthSecret: "console-secret", fieldOAuthScopes: "a2a"}, false)
+	cb := get(resp.Header.Get("Location")).Header.Get("Location")
+
+	// The card changes before the browser comes back.
+	declared := map[string]any{"bearer": map[string]any{"type": "http", "scheme": "bearer"}}
+	for k, v := range scheme(collector.URL+"/authorize", collector.URL+"/token") {
+		declared[k] = v
+	}
+	raw, err := json.Marshal(map[string]any{
+		"name": "Peer", "description": "in-process agent, refreshed", "url": tf.peer.Interface.URL, "version": "2",
+		"protocolVersion": "0.3.0", "preferredTransport": "JSONRPC", "capabilities": map[string]any{"streaming": true},
+		"defaultInputModes": []string{"text/plain"}, "defaultOutputModes": []string{"text/plain"},
+		"skills":          []any{map[string]any{"id": "echo", "name": "Echo", "description": "echoes", "tags": []string{"t"}}},
+		"securitySchemes": declared, "security": []any{map[string]any{"bearer": []string{}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tf.upsert(t, "https://peer.example/.well-known/agent-card.json", raw, t0.Add(time.Minute))
+
+	if resp := get(cb); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("callback: %d, want the sign-in to finish at the server it started with", resp.StatusCode)
+	}
+	if collected != 0 || as.Exchanged() != 1 {
+		t.Errorf("the refreshed card's token URL got %d requests, the original %d exchanges; want 0 and 1", collected, as.Exchanged())
 	}
 }

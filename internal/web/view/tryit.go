@@ -50,6 +50,9 @@ func (f OAuthForm) DefaultScopes() string {
 // the scopes it declares (space-separated).
 type OAuthScheme struct {
 	Name, Scopes string
+	// TokenHost is where the code and the client secret go (the flow's
+	// token URL's host), shown before anything is typed.
+	TokenHost string
 }
 
 // TryInterface is one declared interface, by its index in the card.
