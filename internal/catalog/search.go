@@ -291,7 +291,7 @@ func (s *Store) readSummaries(ctx context.Context, pks []int64, byPK map[int64]S
 		return err
 	}
 	rows, err := s.db.WithContext(s.stmtCtx(ctx)).Raw(
-		"SELECT pk, seq, id, card_url, summary, signature_status, signature_trust, health, listing, updated_at FROM agents WHERE pk IN ?", pks).Rows()
+		"SELECT pk, seq, id, card_url, summary, signature_status, signature_trust, health, works, listing, updated_at FROM agents WHERE pk IN ?", pks).Rows()
 	if err != nil {
 		return fmt.Errorf("loading search results: %w", err)
 	}
@@ -304,9 +304,10 @@ func (s *Store) readSummaries(ctx context.Context, pks []int64, byPK map[int64]S
 			sig, hl string
 			trust   string
 			listing string
+			works   string
 			updated time.Time
 		)
-		if err := rows.Scan(&pk, &seq, &id, &url, &raw, &sig, &trust, &hl, &listing, &updated); err != nil {
+		if err := rows.Scan(&pk, &seq, &id, &url, &raw, &sig, &trust, &hl, &works, &listing, &updated); err != nil {
 			return fmt.Errorf("loading search results: %w", err)
 		}
 		sum, err := decodeSummary(raw)
@@ -314,7 +315,7 @@ func (s *Store) readSummaries(ctx context.Context, pks []int64, byPK map[int64]S
 			return fmt.Errorf("summary of agent %s: %w", id, err)
 		}
 		sum.ID, sum.CardURL, sum.SignatureStatus, sum.Health, sum.UpdatedAt = id, url, sig, hl, updated.UTC()
-		sum.Listing, sum.SignatureTrust = listing, trust
+		sum.Listing, sum.SignatureTrust, sum.Works = listing, trust, works
 		byPK[pk] = sum
 		s.summaries.Add(pk, cachedSummary{seq: seq, sum: sum})
 	}

@@ -132,6 +132,9 @@ type Summary struct {
 	// signature (FieldSignatureTrust); empty when not verified.
 	SignatureTrust string
 	Health         string
+	// Works is what the latest check found of the declared interfaces
+	// (Works*); set on search results.
+	Works string
 	// Listing is the listing state (ListingStates).
 	Listing   string
 	UpdatedAt time.Time

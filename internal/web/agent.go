@@ -109,6 +109,9 @@ func (h *Console) loadAgent(c echo.Context) (view.Agent, error) {
 	if h.canTry(c) {
 		a.TryURL = tryURL(id)
 	}
+	if err := h.latestCheck(c, &a); err != nil {
+		return view.Agent{}, err
+	}
 	a.Annotations = h.annotationsView(c, id, v.Annotations)
 	a.Listing = h.listingView(c, ag.Listing)
 	a.Collections = ag.Collections
@@ -249,4 +252,28 @@ func percent(p *float64) string {
 		return ""
 	}
 	return strconv.FormatFloat(*p*100, 'f', 1, 64) + " %"
+}
+
+// latestCheck puts the latest check's per-interface results beside the
+// interfaces the card declares: which of them answered a message.
+func (h *Console) latestCheck(c echo.Context, a *view.Agent) error {
+	if h.opts.Runs == nil {
+		return nil
+	}
+	run, rec, ok, err := h.opts.Runs.LatestCheck(c.Request().Context(), h.scope(c), a.ID)
+	if err != nil {
+		return fmt.Errorf("agent %s: %w", a.ID, err)
+	}
+	if !ok {
+		return nil
+	}
+	for i, in := range a.Interfaces {
+		for _, ci := range rec.Interfaces {
+			if ci.URL == in.URL && ci.Binding == in.Binding && ci.ProtocolVersion == in.ProtocolVersion {
+				a.Interfaces[i].Check = &view.InterfaceCheck{Works: ci.Works, Detail: ci.Detail, CheckedAt: run.CreatedAt}
+				break
+			}
+		}
+	}
+	return nil
 }

@@ -226,7 +226,10 @@ func resultView(s catalog.Summary) view.Result {
 		Description: excerpt(s.Description, excerptLen), Version: s.Version,
 		InputModes: s.InputModes, OutputModes: s.OutputModes,
 		ProtocolVersions: s.ProtocolVersions, Bindings: s.Bindings,
-		Health: s.Health, Signature: s.SignatureStatus, Listing: s.Listing,
+		Health: s.Health, Signature: s.SignatureStatus, Listing: s.Listing, CardAt: cardAt(s.CardURL),
+	}
+	if s.Works != catalog.WorksUnchecked {
+		r.Works = s.Works
 	}
 	for _, sk := range s.Skills {
 		name := sk.Name
@@ -236,6 +239,16 @@ func resultView(s catalog.Summary) view.Result {
 		r.Skills = append(r.Skills, name)
 	}
 	return r
+}
+
+// cardAt is a card URL's host and path, the part that tells two agents
+// apart (the scheme is https for all but local ones).
+func cardAt(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return raw
+	}
+	return u.Host + u.EscapedPath()
 }
 
 // excerpt cuts s to at most n runes at a word boundary.

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/labstack/echo/v4"
@@ -658,6 +659,34 @@ func TestResultJoinsArtifactChunks(t *testing.T) {
 	for i := range want {
 		if got[i] != want[i] {
 			t.Errorf("item %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
+
+// TestAgentPageShowsLatestCheck: each declared interface shows whether it
+// answered at the latest check, with what failed.
+func TestAgentPageShowsLatestCheck(t *testing.T) {
+	tf := newTryFixture(t)
+	page := tf.getPage(t, "/agents/"+tf.id)
+	if !strings.Contains(page, "not checked") {
+		t.Error("an agent never checked does not say so")
+	}
+	in := tf.peer.Interface
+	rec := proxy.CheckRecord{Works: catalog.WorksSome, Interfaces: []proxy.CheckedInterface{
+		{URL: in.URL, Binding: in.Binding, ProtocolVersion: in.ProtocolVersion, Works: false, Detail: "the agent answered with JSON-RPC error -32603: overloaded"}}}
+	b, err := json.Marshal(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	if err := tf.store.CreateRun(context.Background(), catalog.System("test"), catalog.Run{ID: "check-1", AgentID: tf.id,
+		Kind: catalog.RunKindCheck, Subject: "test", State: rec.Works, Transcript: b, CreatedAt: now, UpdatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	page = tf.getPage(t, "/agents/"+tf.id)
+	for _, want := range []string{`<span class="badge bad">does not work</span>`, "JSON-RPC error -32603: overloaded"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("agent page lacks %q", want)
 		}
 	}
 }

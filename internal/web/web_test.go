@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	"golang.org/x/net/html"
@@ -489,5 +490,28 @@ func TestSearchPushURL(t *testing.T) {
 	body := f.get(t, "/?q=invoice", hxFragment).Body.String()
 	if !strings.HasPrefix(body, "<title>invoice · Search agents · A2A registry</title>") {
 		t.Errorf("fragment does not start with its title: %.80q", body)
+	}
+}
+
+// TestResultShowsCardURLAndWorks: a result names where its card lives
+// (host and path, to tell agents of one name apart) and, once checked,
+// how many of its declared interfaces worked.
+func TestResultShowsCardURLAndWorks(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	id := f.ids["translator"]
+	now := time.Now().UTC()
+	if err := f.store.CreateRun(context.Background(), catalog.System("test"), catalog.Run{ID: "check-1", AgentID: id,
+		Kind: catalog.RunKindCheck, Subject: "test", State: catalog.WorksSome, Transcript: []byte(`{}`), CreatedAt: now, UpdatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	body := f.get(t, "/?q=translator", nil).Body.String()
+	for _, want := range []string{"translator.example/.well-known/agent-card.json", `class="badge warn" title="Declared interfaces that worked at the latest check">works: some`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("results lack %q", want)
+		}
+	}
+	// An agent never checked carries no verdict.
+	if body := f.get(t, "/?q=invoice", nil).Body.String(); strings.Contains(body, "works: ") {
+		t.Error("an unchecked agent shows a works badge")
 	}
 }

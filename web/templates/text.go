@@ -137,6 +137,20 @@ func badgeClass(value string) string {
 	return "badge"
 }
 
+// worksClass colours the latest check's verdict on the declared
+// interfaces: all worked, some did, none did.
+func worksClass(works string) string {
+	switch works {
+	case "all":
+		return "badge ok"
+	case "some":
+		return "badge warn"
+	case "none":
+		return "badge bad"
+	}
+	return "badge"
+}
+
 func shortHash(h string) string {
 	if len(h) > 12 {
 		return h[:12]

@@ -138,6 +138,12 @@ type Result struct {
 	Signature        string
 	// Listing is the listing state; approved agents carry no badge.
 	Listing string
+	// CardAt is the card URL's host and path: it tells apart agents of
+	// the same name.
+	CardAt string
+	// Works is the latest check's verdict on the declared interfaces
+	// (all, some, none); empty when never checked.
+	Works string
 }
 
 // Agent is the agent page.
@@ -225,6 +231,17 @@ type Actions struct {
 type Interface struct {
 	card.Interface
 	Probe *verify.Probe
+	// Check is the latest check's result for this interface; nil when
+	// the agent was never checked or the check did not cover it.
+	Check *InterfaceCheck
+}
+
+// InterfaceCheck is whether a message sent over one interface at the
+// latest check got an answer (declared vs working).
+type InterfaceCheck struct {
+	Works     bool
+	Detail    string
+	CheckedAt time.Time
 }
 
 // Verification is the verifier's report on the current version.
