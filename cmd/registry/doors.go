@@ -86,9 +86,15 @@ func exemptOwnCard(self *safehttp.Self, publicURL string, raw []byte) error {
 	if err != nil {
 		return fmt.Errorf("reading the registry's own card: %w", err)
 	}
-	urls := []string{strings.TrimRight(publicURL, "/") + a2aagent.CardPath}
+	base := strings.TrimRight(publicURL, "/")
+	urls := []string{base + a2aagent.CardPath}
 	for _, in := range c.Interfaces {
 		urls = append(urls, in.URL)
+	}
+	if len(c.Signatures) > 0 {
+		// A signed card names the key set it is verified with (jku): the
+		// verifier fetches it like the card, with no credential.
+		urls = append(urls, base+a2aagent.JWKSPath)
 	}
 	return self.Exempt(urls...)
 }

@@ -31,7 +31,7 @@ func (a *app) handler() http.Handler {
 		d.doors.mcp = a.store
 	}
 	if a.cfg.Doors.Agent {
-		d.doors.agent, d.doors.self = a.store, a.self
+		d.doors.agent, d.doors.self, d.doors.signingKey = a.store, a.self, a.cfg.Doors.SigningKey
 	}
 	d.ready = &readiness{store: a.store, indexReady: func() bool { return a.store.IndexState().Ready }, log: a.log}
 	if a.proxy != nil {

@@ -2,12 +2,18 @@ package main
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -97,8 +103,8 @@ func TestServeListsItself(t *testing.T) {
 	cfg.Server.PublicURL = public
 	cfg.Server.ShutdownTimeout = 5 * time.Second
 	cfg.Storage.DB = "sqlite:" + filepath.Join(t.TempDir(), "reg.db")
-	cfg.Verify.Fetch = false
 	cfg.Doors.Agent = true
+	cfg.Doors.SigningKey = writeSigningKey(t)
 	cfg.Outbound.AllowNetworks = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	cfg.Outbound.Resolver = res.Net()
 
@@ -145,8 +151,38 @@ func TestServeListsItself(t *testing.T) {
 			t.Errorf("registering %s: %d %+v, want class self", card, code, refusal)
 		}
 	}
+	// --signing-key signs the card the registry serves (here over plain
+	// http, so its verifier trusts no jku: that needs https).
+	resp, err := http.Get(base + "/.well-known/agent-card.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var own struct{ Signatures []json.RawMessage }
+	err = json.NewDecoder(resp.Body).Decode(&own)
+	resp.Body.Close()
+	if err != nil || len(own.Signatures) != 1 {
+		t.Errorf("the registry's own card with --signing-key: %d signatures (%v), want 1", len(own.Signatures), err)
+	}
 	cancel()
 	if err := <-errc; err != nil {
 		t.Errorf("serve: %v", err)
 	}
+}
+
+// writeSigningKey writes a fresh P-256 key as PKCS#8 PEM and returns its path.
+func writeSigningKey(t *testing.T) string {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "signing.pem")
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
