@@ -227,7 +227,7 @@ func consoleOptions(d handlerDeps) web.Options {
 		o.CSRFToken = func(c echo.Context) string { return auth.CSRFToken(c.Request().Context()) }
 	}
 	if d.ops != nil {
-		o.Audit, o.Remover, o.Crawl = d.ops, d.ops, d.ops
+		o.Audit, o.Remover, o.Crawl, o.Webhooks = d.ops, d.ops, d.ops, d.ops
 	}
 	if d.annotator != nil {
 		o.Annotator = d.annotator

@@ -109,6 +109,8 @@ type Options struct {
 	Crawl CrawlStatus
 	// Audit serves the audit log page (admin); nil means none.
 	Audit AuditLog
+	// Webhooks serves the webhooks page (admin); nil means none.
+	Webhooks Webhooks
 	// Annotator serves editing annotations on agent pages (editor); nil
 	// means they are shown but not editable.
 	Annotator Annotator
@@ -182,6 +184,7 @@ func (h *Console) Mount(e *echo.Echo) {
 	h.mountKeys(e)
 	h.mountTryIt(e)
 	h.mountAudit(e)
+	h.mountWebhooks(e)
 	h.mountRemove(e)
 	h.mountCrawl(e)
 	h.mountAnnotations(e)
@@ -293,6 +296,7 @@ func (h *Console) layout(c echo.Context, title string) view.Layout {
 	l.CanRegister = h.opts.Registrar != nil && h.canOperate(c)
 	l.CanKeys = h.opts.Keys != nil && h.holds(c, auth.Admin)
 	l.CanAudit = h.opts.Audit != nil && h.holds(c, auth.Admin)
+	l.CanWebhooks = h.opts.Webhooks != nil && h.holds(c, auth.Admin)
 	l.CanCrawl = h.opts.Crawl != nil && h.canOperate(c)
 	l.CanRemoved = h.opts.Remover != nil && h.holds(c, auth.Admin)
 	l.CanReview = h.canReview(c)

@@ -43,6 +43,8 @@ type Layout struct {
 	CanAudit, CanCrawl bool
 	// CanRemoved shows the link to the removed agents (admin).
 	CanRemoved bool
+	// CanWebhooks shows the link to the webhooks page (admin).
+	CanWebhooks bool
 	// CanReview and CanCollections show the review and collections pages.
 	CanReview, CanCollections bool
 	// APIDocURL is the JSON API's OpenAPI document; empty when the
