@@ -20,7 +20,7 @@ import (
 	"github.com/a2aregistry/registry/internal/verify"
 )
 
-// Exit codes of `registry verify` (documented in the README): the
+// Exit codes of `registry verify` (documented in docs/verification.md): the
 // signature verdict, or 4 when there is no verdict at all.
 const (
 	verifyVerified       = 0
