@@ -90,6 +90,9 @@ func (h *Console) search(c echo.Context) error {
 	s.URL = searchURL(values)
 	s.Groups = facetGroups(res.Facets, values)
 	s.Active = activeFilters(values)
+	if err == nil {
+		s.Suggested = suggestedFilters(query.Suggest(req.Text, req.Filters), values)
+	}
 	for _, it := range res.Items {
 		s.Results = append(s.Results, resultView(it))
 	}
@@ -214,6 +217,20 @@ func activeFilters(values url.Values) []view.ActiveFilter {
 			}
 			out = append(out, view.ActiveFilter{Label: facetLabels[f], Value: v, RemoveURL: searchURL(rest)})
 		}
+	}
+	return out
+}
+
+// suggestedFilters are the suggestions with the URL of the same search,
+// from its first page, with each added.
+func suggestedFilters(sugg []query.Suggestion, values url.Values) []view.SuggestedFilter {
+	var out []view.SuggestedFilter
+	for _, sg := range sugg {
+		with := cloneValues(values)
+		with.Del(query.ParamCursor)
+		with.Add(sg.Field, sg.Value)
+		out = append(out, view.SuggestedFilter{Label: cmp.Or(facetLabels[sg.Field], sg.Field), Value: sg.Value,
+			Words: sg.Words, AddURL: searchURL(with)})
 	}
 	return out
 }

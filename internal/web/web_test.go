@@ -147,6 +147,15 @@ func TestSearchPage(t *testing.T) {
 			want: []string{"This search cannot run"}},
 		{name: "expired cursor", target: "/?cursor=garbage", wantStatus: http.StatusBadRequest, wantFull: true,
 			want: []string{"expired"}},
+		// Words naming a filter offer it as a chip adding it; the search
+		// itself runs on the words.
+		{name: "suggested filter chip", target: "/?q=invoice+accepts+PDF", wantStatus: http.StatusOK, wantFull: true,
+			want: []string{"Invoice Extractor", `class="chip suggest" href="/?input_mode=application%2Fpdf&amp;q=invoice+accepts+PDF"`,
+				"Suggested by “accepts PDF”"}},
+		{name: "no chip for a filter already applied", target: "/?q=invoice+accepts+PDF&input_mode=application%2Fpdf",
+			wantStatus: http.StatusOK, wantFull: true, notWant: []string{"chip suggest"}},
+		{name: "no chip for a bare word", target: "/?q=pdf+invoice", wantStatus: http.StatusOK, wantFull: true,
+			notWant: []string{"chip suggest"}},
 		{name: "a selected value without matches stays tickable", target: "/?tag=no-such-tag", wantStatus: http.StatusOK, wantFull: true,
 			want: []string{`value="no-such-tag" checked`, "No agent matches", "Remove a filter"}},
 	}

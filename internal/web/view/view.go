@@ -68,9 +68,13 @@ type Search struct {
 	Groups []FacetGroup
 	// Active lists the selected filter values, each with the URL of the
 	// same search without it.
-	Active  []ActiveFilter
-	Results []Result
-	Total   int
+	Active []ActiveFilter
+	// Suggested are filters the words of Q seem to name ("accepts
+	// PDF"), each with the URL of the same search with it added; the
+	// search did not apply them.
+	Suggested []SuggestedFilter
+	Results   []Result
+	Total     int
 	// NextURL continues to the next page; empty on the last one.
 	// FirstURL restarts from the first page; empty on the first page.
 	NextURL, FirstURL string
@@ -120,6 +124,14 @@ type FacetValue struct {
 type ActiveFilter struct {
 	Label, Value string
 	RemoveURL    string
+}
+
+// SuggestedFilter is a filter the words of a search suggested.
+type SuggestedFilter struct {
+	Label, Value string
+	// Words are the words of the query that suggested it.
+	Words  string
+	AddURL string
 }
 
 // Result is one search hit.
