@@ -517,6 +517,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.SendKeys(`#tryit-text`, "hi", chromedp.ByQuery),
 		chromedp.Click(`#compose button[type=submit]`, chromedp.ByQuery),
 		waitFor(live+`.includes('the model is overloaded') && `+live+`.includes('-32603') && `+live+`.includes('failed')`),
+		chromedp.ScrollIntoView(`#tryit-live article.run`, chromedp.ByQuery),
 		shot("tryit-error.png"),
 	)
 	// A task that works until canceled: the Cancel button appears while

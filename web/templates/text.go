@@ -128,7 +128,7 @@ func badgeClass(value string) string {
 		return "badge ok"
 	case "down", "invalid", "removed", "binding_mismatch", "error",
 		"bad_signature", "malformed", "unsupported_algorithm", "unsupported_critical", "key_revoked", "key_expired",
-		"unencoded_payload", "der_encoded_signature":
+		"unencoded_payload", "der_encoded_signature", "failed", "TASK_STATE_FAILED":
 		return "badge bad"
 	case "stale", "key_unavailable", "unreachable", "version_unconfirmed", "warning",
 		"unsigned", "unknown_key", "untrusted_key_source", "key_fetch_failed", "key_changed":
