@@ -106,8 +106,12 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	t := time.NewTicker(d.cfg.Interval)
 	defer t.Stop()
 	for {
-		if err := d.Step(ctx); err != nil && ctx.Err() == nil {
+		n, err := d.step(ctx)
+		if err != nil && ctx.Err() == nil {
 			d.log.Error("webhook dispatch", "err", err)
+		}
+		if n == d.cfg.Batch && err == nil && ctx.Err() == nil {
+			continue // a full batch: more are likely due now
 		}
 		select {
 		case <-ctx.Done():
@@ -121,10 +125,16 @@ func (d *Dispatcher) Run(ctx context.Context) {
 // Until the search index is built, filters cannot be matched: the fan-out
 // waits (the cursor stays) and deliveries already fanned out still go.
 func (d *Dispatcher) Step(ctx context.Context) error {
+	_, err := d.step(ctx)
+	return err
+}
+
+// step is Step, also telling how many deliveries it claimed.
+func (d *Dispatcher) step(ctx context.Context) (int, error) {
 	if err := d.FanOut(ctx); err != nil && !errors.Is(err, catalog.ErrIndexNotReady) {
-		return err
+		return 0, err
 	}
-	return d.Deliver(ctx)
+	return d.deliver(ctx)
 }
 
 // FanOut turns the feed entries after the cursor into deliveries, one per
@@ -225,9 +235,14 @@ func (d *Dispatcher) matches(ctx context.Context, filter, cardURL string) (bool,
 // Deliver sends the due deliveries, concurrently across agents (each
 // claimed one is its agent's first pending), and records each attempt.
 func (d *Dispatcher) Deliver(ctx context.Context) error {
+	_, err := d.deliver(ctx)
+	return err
+}
+
+func (d *Dispatcher) deliver(ctx context.Context) (int, error) {
 	due, err := d.store.ClaimWebhookDeliveries(ctx, d.cfg.Now(), d.cfg.Batch, d.cfg.Lease)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	var (
 		wg    sync.WaitGroup
@@ -246,7 +261,7 @@ func (d *Dispatcher) Deliver(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
-	return first
+	return len(due), first
 }
 
 // attempt sends one delivery and decides what follows.

@@ -336,3 +336,31 @@ func TestFilter(t *testing.T) {
 		}
 	})
 }
+
+// TestRunDeliversAndStops: the background loop delivers without being
+// stepped and returns once its context ends.
+func TestRunDeliversAndStops(t *testing.T) {
+	s := catalogtest.SQLite(t)
+	e := setup(t, s, true, "")
+	d := webhook.New(s, loopbackClient(true), slog.New(slog.DiscardHandler), webhook.Config{Interval: 10 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		d.Run(ctx)
+		close(done)
+	}()
+	e.upsert(t, "alpha", "1.0.0")
+	deadline := time.Now().Add(10 * time.Second)
+	for len(e.rcv.requests()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after its context ended")
+	}
+	if n := len(e.rcv.requests()); n != 1 {
+		t.Fatalf("Run delivered %d requests; want 1", n)
+	}
+}
