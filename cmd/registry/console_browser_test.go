@@ -632,13 +632,20 @@ func TestConsoleInBrowser(t *testing.T) {
 	if overflow {
 		t.Error("the search page is wider than a phone screen")
 	}
+	var broken []string
 	run("agent page on a phone",
 		chromedp.Navigate(srv.URL+"/agents/"+ids["evil"]),
 		chromedp.WaitVisible(`#versions`, chromedp.ByQuery),
 		chromedp.Evaluate(`document.documentElement.scrollWidth > window.innerWidth`, &overflow),
+		chromedp.Evaluate(brokenWordsJS, &broken),
 	)
 	if overflow {
 		t.Error("the agent page is wider than a phone screen")
+	}
+	// A table cell of short words wraps between words, never inside one
+	// ("Bindi-ng"): the cell's text takes no more lines than it has words.
+	for _, b := range broken {
+		t.Errorf("a table cell on a phone breaks a word: %q", b)
 	}
 
 	mu.Lock()
@@ -1008,3 +1015,20 @@ func labelled(t *testing.T, where string) chromedp.Action {
 		return nil
 	})
 }
+
+// brokenWordsJS lists the table cells made of words short enough to fit
+// a column (under 16 characters) whose text takes more lines than it has
+// words: a word was broken.
+const brokenWordsJS = `[...document.querySelectorAll('th, td')].filter(c => {
+	if (c.querySelector('.vh')) return false;
+	const walk = document.createTreeWalker(c, NodeFilter.SHOW_TEXT);
+	for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+		const words = n.textContent.trim().split(/\s+/).filter(Boolean);
+		if (words.length === 0 || words.some(w => w.length >= 16)) continue;
+		const r = document.createRange();
+		r.selectNodeContents(n);
+		const lines = new Set([...r.getClientRects()].map(x => Math.round(x.top)));
+		if (lines.size > words.length) return true;
+	}
+	return false;
+}).map(c => c.textContent.trim())`
