@@ -200,6 +200,26 @@ func TestSearch(t *testing.T) {
 			}},
 		{name: "query of exactly the maximum length in characters", target: "/api/v1/agents?q=" + url.QueryEscape(long),
 			wantStatus: http.StatusOK},
+		{name: "explain passed on and each hit explained",
+			target: "/api/v1/agents?q=invoices&explain=true", wantStatus: http.StatusOK,
+			setup: func(c *fakeCatalog, _ *fakeRegistrar) {
+				sum := summary
+				sum.Explanation = &catalog.Explanation{Partial: true, Words: []catalog.WordMatch{
+					{Word: "invoic", Matched: "invoic", How: "word", Fields: []string{"name", "tags"}}, {Word: "zzz"}}}
+				c.page = catalog.Page{Items: []catalog.Summary{sum}, Total: 1}
+			},
+			check: func(t *testing.T, rec *httptest.ResponseRecorder, c *fakeCatalog, _ *fakeRegistrar) {
+				if !c.lastQuery.Explain {
+					t.Error("explain=true not passed on")
+				}
+				r := decodeJSON[SearchResponse](t, rec)
+				want := &Explanation{Partial: true, Words: []WordMatch{
+					{Word: "invoic", Matched: "invoic", How: "word", Fields: []string{"name", "tags"}}, {Word: "zzz", Fields: []string{}}}}
+				if len(r.Items) != 1 || !reflect.DeepEqual(r.Items[0].Explanation, want) {
+					t.Errorf("items = %+v, want explanation %+v", r.Items, want)
+				}
+			}},
+		{name: "explain must be a boolean", target: "/api/v1/agents?explain=1", wantStatus: http.StatusBadRequest},
 		{name: "suggested filters from the text, not applied, none already given",
 			target: "/api/v1/agents?q=" + url.QueryEscape("contracts, accepts PDF, over gRPC") + "&binding=GRPC", wantStatus: http.StatusOK,
 			check: func(t *testing.T, rec *httptest.ResponseRecorder, c *fakeCatalog, _ *fakeRegistrar) {

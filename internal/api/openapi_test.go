@@ -172,7 +172,7 @@ func TestSearchParametersDocumented(t *testing.T) {
 	for _, p := range op.Parameters {
 		documented = append(documented, p.Value.Name)
 	}
-	want := append([]string{query.ParamText, paramLimit, paramCursor}, catalog.FilterFields...)
+	want := append([]string{query.ParamText, paramLimit, paramCursor, query.ParamExplain}, catalog.FilterFields...)
 	sort.Strings(documented)
 	sort.Strings(want)
 	if !slices.Equal(documented, want) {
@@ -292,6 +292,8 @@ func TestSchemasMatchTypes(t *testing.T) {
 	for name, typ := range map[string]reflect.Type{
 		"SearchResponse":      reflect.TypeFor[SearchResponse](),
 		"SuggestedFilter":     reflect.TypeFor[SuggestedFilter](),
+		"Explanation":         reflect.TypeFor[Explanation](),
+		"WordMatch":           reflect.TypeFor[WordMatch](),
 		"Summary":             reflect.TypeFor[Summary](),
 		"SkillSummary":        reflect.TypeFor[SkillSummary](),
 		"FacetCount":          reflect.TypeFor[FacetCount](),

@@ -55,6 +55,22 @@ type Summary struct {
 	// Score is the text relevance; zero (and left out) when the query has
 	// no text.
 	Score float64 `json:"score,omitempty"`
+	// Explanation is why the agent matched q; only with explain=true.
+	Explanation *Explanation `json:"explanation,omitempty"`
+}
+
+// Explanation is why a search hit matched the words of q.
+type Explanation struct {
+	Partial bool        `json:"partial"`
+	Words   []WordMatch `json:"words"`
+}
+
+// WordMatch is how one word of q met an agent.
+type WordMatch struct {
+	Word    string   `json:"word"`
+	Matched string   `json:"matched,omitempty"`
+	How     string   `json:"how,omitempty"`
+	Fields  []string `json:"fields"`
 }
 
 // SkillSummary is a skill as a search result lists it.
@@ -253,6 +269,12 @@ func newSummary(s catalog.Summary) Summary {
 		SecuritySchemes: nonNil(s.SecuritySchemes), InputModes: nonNil(s.InputModes), OutputModes: nonNil(s.OutputModes),
 		Skills: make([]SkillSummary, len(s.Skills)), Signature: s.SignatureStatus, Health: s.Health,
 		UpdatedAt: s.UpdatedAt, Score: s.Score, Listing: s.Listing,
+	}
+	if e := s.Explanation; e != nil {
+		out.Explanation = &Explanation{Partial: e.Partial, Words: make([]WordMatch, len(e.Words))}
+		for i, w := range e.Words {
+			out.Explanation.Words[i] = WordMatch{Word: w.Word, Matched: w.Matched, How: w.How, Fields: nonNil(w.Fields)}
+		}
 	}
 	for i, sk := range s.Skills {
 		out.Skills[i] = SkillSummary{ID: sk.ID, Name: sk.Name, Tags: sk.Tags}

@@ -712,3 +712,42 @@ func TestRemoveAgentReachesReplicas(t *testing.T) {
 		})
 	}
 }
+
+// TestSearchExplain: with Explain, each hit says which word it met and
+// where; without, or without text, none does.
+func TestSearchExplain(t *testing.T) {
+	catalogtest.ForEach(t, func(t *testing.T, s *catalog.Store) {
+		ctx := context.Background()
+		seed(t, s)
+		p, err := s.Search(ctx, catalog.Query{Text: "translators", Explain: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Items) == 0 {
+			t.Fatal("no hits")
+		}
+		for _, it := range p.Items {
+			e := it.Explanation
+			if e == nil || len(e.Words) != 1 {
+				t.Fatalf("%s: explanation = %+v", it.Name, e)
+			}
+			if w := e.Words[0]; w.Word == "" || w.Matched == "" || w.How == "" || len(w.Fields) == 0 {
+				t.Errorf("%s: word match = %+v", it.Name, w)
+			}
+		}
+		if w := p.Items[0].Explanation.Words[0]; p.Items[0].Name != "Polyglot Translator" || !slices.Contains(w.Fields, "name") {
+			t.Errorf("top hit %s matched %+v, want the name", p.Items[0].Name, w)
+		}
+		for _, q := range []catalog.Query{{Text: "translators"}, {Explain: true}} {
+			p, err := s.Search(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, it := range p.Items {
+				if it.Explanation != nil {
+					t.Errorf("%+v: %s explained unasked or without text", q, it.Name)
+				}
+			}
+		}
+	})
+}

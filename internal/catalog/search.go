@@ -79,13 +79,36 @@ func (s *Store) Search(ctx context.Context, q Query) (Page, error) {
 		top = top[:q.Limit]
 	}
 	start = time.Now()
-	items, err := s.loadSummaries(ctx, top)
+	explain := ""
+	if q.Explain && len(tokens) > 0 {
+		// At most a page (MaxLimit hits) is explained: the work stays
+		// bounded whatever the catalog's size.
+		explain = q.Text
+	}
+	items, err := s.loadSummaries(ctx, top, explain)
 	if err != nil {
 		return Page{}, err
 	}
 	page.Items = items
 	page.Timing.Load = time.Since(start)
 	return page, nil
+}
+
+// explanation is why agent id matched text, or nil when the index no
+// longer holds it as a match (changed since the search read it).
+func (s *Store) explanation(text string, id uint32) *Explanation {
+	e, ok := s.idx().Explain(text, id)
+	if !ok {
+		return nil
+	}
+	ex := &Explanation{Partial: e.Partial, Words: make([]WordMatch, len(e.Words))}
+	for j, w := range e.Words {
+		ex.Words[j] = WordMatch{Word: w.Word, Matched: w.Matched, Fields: w.Columns}
+		if w.Matched != "" {
+			ex.Words[j].How = w.Kind.String()
+		}
+	}
+	return ex
 }
 
 // indexQuery is the index's query for a normalized catalog query: its
@@ -255,7 +278,9 @@ type cachedSummary struct {
 // than the index matched (another replica's write not synced yet); that
 // one is shown, as before, and kept under its own sequence. Items share
 // their slices with the cache: callers only read them.
-func (s *Store) loadSummaries(ctx context.Context, top []search.Hit) ([]Summary, error) {
+//
+// With explain, the query's text, each item says why it matched it.
+func (s *Store) loadSummaries(ctx context.Context, top []search.Hit, explain string) ([]Summary, error) {
 	items := make([]Summary, 0, len(top))
 	if len(top) == 0 {
 		return items, nil
@@ -279,6 +304,9 @@ func (s *Store) loadSummaries(ctx context.Context, top []search.Hit) ([]Summary,
 		// An agent removed since the index was read is skipped.
 		if sum, ok := byPK[int64(h.ID)]; ok {
 			sum.Score = h.Score
+			if explain != "" {
+				sum.Explanation = s.explanation(explain, h.ID)
+			}
 			items = append(items, sum)
 		}
 	}

@@ -140,6 +140,33 @@ type Summary struct {
 	UpdatedAt time.Time
 	// Score is the text relevance; zero when the query has no text.
 	Score float64
+	// Explanation says why the agent matched the text; set only when
+	// the query asked (Query.Explain) and has text.
+	Explanation *Explanation
+}
+
+// Explanation is why a search hit matched its query's text: for each
+// word of the query, what it met in the agent's card.
+type Explanation struct {
+	// Partial is true when the agent matched some of the words only.
+	Partial bool
+	Words   []WordMatch
+}
+
+// WordMatch is how one query word met an agent; Matched is empty when it
+// did not.
+type WordMatch struct {
+	// Word is the query word as analyzed (folded, stemmed: "translat"),
+	// Matched the indexed word it met.
+	Word    string
+	Matched string
+	// How is "word" (the word itself or its stem), "prefix" (a word the
+	// query word begins), "typo" (one edit away) or "related" (a related
+	// word from WordNet or the domain list).
+	How string
+	// Fields are where the matched word is: name, tags, skills,
+	// description, provider, examples.
+	Fields []string
 }
 
 // SkillSummary is a skill as a search result lists it.
@@ -250,6 +277,9 @@ type Query struct {
 	// Filters), as ARD's filter object asks (spec/ard.md §7.1). A group's
 	// field is one of FilterFields, FilterCardURL or FilterPublisher.
 	AnyOf []FilterGroup
+	// Explain asks each hit of the page why it matched the text
+	// (Summary.Explanation).
+	Explain bool
 }
 
 // FilterGroup is a field and the values of which an agent must carry one.

@@ -20,6 +20,8 @@ const (
 	ParamText   = "q"
 	ParamLimit  = "limit"
 	ParamCursor = "cursor"
+	// ParamExplain, "true", asks each hit of the page why it matched.
+	ParamExplain = "explain"
 )
 
 // Input bounds beyond those of catalog. Filter values are short tokens
@@ -67,11 +69,13 @@ type Request struct {
 	Filters map[string][]string
 	Limit   int
 	Cursor  string
+	// Explain asks each hit why it matched the text.
+	Explain bool
 }
 
 // Query is the catalog query of r for a caller who sees sc.
 func (r Request) Query(sc catalog.Scope) catalog.Query {
-	return catalog.Query{Text: r.Text, Filters: r.Filters, Limit: r.Limit, Cursor: r.Cursor, Scope: sc}
+	return catalog.Query{Text: r.Text, Filters: r.Filters, Limit: r.Limit, Cursor: r.Cursor, Scope: sc, Explain: r.Explain}
 }
 
 // Error is a search the registry refuses, in words for people. Err, when
@@ -126,6 +130,13 @@ func Parse(values url.Values) (Request, error) {
 		}
 		r.Limit = n
 	}
+	switch values.Get(ParamExplain) {
+	case "", "false":
+	case "true":
+		r.Explain = true
+	default:
+		return r, invalid(ParamExplain, "explain must be true or false")
+	}
 	r.Cursor = values.Get(ParamCursor)
 	if len(r.Cursor) > MaxCursorLen {
 		e := invalid(ParamCursor, "cursor is invalid or expired; repeat the search without it")
@@ -141,7 +152,7 @@ func parseFilters(values url.Values) (map[string][]string, error) {
 	filters := make(map[string][]string)
 	for name, vals := range values {
 		switch name {
-		case ParamText, ParamLimit, ParamCursor:
+		case ParamText, ParamLimit, ParamCursor, ParamExplain:
 			if len(vals) > 1 {
 				return nil, invalid(name, "parameter %s given %d times; give it once", name, len(vals))
 			}

@@ -22,6 +22,9 @@ func TestParse(t *testing.T) {
 		{name: "defaults", raw: "", want: Request{Limit: catalog.DefaultLimit}},
 		{name: "text, limit, cursor, filters", raw: "q=invoice+pdf&limit=5&cursor=abc&tag=a&tag=b&health=up",
 			want: Request{Text: "invoice pdf", Limit: 5, Cursor: "abc", Filters: map[string][]string{"tag": {"a", "b"}, "health": {"up"}}}},
+		{name: "explain", raw: "q=x&explain=true", want: Request{Text: "x", Limit: catalog.DefaultLimit, Explain: true}},
+		{name: "explain false", raw: "explain=false", want: Request{Limit: catalog.DefaultLimit}},
+		{name: "explain not a boolean", raw: "explain=yes", wantErr: true, wantParam: "explain"},
 		{name: "unknown parameter", raw: "tags=x", wantErr: true, wantParam: "tags"},
 		{name: "repeated text", raw: "q=a&q=b", wantErr: true, wantParam: "q"},
 		{name: "limit zero", raw: "limit=0", wantErr: true, wantParam: "limit"},
@@ -58,13 +61,13 @@ func TestParse(t *testing.T) {
 }
 
 func TestRequestQueryCarriesScope(t *testing.T) {
-	r, err := Parse(url.Values{"q": {"x"}, "tag": {"t"}})
+	r, err := Parse(url.Values{"q": {"x"}, "tag": {"t"}, "explain": {"true"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	sc := catalog.Scope{Groups: []string{"g"}}
 	q := r.Query(sc)
-	if q.Text != "x" || q.Filters["tag"][0] != "t" || q.Limit != catalog.DefaultLimit || !reflect.DeepEqual(q.Scope, sc) {
+	if q.Text != "x" || q.Filters["tag"][0] != "t" || q.Limit != catalog.DefaultLimit || !reflect.DeepEqual(q.Scope, sc) || !q.Explain {
 		t.Errorf("Query = %+v", q)
 	}
 }
