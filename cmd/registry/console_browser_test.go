@@ -323,11 +323,19 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.ScrollIntoView(`#signatures`, chromedp.ByQuery),
 		shot("agent-signatures.png"),
 	)
+	// The diff, opened by its link in place or at its address, is
+	// scrolled into view.
+	diffInView := `(r => r.top >= 0 && r.top < window.innerHeight)(document.getElementById('diff').getBoundingClientRect())`
+	var diffHref string
 	run("open the agent's version diff",
-		chromedp.Click(`a[href$="/diff?from=1&to=2"]`, chromedp.ByQuery),
+		chromedp.AttributeValue(`a[href*="/diff?from=1&to=2"]`, "href", &diffHref, nil, chromedp.ByQuery),
+		chromedp.Click(`a[href*="/diff?from=1&to=2"]`, chromedp.ByQuery),
 		waitFor(`document.querySelectorAll('table.diff tr.changed').length > 0`),
-		chromedp.ScrollIntoView(`#diff`, chromedp.ByQuery),
+		waitFor(diffInView),
 		shot("agent-diff.png"),
+		chromedp.ActionFunc(func(ctx context.Context) error { return chromedp.Navigate(srv.URL + diffHref).Do(ctx) }),
+		chromedp.WaitVisible(`table.diff`, chromedp.ByQuery),
+		waitFor(diffInView),
 	)
 
 	run("open the evil agent",
@@ -344,7 +352,7 @@ func TestConsoleInBrowser(t *testing.T) {
 
 	// The diff opens in place (htmx) and its URL is pushed.
 	run("open the version diff",
-		chromedp.Click(`a[href$="/diff?from=1&to=2"]`, chromedp.ByQuery),
+		chromedp.Click(`a[href*="/diff?from=1&to=2"]`, chromedp.ByQuery),
 		waitFor(`document.querySelectorAll('table.diff tr.changed').length > 0`),
 		waitFor(`location.search === '?from=1&to=2'`),
 		chromedp.ScrollIntoView(`#diff`, chromedp.ByQuery),
