@@ -369,6 +369,19 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Error("a page with a CSRF token was kept in web storage")
 	}
 
+	// The security report is reached from the header, and each number
+	// leads to the search listing its agents.
+	run("open the security report",
+		// Followed with Navigate: a click's navigation races the next action.
+		waitFor(`document.querySelector('header nav a[href="/security"]') !== null`),
+		chromedp.Navigate(srv.URL+"/security"),
+		chromedp.WaitVisible(`main h1`, chromedp.ByQuery),
+		waitFor(`document.querySelector('main h1').textContent === 'Security' && document.querySelector('main a[href="/?security_scheme=none"]') !== null`),
+		checkNoXSS("security report"),
+		chromedp.Navigate(srv.URL+"/?security_scheme=none"),
+		chromedp.WaitVisible(`#q`, chromedp.ByQuery),
+	)
+
 	// The editor registers; the form posts through htmx with the CSRF
 	// token in a header, and the audit log names the signed-in user. The
 	// registry requires approval for this one: it starts pending.

@@ -189,6 +189,7 @@ func (h *Console) Mount(e *echo.Echo) {
 	h.mountCrawl(e)
 	h.mountAnnotations(e)
 	h.mountCuration(e)
+	h.mountSecurity(e)
 	// Assets are the same for everyone and hold nothing secret: the login
 	// page needs its stylesheet before anyone is signed in.
 	e.GET(assetPrefix+":hash/:name", h.asset, securityHeaders)

@@ -1,0 +1,67 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/a2aregistry/registry/internal/catalog"
+)
+
+// TestSecurityPage: the numbers are the catalog's, each links to the
+// console search listing its agents, the header links to the page, and
+// an agent hidden from the caller is not counted (a viewer does not see
+// a pending agent; development mode sees every agent).
+func TestSecurityPage(t *testing.T) {
+	ctx := context.Background()
+	dev := newFixture(t, fixtureOptions{})
+	signed := newFixture(t, fixtureOptions{opts: Options{Authorizer: headerAuth{}, Principal: callerOf}})
+	for _, f := range []*fixture{dev, signed} {
+		if _, err := f.store.SetListing(ctx, catalog.System("test"), catalog.ScopeAll, f.ids["evil"],
+			catalog.ListingChange{State: catalog.ListingPending, Reason: "test"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all, err := dev.store.Search(ctx, catalog.Query{Limit: 1, Scope: catalog.ScopeAll})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name          string
+		f             *fixture
+		header        map[string]string
+		agents        int
+		want, wantNot []string
+	}{
+		{name: "development mode counts the pending agent", f: dev, agents: all.Total,
+			want: []string{`<a href="/?signature=invalid">1</a>`, `<a href="/?audit=no_security">1</a>`}},
+		{name: "a viewer does not", f: signed, header: map[string]string{testCaller: "vic:viewer"}, agents: all.Total - 1,
+			wantNot: []string{`/?signature=invalid`, `/?audit=no_security`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := tc.f.get(t, "/security", tc.header)
+			if rec.Code != http.StatusOK {
+				t.Fatalf("GET /security = %d", rec.Code)
+			}
+			body := rec.Body.String()
+			want := append([]string{`href="/security"`, `href="/?security_scheme=none"`,
+				`href="/?audit=signing_key_changed"><strong>0</strong>`,
+				`<strong>` + strconv.Itoa(tc.agents) + `</strong> agents`}, tc.want...)
+			for _, w := range want {
+				if !strings.Contains(body, w) {
+					t.Errorf("security page lacks %q", w)
+				}
+			}
+			for _, w := range tc.wantNot {
+				if strings.Contains(body, w) {
+					t.Errorf("security page shows %q, an agent hidden from the caller", w)
+				}
+			}
+		})
+	}
+	if rec := signed.get(t, "/security", nil); rec.Code != http.StatusForbidden {
+		t.Errorf("security page without a role = %d, want 403", rec.Code)
+	}
+}

@@ -1,0 +1,19 @@
+package view
+
+// Security is the fleet security report page: every number links to the
+// console search that lists the agents it counts.
+type Security struct {
+	// Agents counts the agents the caller sees.
+	Agents                       int
+	Signature, Schemes, Findings []SecurityCount
+	Anonymous, KeyChanges        SecurityCount
+}
+
+// SecurityCount is one number of the report. Label is a facet value (a
+// signature status, a scheme type, a finding code): from the catalog,
+// shown escaped. URL is the console search listing the agents counted.
+type SecurityCount struct {
+	Label, Kind string
+	Count       int
+	URL         string
+}
