@@ -40,6 +40,15 @@ var facetLabels = map[string]string{
 	catalog.FieldCollection:      "Collection",
 }
 
+// howLabels say in words how a search word met a result
+// (catalog.WordMatch.How).
+var howLabels = map[string]string{
+	"word":    "the word itself",
+	"prefix":  "a word it begins",
+	"typo":    "a word one typo away",
+	"related": "a related word",
+}
+
 // facetShown is how many values of a facet field show before the rest
 // fold away.
 const facetShown = 6
@@ -65,6 +74,9 @@ func (h *Console) search(c echo.Context) error {
 		err = &query.Error{Message: "The address holds a malformed query string."}
 	} else {
 		req, err = query.Parse(values)
+		// Each result can say why it matched (a <details>, shut until
+		// asked): only the page is explained, so it costs little.
+		req.Explain = req.Text != ""
 	}
 	var res catalog.Page
 	if err == nil {
@@ -247,6 +259,16 @@ func resultView(s catalog.Summary) view.Result {
 	}
 	if s.Works != catalog.WorksUnchecked {
 		r.Works = s.Works
+	}
+	if e := s.Explanation; e != nil {
+		for _, w := range e.Words {
+			why := view.WhyWord{Word: w.Word, How: howLabels[w.How], Fields: strings.Join(w.Fields, ", ")}
+			if w.How != "word" {
+				// The word itself needs no second mention.
+				why.Matched = w.Matched
+			}
+			r.Why = append(r.Why, why)
+		}
 	}
 	for _, sk := range s.Skills {
 		name := sk.Name

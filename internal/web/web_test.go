@@ -154,6 +154,13 @@ func TestSearchPage(t *testing.T) {
 				"Suggested by “accepts PDF”"}},
 		{name: "no chip for a filter already applied", target: "/?q=invoice+accepts+PDF&input_mode=application%2Fpdf",
 			wantStatus: http.StatusOK, wantFull: true, notWant: []string{"chip suggest"}},
+		// Each result can say why it matched, server-rendered and shut.
+		{name: "why this result", target: "/?q=invoices", wantStatus: http.StatusOK, wantFull: true,
+			want: []string{`<details class="why"><summary>Why this result</summary>`, "<code>invoic</code>", "— in name, "}},
+		{name: "why names the word met when not the word itself", target: "/?q=bill", wantStatus: http.StatusOK, wantFull: true,
+			want: []string{"<code>bill</code>", "(a related word  <code>invoic</code>"}},
+		{name: "no why without words", target: "/?tag=finance", wantStatus: http.StatusOK, wantFull: true,
+			notWant: []string{`class="why"`}},
 		{name: "no chip for a bare word", target: "/?q=pdf+invoice", wantStatus: http.StatusOK, wantFull: true,
 			notWant: []string{"chip suggest"}},
 		{name: "a selected value without matches stays tickable", target: "/?tag=no-such-tag", wantStatus: http.StatusOK, wantFull: true,

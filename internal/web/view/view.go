@@ -158,6 +158,20 @@ type Result struct {
 	// Works is the latest check's verdict on the declared interfaces
 	// (all, some, none); empty when never checked.
 	Works string
+	// Why says how the result met the words of the search, one line a
+	// word; empty without words.
+	Why []WhyWord
+}
+
+// WhyWord is how one word of a search met a result.
+type WhyWord struct {
+	// Word is the word as the index reads it (folded, stemmed).
+	Word string
+	// How is "" when the word met nothing in this agent.
+	How string
+	// Matched is the indexed word it met, when not the word itself.
+	Matched string
+	Fields  string
 }
 
 // Agent is the agent page.
