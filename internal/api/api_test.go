@@ -785,7 +785,7 @@ func TestRouting(t *testing.T) {
 			wantStatus: http.StatusMethodNotAllowed, wantCode: CodeMethodNotAllowed},
 		{name: "openapi document", target: "/api/v1/openapi.json", wantStatus: http.StatusOK,
 			check: func(t *testing.T, rec *httptest.ResponseRecorder, _ *fakeCatalog, _ *fakeRegistrar) {
-				if !bytes.Equal(rec.Body.Bytes(), OpenAPIDocument()) {
+				if !bytes.Equal(rec.Body.Bytes(), openAPIDoc) {
 					t.Error("served document differs from the embedded one")
 				}
 			}},

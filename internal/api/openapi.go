@@ -13,11 +13,6 @@ import (
 //go:embed openapi.json
 var openAPIDoc []byte
 
-// OpenAPIDocument returns a copy of the OpenAPI 3.0.3 document of the API.
-func OpenAPIDocument() []byte {
-	return append([]byte(nil), openAPIDoc...)
-}
-
 func serveOpenAPI(c echo.Context) error {
 	c.Response().Header().Set("Cache-Control", "no-cache")
 	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, openAPIDoc)

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -116,4 +117,10 @@ func readAll(t *testing.T, resp *http.Response) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// DevMode reports whether the request was served in development mode (no
+// OIDC provider, the local user is admin), for the console's banner.
+func DevMode(ctx context.Context) bool {
+	return FromContext(ctx).Source == SourceDev
 }

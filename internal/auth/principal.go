@@ -86,12 +86,6 @@ func CSRFToken(ctx context.Context) string {
 	return ""
 }
 
-// DevMode reports whether the request was served in development mode (no
-// OIDC provider, the local user is admin), for the console's banner.
-func DevMode(ctx context.Context) bool {
-	return FromContext(ctx).Source == SourceDev
-}
-
 // WithPrincipal returns ctx carrying p and csrf as the caller of a
 // request, as the Authenticator does. It is for tests of handlers that
 // read FromContext and CSRFToken.

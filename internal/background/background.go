@@ -30,9 +30,6 @@ func NewGroup(parent context.Context, log *slog.Logger) *Group {
 	return &Group{ctx: ctx, cancel: cancel, log: log}
 }
 
-// Context is the context the group's goroutines run under.
-func (g *Group) Context() context.Context { return g.ctx }
-
 // Go runs fn in a goroutine of the group. An error it returns while the
 // group is still running is logged under name; errors after Stop began are
 // the expected result of cancellation and dropped.

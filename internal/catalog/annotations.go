@@ -408,16 +408,6 @@ func annotationChanges(old, cur Annotations) map[string]any {
 	return d
 }
 
-// annotationOfURL reads one card URL's annotations; the zero value when
-// it has none.
-func annotationOfURL(db *gorm.DB, cardURL string) (Annotations, error) {
-	m, err := annotationsOf(db, []string{cardURL})
-	if err != nil {
-		return Annotations{}, err
-	}
-	return m[cardURL], nil
-}
-
 // storedAnnotationFacets are the facets of the annotation columns loadDocs
 // reads (NULL when the agent has no annotations row).
 func storedAnnotationFacets(owner, classification, labels sql.NullString) ([]facetRecord, error) {

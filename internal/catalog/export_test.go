@@ -82,3 +82,13 @@ func (s *Store) AgentViewComposed(ctx context.Context, sc Scope, id string, now 
 	}
 	return v, nil
 }
+
+// annotationOfURL reads one card URL's annotations; the zero value when
+// it has none.
+func annotationOfURL(db *gorm.DB, cardURL string) (Annotations, error) {
+	m, err := annotationsOf(db, []string{cardURL})
+	if err != nil {
+		return Annotations{}, err
+	}
+	return m[cardURL], nil
+}

@@ -28,20 +28,6 @@ type SeedLineError struct {
 func (e *SeedLineError) Error() string { return fmt.Sprintf("%s:%d: %v", e.Path, e.Line, e.Err) }
 func (e *SeedLineError) Unwrap() error { return e.Err }
 
-// LoadSeeds reads a seed file: one card URL or origin per line; blank lines
-// and lines starting with '#' are ignored, as is anything after " #" (a
-// fragment cannot matter: ResolveCardURLs drops it). Entries naming the
-// same card URLs are kept once, first occurrence first. Every bad line is
-// reported, as a *SeedLineError ("PATH:LINE: reason"), in one error
-// wrapping ErrInvalidSeeds.
-func LoadSeeds(path string) ([]string, error) {
-	data, err := readSeedFile(path)
-	if err != nil {
-		return nil, err
-	}
-	return parseSeeds(path, data)
-}
-
 func readSeedFile(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {

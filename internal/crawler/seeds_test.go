@@ -155,3 +155,17 @@ func TestSeedFileChanged(t *testing.T) {
 		t.Errorf("bad initial file: %v", err)
 	}
 }
+
+// LoadSeeds reads a seed file: one card URL or origin per line; blank lines
+// and lines starting with '#' are ignored, as is anything after " #" (a
+// fragment cannot matter: ResolveCardURLs drops it). Entries naming the
+// same card URLs are kept once, first occurrence first. Every bad line is
+// reported, as a *SeedLineError ("PATH:LINE: reason"), in one error
+// wrapping ErrInvalidSeeds.
+func LoadSeeds(path string) ([]string, error) {
+	data, err := readSeedFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return parseSeeds(path, data)
+}

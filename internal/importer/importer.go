@@ -61,14 +61,9 @@ type Result struct {
 	Outcome Outcome
 }
 
-// File reads the card at path (at most Limits.MaxBytes) and imports it
-// under its content hash (see CardURL).
-func (im *Importer) File(ctx context.Context, path string) (Result, error) {
-	return im.FileAt(ctx, path, "")
-}
-
-// FileAt is File for a card the operator says is served at servedAt (a
-// card URL; "" when unknown): the card is filed under that agent, so that
+// FileAt reads the card at path (at most Limits.MaxBytes) and imports it.
+// servedAt is the card URL the operator says it is served at ("" when
+// unknown: the card is filed under its content hash, see CardURL): the card is filed under that agent, so that
 // registering or crawling the URL later updates the same catalog entry.
 func (im *Importer) FileAt(ctx context.Context, path, servedAt string) (Result, error) {
 	cardURL, err := CardURL(nil, servedAt)

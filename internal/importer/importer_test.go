@@ -208,13 +208,13 @@ func TestFileSizeCap(t *testing.T) {
 	im := &Importer{Store: store, Limits: card.Limits{MaxBytes: len(v10Card)}}
 	ctx := context.Background()
 
-	if res, err := im.File(ctx, small); err != nil || res.Outcome != Created {
+	if res, err := im.FileAt(ctx, small, ""); err != nil || res.Outcome != Created {
 		t.Fatalf("file at the limit: %+v, %v", res, err)
 	}
-	if _, err := im.File(ctx, big); !errors.Is(err, ErrTooLarge) {
+	if _, err := im.FileAt(ctx, big, ""); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("oversized file: err = %v, want ErrTooLarge", err)
 	}
-	if _, err := im.File(ctx, filepath.Join(dir, "missing.json")); !errors.Is(err, os.ErrNotExist) {
+	if _, err := im.FileAt(ctx, filepath.Join(dir, "missing.json"), ""); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: err = %v, want os.ErrNotExist", err)
 	}
 	if len(store.inputs) != 1 {

@@ -53,9 +53,6 @@ const (
 	SetHeldOut = "heldout"
 )
 
-// Judged returns the judged set.
-func Judged() ([]Judgment, error) { return Set(SetJudged) }
-
 // Set returns a set of judged queries by name.
 func Set(name string) ([]Judgment, error) {
 	raw, err := files.ReadFile("testdata/" + name + ".json")

@@ -58,14 +58,6 @@ func reservedDomain(host string) (string, bool) {
 	return "", false
 }
 
-// ReservedName tells whether host lies in a domain reserved for
-// documentation, testing or as invalid (RFC 2606, RFC 6761), which the
-// Client refuses with ErrReservedName before any lookup.
-func ReservedName(host string) bool {
-	_, ok := reservedDomain(host)
-	return ok
-}
-
 // localhostAddrs are the addresses of "localhost" and every name under
 // it, which RFC 6761 §6.3 says resolver libraries should answer with
 // loopback addresses, never asking a DNS server. IPv4 first, as most

@@ -204,20 +204,7 @@ func byName(a, b Hit) int {
 	return cmp.Compare(a.ID, b.ID)
 }
 
-// topHits keeps the k first hits after the cursor in the given order, in
-// O(n log k) time.
-func topHits(hits []Hit, k int, after *Hit, order func(a, b Hit) int) []Hit {
-	h := &topK[Hit]{k: k, order: order}
-	for _, x := range hits {
-		if after != nil && order(x, *after) <= 0 {
-			continue
-		}
-		h.offer(x)
-	}
-	return h.sorted()
-}
-
-// topByName is topHits in byName order over ids. Browsing a large
+// topByName keeps the k first ids after the cursor in byName order. Browsing a large
 // catalog offers every document, and comparing sort keys as strings was
 // most of a browse's time (issue 11's console benchmark); a document
 // whose key prefix (prefix64) sorts before the cursor's, or after the
