@@ -46,6 +46,8 @@ type app struct {
 	// priority gives the reads people wait for the CPU before the
 	// crawler's and the verifier's work.
 	priority *background.Priority
+	// ardTokenKey authenticates ARD page tokens on every replica alike.
+	ardTokenKey []byte
 }
 
 // newApp opens the catalog (migrating it) and wires the parts over it.
@@ -64,14 +66,20 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger) (*app, err
 		closeStore(store, log)
 		return nil, err
 	}
+	ardKey, err := store.Secret(ctx, catalog.SecretARDPageTokens)
+	if err != nil {
+		closeStore(store, log)
+		return nil, err
+	}
 	a := &app{
-		cfg:     cfg,
-		log:     log,
-		store:   store,
-		self:    self,
-		client:  newOutboundClient(cfg, self, cfg.Crawl.PerHost),
-		metrics: telemetry.New(store),
-		auth:    authn,
+		ardTokenKey: ardKey,
+		cfg:         cfg,
+		log:         log,
+		store:       store,
+		self:        self,
+		client:      newOutboundClient(cfg, self, cfg.Crawl.PerHost),
+		metrics:     telemetry.New(store),
+		auth:        authn,
 		// One CPU for Go code is left to requests while any is served.
 		priority: background.NewPriority(0),
 	}

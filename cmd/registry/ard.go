@@ -31,7 +31,7 @@ func ardPublish(c config.ARD) ard.Publish {
 // mountARD mounts the ARD door (after the console, whose error handler
 // and catch-all it wraps) and advertises its manifest on console pages.
 func mountARD(e *echo.Echo, d handlerDeps) {
-	opts := ard.Options{Catalog: d.ardStore, Publish: d.ard, PublicURL: d.publicURL, Logger: d.log,
+	opts := ard.Options{Catalog: d.ardStore, Publish: d.ard, PublicURL: d.publicURL, Logger: d.log, TokenKey: d.ardTokenKey,
 		CardPath: func(id string) string { return api.BasePath + "/agents/" + url.PathEscape(id) + "/card" }}
 	if d.auth != nil {
 		opts.Authorizer = d.auth

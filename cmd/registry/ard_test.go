@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -84,5 +86,81 @@ func TestARDWiring(t *testing.T) {
 	r.Body.Close()
 	if r.StatusCode != 200 || !strings.Contains(string(b), urn) {
 		t.Errorf("search: %d %s", r.StatusCode, b)
+	}
+}
+
+// TestARDPageTokensHoldAcrossReplicas: two registries on one database (as
+// two replicas, or one before and after a restart) sign ARD page tokens
+// with the same key, kept in the database, so a client paging through a
+// search may be answered by either.
+func TestARDPageTokensHoldAcrossReplicas(t *testing.T) {
+	cfg := config.Default()
+	cfg.Storage.DB = "sqlite:" + filepath.Join(t.TempDir(), "reg.db")
+	cfg.Crawl.Enabled, cfg.Verify.Fetch = false, false
+	cfg.ARD.Publish = config.ARDPublishApproved
+	log := slog.New(slog.DiscardHandler)
+	ctx := context.Background()
+	var servers []*httptest.Server
+	for range 2 {
+		a, err := newApp(ctx, cfg, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(a.close)
+		srv := httptest.NewServer(a.handler())
+		t.Cleanup(srv.Close)
+		servers = append(servers, srv)
+	}
+	// Two agents, so that a page of one has a next page.
+	for i := range 2 {
+		c, err := card.Parse([]byte(fmt.Sprintf(`{"name":"Weather %d","description":"Forecasts","url":"https://w%d.example/a2a",`+
+			`"version":"1","protocolVersion":"0.3.0","capabilities":{},"defaultInputModes":["text/plain"],`+
+			`"defaultOutputModes":["text/plain"],"skills":[{"id":"forecast","name":"Forecast","description":"d","tags":["weather"]}]}`, i, i)),
+			card.DefaultLimits())
+		if err != nil {
+			t.Fatal(err)
+		}
+		store, err := openStore(ctx, cfg, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = store.Upsert(ctx, catalog.System("test"), catalog.UpsertInput{CardURL: fmt.Sprintf("https://w%d.example/.well-known/agent-card.json", i),
+			Card: c, Source: catalog.SourceURL, ReceivedAt: time.Now()})
+		closeStore(store, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	list := func(srv *httptest.Server, token string) (int, string) {
+		t.Helper()
+		q := url.Values{"pageSize": {"1"}}
+		if token != "" {
+			q.Set("pageToken", token)
+		}
+		var page struct{ PageToken string }
+		for deadline := time.Now().Add(20 * time.Second); ; {
+			resp, err := srv.Client().Get(srv.URL + "/ard/v1/agents?" + q.Encode())
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = json.NewDecoder(resp.Body).Decode(&page)
+			resp.Body.Close()
+			// Each replica syncs its index from the database every few
+			// seconds; the second may not have the agents yet.
+			if resp.StatusCode != http.StatusOK || page.PageToken != "" || token != "" || time.Now().After(deadline) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return resp.StatusCode, page.PageToken
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	code, token := list(servers[0], "")
+	if code != http.StatusOK || token == "" {
+		t.Fatalf("first page on the first registry: %d, page token %q", code, token)
+	}
+	if code, _ := list(servers[1], token); code != http.StatusOK {
+		t.Errorf("the first registry's page token on the second: %d, want 200", code)
 	}
 }

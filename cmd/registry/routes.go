@@ -23,7 +23,7 @@ func (a *app) handler() http.Handler {
 	d := handlerDeps{log: a.log, store: a.store, registrar: a.registrar, metrics: a.metrics, auth: a.auth,
 		hosts: a.cfg.Server.AcceptedHosts(), origins: a.cfg.Server.TrustedOrigins(), agents: a.store, pauser: a.store, keys: a.store,
 		ops: a.store, annotator: a.store, publicURL: a.cfg.Server.PublicURL, curator: a.store, priority: a.priority,
-		ard: ardPublish(a.cfg.ARD), ardStore: a.store}
+		ard: ardPublish(a.cfg.ARD), ardStore: a.store, ardTokenKey: a.ardTokenKey}
 	if a.crawler != nil {
 		d.refresher = a.crawler
 	}
@@ -72,6 +72,9 @@ type handlerDeps struct {
 	// the ARD door and ARD identifiers in agent routes.
 	ard      ard.Publish
 	ardStore ardStore
+	// ardTokenKey authenticates ARD page tokens, the same on every
+	// replica (catalog.Store.Secret); nil: a key of this process only.
+	ardTokenKey []byte
 }
 
 // operations is what the API's and the console's operator pages need
