@@ -590,7 +590,10 @@ func TestConsoleInBrowser(t *testing.T) {
 		}),
 		chromedp.Click(signOut, chromedp.ByQuery),
 		chromedp.WaitVisible(signIn, chromedp.ByQuery),
-		waitFor(`location.pathname === '/'`),
+		// A page of its own, not "/": the provider's session would sign
+		// the browser straight back in from there where pages need a role.
+		waitFor(`location.pathname === '/signed-out'`),
+		waitFor(`document.querySelector('main a[href="/auth/login?next=%2F"]').textContent === 'Sign in again'`),
 		waitFor(`document.querySelector('header nav a[href="/register"]') === null`),
 		// Signed out, the approved agent is found; the review page is not
 		// offered.

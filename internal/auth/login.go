@@ -22,13 +22,19 @@ const (
 	LoginPath    = "/auth/login"
 	CallbackPath = "/auth/callback"
 	LogoutPath   = "/auth/logout"
+	// SignedOutPath is where sign-out lands: a page open to anyone that
+	// only links to sign-in. Landing on "/" instead would, where pages
+	// need a role, send the browser straight to the provider, whose own
+	// session (SSO) would sign the user back in at once.
+	SignedOutPath = "/signed-out"
 )
 
 // Mount adds the sign-in routes to e:
 //
 //	GET  /auth/login?next=/path  starts a sign-in at the provider
 //	GET  /auth/callback          where the provider sends the browser back
-//	POST /auth/logout            ends the session, behind writes
+//	POST /auth/logout            ends the session, behind writes, and
+//	                             sends the browser to SignedOutPath
 //
 // writes is the registry's CSRF check (the console's), which auth does
 // not make: it authenticates and authorizes only. Mount also puts
@@ -217,7 +223,7 @@ func (a *Authenticator) logout(c echo.Context) error {
 		}
 		a.clearCookie(c, sessionCookie)
 	}
-	return c.Redirect(http.StatusSeeOther, "/")
+	return c.Redirect(http.StatusSeeOther, SignedOutPath)
 }
 
 // safeNext returns next when it is a path on this site, "/" otherwise,

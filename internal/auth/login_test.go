@@ -186,6 +186,11 @@ func TestLogoutRevokes(t *testing.T) {
 		if resp.StatusCode != http.StatusSeeOther {
 			t.Fatalf("logout: status %d, want 303", resp.StatusCode)
 		}
+		// Not "/": where pages need a role, that would send the browser
+		// to the provider, whose SSO session signs it straight back in.
+		if got := resp.Header.Get("Location"); got != SignedOutPath {
+			t.Errorf("logout: Location %q, want %q", got, SignedOutPath)
+		}
 		if sessionExists(t, s, token) {
 			t.Error("logout left the session row")
 		}

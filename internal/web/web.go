@@ -190,6 +190,10 @@ func (h *Console) Mount(e *echo.Echo) {
 	h.mountAnnotations(e)
 	h.mountCuration(e)
 	h.mountSecurity(e)
+	// The signed-out page needs no role: where every page needs one, a
+	// guarded landing would send the browser to sign-in, and an SSO
+	// provider would sign the user straight back in.
+	e.GET(auth.SignedOutPath, h.signedOut, securityHeaders)
 	// Assets are the same for everyone and hold nothing secret: the login
 	// page needs its stylesheet before anyone is signed in.
 	e.GET(assetPrefix+":hash/:name", h.asset, securityHeaders)
@@ -290,8 +294,13 @@ func (h *Console) layout(c echo.Context, title string) view.Layout {
 			l.SignOutURL = auth.LogoutPath
 		} else {
 			// Back to this page after signing in; auth keeps next on
-			// this site.
-			l.SignInURL = auth.LoginPath + "?next=" + url.QueryEscape(c.Request().URL.RequestURI())
+			// this site. Signing in from the signed-out page goes to
+			// search, not back to "signed out".
+			next := c.Request().URL.RequestURI()
+			if c.Request().URL.Path == auth.SignedOutPath {
+				next = "/"
+			}
+			l.SignInURL = auth.LoginPath + "?next=" + url.QueryEscape(next)
 		}
 	}
 	l.CanRegister = h.opts.Registrar != nil && h.canOperate(c)
@@ -312,6 +321,18 @@ func (h *Console) layout(c echo.Context, title string) view.Layout {
 		}
 	}
 	return l
+}
+
+// signedOut is where sign-out lands. It never redirects on its own; a
+// caller who still has a session (another tab signed in again) goes on
+// to search.
+func (h *Console) signedOut(c echo.Context) error {
+	if h.opts.Principal != nil {
+		if p, ok := h.opts.Principal(c); ok && p.Session {
+			return c.Redirect(http.StatusSeeOther, "/")
+		}
+	}
+	return h.render(c, http.StatusOK, page{title: "Signed out", body: templates.SignedOutPage(h.opts.SignIn, auth.LoginPath+"?next=%2F")})
 }
 
 func (h *Console) notFound(c echo.Context) error {

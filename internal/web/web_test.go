@@ -531,3 +531,59 @@ func TestResultShowsCardURLAndWorks(t *testing.T) {
 		t.Error("an unchecked agent shows a works badge")
 	}
 }
+
+// TestSignedOut: sign-out lands on a page that needs no role, so where
+// every page needs one the browser is not sent to the provider (whose
+// SSO session would sign it straight back in); it offers sign-in as a
+// link, to search rather than back here. A caller with a session is not
+// told it is signed out.
+func TestSignedOut(t *testing.T) {
+	anonymous := func(echo.Context) (Principal, bool) { return Principal{}, false }
+	session := func(echo.Context) (Principal, bool) {
+		return Principal{Name: "Ada", Role: auth.Viewer, Session: true}, true
+	}
+	tests := []struct {
+		name     string
+		opts     Options
+		wantCode int
+		want     []string
+		notWant  []string
+	}{
+		{name: "signed out, every page needs a role", opts: Options{SignIn: true, Authorizer: denyAll{}, Principal: anonymous},
+			wantCode: http.StatusOK,
+			want:     []string{"You are signed out", `<a href="/auth/login?next=%2F">Sign in again</a>`},
+			notWant:  []string{"/auth/login?next=%2Fsigned-out", ">Sign out<"}},
+		{name: "no sign-in", opts: Options{}, wantCode: http.StatusOK,
+			want: []string{"You are signed out"}, notWant: []string{"Sign in again"}},
+		{name: "still has a session", opts: Options{SignIn: true, Principal: session}, wantCode: http.StatusSeeOther},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, fixtureOptions{opts: tt.opts})
+			rec := f.get(t, auth.SignedOutPath, nil)
+			if rec.Code != tt.wantCode {
+				t.Fatalf("GET %s = %d, want %d", auth.SignedOutPath, rec.Code, tt.wantCode)
+			}
+			if rec.Code == http.StatusSeeOther {
+				if got := rec.Header().Get("Location"); got != "/" {
+					t.Errorf("Location %q, want /", got)
+				}
+				return
+			}
+			if rec.Header().Get("Location") != "" || strings.Contains(rec.Body.String(), `http-equiv="refresh"`) {
+				t.Error("the signed-out page redirects on its own")
+			}
+			body := rec.Body.String()
+			for _, w := range tt.want {
+				if !strings.Contains(body, w) {
+					t.Errorf("page lacks %q", w)
+				}
+			}
+			for _, w := range tt.notWant {
+				if strings.Contains(body, w) {
+					t.Errorf("page holds %q", w)
+				}
+			}
+		})
+	}
+}
