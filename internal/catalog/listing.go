@@ -198,6 +198,29 @@ func (s *Store) SetListing(ctx context.Context, actor Actor, sc Scope, id string
 	return s.Agent(ctx, ScopeAll, id)
 }
 
+// PendingCount counts the agents awaiting review that the scope would see
+// once approved: not removed, and in the collections its groups open
+// (Scope's rule without the listing state). It is what a viewer who finds
+// nothing is told ("N agents await review"), so the count reveals no
+// agent of a collection the viewer could never see, and nothing but the
+// number.
+func (s *Store) PendingCount(ctx context.Context, sc Scope) (int, error) {
+	q := "SELECT COUNT(*) FROM agents a WHERE a.listing = ? AND a.removed_at IS NULL"
+	args := []any{ListingPending}
+	if !sc.All {
+		// As an editor of the same groups: every listing state, the
+		// caller's collections only.
+		cond, cargs := Scope{Review: true, Groups: sc.Groups}.placementSQL()
+		q += " AND " + cond
+		args = append(args, cargs...)
+	}
+	var n int64
+	if err := s.db.WithContext(ctx).Raw(q, args...).Scan(&n).Error; err != nil {
+		return 0, fmt.Errorf("counting pending agents: %w", err)
+	}
+	return int(n), nil
+}
+
 // PendingAgents lists the agents awaiting review that the scope sees,
 // oldest transition first, at most limit.
 func (s *Store) PendingAgents(ctx context.Context, sc Scope, limit int) ([]Agent, error) {

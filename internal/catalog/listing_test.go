@@ -347,3 +347,52 @@ func TestPlacementReachesReplicas(t *testing.T) {
 		})
 	}
 }
+
+// TestPendingCount: the count a viewer who finds nothing is told covers
+// the pending agents it would see once approved: not approved or rejected
+// ones, not removed ones, and none in a collection whose groups it lacks,
+// so the number says nothing of collections hidden from it.
+func TestPendingCount(t *testing.T) {
+	catalogtest.ForEach(t, func(t *testing.T, s *catalog.Store) {
+		ctx := context.Background()
+		s.SetListingPolicy(catalog.ListingPolicy{RequireApproval: true})
+		pending := func(name string) string {
+			return store(t, s, "https://"+name+".example/card.json", namedCard(name, "1"), catalog.SourceURL).Agent.ID
+		}
+		pending("open")
+		secret, gone, approved, rejected := pending("secret"), pending("gone"), pending("approved"), pending("rejected")
+		if _, _, err := s.SaveCollection(ctx, testActor, catalog.Collection{Name: "Secret", Groups: []string{"sec"}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.AddToCollection(ctx, testActor, "secret", secret); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RemoveAgent(ctx, testActor, gone); err != nil {
+			t.Fatal(err)
+		}
+		for id, st := range map[string]string{approved: catalog.ListingApproved, rejected: catalog.ListingRejected} {
+			if _, err := s.SetListing(ctx, editor, catalog.ScopeAll, id, catalog.ListingChange{State: st, Reason: "r"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, tt := range []struct {
+			name string
+			sc   catalog.Scope
+			want int
+		}{
+			{"viewer", catalog.Scope{}, 1},
+			{"viewer of another group", catalog.Scope{Groups: []string{"other"}}, 1},
+			{"viewer of the secret group", catalog.Scope{Groups: []string{"SEC"}}, 2},
+			{"editor", catalog.Scope{Review: true}, 1},
+			{"all", catalog.ScopeAll, 2},
+		} {
+			got, err := s.PendingCount(ctx, tt.sc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Errorf("%s: PendingCount = %d, want %d", tt.name, got, tt.want)
+			}
+		}
+	})
+}

@@ -22,6 +22,9 @@ import (
 type Curator interface {
 	SetListing(ctx context.Context, actor catalog.Actor, sc catalog.Scope, id string, ch catalog.ListingChange) (catalog.Agent, error)
 	PendingAgents(ctx context.Context, sc catalog.Scope, limit int) ([]catalog.Agent, error)
+	// PendingCount counts the agents awaiting review the scope would see
+	// once approved, for a search page that finds none.
+	PendingCount(ctx context.Context, sc catalog.Scope) (int, error)
 	Collections(ctx context.Context, sc catalog.Scope) ([]catalog.Collection, error)
 	SaveCollection(ctx context.Context, actor catalog.Actor, c catalog.Collection) (catalog.Collection, bool, error)
 	AddToCollection(ctx context.Context, actor catalog.Actor, name string, agentIDs ...string) error

@@ -10,7 +10,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/a2aregistry/registry/internal/auth"
 	"github.com/a2aregistry/registry/internal/catalog"
+	"github.com/a2aregistry/registry/internal/catalog/catalogtest"
 )
 
 var _ Curator = (*catalog.Store)(nil)
@@ -111,5 +113,54 @@ func TestCollectionsPage(t *testing.T) {
 	}
 	if ag, _ := f.store.Agent(context.Background(), catalog.ScopeAll, id); len(ag.Collections) != 0 {
 		t.Errorf("agent still in %v", ag.Collections)
+	}
+}
+
+// allowAll is an Authorizer that lets everyone in; the caller is then
+// whoever the request context says (nobody: a viewer of no group).
+type allowAll struct{}
+
+func (allowAll) RequireRole(auth.Role) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc { return next }
+}
+
+// TestPendingNotEmpty: a viewer who finds nothing because every agent
+// awaits review is told how many await it (the number only: no name), not
+// that the catalog is empty; agents of a collection closed to the viewer
+// are not counted. A search that names words or filters says "no match"
+// as before, and a catalog with nothing pending is empty.
+func TestPendingNotEmpty(t *testing.T) {
+	ctx := context.Background()
+	f := &fixture{store: catalogtest.SQLite(t), ids: map[string]string{}}
+	f.console = New(Options{Searcher: f.store, Agents: f.store, Curator: f.store, Authorizer: allowAll{}, Logger: quietLog})
+	f.e = echo.New()
+	f.console.Mount(f.e)
+	if body := f.get(t, "/", nil).Body.String(); !strings.Contains(body, "The catalog is empty") {
+		t.Error("an empty catalog is not called empty")
+	}
+
+	f.store.SetListingPolicy(catalog.ListingPolicy{RequireApproval: true})
+	for _, name := range []string{"invoice-extractor", "weather"} {
+		f.upsert(t, "https://"+name+".example/card.json", evilCard("1.0.0"), t0)
+	}
+	secret := f.upsert(t, "https://secret.example/card.json", evilCard("1.0.0"), t0)
+	if _, _, err := f.store.SaveCollection(ctx, catalog.System("test"), catalog.Collection{Name: "Secret", Groups: []string{"sec"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.store.AddToCollection(ctx, catalog.System("test"), "secret", secret); err != nil {
+		t.Fatal(err)
+	}
+
+	body := f.get(t, "/", nil).Body.String()
+	if !strings.Contains(body, "2 agents await review") {
+		t.Error("the page does not say how many agents await review (2 the viewer could see)")
+	}
+	for _, leak := range []string{"The catalog is empty", "3 agents", "Evil", "/agents/"} {
+		if strings.Contains(body, leak) {
+			t.Errorf("the page holds %q", leak)
+		}
+	}
+	if body := f.get(t, "/?q=invoice", nil).Body.String(); !strings.Contains(body, "No agent matches") || strings.Contains(body, "await review") {
+		t.Error("a search with words that finds nothing does not say no agent matches, or counts pending agents")
 	}
 }

@@ -109,6 +109,16 @@ func (h *Console) search(c echo.Context) error {
 		s.Results = append(s.Results, resultView(it))
 	}
 	s.Total = res.Total
+	if err == nil && len(res.Items) == 0 && len(s.Active) == 0 && s.Q == "" && h.opts.Curator != nil {
+		// Nothing to browse: say so honestly when agents are waiting
+		// for review rather than calling the catalog empty. The count is
+		// of those the caller would see once approved, and no more.
+		n, cerr := h.opts.Curator.PendingCount(c.Request().Context(), h.scope(c))
+		if cerr != nil {
+			h.log.ErrorContext(c.Request().Context(), "console pending count failed", "err", cerr)
+		}
+		s.Pending = n
+	}
 	if res.NextCursor != "" {
 		next := cloneValues(values)
 		next.Set(query.ParamCursor, res.NextCursor)

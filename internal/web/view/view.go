@@ -75,6 +75,9 @@ type Search struct {
 	Suggested []SuggestedFilter
 	Results   []Result
 	Total     int
+	// Pending is how many agents the caller would see once approved
+	// await review, counted only when a search of everything finds none.
+	Pending int
 	// NextURL continues to the next page; empty on the last one.
 	// FirstURL restarts from the first page; empty on the first page.
 	NextURL, FirstURL string
