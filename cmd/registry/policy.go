@@ -63,7 +63,7 @@ func testPolicy(ctx context.Context, store *catalog.Store, p *policy.Policy, lim
 	for _, r := range p.Rules() {
 		t.ruleOrder = append(t.ruleOrder, r.ID)
 	}
-	err := store.CurrentCards(ctx, func(c catalog.CurrentCard) error {
+	err := store.CurrentCards(ctx, catalog.ScopeAll, func(c catalog.CurrentCard) error {
 		t.agents++
 		a, err := policyInput(c, lim, p.ReadsCard())
 		if err != nil {

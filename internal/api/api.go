@@ -21,6 +21,7 @@ import (
 	"github.com/a2aregistry/registry/internal/auth"
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/crawler"
+	"github.com/a2aregistry/registry/internal/report"
 	"github.com/a2aregistry/registry/internal/runs"
 )
 
@@ -222,6 +223,11 @@ func (a *API) routes() []route {
 		{method: http.MethodGet, path: "/agents/:id/versions/:n", role: auth.Viewer, handler: a.getVersion},
 		{method: http.MethodGet, path: "/changes", role: auth.Viewer, handler: a.listChanges},
 		{method: http.MethodGet, path: "/reports/security", role: auth.Viewer, handler: a.securityReport},
+	}
+	// The findings export walks the catalog's current cards; a catalog
+	// that cannot (a test double) has no such route.
+	if r, ok := a.catalog.(report.CardReader); ok {
+		rs = append(rs, route{method: http.MethodGet, path: "/reports/security/findings", role: auth.Viewer, handler: a.securityFindings(r)})
 	}
 	if a.registrar != nil {
 		rs = append(rs, route{method: http.MethodPost, path: "/agents", role: auth.Editor, handler: a.registerAgent})

@@ -369,3 +369,10 @@ func (f *fakeCatalog) AgentRemoval(_ context.Context, id string) (*catalog.Remov
 	}
 	return a.Removed, nil
 }
+
+// The fake has no stored cards: the findings export lists nothing.
+func (f *fakeCatalog) CurrentCards(context.Context, catalog.Scope, func(catalog.CurrentCard) error) error {
+	return nil
+}
+
+func (f *fakeCatalog) CardLimits() card.Limits { return card.DefaultLimits() }

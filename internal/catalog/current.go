@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"github.com/a2aregistry/registry/internal/card"
 )
 
 // CurrentCard is an agent's current card version with what the catalog
@@ -35,18 +37,27 @@ type currentCardRow struct {
 	Report          *string
 }
 
-// CurrentCards calls fn with the current card of every agent that is not
-// removed, in creation order. Like ExportAgents, each page is read on its
-// own: consistent per agent, not across agents.
-func (s *Store) CurrentCards(ctx context.Context, fn func(CurrentCard) error) error {
+// CurrentCards calls fn with the current card of every agent sc sees that
+// is not removed (ScopeAll included: a removed agent has no current
+// findings or policy to judge), in creation order. The scope is applied in
+// the query, as search applies it in the index, so a door cannot forget
+// it. Like ExportAgents, each page is read on its own: consistent per
+// agent, not across agents.
+func (s *Store) CurrentCards(ctx context.Context, sc Scope, fn func(CurrentCard) error) error {
+	where, scopeArgs := "a.removed_at IS NULL", []any(nil)
+	if !sc.All {
+		cond, args := sc.placementSQL()
+		where, scopeArgs = where+" AND "+cond, args
+	}
 	var after int64
 	for {
 		var rows []currentCardRow
+		args := append(append([]any{after}, scopeArgs...), exportPage)
 		err := s.db.WithContext(ctx).Raw(`SELECT a.pk, a.id, a.card_url, a.health, a.listing, a.current_version,
 			a.signature_status, v.raw, r.report
 			FROM agents a JOIN card_versions v ON v.agent_pk = a.pk AND v.number = a.current_version
 			LEFT JOIN verifications r ON r.agent_pk = a.pk AND r.version = a.current_version
-			WHERE a.pk > ? AND a.removed_at IS NULL ORDER BY a.pk LIMIT ?`, after, exportPage).Scan(&rows).Error
+			WHERE a.pk > ? AND `+where+` ORDER BY a.pk LIMIT ?`, args...).Scan(&rows).Error
 		if err != nil {
 			return fmt.Errorf("reading current cards: %w", err)
 		}
@@ -66,3 +77,7 @@ func (s *Store) CurrentCards(ctx context.Context, fn func(CurrentCard) error) er
 		after = rows[len(rows)-1].PK
 	}
 }
+
+// CardLimits are the limits stored cards are re-parsed under (with
+// StoredCardLimits), for a reader of CurrentCard.Raw.
+func (s *Store) CardLimits() card.Limits { return s.limits }

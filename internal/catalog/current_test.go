@@ -3,6 +3,7 @@ package catalog_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -36,7 +37,7 @@ func TestCurrentCards(t *testing.T) {
 		}
 
 		got := map[string]catalog.CurrentCard{}
-		if err := s.CurrentCards(ctx, func(c catalog.CurrentCard) error {
+		if err := s.CurrentCards(ctx, catalog.ScopeAll, func(c catalog.CurrentCard) error {
 			got[c.AgentID] = c
 			return nil
 		}); err != nil {
@@ -51,6 +52,37 @@ func TestCurrentCards(t *testing.T) {
 		if c := got[checked.ID]; c.Version != 1 || string(c.Report) != `{"v":1}` || c.SignatureStatus != catalog.SignatureUnsigned ||
 			c.Listing != catalog.ListingApproved || c.Health != catalog.HealthUnknown {
 			t.Errorf("checked: %+v", c)
+		}
+	})
+}
+
+// CurrentCards keeps to the scope in the query: a pending agent is read
+// for a reviewer and for ScopeAll, never for a browsing caller.
+func TestCurrentCardsScope(t *testing.T) {
+	catalogtest.ForEach(t, func(t *testing.T, s *catalog.Store) {
+		ctx := context.Background()
+		listed := upsert(t, s, "https://listed.example.com/.well-known/agent-card.json", v03Card).Agent
+		s.SetListingPolicy(catalog.ListingPolicy{RequireApproval: true})
+		pending := upsert(t, s, "https://pending.example.com/.well-known/agent-card.json", v03Card).Agent
+		for _, tc := range []struct {
+			name string
+			sc   catalog.Scope
+			want []string
+		}{
+			{"browsing", catalog.Scope{}, []string{listed.ID}},
+			{"review", catalog.Scope{Review: true}, []string{listed.ID, pending.ID}},
+			{"all", catalog.ScopeAll, []string{listed.ID, pending.ID}},
+		} {
+			var got []string
+			if err := s.CurrentCards(ctx, tc.sc, func(c catalog.CurrentCard) error {
+				got = append(got, c.AgentID)
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("%s: read %v, want %v", tc.name, got, tc.want)
+			}
 		}
 	})
 }
