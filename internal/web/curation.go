@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -36,6 +37,8 @@ const (
 	maxReviewItems       = 100
 	maxCollectionMembers = catalog.MaxLimit
 	maxCurationForm      = 8 << 10
+	// maxBulkForm holds maxReviewItems ids and a reason.
+	maxBulkForm = 16 << 10
 )
 
 // mountCuration adds the review page and listing transitions (editor) and
@@ -49,6 +52,7 @@ func (h *Console) mountCuration(e *echo.Echo) {
 	edit := h.guarded(auth.Editor)
 	admin := h.guarded(auth.Admin)
 	e.GET("/review", h.review, edit...)
+	e.POST("/review", h.bulkListing, append(edit, limitBody(maxBulkForm), h.checkCSRF)...)
 	e.POST("/agents/:id/listing", h.setListing, append(edit, limitBody(maxCurationForm), h.checkCSRF)...)
 	e.GET("/collections", h.collections, h.guarded(auth.Viewer)...)
 	e.POST("/collections", h.saveCollection, append(admin, limitBody(maxCurationForm), h.checkCSRF)...)
@@ -74,6 +78,13 @@ func (h *Console) listingForm(c echo.Context, id, from string) view.ListingForm 
 }
 
 func (h *Console) review(c echo.Context) error {
+	return h.reviewPage(c, http.StatusOK, view.BulkForm{}, nil)
+}
+
+// reviewPage renders the review page with the bulk form as given (a
+// refused post shows it again: its reason, its error and the ticked
+// agents).
+func (h *Console) reviewPage(c echo.Context, status int, bulk view.BulkForm, checked map[string]bool) error {
 	ctx := c.Request().Context()
 	sc := h.scope(c)
 	agents, err := h.opts.Curator.PendingAgents(ctx, sc, maxReviewItems)
@@ -81,12 +92,18 @@ func (h *Console) review(c echo.Context) error {
 		h.log.ErrorContext(ctx, "console review page failed", "err", err)
 		return h.errorPage(c, http.StatusInternalServerError, "Something went wrong", "The registry could not list the agents awaiting review. The failure is in its log.")
 	}
-	var v view.Review
+	bulk.Action, bulk.CSRFToken = "/review", h.csrfToken(c)
+	v := view.Review{Bulk: bulk}
 	for _, ag := range agents {
 		it := view.ReviewItem{ID: ag.ID, URL: agentURL(ag.ID), Name: ag.ID, CardURL: ag.CardURL, Current: ag.CurrentVersion,
-			Approved: ag.Listing.ApprovedVersion, Reason: ag.Listing.Reason, Form: h.listingForm(c, ag.ID, "review")}
+			Approved: ag.Listing.ApprovedVersion, Reason: ag.Listing.Reason, Form: h.listingForm(c, ag.ID, "review"),
+			Checked: checked[ag.ID]}
 		if ag.Card != nil && ag.Card.Name != "" {
 			it.Name = ag.Card.Name
+		}
+		if err := h.reviewSummary(ctx, sc, &it); err != nil {
+			h.log.ErrorContext(ctx, "console review summary failed", "agent_id", ag.ID, "err", err)
+			it.Findings = []view.ReviewFinding{{Severity: "error", Code: "unavailable", Message: "The registry could not read this agent's card and report."}}
 		}
 		if it.Approved > 0 && it.Approved != it.Current {
 			d := view.Diff{From: it.Approved, To: it.Current, Shown: true}
@@ -105,7 +122,96 @@ func (h *Console) review(c echo.Context) error {
 		}
 		v.Items = append(v.Items, it)
 	}
-	return h.render(c, http.StatusOK, page{title: "Review", body: templates.ReviewPage(v)})
+	return h.render(c, status, page{title: "Review", body: templates.ReviewPage(v)})
+}
+
+// reviewSummary fills it with what a reviewer decides on, as the agent
+// page shows it: the card's summary, the signature verdict and the
+// findings (lint, security audit, content scan) of the current version.
+func (h *Console) reviewSummary(ctx context.Context, sc catalog.Scope, it *view.ReviewItem) error {
+	av, err := h.opts.Agents.AgentView(ctx, sc, it.ID, h.now())
+	if err != nil {
+		return fmt.Errorf("reading agent %s: %w", it.ID, err)
+	}
+	if av.Agent.Card == nil {
+		return nil
+	}
+	a, err := h.agentView(av.Agent, nil, av.Health, av.Verification)
+	if err != nil {
+		return err
+	}
+	it.Description, it.Provider, it.CardVersion = a.Description, a.Provider, a.Version
+	for _, sk := range a.Skills {
+		it.Skills = append(it.Skills, sk.Name)
+	}
+	it.Signature = a.Signature
+	for _, f := range a.Lint {
+		it.Findings = append(it.Findings, view.ReviewFinding{Severity: string(f.Severity), Code: f.Code, Message: f.Message})
+	}
+	if vr := a.Verification; vr != nil {
+		it.Signature = vr.Status
+		for _, f := range vr.Audit {
+			it.Findings = append(it.Findings, view.ReviewFinding{Severity: string(f.Severity), Code: f.Code, Message: f.Message})
+		}
+		for _, f := range vr.Content {
+			it.Findings = append(it.Findings, view.ReviewFinding{Severity: f.Severity, Code: f.Code, Message: f.Message})
+		}
+	}
+	rank := map[string]int{"error": 0, "warning": 1, "info": 2}
+	slices.SortStableFunc(it.Findings, func(x, y view.ReviewFinding) int { return rank[x.Severity] - rank[y.Severity] })
+	return nil
+}
+
+// bulkListing approves or rejects the ticked agents, one reason for the
+// batch. Each transition is the catalog's SetListing, audited on its
+// own, as from an agent's page. A rejection without a reason, or no
+// agent ticked, shows the form again as sent, saying what is missing.
+func (h *Console) bulkListing(c echo.Context) error {
+	form, err := c.FormParams()
+	if err != nil {
+		return h.errorPage(c, http.StatusBadRequest, "Listing not changed", "The form could not be read.")
+	}
+	ids := form["agent"]
+	state, reason := form.Get("state"), strings.TrimSpace(form.Get("reason"))
+	checked := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		checked[id] = true
+	}
+	bulk := view.BulkForm{Reason: form.Get("reason")}
+	switch {
+	case state != catalog.ListingApproved && state != catalog.ListingRejected:
+		bulk.Error = "Choose Approve or Reject."
+	case len(ids) == 0:
+		bulk.Error = "Tick the agents to " + map[string]string{catalog.ListingApproved: "approve", catalog.ListingRejected: "reject"}[state] + "."
+	case len(ids) > maxReviewItems:
+		bulk.Error = fmt.Sprintf("Tick at most %d agents at once.", maxReviewItems)
+	case state == catalog.ListingRejected && reason == "":
+		bulk.Error = "A rejection needs a reason: say why these agents are rejected."
+	}
+	if bulk.Error != "" {
+		return h.reviewPage(c, http.StatusBadRequest, bulk, checked)
+	}
+	ctx := c.Request().Context()
+	var failed []string
+	for _, id := range ids {
+		_, err := h.opts.Curator.SetListing(ctx, h.actor(c), h.scope(c), id, catalog.ListingChange{State: state, Reason: reason})
+		switch {
+		case errors.Is(err, catalog.ErrInvalidListing) || errors.Is(err, catalog.ErrNotFound):
+			failed = append(failed, id)
+		case err != nil:
+			h.log.ErrorContext(ctx, "console bulk listing failed", "agent_id", id, "err", err)
+			failed = append(failed, id)
+		default:
+			delete(checked, id)
+			h.log.InfoContext(ctx, "console: agent listing changed", "agent_id", id, "state", state, "by", h.callerName(c))
+		}
+	}
+	if len(failed) > 0 {
+		// The others are done; the agents still ticked are those left.
+		bulk.Error = fmt.Sprintf("%d of %d agents were not changed (no longer awaiting review, or the change is not allowed); they stay ticked.", len(failed), len(ids))
+		return h.reviewPage(c, http.StatusConflict, bulk, checked)
+	}
+	return c.Redirect(http.StatusSeeOther, "/review")
 }
 
 func (h *Console) setListing(c echo.Context) error {

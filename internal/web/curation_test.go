@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -162,5 +163,112 @@ func TestPendingNotEmpty(t *testing.T) {
 	}
 	if body := f.get(t, "/?q=invoice", nil).Body.String(); !strings.Contains(body, "No agent matches") || strings.Contains(body, "await review") {
 		t.Error("a search with words that finds nothing does not say no agent matches, or counts pending agents")
+	}
+}
+
+// TestReviewBulk: the review page shows each pending agent's card
+// summary, signature verdict and findings, and approves or rejects the
+// ticked agents at once with one reason, each transition audited. A
+// rejection without a reason changes nothing and shows the form again as
+// sent (the ticked agents and the typed text) saying what is missing.
+func TestReviewBulk(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, fixtureOptions{})
+	f.store.SetListingPolicy(catalog.ListingPolicy{RequireApproval: true})
+	f.console = New(Options{Searcher: f.store, Agents: f.store, Curator: f.store, Logger: quietLog})
+	f.e = echo.New()
+	f.console.Mount(f.e)
+	tok := f.console.processCSRF
+	var ids []string
+	for _, host := range []string{"a", "b", "c"} {
+		ids = append(ids, f.upsert(t, "https://"+host+".pending.example/card.json", evilCard("2.0.0"), t0.Add(4*time.Hour)))
+	}
+	report := `{"signatures":{"status":"invalid"},"security_findings":[{"code":"no_security","severity":"warning","path":"$","message":"declares no security"}]}`
+	if err := f.store.RecordVerifications(ctx, catalog.System("test"), []catalog.VerificationInput{{
+		AgentID: ids[0], Version: 1, Status: catalog.SignatureInvalid, Report: []byte(report),
+		VerifiedAt: t0.Add(4 * time.Hour), RecheckAt: t0.Add(28 * time.Hour),
+	}}); err != nil {
+		t.Fatal(err)
+	}
+
+	body := f.get(t, "/review", nil).Body.String()
+	for _, want := range []string{
+		`<form id="bulk" method="post" action="/review"`, `name="csrf_token" value="` + tok + `"`,
+		`form="bulk" name="agent" value="` + ids[0] + `"`, `form="bulk" name="agent" value="` + ids[2] + `"`,
+		"Evil Corp", "Pwn &lt;b&gt;bold&lt;/b&gt;</dd>", // provider and skill of the card summary, as text
+		`<span class="badge bad">invalid</span>`, "<code>no_security</code>", "declares no security",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("review page lacks %q", want)
+		}
+	}
+	if strings.Contains(body, "<b>bold</b>") {
+		t.Error("review page renders card markup")
+	}
+
+	states := func() []string {
+		t.Helper()
+		var out []string
+		for _, id := range ids {
+			ag, err := f.store.Agent(ctx, catalog.ScopeAll, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, ag.Listing.State+":"+ag.Listing.Reason)
+		}
+		return out
+	}
+	pending := catalog.ListingPending + ":"
+	tests := []struct {
+		name       string
+		form       url.Values
+		wantStatus int
+		wantStates []string
+		wantBody   []string
+	}{
+		{"no token", url.Values{"state": {"approved"}, "agent": {ids[0]}}, http.StatusForbidden,
+			[]string{pending, pending, pending}, nil},
+		{"reject without reason", url.Values{csrfField: {tok}, "state": {"rejected"}, "agent": {ids[0], ids[2]}, "reason": {"   "}},
+			http.StatusBadRequest, []string{pending, pending, pending},
+			[]string{"A rejection needs a reason", `value="` + ids[0] + `" checked`, `value="` + ids[2] + `" checked`, `name="reason" maxlength="1000" value="   "`}},
+		{"nothing ticked", url.Values{csrfField: {tok}, "state": {"approved"}, "reason": {"looks fine"}},
+			http.StatusBadRequest, []string{pending, pending, pending}, []string{"Tick the agents to approve", `value="looks fine"`}},
+		{"approve two", url.Values{csrfField: {tok}, "state": {"approved"}, "agent": {ids[0], ids[1]}},
+			http.StatusSeeOther, []string{"approved:", "approved:", pending}, nil},
+		{"reject one, and an unknown id", url.Values{csrfField: {tok}, "state": {"rejected"}, "agent": {ids[2], "no-such-agent"}, "reason": {"spam"}},
+			http.StatusConflict, []string{"approved:", "approved:", "rejected:spam"}, []string{"1 of 2 agents were not changed"}},
+	}
+	for _, tc := range tests {
+		rec := f.post(t, "/review", tc.form, nil)
+		if rec.Code != tc.wantStatus {
+			t.Errorf("%s: POST = %d, want %d", tc.name, rec.Code, tc.wantStatus)
+		}
+		if got := states(); !slices.Equal(got, tc.wantStates) {
+			t.Errorf("%s: listings %v, want %v", tc.name, got, tc.wantStates)
+		}
+		for _, w := range tc.wantBody {
+			if !strings.Contains(rec.Body.String(), w) {
+				t.Errorf("%s: page lacks %q", tc.name, w)
+			}
+		}
+	}
+	if strings.Contains(f.get(t, "/review", nil).Body.String(), `value="`+ids[1]+`"`) {
+		t.Error("an approved agent is still awaiting review")
+	}
+	// Each transition is audited on its own.
+	log, err := f.store.AuditLog(ctx, "", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	audited := map[string]int{}
+	for _, e := range log.Entries {
+		if e.Action == catalog.ActionListing {
+			audited[e.TargetID]++
+		}
+	}
+	for i, id := range ids {
+		if audited[id] != 1 {
+			t.Errorf("agent %d: %d listing entries in the audit log, want 1", i, audited[id])
+		}
 	}
 }

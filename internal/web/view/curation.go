@@ -28,6 +28,22 @@ type ListingForm struct {
 // Review is the editor's review page: the agents awaiting approval.
 type Review struct {
 	Items []ReviewItem
+	// Bulk approves or rejects the ticked agents at once.
+	Bulk BulkForm
+}
+
+// BulkForm posts one transition, with one reason, for the ticked agents.
+// A refused post shows it again as it was sent, with Error saying why.
+type BulkForm struct {
+	Action, CSRFToken string
+	Reason            string
+	Error             string
+}
+
+// ReviewFinding is one finding about a pending agent: the card's lint,
+// the security audit or the content scan.
+type ReviewFinding struct {
+	Severity, Code, Message string
 }
 
 // ReviewItem is one pending agent with the diff from its approved
@@ -42,6 +58,16 @@ type ReviewItem struct {
 	// agent never approved.
 	Diff *Diff
 	Form ListingForm
+	// The card's summary: what it says of itself.
+	Description, Provider, CardVersion string
+	Skills                             []string
+	// Signature is the signature verdict of the current version (the
+	// verifier's report when it has one, the stored status else).
+	Signature string
+	// Findings are the current version's, most severe first.
+	Findings []ReviewFinding
+	// Checked ticks the agent in the bulk form (a refused post kept).
+	Checked bool
 }
 
 // Collections is the collections page.
