@@ -6,16 +6,18 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/a2aregistry/registry/internal/card"
 	"github.com/a2aregistry/registry/internal/catalog"
+	"github.com/a2aregistry/registry/internal/query"
 )
 
 // A request in words is read as search text plus filters. The filters are
-// the phrases a person uses for what the JSON API names as filters
-// ("only signed ones", "over gRPC", "accepts JSON"); every other word is
-// left to the search's ranking, which reads natural language itself.
-// Each phrase is removed from the text once it became a filter, so that
-// "over gRPC" does not also demand the word "grpc" in a description.
+// the phrases a person uses for what the JSON API names as filters: the
+// ones every door understands (media types, bindings, protocol versions,
+// security schemes) come from query.Suggest, which the search pages offer
+// as suggestions and this agent, holding a conversation, applies; the
+// ones only a conversation uses ("only signed ones", "healthy ones") are
+// below. Each phrase is removed from the text once it became a filter, so
+// that "over gRPC" does not also demand the word "grpc" in a description.
 type phrase struct {
 	re     *regexp.Regexp
 	field  string
@@ -26,36 +28,12 @@ func ph(pattern, field string, values ...string) phrase {
 	return phrase{re: regexp.MustCompile(`(?i)\b(?:` + pattern + `)\b`), field: field, values: values}
 }
 
-// modes are the media types people name in words.
-var modes = []struct{ words, mode string }{
-	{`json`, "application/json"},
-	{`pdfs?`, "application/pdf"},
-	{`images?|pictures?|photos?`, "image/*"},
-	{`audio|sound|speech`, "audio/*"},
-	{`videos?`, "video/*"},
-	{`csv`, "text/csv"},
-	{`plain text|text`, "text/plain"},
+var phrases = []phrase{
+	ph(`(?:only |just )?(?:the )?(?:signed|verified)(?: ones| cards| agents)?|with (?:a )?(?:valid |verified )?signatures?`,
+		catalog.FieldSignature, catalog.SignatureVerified),
+	ph(`(?:that are |which are )?(?:healthy|up and running|online)`, catalog.FieldHealth, catalog.HealthUp),
+	ph(`(?:that |which )?(?:work|works|working)(?: ones)?`, catalog.FieldWorks, catalog.WorksAll),
 }
-
-var phrases = func() []phrase {
-	ps := []phrase{
-		ph(`(?:only |just )?(?:the )?(?:signed|verified)(?: ones| cards| agents)?|with (?:a )?(?:valid |verified )?signatures?`,
-			catalog.FieldSignature, catalog.SignatureVerified),
-		ph(`(?:over|via|using|speaks?|speaking|with) grpc|grpc`, catalog.FieldBinding, card.BindingGRPC),
-		ph(`(?:over|via|using|speaks?|speaking|with) (?:json-?rpc)|json-?rpc`, catalog.FieldBinding, card.BindingJSONRPC),
-		ph(`(?:over|via|using|speaks?|speaking|with) (?:rest|http\+json)|http\+json`, catalog.FieldBinding, card.BindingHTTPJSON),
-		ph(`(?:that are |which are )?(?:healthy|up and running|online)`, catalog.FieldHealth, catalog.HealthUp),
-		ph(`(?:that |which )?(?:work|works|working)(?: ones)?`, catalog.FieldWorks, catalog.WorksAll),
-	}
-	for _, m := range modes {
-		ps = append(ps,
-			ph(`(?:accepts?|accepting|takes?|taking|reads?|reading|consumes?|input(?:s)?(?: of)?|from) (?:an? )?(?:`+m.words+`)(?: input| files?| documents?)?`,
-				catalog.FieldInputMode, m.mode),
-			ph(`(?:returns?|returning|gives?(?: back)?|giving(?: back)?|produces?|producing|outputs?|emits?|answers? in|responds? (?:in|with)|to) (?:an? )?(?:`+m.words+`)(?: output| files?)?`,
-				catalog.FieldOutputMode, m.mode))
-	}
-	return ps
-}()
 
 // filler is what a request says around its subject: "find me an agent
 // that …", "only those …". It carries no meaning for the search.
@@ -79,15 +57,22 @@ type reading struct {
 func read(msg string) reading {
 	r := reading{filters: map[string][]string{}, refine: refineStart.MatchString(msg)}
 	text := msg
+	add := func(field, value string) {
+		if !slices.Contains(r.filters[field], value) {
+			r.filters[field] = append(r.filters[field], value)
+		}
+	}
 	for _, p := range phrases {
 		if p.re.MatchString(text) {
 			for _, v := range p.values {
-				if !slices.Contains(r.filters[p.field], v) {
-					r.filters[p.field] = append(r.filters[p.field], v)
-				}
+				add(p.field, v)
 			}
 			text = p.re.ReplaceAllString(text, " ")
 		}
+	}
+	for _, sg := range query.Suggest(text, nil) {
+		add(sg.Field, sg.Value)
+		text = strings.Replace(text, sg.Words, " ", 1)
 	}
 	text = filler.ReplaceAllString(text, "")
 	if r.refine {
@@ -118,7 +103,7 @@ func merge(prev, r reading) reading {
 }
 
 // connectors are words that mean nothing at either end of what is left.
-var connectors = []string{"and", "or", "that", "which", "with", "but", "who"}
+var connectors = []string{"and", "or", "that", "which", "with", "but", "who", "over", "via", "using"}
 
 func trimConnectors(text string) string {
 	words := strings.FieldsFunc(text, func(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == ',' || r == ';' })

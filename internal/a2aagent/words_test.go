@@ -24,6 +24,10 @@ func TestRead(t *testing.T) {
 			map[string][]string{"input_mode": {"application/pdf"}, "output_mode": {"application/json"}}, false},
 		{"agents that summarise meetings", "summarise meetings", map[string][]string{}, false},
 		{"which ones take images", "", map[string][]string{"input_mode": {"image/*"}}, true},
+		// The vocabulary is the search's own (query.Suggest): what the
+		// search pages suggest, a conversation applies.
+		{"translate contracts with no auth over JSON-RPC", "translate contracts",
+			map[string][]string{"security_scheme": {"none"}, "binding": {card.BindingJSONRPC}}, false},
 	} {
 		r := read(tc.in)
 		if r.text != tc.text || !reflect.DeepEqual(r.filters, tc.filters) || r.refine != tc.refine {

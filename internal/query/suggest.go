@@ -81,12 +81,17 @@ var mediaWords = map[string]string{
 	"json": "application/json", "xml": "application/xml",
 	"csv": "text/csv", "html": "text/html", "markdown": "text/markdown",
 	"text": "text/plain", "image": "image/*", "images": "image/*", "png": "image/png",
-	"jpeg": "image/jpeg", "jpg": "image/jpeg", "audio": "audio/*", "video": "video/*", "videos": "video/*",
+	"jpeg": "image/jpeg", "jpg": "image/jpeg", "picture": "image/*", "pictures": "image/*", "photo": "image/*",
+	"photos": "image/*", "audio": "audio/*", "sound": "audio/*", "speech": "audio/*", "video": "video/*", "videos": "video/*",
 }
+
+// mediaNouns may follow a media word as part of the same phrase ("reads
+// PDF files"): they are part of the words that suggested the filter.
+var mediaNouns = []string{"file", "files", "document", "documents", "input", "output"}
 
 // fillers may stand between a cue and its media word ("accepts a PDF",
 // "returns structured JSON" is not matched: an adjective could be a name).
-var fillers = []string{"a", "an", "the", "any", "some", "and", "or", "in", "as"}
+var fillers = []string{"a", "an", "the", "any", "some", "and", "or", "in", "as", "back"}
 
 // versionRe is a protocol version as people write it: "v0.3", "1.0",
 // "0.3.0". Only major.minor is kept, which is how cards are faceted.
@@ -134,7 +139,11 @@ func Suggest(text string, have map[string][]string) []Suggestion {
 				j++
 			}
 			if mt, ok := mediaWords[at(j)]; ok {
-				add(field, mt, i, j)
+				to := j
+				if slices.Contains(mediaNouns, at(j+1)) {
+					to = j + 1
+				}
+				add(field, mt, i, to)
 			}
 		}
 		// Bindings.
