@@ -48,6 +48,11 @@ type Summary struct {
 	Skills           []SkillSummary `json:"skills"`
 	Signature        string         `json:"signature"`
 	Health           string         `json:"health"`
+	// Publisher is the registrable domain of the card URL; left out for
+	// a card without a URL. PublisherVerified says it proved it holds the
+	// key that signs the card.
+	Publisher         string `json:"publisher,omitempty"`
+	PublisherVerified bool   `json:"publisher_verified"`
 	// Listing is the listing state; deprecated agents come after all
 	// others in results.
 	Listing   string    `json:"listing"`
@@ -269,6 +274,7 @@ func newSummary(s catalog.Summary) Summary {
 		SecuritySchemes: nonNil(s.SecuritySchemes), InputModes: nonNil(s.InputModes), OutputModes: nonNil(s.OutputModes),
 		Skills: make([]SkillSummary, len(s.Skills)), Signature: s.SignatureStatus, Health: s.Health,
 		UpdatedAt: s.UpdatedAt, Score: s.Score, Listing: s.Listing,
+		Publisher: s.Publisher, PublisherVerified: s.PublisherVerified,
 	}
 	if e := s.Explanation; e != nil {
 		out.Explanation = &Explanation{Partial: e.Partial, Words: make([]WordMatch, len(e.Words))}

@@ -58,7 +58,7 @@ func TestFilter(t *testing.T) {
 		t.Fatalf("groups %+v none %t err %v", groups, none, err)
 	}
 	want := []catalog.FilterGroup{{Field: catalog.FieldBinding, Values: []string{"GRPC"}},
-		{Field: catalog.FilterPublisher, Values: []string{"x.example"}}, {Field: catalog.FieldTag, Values: []string{"a", "b"}}}
+		{Field: catalog.FilterURNPublisher, Values: []string{"x.example"}}, {Field: catalog.FieldTag, Values: []string{"a", "b"}}}
 	for i, g := range groups {
 		if g.Field != want[i].Field || !slices.Equal(g.Values, want[i].Values) {
 			t.Errorf("group %d = %+v, want %+v", i, g, want[i])

@@ -98,7 +98,7 @@ func groupOf(path string, vals []string) ([]catalog.FilterGroup, bool, error) {
 		}
 		return []catalog.FilterGroup{{Field: catalog.FilterCardURL, Values: urls}}, false, nil
 	case PathPublisher, PathPublisherID:
-		return []catalog.FilterGroup{{Field: catalog.FilterPublisher, Values: vals}}, false, nil
+		return []catalog.FilterGroup{{Field: catalog.FilterURNPublisher, Values: vals}}, false, nil
 	case PathTags:
 		return []catalog.FilterGroup{{Field: catalog.FieldTag, Values: vals}}, false, nil
 	case PathCapabilities:
@@ -113,7 +113,7 @@ func groupOf(path string, vals []string) ([]catalog.FilterGroup, bool, error) {
 			}
 		}
 		return []catalog.FilterGroup{
-			{Field: catalog.FilterPublisher, Values: pubs},
+			{Field: catalog.FilterURNPublisher, Values: pubs},
 			{Field: catalog.FieldSignatureTrust, Values: TrustedSignatureTrusts()},
 		}, false, nil
 	case PathTrustType:

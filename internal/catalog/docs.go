@@ -14,7 +14,7 @@ import (
 // the index. It yields the same pairs as facetsOf on the card the summary
 // was made from (a test holds the two together), plus the audit codes.
 // Values keep their display form; matching is case-insensitive (termKey).
-func docFacets(sum summaryRecord, signature, trust, health, works string, audit []string, pl placement) []facetRecord {
+func docFacets(sum summaryRecord, signature, trust, pubVerified, health, works string, audit []string, pl placement) []facetRecord {
 	out := make([]facetRecord, 0, 8+4*len(sum.Skills)+len(sum.InputModes)+len(sum.OutputModes))
 	seen := make(map[[2]string]struct{}, cap(out))
 	add := func(field, value string) {
@@ -57,6 +57,7 @@ func docFacets(sum summaryRecord, signature, trust, health, works string, audit 
 	add(FieldProvider, sum.Provider)
 	add(FieldSignature, signature)
 	add(FieldSignatureTrust, trust)
+	add(FieldPublisherVerified, publisherVerifiedValue(pubVerified))
 	add(FieldHealth, health)
 	add(FieldWorks, works)
 	for _, c := range audit {
@@ -112,7 +113,7 @@ func decodeAuditCodes(raw string) ([]string, error) {
 }
 
 // storedDocFacets is docFacets over the stored columns of one agent.
-func storedDocFacets(summary, signature, trust, health, works, auditCodes string, pl placement) ([]facetRecord, error) {
+func storedDocFacets(summary, signature, trust, pubVerified, health, works, auditCodes string, pl placement) ([]facetRecord, error) {
 	sum, err := decodeSummaryRecord(summary)
 	if err != nil {
 		return nil, err
@@ -121,5 +122,21 @@ func storedDocFacets(summary, signature, trust, health, works, auditCodes string
 	if err != nil {
 		return nil, err
 	}
-	return docFacets(sum, signature, trust, health, works, audit, pl), nil
+	return docFacets(sum, signature, trust, pubVerified, health, works, audit, pl), nil
+}
+
+// Values of agents.publisher_verified and of the publisher_verified facet.
+const (
+	publisherVerifiedTrue  = "true"
+	publisherVerifiedFalse = "false"
+)
+
+// publisherVerifiedValue is the facet value of a stored
+// agents.publisher_verified: anything but "true" is "false", so an agent
+// never verified is counted with the unverified.
+func publisherVerifiedValue(stored string) string {
+	if stored == publisherVerifiedTrue {
+		return publisherVerifiedTrue
+	}
+	return publisherVerifiedFalse
 }

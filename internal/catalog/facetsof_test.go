@@ -61,6 +61,7 @@ func facetsOf(c *card.Card, signature, health, works string) []facetRecord {
 	}
 	add(FieldProvider, providerOf(c))
 	add(FieldSignature, signature)
+	add(FieldPublisherVerified, publisherVerifiedFalse)
 	add(FieldHealth, health)
 	add(FieldWorks, works)
 	return out

@@ -14,21 +14,28 @@ import (
 
 // Filter-only fields of an agent's identity, for doors that name agents by
 // their card rather than by the registry's id (ARD's identifier and
-// publisher filters). They are neither facets nor in FilterFields: the
+// publisher filters; ARD's publisher is the identifier's host, where the
+// registry's FieldPublisher is the registrable domain). They are neither facets nor in FilterFields: the
 // JSON API and the console do not offer them. Values are matched ignoring
 // case, like every term of the index.
 const (
 	// FilterCardURL values are canonical card URLs.
 	FilterCardURL = "card_url"
-	// FilterPublisher values are card.PublisherOf the card URL.
-	FilterPublisher = "publisher"
+	// FilterURNPublisher values are card.PublisherOf the card URL: the
+	// publisher segment of its ARD identifier.
+	FilterURNPublisher = "urn_publisher"
 )
 
-// identityFacets are the filter-only terms of the agent at cardURL.
+// identityFacets are the terms of the agent at cardURL its identity
+// gives: the filter-only card URL and ARD publisher, and the publisher
+// facet.
 func identityFacets(cardURL string) []facetRecord {
 	out := []facetRecord{{Field: FilterCardURL, Value: cardURL}}
 	if p, err := card.PublisherOf(cardURL); err == nil {
-		out = append(out, facetRecord{Field: FilterPublisher, Value: p})
+		out = append(out, facetRecord{Field: FilterURNPublisher, Value: p})
+	}
+	if p, err := card.PublisherOfCard(cardURL); err == nil {
+		out = append(out, facetRecord{Field: FieldPublisher, Value: p})
 	}
 	return out
 }

@@ -260,7 +260,7 @@ func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(
 	// apart from the card (see annotations.go). Removed agents are never
 	// indexed. The skills of a full build need no such filter: the merge
 	// below skips skills of agents it does not read.
-	agentsQ := "SELECT pk, seq, agents.card_url, name, description, provider, summary, signature_status, signature_trust, health, works, audit_codes, " +
+	agentsQ := "SELECT pk, seq, agents.card_url, name, description, provider, summary, signature_status, signature_trust, publisher_verified, health, works, audit_codes, " +
 		"listing, collections, visibility, n.owner_team, n.classification, n.labels " +
 		"FROM agents LEFT JOIN annotations n ON n.card_url = agents.card_url WHERE agents.removed_at IS NULL"
 	skillsQ := "SELECT agent_pk, skill_id, name, description, tags, examples FROM skills"
@@ -321,14 +321,14 @@ func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(
 			}
 		}
 		var (
-			pk, seq                                   int64
-			cardURL                                   string
-			name, desc, provider                      string
-			summary, sig, trust, health, works, audit string
-			listing, collections, visibility          string
-			owner, class, labels                      sql.NullString
+			pk, seq                                           int64
+			cardURL                                           string
+			name, desc, provider                              string
+			summary, sig, trust, pubVer, health, works, audit string
+			listing, collections, visibility                  string
+			owner, class, labels                              sql.NullString
 		)
-		if err := agents.Scan(&pk, &seq, &cardURL, &name, &desc, &provider, &summary, &sig, &trust, &health, &works, &audit,
+		if err := agents.Scan(&pk, &seq, &cardURL, &name, &desc, &provider, &summary, &sig, &trust, &pubVer, &health, &works, &audit,
 			&listing, &collections, &visibility, &owner, &class, &labels); err != nil {
 			return err
 		}
@@ -345,7 +345,7 @@ func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(
 				return err
 			}
 		}
-		fs, err := storedDocFacets(summary, sig, trust, health, works, audit, pl)
+		fs, err := storedDocFacets(summary, sig, trust, pubVer, health, works, audit, pl)
 		if err != nil {
 			return fmt.Errorf("facets of agent %d: %w", pk, err)
 		}

@@ -261,7 +261,7 @@ func (p *runPlan) revive(i int, in UpsertInput, seq int64, now time.Time) error 
 	if err != nil {
 		return fmt.Errorf("restoring agent %s: %w", rec.ID, err)
 	}
-	fs, err := storedDocFacets(rec.Summary, rec.SignatureStatus, rec.SignatureTrust, rec.Health, rec.Works, rec.AuditCodes, pl)
+	fs, err := storedDocFacets(rec.Summary, rec.SignatureStatus, rec.SignatureTrust, rec.PublisherVerified, rec.Health, rec.Works, rec.AuditCodes, pl)
 	if err != nil {
 		return fmt.Errorf("restoring agent %s: %w", rec.ID, err)
 	}
@@ -305,6 +305,7 @@ func (p *runPlan) write(i int, w cardWrite, policy ListingPolicy, now time.Time)
 	// unchecked, without audit findings, until the verification runner
 	// reports on it.
 	rec.SignatureStatus, rec.AuditCodes, rec.SignatureTrust = SignatureUnchecked, "[]", ""
+	rec.PublisherVerified = publisherVerifiedFalse
 	p.planListing(rec, w.created, policy, now)
 	pl, err := storedPlacement(rec.Listing, rec.Collections, rec.Visibility)
 	if err != nil {
@@ -330,7 +331,7 @@ func (p *runPlan) write(i int, w cardWrite, policy ListingPolicy, now time.Time)
 	p.changes = append(p.changes, changeRow{AgentPK: rec.PK, AgentID: rec.ID, CardURL: rec.CardURL, Kind: kind,
 		Version: rec.CurrentVersion, At: now})
 	p.docs = append(p.docs, indexedDoc{pk: rec.PK, seq: rec.Seq, sortKey: sortKeyOf(c.Name),
-		facets: append(docFacets(sum, rec.SignatureStatus, rec.SignatureTrust, rec.Health, rec.Works, nil, pl),
+		facets: append(docFacets(sum, rec.SignatureStatus, rec.SignatureTrust, rec.PublisherVerified, rec.Health, rec.Works, nil, pl),
 			identityFacets(rec.CardURL)...), text: textOf(c)})
 	p.results[i] = UpsertResult{Agent: agentOf(*rec, c), Created: w.created, NewVersion: true, Restored: w.restored}
 	return nil

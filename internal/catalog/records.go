@@ -36,6 +36,9 @@ type agentRecord struct {
 	// SignatureTrust says what vouched for the key that verified the
 	// current version's signature (verify.Trust*); empty when none did.
 	SignatureTrust string
+	// PublisherVerified is "true" when the publisher proved it holds the
+	// current version's signing key, else "false".
+	PublisherVerified string
 	// RemovedAt and RemovedBy are set while an admin has removed the
 	// agent (see RemoveAgent); written by their own statements, never by
 	// the bulk ones.
@@ -68,11 +71,12 @@ var agentsTable = bulkTable[agentRecord]{
 		{"summary", pgText}, {"signature_status", pgText}, {"health", pgText}, {"current_version", pgInteger},
 		{"raw_sha256", pgText}, {"seq", pgBigint}, {"created_at", pgTimestamp}, {"updated_at", pgTimestamp},
 		{"fetched_at", pgTimestamp}, {"audit_codes", pgText}, {"signature_trust", pgText}, {"works", pgText}, {"listing", pgText},
-		{"approved_version", pgInteger}, {"derived_sha256", pgText}},
+		{"approved_version", pgInteger}, {"derived_sha256", pgText}, {"publisher_verified", pgText}},
 	args: func(a []any, r agentRecord) []any {
 		return append(a, r.PK, r.ID, r.CardURL, r.Name, r.Description, r.Provider, r.AgentVersion, r.Shape,
 			r.ProtocolVersions, r.Summary, r.SignatureStatus, r.Health, r.CurrentVersion, r.RawSHA256, r.Seq,
-			r.CreatedAt, r.UpdatedAt, r.FetchedAt, r.AuditCodes, r.SignatureTrust, r.Works, r.Listing, r.ApprovedVersion, r.DerivedSHA256)
+			r.CreatedAt, r.UpdatedAt, r.FetchedAt, r.AuditCodes, r.SignatureTrust, r.Works, r.Listing, r.ApprovedVersion, r.DerivedSHA256,
+			publisherVerifiedValue(r.PublisherVerified))
 	},
 }
 
@@ -84,11 +88,11 @@ var agentCardUpdate = bulkUpdate[agentRecord]{
 		{"agent_version", pgText}, {"shape", pgText}, {"protocol_versions", pgText}, {"summary", pgText},
 		{"raw_sha256", pgText}, {"seq", pgBigint}, {"current_version", pgInteger}, {"updated_at", pgTimestamp},
 		{"fetched_at", pgTimestamp}, {"signature_status", pgText}, {"audit_codes", pgText}, {"signature_trust", pgText},
-		{"approved_version", pgInteger}, {"derived_sha256", pgText}, {"health", pgText}},
+		{"approved_version", pgInteger}, {"derived_sha256", pgText}, {"health", pgText}, {"publisher_verified", pgText}},
 	args: func(a []any, r agentRecord) []any {
 		return append(a, r.PK, r.Name, r.Description, r.Provider, r.AgentVersion, r.Shape, r.ProtocolVersions,
 			r.Summary, r.RawSHA256, r.Seq, r.CurrentVersion, r.UpdatedAt, r.FetchedAt, r.SignatureStatus, r.AuditCodes,
-			r.SignatureTrust, r.ApprovedVersion, r.DerivedSHA256, r.Health)
+			r.SignatureTrust, r.ApprovedVersion, r.DerivedSHA256, r.Health, publisherVerifiedValue(r.PublisherVerified))
 	},
 }
 

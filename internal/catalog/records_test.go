@@ -145,7 +145,7 @@ func TestDocFacetsMatchCard(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := docFacets(sum, SignatureVerified, "", HealthUp, WorksSome, []string{"no_tls"}, placement{})
+		got := docFacets(sum, SignatureVerified, "", "", HealthUp, WorksSome, []string{"no_tls"}, placement{})
 		wantKeys := keys(append(want, facetRecord{FieldAudit, "no_tls"}))
 		gotKeys := keys(got)
 		if !slices.Equal(gotKeys, wantKeys) {

@@ -237,7 +237,7 @@ func normalizeQuery(q Query) (Query, error) {
 	q.Filters = filters
 	groups := make([]FilterGroup, 0, len(q.AnyOf))
 	for _, g := range q.AnyOf {
-		if !slices.Contains(FilterFields, g.Field) && g.Field != FilterCardURL && g.Field != FilterPublisher {
+		if !slices.Contains(FilterFields, g.Field) && g.Field != FilterCardURL && g.Field != FilterURNPublisher {
 			return q, fmt.Errorf("%w: unknown filter %q", ErrInvalidQuery, g.Field)
 		}
 		vals := make([]string, 0, len(g.Values))
@@ -319,7 +319,7 @@ func (s *Store) readSummaries(ctx context.Context, pks []int64, byPK map[int64]S
 		return err
 	}
 	rows, err := s.db.WithContext(s.stmtCtx(ctx)).Raw(
-		"SELECT pk, seq, id, card_url, summary, signature_status, signature_trust, health, works, listing, updated_at FROM agents WHERE pk IN ?", pks).Rows()
+		"SELECT pk, seq, id, card_url, summary, signature_status, signature_trust, publisher_verified, health, works, listing, updated_at FROM agents WHERE pk IN ?", pks).Rows()
 	if err != nil {
 		return fmt.Errorf("loading search results: %w", err)
 	}
@@ -331,11 +331,12 @@ func (s *Store) readSummaries(ctx context.Context, pks []int64, byPK map[int64]S
 			id, url string
 			sig, hl string
 			trust   string
+			pubVer  string
 			listing string
 			works   string
 			updated time.Time
 		)
-		if err := rows.Scan(&pk, &seq, &id, &url, &raw, &sig, &trust, &hl, &works, &listing, &updated); err != nil {
+		if err := rows.Scan(&pk, &seq, &id, &url, &raw, &sig, &trust, &pubVer, &hl, &works, &listing, &updated); err != nil {
 			return fmt.Errorf("loading search results: %w", err)
 		}
 		sum, err := decodeSummary(raw)
@@ -344,6 +345,8 @@ func (s *Store) readSummaries(ctx context.Context, pks []int64, byPK map[int64]S
 		}
 		sum.ID, sum.CardURL, sum.SignatureStatus, sum.Health, sum.UpdatedAt = id, url, sig, hl, updated.UTC()
 		sum.Listing, sum.SignatureTrust, sum.Works = listing, trust, works
+		sum.Publisher, _ = card.PublisherOfCard(url)
+		sum.PublisherVerified = pubVer == publisherVerifiedTrue
 		byPK[pk] = sum
 		s.summaries.Add(pk, cachedSummary{seq: seq, sum: sum})
 	}

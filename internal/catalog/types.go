@@ -131,7 +131,13 @@ type Summary struct {
 	// SignatureTrust says what vouches for the key of a verified
 	// signature (FieldSignatureTrust); empty when not verified.
 	SignatureTrust string
-	Health         string
+	// Publisher is the registrable domain of the card URL's host
+	// (FieldPublisher); empty for a card without a URL.
+	Publisher string
+	// PublisherVerified is true when the publisher proved it holds the
+	// signing key (FieldPublisherVerified).
+	PublisherVerified bool
+	Health            string
 	// Works is what the latest check found of the declared interfaces
 	// (Works*); set on search results.
 	Works string
@@ -239,6 +245,14 @@ const (
 	// signature (verify.Trust*): a pinned key, an operator-trusted jku
 	// origin, or only the card's own origin. Absent when not verified.
 	FieldSignatureTrust = "signature_trust"
+	// FieldPublisher is the agent's publisher: the registrable domain of
+	// its card URL's host (card.PublisherOfCard); absent for a card
+	// without a URL.
+	FieldPublisher = "publisher"
+	// FieldPublisherVerified is "true" when the publisher proved it holds
+	// the key that signs the current card (verify.PublisherReport),
+	// "false" otherwise.
+	FieldPublisherVerified = "publisher_verified"
 	// FieldWorks says whether the interfaces the card declares really
 	// work, from the agent's latest declared-vs-working check (Works*).
 	FieldWorks = "works"
@@ -254,7 +268,7 @@ const (
 var FilterFields = []string{
 	FieldSkill, FieldTag, FieldInputMode, FieldOutputMode, FieldBinding,
 	FieldProtocolVersion, FieldSecurityScheme, FieldProvider, FieldSignature, FieldHealth,
-	FieldAudit, FieldSignatureTrust, FieldWorks, FieldListing, FieldCollection,
+	FieldAudit, FieldSignatureTrust, FieldPublisher, FieldPublisherVerified, FieldWorks, FieldListing, FieldCollection,
 	FieldOwnerTeam, FieldClassification, FieldLabel,
 }
 
@@ -275,7 +289,7 @@ type Query struct {
 	// AnyOf narrows the search further: an agent must carry at least one
 	// value of every group (OR within a group, AND across groups and with
 	// Filters), as ARD's filter object asks (spec/ard.md §7.1). A group's
-	// field is one of FilterFields, FilterCardURL or FilterPublisher.
+	// field is one of FilterFields, FilterCardURL or FilterURNPublisher.
 	AnyOf []FilterGroup
 	// Explain asks each hit of the page why it matched the text
 	// (Summary.Explanation).

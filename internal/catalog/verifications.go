@@ -45,6 +45,9 @@ type VerificationInput struct {
 	// Trust is the signature_trust facet value; empty when no signature
 	// verified.
 	Trust string
+	// PublisherVerified is the publisher_verified facet: the publisher
+	// proved it holds the key that signs the card.
+	PublisherVerified bool
 	// NameKeys are the confusable keys of the card's name and provider
 	// (AgentsByNameKey), stored when the version is the current one.
 	NameKeys []NameKey
@@ -180,7 +183,7 @@ func recordReports(tx *txn, _ Actor, ins []VerificationInput) ([]fieldUpdate, er
 	// The agent row lock serializes reports on one agent from several
 	// replicas, and with card upserts, so two writers never both decide
 	// on the verdict columns from the same stored values.
-	agentQ := "SELECT pk, seq, current_version, signature_status, audit_codes, signature_trust FROM agents WHERE id = ?"
+	agentQ := "SELECT pk, seq, current_version, signature_status, audit_codes, signature_trust, publisher_verified FROM agents WHERE id = ?"
 	if tx.d == dialectPostgres {
 		agentQ += " FOR UPDATE"
 	}
@@ -190,8 +193,9 @@ func recordReports(tx *txn, _ Actor, ins []VerificationInput) ([]fieldUpdate, er
 			pk, seq              int64
 			current              int
 			status, audit, trust string
+			pubVerified          string
 		)
-		err := tx.Raw(agentQ, in.AgentID).Row().Scan(&pk, &seq, &current, &status, &audit, &trust)
+		err := tx.Raw(agentQ, in.AgentID).Row().Scan(&pk, &seq, &current, &status, &audit, &trust, &pubVerified)
 		if errors.Is(err, sql.ErrNoRows) {
 			continue
 		}
@@ -227,7 +231,7 @@ func recordReports(tx *txn, _ Actor, ins []VerificationInput) ([]fieldUpdate, er
 		if err := replaceNameKeys(tx, in.AgentID, pk, in.NameKeys); err != nil {
 			return nil, err
 		}
-		up, err := setVerdict(tx, pk, seq, status, audit, trust, in, now)
+		up, err := setVerdict(tx, pk, seq, storedVerdict{status, audit, trust, pubVerified}, in, now)
 		if err != nil {
 			return nil, err
 		}
@@ -238,32 +242,41 @@ func recordReports(tx *txn, _ Actor, ins []VerificationInput) ([]fieldUpdate, er
 	return changed, nil
 }
 
-// setVerdict writes the signature status, audit codes and signature trust
-// of one agent when they differ from the stored ones (status, audit,
-// trust), bumping its seq and updated_at so that the index (and other
+// storedVerdict is what the agents row holds of the current verdict.
+type storedVerdict struct {
+	status, audit, trust, publisherVerified string
+}
+
+// setVerdict writes the signature status, audit codes, signature trust
+// and publisher verification of one agent when they differ from the
+// stored ones, bumping its seq and updated_at so that the index (and other
 // replicas' Sync) pick it up. It returns the index change, nil when
 // nothing changed.
-func setVerdict(tx *txn, pk, prev int64, status, audit, storedTrust string, in VerificationInput, now time.Time) (*fieldUpdate, error) {
+func setVerdict(tx *txn, pk, prev int64, was storedVerdict, in VerificationInput, now time.Time) (*fieldUpdate, error) {
 	codes := dedupe(in.AuditCodes, func(s string) string { return cleanText(s) })
 	slices.Sort(codes)
-	stored, err := decodeAuditCodes(audit)
+	stored, err := decodeAuditCodes(was.audit)
 	if err != nil {
 		return nil, fmt.Errorf("agent %s: %w", in.AgentID, err)
 	}
 	trust := cleanText(in.Trust)
-	if status == in.Status && slices.Equal(stored, codes) && storedTrust == trust {
+	pubVerified := publisherVerifiedFalse
+	if in.PublisherVerified {
+		pubVerified = publisherVerifiedTrue
+	}
+	if was.status == in.Status && slices.Equal(stored, codes) && was.trust == trust && publisherVerifiedValue(was.publisherVerified) == pubVerified {
 		return nil, nil
 	}
 	seqs, err := allocate(tx, "seq", 1)
 	if err != nil {
 		return nil, err
 	}
-	if err := tx.Exec("UPDATE agents SET signature_status = ?, audit_codes = ?, signature_trust = ?, seq = ?, updated_at = ? WHERE pk = ?",
-		in.Status, jsonArray(codes), trust, seqs[0], now, pk).Error; err != nil {
+	if err := tx.Exec("UPDATE agents SET signature_status = ?, audit_codes = ?, signature_trust = ?, publisher_verified = ?, seq = ?, updated_at = ? WHERE pk = ?",
+		in.Status, jsonArray(codes), trust, pubVerified, seqs[0], now, pk).Error; err != nil {
 		return nil, fmt.Errorf("updating verdict of agent %s: %w", in.AgentID, err)
 	}
 	return &fieldUpdate{pk: pk, prev: prev, seq: seqs[0], values: map[string][]string{
-		FieldSignature: {in.Status}, FieldSignatureTrust: {trust}, FieldAudit: codes}}, nil
+		FieldSignature: {in.Status}, FieldSignatureTrust: {trust}, FieldPublisherVerified: {pubVerified}, FieldAudit: codes}}, nil
 }
 
 // Verification returns the report on the agent's current card version;

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/a2aregistry/registry/internal/card"
 	"github.com/a2aregistry/registry/internal/catalog"
 )
 
@@ -41,9 +42,10 @@ var enumFilters = map[string][]string{
 		catalog.SignatureUnchecked, catalog.SignatureVerified, catalog.SignatureInvalid,
 		catalog.SignatureUnsigned, catalog.SignatureKeyUnavailable,
 	},
-	catalog.FieldHealth:  {catalog.HealthUnknown, catalog.HealthUp, catalog.HealthDown, catalog.HealthStale, catalog.HealthRemoved},
-	catalog.FieldWorks:   {catalog.WorksAll, catalog.WorksSome, catalog.WorksNone, catalog.WorksUnchecked},
-	catalog.FieldListing: catalog.ListingStates,
+	catalog.FieldHealth:            {catalog.HealthUnknown, catalog.HealthUp, catalog.HealthDown, catalog.HealthStale, catalog.HealthRemoved},
+	catalog.FieldWorks:             {catalog.WorksAll, catalog.WorksSome, catalog.WorksNone, catalog.WorksUnchecked},
+	catalog.FieldListing:           catalog.ListingStates,
+	catalog.FieldPublisherVerified: {"true", "false"},
 }
 
 // EnumValues is every value filter field accepts when the registry
@@ -161,6 +163,13 @@ func parseFilters(values url.Values) (map[string][]string, error) {
 		if err := checkFilter(name, vals); err != nil {
 			return nil, err
 		}
+		if name == catalog.FieldPublisher {
+			norm, err := publishers(vals)
+			if err != nil {
+				return nil, err
+			}
+			vals = norm
+		}
 		filters[name] = vals
 	}
 	return filters, nil
@@ -194,6 +203,19 @@ func checkFilter(name string, vals []string) error {
 		}
 	}
 	return nil
+}
+
+// publishers writes each publisher value as the index holds it
+// (card.NormalizePublisher): a Unicode domain in ASCII, a host on the
+// domain as the domain.
+func publishers(vals []string) ([]string, error) {
+	out := make([]string, len(vals))
+	for i, v := range vals {
+		if out[i] = card.NormalizePublisher(v); out[i] == "" {
+			return nil, invalid(catalog.FieldPublisher, "publisher %q is not a domain name or IP address", v)
+		}
+	}
+	return out, nil
 }
 
 func isDigits(s string) bool {

@@ -144,8 +144,12 @@ type Report struct {
 	Origins    []string        `json:"origins"`
 	CheckedAt  time.Time       `json:"checked_at"`
 	Signatures SignatureReport `json:"signatures"`
-	Transports []Probe         `json:"transports,omitempty"`
-	Security   []Finding       `json:"security_findings"`
+	// Publisher is who publishes the agent (the card URL's registrable
+	// domain) and whether it proved it holds the signing key; absent for
+	// a card without a URL and from reports made before it existed.
+	Publisher  *PublisherReport `json:"publisher,omitempty"`
+	Transports []Probe          `json:"transports,omitempty"`
+	Security   []Finding        `json:"security_findings"`
 	// Content are the content scan's findings on the card's text
 	// (contentscan); [] when it found nothing, absent from reports made
 	// before it existed and null when the stored card no longer parses.

@@ -202,6 +202,7 @@ func (r *Runner) verifyTarget(ctx context.Context, t catalog.VerifyTarget, gen i
 			rep.Origins = []string{o}
 		}
 		rep.Signatures = r.v.VerifySignatures(ctx, t.Raw, rep.Origins)
+		rep.Publisher = r.v.judgePublisher(ctx, t.CardURL, rep.Signatures)
 	}
 	if f := r.keyChange(ctx, t, rep); f != nil {
 		rep.Security = append(rep.Security, *f)
@@ -213,6 +214,8 @@ func (r *Runner) verifyTarget(ctx context.Context, t catalog.VerifyTarget, gen i
 		VerifiedAt:      rep.CheckedAt,
 		TrustGeneration: gen,
 		Trust:           string(rep.Signatures.Trust),
+		// Publisher verification is stored as its own facet.
+		PublisherVerified: rep.Publisher != nil && rep.Publisher.Verified,
 	}
 	in.Report, err = json.Marshal(rep)
 	if err != nil {

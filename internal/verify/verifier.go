@@ -44,6 +44,9 @@ type Options struct {
 	// Names gives the content scan the catalogued agents to compare a
 	// card's name and provider with (CatalogNames); nil skips that check.
 	Names contentscan.Names
+	// Manifests vouch for publishers through their ARD manifests
+	// (ManifestListings); nil consults none.
+	Manifests ManifestListings
 	// Priority, when set, gives requests people wait for the CPU before
 	// the CPU-heavy parts of a verification: the content scan, and the
 	// Runner's parsing of stored cards and storing of report batches.
@@ -125,6 +128,7 @@ func (v *Verifier) Verify(ctx context.Context, c *card.Card, cardURL string) *Re
 	} else {
 		r.Signatures = v.VerifySignatures(ctx, c.Raw, r.Origins)
 	}
+	r.Publisher = v.judgePublisher(ctx, cardURL, r.Signatures)
 	r.Security = v.AuditSecurity(ctx, c)
 	if err := v.opts.Priority.Do(ctx, func(ctx context.Context) { r.Content = v.ScanContent(ctx, c, r.Origins) }); err != nil {
 		r.Content = []ContentFinding{}
