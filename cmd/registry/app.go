@@ -106,7 +106,8 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger) (*app, err
 	a.registerOpsMetrics()
 	a.proxyClient = newProxyClient(cfg, self)
 	a.proxy = proxy.New(proxy.Options{Client: a.proxyClient, MaxRun: cfg.Runs.MaxDuration,
-		MaxMessageBytes: cfg.Runs.MaxMessageBytes, MaxFileBytes: cfg.Runs.MaxFileBytes, Logger: log})
+		MaxMessageBytes: cfg.Runs.MaxMessageBytes, MaxFileBytes: cfg.Runs.MaxFileBytes,
+		TokenHosts: cfg.Runs.OAuthTokenHosts, Logger: log})
 	a.runLimits = proxy.NewLimiter(proxy.Limits{MaxConcurrent: cfg.Runs.MaxConcurrent,
 		MaxConcurrentPerUser: cfg.Runs.MaxConcurrentUser, PerUserPerMinute: cfg.Runs.RatePerMinute})
 	a.keeper = proxy.NewKeeper(proxy.DefaultKeeperMax, proxy.DefaultKeeperTTL)

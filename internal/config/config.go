@@ -259,6 +259,10 @@ type Runs struct {
 	// PrivateAll withholds every run's transcript from all but its
 	// tester and admins, not only those of runs made with credentials.
 	PrivateAll bool
+	// OAuthTokenHosts are hosts (host or host:port) whose token URLs may
+	// receive a code an authorization URL on another origin issued, for
+	// schemes that name no issuer metadata.
+	OAuthTokenHosts []string
 }
 
 // RoleNone, as a default or anonymous role, grants nothing.
@@ -472,6 +476,11 @@ func (r Runs) validate() error {
 		return fmt.Errorf("%w: run-max-file-bytes (%d) must be positive and at most run-max-message-bytes (%d)", ErrInvalid, r.MaxFileBytes, r.MaxMessageBytes)
 	case r.MaxConcurrent <= 0 || r.MaxConcurrentUser <= 0 || r.RatePerMinute <= 0:
 		return fmt.Errorf("%w: run-max-concurrent, run-max-concurrent-per-user and run-rate-per-minute must be positive", ErrInvalid)
+	}
+	for _, h := range r.OAuthTokenHosts {
+		if u, err := url.Parse("//" + h); err != nil || u.Host != h || u.User != nil || u.Hostname() == "" || strings.HasSuffix(h, ":") {
+			return fmt.Errorf("%w: oauth-token-hosts entry %q is not a host or host:port", ErrInvalid, h)
+		}
 	}
 	return nil
 }

@@ -295,3 +295,29 @@ func TestAcceptedHosts(t *testing.T) {
 		})
 	}
 }
+
+func TestOAuthTokenHosts(t *testing.T) {
+	for _, tt := range []struct {
+		arg  string
+		want []string // nil: refused
+	}{
+		{"Tokens.Example, id.example.com:8443", []string{"tokens.example", "id.example.com:8443"}},
+		{"[fd00::1]:9443", []string{"[fd00::1]:9443"}},
+		{"https://tokens.example", nil},
+		{"tokens.example/token", nil},
+		{"user@tokens.example", nil},
+		{"tokens.example:", nil},
+		{":443", nil},
+	} {
+		cfg, err := Load(flag.NewFlagSet("t", flag.ContinueOnError), All, []string{"--oauth-token-hosts", tt.arg}, func(string) string { return "" })
+		if tt.want == nil {
+			if !errors.Is(err, ErrInvalid) {
+				t.Errorf("%q: err = %v, want ErrInvalid", tt.arg, err)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(cfg.Runs.OAuthTokenHosts, tt.want) {
+			t.Errorf("%q: %q, %v; want %q", tt.arg, cfg.Runs.OAuthTokenHosts, err, tt.want)
+		}
+	}
+}

@@ -148,6 +148,8 @@ func Settings() []Setting {
 			func(c *Config) flag.Value { return (*intValue)(&c.Runs.RatePerMinute) }},
 		{Serving, "run-private-all", "REGISTRY_RUN_PRIVATE_ALL", "every run's transcript readable by its tester and admins only (default: only runs made with credentials)",
 			func(c *Config) flag.Value { return (*boolValue)(&c.Runs.PrivateAll) }},
+		{Serving, "oauth-token-hosts", "REGISTRY_OAUTH_TOKEN_HOSTS", "comma-separated hosts (host or host:port, as token URLs write them) that may receive a Try-panel sign-in's code issued on another origin, for cards that name no oauth2MetadataUrl",
+			func(c *Config) flag.Value { return (*listValue)(&c.Runs.OAuthTokenHosts) }},
 		{Logging, "log-level", "REGISTRY_LOG_LEVEL", "debug, info, warn or error",
 			func(c *Config) flag.Value { return (*levelValue)(&c.Log.Level) }},
 		{Logging, "log-format", "REGISTRY_LOG_FORMAT", "text or json",

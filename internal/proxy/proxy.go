@@ -21,6 +21,7 @@ package proxy
 import (
 	"errors"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/a2aregistry/registry/internal/safehttp"
@@ -51,6 +52,10 @@ var (
 	// ErrTokenRequest: the OAuth2 token endpoint refused the client
 	// credentials or could not be reached.
 	ErrTokenRequest = errors.New("proxy: OAuth2 token request failed")
+	// ErrIssuer: an authorization response's iss is not the issuer the
+	// sign-in started with, or is missing where the issuer promised it
+	// (RFC 9207 §2.4); its code is sent nowhere.
+	ErrIssuer = errors.New("proxy: the authorization response comes from another issuer")
 	// ErrInvalidMessage: the message breaks the proxy's limits or has a
 	// malformed part.
 	ErrInvalidMessage = errors.New("proxy: invalid message")
@@ -78,7 +83,12 @@ type Options struct {
 	// transcript is held in memory until the operation ends. Zero means
 	// 2000.
 	MaxEvents int
-	Logger    *slog.Logger
+	// TokenHosts are hosts (host or host:port, lower case, as token URLs
+	// write them) that may receive an authorization code issued on
+	// another origin, when the scheme names no issuer metadata
+	// (--oauth-token-hosts).
+	TokenHosts []string
+	Logger     *slog.Logger
 }
 
 // Defaults of Options.
@@ -111,6 +121,11 @@ func New(opts Options) *Proxy {
 	if opts.MaxFileBytes <= 0 {
 		opts.MaxFileBytes = DefaultMaxFileBytes
 	}
+	hosts := make([]string, len(opts.TokenHosts))
+	for i, h := range opts.TokenHosts {
+		hosts[i] = strings.ToLower(h)
+	}
+	opts.TokenHosts = hosts
 	log := opts.Logger
 	if log == nil {
 		log = slog.Default()

@@ -41,8 +41,8 @@ const OAuthCallbackPath = "/tryit/oauth/callback"
 // OAuthFlows runs the authorization-code grant against a card's scheme;
 // *proxy.Proxy implements it.
 type OAuthFlows interface {
-	AuthCodeURL(c *card.Card, ac proxy.AuthCode, state, verifier string) (string, error)
-	ExchangeCode(ctx context.Context, c *card.Card, ac proxy.AuthCode, code, verifier string) (string, error)
+	StartAuthCode(ctx context.Context, c *card.Card, ac proxy.AuthCode, state, verifier string) (proxy.Grant, error)
+	ExchangeCode(ctx context.Context, g proxy.Grant, cb proxy.Callback, verifier string) (string, error)
 }
 
 // Form fields of the sign-in form, and the compose form's conversation.
@@ -68,10 +68,11 @@ type pendingGrant struct {
 	// existing: the run exists (a reply to auth-required); else runID is
 	// the id the next run started from the Try page will take.
 	existing bool
-	// card is the agent's card as the sign-in started: its token URL
-	// gets the code, whatever a refresh stores before the callback.
-	card     *card.Card
-	ac       proxy.AuthCode
+	scheme   string
+	// grant is bound to the server decided as the sign-in started, from
+	// the card as it was then: its token URL gets the code, whatever a
+	// refresh stores before the callback.
+	grant    proxy.Grant
 	verifier string
 	expires  time.Time
 }
@@ -200,18 +201,18 @@ func (h *Console) oauthStart(c echo.Context, cd *card.Card, agentID, runID strin
 		RedirectURL: h.callbackURL(c),
 	}
 	state, verifier := rand.Text(), oauth2.GenerateVerifier()
-	target, err := h.opts.OAuth.AuthCodeURL(cd, ac, state, verifier)
+	g, err := h.opts.OAuth.StartAuthCode(c.Request().Context(), cd, ac, state, verifier)
 	if err != nil {
 		return h.errorPage(c, http.StatusBadRequest, "Sign-in not started", err.Error())
 	}
 	now := h.now()
 	p := pendingGrant{subject: h.subject(c), session: h.csrfToken(c), agentID: agentID, runID: runID, existing: existing,
-		card: cd, ac: ac, verifier: verifier, expires: now.Add(grantTTL)}
+		scheme: ac.Scheme, grant: g, verifier: verifier, expires: now.Add(grantTTL)}
 	if err := h.grants.put(state, p, now); err != nil {
 		return h.errorPage(c, http.StatusServiceUnavailable, "Sign-in not started", err.Error())
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
-	return c.Redirect(http.StatusSeeOther, target)
+	return c.Redirect(http.StatusSeeOther, g.URL)
 }
 
 // oauthCallback finishes a sign-in: the state must be one this tester
@@ -224,6 +225,14 @@ func (h *Console) oauthCallback(c echo.Context) error {
 		return h.errorPage(c, http.StatusBadRequest, "Sign-in not accepted",
 			"This sign-in expired, was already used, or was not started in this session. Start it again from the Try it panel.")
 	}
+	cb := proxy.Callback{Code: c.QueryParam("code"), Iss: c.QueryParam("iss")}
+	_, cb.HasIss = c.QueryParams()["iss"]
+	// RFC 9207 §2.4: a response from another issuer, error or not, is
+	// not this sign-in's.
+	if err := p.grant.CheckIssuer(cb); err != nil {
+		h.log.Warn("console: oauth callback refused", "agent_id", p.agentID, "scheme", p.scheme, "err", err)
+		return h.errorPage(c, http.StatusBadRequest, "Sign-in not accepted", err.Error())
+	}
 	if e := c.QueryParam("error"); e != "" {
 		// RFC 6749 §4.1.2.1: the authorization server refused.
 		return h.errorPage(c, http.StatusUnauthorized, "Sign-in refused", "The agent's authorization server answered: "+e)
@@ -232,13 +241,13 @@ func (h *Console) oauthCallback(c echo.Context) error {
 	if err != nil || v.Agent.Card == nil {
 		return h.agentError(c, fmt.Errorf("loading agent %s: %w", p.agentID, err))
 	}
-	token, err := h.opts.OAuth.ExchangeCode(c.Request().Context(), p.card, p.ac, c.QueryParam("code"), p.verifier)
+	token, err := h.opts.OAuth.ExchangeCode(c.Request().Context(), p.grant, cb, p.verifier)
 	if err != nil {
-		h.log.Warn("console: oauth code exchange failed", "agent_id", p.agentID, "scheme", p.ac.Scheme, "err", err)
+		h.log.Warn("console: oauth code exchange failed", "agent_id", p.agentID, "scheme", p.scheme, "err", err)
 		return h.errorPage(c, http.StatusBadGateway, "Sign-in failed", err.Error())
 	}
 	h.opts.Runs.Remember(p.runID, p.subject, proxy.Credentials{Bearer: token})
-	h.log.Info("console: signed in to an agent", "agent_id", p.agentID, "scheme", p.ac.Scheme, "run_id", p.runID)
+	h.log.Info("console: signed in to an agent", "agent_id", p.agentID, "scheme", p.scheme, "run_id", p.runID, "token_host", p.grant.TokenHost, "basis", p.grant.Basis)
 	if p.existing {
 		return c.Redirect(http.StatusSeeOther, runURL(p.agentID, p.runID))
 	}

@@ -221,3 +221,67 @@ func TestTryItOAuthPinsTheCard(t *testing.T) {
 		t.Errorf("the refreshed card's token URL got %d requests, the original %d exchanges; want 0 and 1", collected, as.Exchanged())
 	}
 }
+
+// TestTryItOAuthIssuer: a scheme naming its issuer's RFC 8414 metadata,
+// which promises iss (RFC 9207): a callback whose iss is another issuer's,
+// or that lacks one, is refused before its code goes anywhere; the honest
+// one signs in. The metadata is read once per sign-in, as it starts.
+func TestTryItOAuthIssuer(t *testing.T) {
+	as := proxytest.StartAuthServer(t, "registry-console", "console-secret", tryToken)
+	as.SendIss(true)
+	tf := newTryFixtureWith(t, Options{Authorizer: headerAuth{}, Principal: callerOf}, map[string]any{
+		"login": map[string]any{"type": "oauth2", "oauth2MetadataUrl": as.MetadataURL, "flows": map[string]any{"authorizationCode": map[string]any{
+			"authorizationUrl": as.AuthorizeURL, "tokenUrl": as.TokenURL, "scopes": map[string]string{"a2a": "talk"}}}},
+	})
+	const alice = "alice:tester"
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	get := func(target string) *http.Response {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, target, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set(testCaller, alice)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	try := "/agents/" + tf.id + "/try"
+	signIn := func() *url.URL {
+		t.Helper()
+		resp := tf.postAs(t, alice, try+"/oauth", map[string]string{csrfField: tf.token, fieldOAuthScheme: "login",
+			fieldOAuthClientID: "registry-console", fieldOAuthSecret: "console-secret", fieldOAuthScopes: "a2a"}, false)
+		if resp.StatusCode != http.StatusSeeOther {
+			t.Fatalf("start: %d", resp.StatusCode)
+		}
+		cb, err := url.Parse(get(resp.Header.Get("Location")).Header.Get("Location"))
+		if err != nil || cb.Query().Get("iss") != as.Issuer {
+			t.Fatalf("callback %v without the issuer's iss (%v)", cb, err)
+		}
+		return cb
+	}
+	for _, tamper := range []func(q url.Values){
+		func(q url.Values) { q.Set("iss", "https://attacker.example") },
+		func(q url.Values) { q.Del("iss") },
+	} {
+		cb := signIn()
+		q := cb.Query()
+		tamper(q)
+		cb.RawQuery = q.Encode()
+		if resp := get(cb.String()); resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("callback %s: %d, want 400", cb.RawQuery, resp.StatusCode)
+		}
+	}
+	if as.Exchanged() != 0 {
+		t.Fatalf("%d codes exchanged after refused callbacks", as.Exchanged())
+	}
+	if resp := get(signIn().String()); resp.StatusCode != http.StatusSeeOther || as.Exchanged() != 1 {
+		t.Errorf("honest callback: %d, %d exchanges; want 303 and 1", resp.StatusCode, as.Exchanged())
+	}
+	if n := as.MetadataReads(); n != 3 {
+		t.Errorf("metadata read %d times for 3 sign-ins, want 3 (once each, as it starts)", n)
+	}
+}

@@ -19,6 +19,9 @@ import (
 // a code whose verifier, client and redirect URI match.
 type AuthServer struct {
 	AuthorizeURL, TokenURL string
+	// Issuer is its issuer identifier (its origin) and MetadataURL where
+	// its RFC 8414 metadata is served (naming both endpoints).
+	Issuer, MetadataURL string
 	// Token is the access token it issues.
 	Token string
 
@@ -26,6 +29,23 @@ type AuthServer struct {
 	mu               sync.Mutex
 	codes            map[string]grant
 	exchanged        int
+	sendIss          bool
+	metadataReads    int
+}
+
+// SendIss makes the authorization responses carry iss, and the metadata
+// promise it (RFC 9207), or not.
+func (as *AuthServer) SendIss(on bool) {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	as.sendIss = on
+}
+
+// MetadataReads counts the requests for its metadata.
+func (as *AuthServer) MetadataReads() int {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	return as.metadataReads
 }
 
 // Exchanged counts the codes traded for a token.
@@ -44,10 +64,23 @@ func StartAuthServer(t testing.TB, clientID, secret, token string) *AuthServer {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /authorize", as.authorize)
 	mux.HandleFunc("POST /token", as.token)
+	mux.HandleFunc("GET /.well-known/oauth-authorization-server", as.metadata)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	as.AuthorizeURL, as.TokenURL = srv.URL+"/authorize", srv.URL+"/token"
+	as.Issuer, as.MetadataURL = srv.URL, srv.URL+"/.well-known/oauth-authorization-server"
 	return as
+}
+
+func (as *AuthServer) metadata(w http.ResponseWriter, _ *http.Request) {
+	as.mu.Lock()
+	as.metadataReads++
+	iss := as.sendIss
+	as.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"issuer": as.Issuer, "authorization_endpoint": as.AuthorizeURL,
+		"token_endpoint": as.TokenURL, "response_types_supported": []string{"code"}, "code_challenge_methods_supported": []string{"S256"},
+		"authorization_response_iss_parameter_supported": iss})
 }
 
 func (as *AuthServer) authorize(w http.ResponseWriter, r *http.Request) {
@@ -61,10 +94,14 @@ func (as *AuthServer) authorize(w http.ResponseWriter, r *http.Request) {
 	code := rand.Text()
 	as.mu.Lock()
 	as.codes[code] = grant{challenge: q.Get("code_challenge"), redirect: redirect.String()}
+	iss := as.sendIss
 	as.mu.Unlock()
 	back := redirect.Query()
 	back.Set("code", code)
 	back.Set("state", q.Get("state"))
+	if iss {
+		back.Set("iss", as.Issuer)
+	}
 	redirect.RawQuery = back.Encode()
 	http.Redirect(w, r, redirect.String(), http.StatusFound)
 }
