@@ -5,6 +5,7 @@
 //	registry-bench catalog [-n 100000] [-db sqlite:PATH|postgres://...]
 //	registry-bench crawl [-n 10000] [-hosts 8] [-concurrency 32] [-db ...]
 //	registry-bench mixed [-n 100000] [-duration 60s] [-db ...] [-registry BIN]
+//	registry-bench openloop [-n 100000] [-rate 10] [-duration 60s] [-rounds 3] [-kinds nl,filter,api,mcp,a2a] [-db ...]
 //	registry-bench console [-n 100000] [-requests 300] [-rounds 3] [-db ...]
 //	registry-bench relevance [-n 1000] [-v]
 package main
@@ -50,8 +51,12 @@ func main() {
 		err = runScoped(os.Args[2:])
 	case "relevance":
 		err = runRelevance(os.Args[2:])
+	case "openloop":
+		err = runOpenLoop(os.Args[2:])
 	case searchClientCmd:
 		err = runSearchClient(os.Args[2:])
+	case openLoopCmd:
+		err = runOpenLoopClient(os.Args[2:])
 	case "-h", "-help", "--help", "help":
 		usage()
 		return
@@ -78,6 +83,12 @@ benchmarks:
   mixed     run the real registry serve over a catalog whose loopback fleet
             keeps changing: search latency idle and while the crawler
             writes, versions stored per second, time to the first search
+  openloop  run the real registry serve, crawler and verifier on, and send
+            searches at a fixed rate (open loop: latency from the scheduled
+            send) while the crawler is idle and while it writes: questions
+            in words, filter searches, and one question through the JSON
+            API, MCP search_agents and A2A SendMessage; p50/p90/p99/max per
+            kind and phase, crawling/idle ratios and what each door adds
   replicas  run one and then several registry serve replicas on one
             PostgreSQL catalog: first crawl and revalidation throughput,
             search latency while crawling, API requests/s, and the ratios

@@ -16,5 +16,12 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	if os.Getenv(searchClientEnv) != "" && len(os.Args) > 1 && os.Args[1] == openLoopCmd {
+		if err := runOpenLoopClient(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "registry-bench:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	os.Exit(m.Run())
 }

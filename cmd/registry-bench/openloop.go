@@ -1,0 +1,651 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/a2aregistry/registry/internal/a2aagent"
+	"github.com/a2aregistry/registry/internal/catalog"
+	"github.com/a2aregistry/registry/internal/mcpserver"
+	"github.com/a2aregistry/registry/internal/synth"
+)
+
+// Request kinds of the open-loop client.
+const (
+	// kindNL is a question of 3 to 10 words through the JSON API, as the
+	// console and API users send it (the default page size).
+	kindNL = "nl"
+	// kindFilter is a facet or filter search through the JSON API (the
+	// catalog benchmark's facet-only, text + 2 facets and mode classes).
+	kindFilter = "filter"
+	// kindAPI, kindMCP and kindA2A ask the same question through the JSON
+	// API, MCP's search_agents and the A2A agent's SendMessage, with the
+	// A2A agent's page size (10), so their difference is what each door
+	// adds to one search.
+	kindAPI = "api"
+	kindMCP = "mcp"
+	kindA2A = "a2a"
+)
+
+var allKinds = []string{kindNL, kindFilter, kindAPI, kindMCP, kindA2A}
+
+type openFlags struct {
+	n, hosts, concurrency, perHost, rounds int
+	seed                                   int64
+	db, pgSchema, registry, out, kinds     string
+	phases                                 string
+	rate, change                           float64
+	duration, warmup, interval             time.Duration
+}
+
+// runOpenLoop measures search latency as a population of users sees it:
+// requests arrive at a fixed rate from a schedule that does not wait for
+// answers, and each latency runs from the request's scheduled time, so a
+// slow answer delays no later request and a stall is counted in full
+// (no coordinated omission). The registry is the real `registry serve`
+// with its crawler and verifier on over a catalog of n agents on a
+// loopback fleet. In the idle phase every agent's crawl is leased to this
+// benchmark, so the crawler has nothing due; in the crawling phase the
+// leases are released and every agent is due each -interval, so the
+// crawler stores new versions flat out. Phases alternate -rounds times in
+// one serve process; each round's crawling/idle ratios and door
+// differences are taken within the round.
+func runOpenLoop(args []string) error {
+	var f openFlags
+	fs := flag.NewFlagSet("openloop", flag.ContinueOnError)
+	fs.IntVar(&f.n, "n", 100_000, "agents in the catalog and the fleet")
+	fs.IntVar(&f.hosts, "hosts", 8, "loopback addresses serving the fleet")
+	fs.IntVar(&f.concurrency, "concurrency", 32, "serve --crawl-concurrency")
+	fs.IntVar(&f.perHost, "per-host", 8, "serve --crawl-per-host")
+	fs.IntVar(&f.rounds, "rounds", 3, "rounds of the phases in one serve process")
+	fs.Int64Var(&f.seed, "seed", 1, "generator seed")
+	fs.StringVar(&f.db, "db", "", "catalog DSN (default: a fresh SQLite file in a temp dir)")
+	fs.StringVar(&f.pgSchema, "pg-schema", "registry_bench_openloop", "PostgreSQL schema to (re)create for the run")
+	fs.StringVar(&f.registry, "registry", "", "registry binary to run (default: go build ./cmd/registry into a temp dir)")
+	fs.StringVar(&f.kinds, "kinds", strings.Join(allKinds, ","), "request kinds, sent in turn: nl, filter, api, mcp, a2a")
+	fs.StringVar(&f.phases, "phases", "idle,crawling", "phases of each round: idle, crawling")
+	fs.Float64Var(&f.rate, "rate", 10, "requests per second, over all kinds")
+	fs.Float64Var(&f.change, "change", 1, "share of fetches that return a changed card (0..1)")
+	fs.DurationVar(&f.duration, "duration", 60*time.Second, "length of each phase")
+	fs.DurationVar(&f.warmup, "warmup", 5*time.Second, "requests sent and not counted before each phase")
+	fs.DurationVar(&f.interval, "interval", time.Second, "serve --crawl-min-interval and --crawl-max-interval while crawling")
+	fs.StringVar(&f.out, "json", "", "also write the figures as JSON to this file")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	kinds, err := parseKinds(f.kinds)
+	if err != nil {
+		return err
+	}
+	phases := strings.Split(f.phases, ",")
+	for _, p := range phases {
+		if p != "idle" && p != "crawling" {
+			return fmt.Errorf("unknown phase %q (idle, crawling)", p)
+		}
+	}
+	if f.n < 1 || f.hosts < 1 || f.hosts > 250 || f.rate <= 0 || f.rounds < 1 || f.change < 0 || f.change > 1 {
+		return errors.New("need -n >= 1, 1 <= -hosts <= 250, -rate > 0, -rounds >= 1 and 0 <= -change <= 1")
+	}
+	ctx := context.Background()
+	tmp, err := os.MkdirTemp("", "registry-bench-openloop-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	bin, err := registryBinary(f.registry, tmp)
+	if err != nil {
+		return err
+	}
+	fl, err := startChangingFleet(f.seed, f.n, f.hosts, f.change)
+	if err != nil {
+		return err
+	}
+	defer fl.close()
+	dsn := f.db
+	if dsn == "" {
+		dsn = "sqlite:" + filepath.Join(tmp, "catalog.db")
+	} else if dsn, _, err = benchDSN(catalogFlags{db: f.db, pgSchema: f.pgSchema}); err != nil {
+		return err
+	}
+	gen := synth.New(f.seed)
+	loadStart := time.Now()
+	if err := loadFleetCatalog(ctx, dsn, gen, fl.urls); err != nil {
+		return err
+	}
+	fmt.Printf("catalog: %d agents loaded in %.1fs (%s); %d CPUs; %.0f requests/s of %s; phases of %v\n",
+		f.n, time.Since(loadStart).Seconds(), backendOf(dsn), runtime.NumCPU(), f.rate, strings.Join(kinds, ","), f.duration)
+
+	// The benchmark's own handle on the catalog holds and releases the
+	// crawl leases; it never builds a search index.
+	store, err := catalog.Open(ctx, catalog.Config{DSN: dsn, Logger: discardLogger()})
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	if err := holdCrawl(ctx, store, f.n, nil); err != nil {
+		return err
+	}
+
+	rep := openReport{Agents: f.n, Backend: backendOf(dsn), CPUs: runtime.NumCPU(), Rate: f.rate, Kinds: kinds, Duration: f.duration.Seconds()}
+	iv := f.interval.String()
+	srv, err := startServe(bin, tmp, "openloop", nil, []string{"--db", dsn, "--allow-networks", "127.0.0.0/8",
+		"--verify-fetch=false", "--import-examples=false", "--log-level", "warn", "--crawl=true",
+		"--crawl-min-interval", iv, "--crawl-max-interval", iv,
+		"--crawl-concurrency", strconv.Itoa(f.concurrency), "--crawl-per-host", strconv.Itoa(f.perHost)})
+	if err != nil {
+		return err
+	}
+	defer srv.stop()
+	rep.Start, err = srv.waitFirstSearch(30 * time.Minute)
+	if err != nil {
+		return err
+	}
+	printStart("start", rep.Start)
+	rep.StartMem, _ = srv.memory()
+	fmt.Printf("after start      heap %4.0f MB  RSS %4.0f MB\n", rep.StartMem.HeapMB, rep.StartMem.RSSMB)
+
+	crawling := false
+	for round := 1; round <= f.rounds; round++ {
+		for _, phase := range phases {
+			switch {
+			case phase == "crawling" && !crawling:
+				if _, err := store.ReleaseLeases(ctx, holdOwner, ""); err != nil {
+					return err
+				}
+				crawling = true
+				// Let the crawler reach its pace.
+				time.Sleep(5 * time.Second)
+			case phase == "idle" && crawling:
+				if err := holdCrawl(ctx, store, f.n, srv); err != nil {
+					return err
+				}
+				crawling = false
+			}
+			ph, err := runPhase(srv, f, kinds, phase, round)
+			if err != nil {
+				return fmt.Errorf("round %d, %s: %w", round, phase, err)
+			}
+			rep.Phases = append(rep.Phases, ph)
+			printPhase(ph)
+		}
+	}
+	rep.summarise(kinds, phases)
+	rep.print(kinds, phases)
+	if f.out != "" {
+		return writeJSON(f.out, rep)
+	}
+	return nil
+}
+
+func parseKinds(s string) ([]string, error) {
+	var out []string
+	for k := range strings.SplitSeq(s, ",") {
+		k = strings.TrimSpace(k)
+		if !slices.Contains(allKinds, k) {
+			return nil, fmt.Errorf("unknown request kind %q (%s)", k, strings.Join(allKinds, ", "))
+		}
+		out = append(out, k)
+	}
+	return out, nil
+}
+
+// holdOwner is the lease owner under which the benchmark keeps every
+// agent's crawl from the crawler; serve's own owners are named after its
+// host or instance, so it never releases these.
+const holdOwner = "registry-bench-hold/"
+
+// holdCrawl leases every agent's crawl to holdOwner, so the crawler finds
+// nothing due. While serve crawls, agents come free only as their checks
+// finish; it then waits until serve stores no more versions.
+func holdCrawl(ctx context.Context, store *catalog.Store, n int, srv *serveProc) error {
+	held := 0
+	deadline := time.Now().Add(5 * time.Minute)
+	for held < n {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("holding the crawl: %d of %d agents held after 5 minutes", held, n)
+		}
+		got, err := store.ClaimDue(ctx, time.Now(), 5000, holdOwner, 48*time.Hour)
+		if err != nil {
+			return err
+		}
+		held += len(got)
+		if len(got) == 0 {
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	if srv == nil {
+		return nil
+	}
+	last := -1.0
+	for range 60 {
+		v, err := srv.counter("registry_card_versions_stored_total")
+		if err != nil {
+			return err
+		}
+		if v == last {
+			return nil
+		}
+		last = v
+		time.Sleep(time.Second)
+	}
+	return errors.New("serve kept storing versions after every agent's crawl was held")
+}
+
+// phaseResult is one phase of one round.
+type phaseResult struct {
+	Round          int                    `json:"round"`
+	Phase          string                 `json:"phase"`
+	LoadBefore     float64                `json:"load_before"`
+	LoadAfter      float64                `json:"load_after"`
+	VersionsPerSec float64                `json:"versions_stored_per_s"`
+	Mem            memoryResult           `json:"memory_after"`
+	Kinds          map[string]openLatency `json:"kinds"`
+}
+
+// openLatency is one kind's latency in a phase, in milliseconds from the
+// scheduled send.
+type openLatency struct {
+	N      int     `json:"n"`
+	Errors int     `json:"errors"`
+	P50    float64 `json:"p50_ms"`
+	P90    float64 `json:"p90_ms"`
+	P99    float64 `json:"p99_ms"`
+	Max    float64 `json:"max_ms"`
+	// Late is how late the client sent its slowest request against the
+	// schedule: a figure near the p99 means the client, not serve, was
+	// slow (the machine is shared).
+	Late float64 `json:"late_max_ms"`
+	// FirstError is the first failure's message, if any.
+	FirstError string `json:"first_error,omitempty"`
+}
+
+func runPhase(srv *serveProc, f openFlags, kinds []string, phase string, round int) (phaseResult, error) {
+	ph := phaseResult{Round: round, Phase: phase, LoadBefore: loadAverage()}
+	v0, err := srv.counter("registry_card_versions_stored_total")
+	if err != nil {
+		return ph, err
+	}
+	start := time.Now()
+	ph.Kinds, err = openLoopProcess(srv.base, f.seed, kinds, f.rate, f.warmup, f.duration)
+	if err != nil {
+		return ph, err
+	}
+	elapsed := time.Since(start).Seconds()
+	v1, err := srv.counter("registry_card_versions_stored_total")
+	if err != nil {
+		return ph, err
+	}
+	ph.VersionsPerSec = (v1 - v0) / elapsed
+	ph.LoadAfter = loadAverage()
+	ph.Mem, _ = srv.memory()
+	return ph, nil
+}
+
+func printPhase(ph phaseResult) {
+	fmt.Printf("\nround %d, %s: load %.1f -> %.1f, %.0f versions stored/s, heap %.0f MB\n",
+		ph.Round, ph.Phase, ph.LoadBefore, ph.LoadAfter, ph.VersionsPerSec, ph.Mem.HeapMB)
+	fmt.Printf("  %-7s %5s %4s %8s %8s %8s %8s %8s\n", "kind", "n", "err", "p50 ms", "p90 ms", "p99 ms", "max ms", "late ms")
+	for _, k := range slices.Sorted(maps.Keys(ph.Kinds)) {
+		l := ph.Kinds[k]
+		fmt.Printf("  %-7s %5d %4d %8.2f %8.2f %8.2f %8.2f %8.2f\n", k, l.N, l.Errors, l.P50, l.P90, l.P99, l.Max, l.Late)
+		if l.FirstError != "" {
+			fmt.Printf("          first error: %s\n", l.FirstError)
+		}
+	}
+}
+
+type openReport struct {
+	Backend  string        `json:"backend"`
+	Agents   int           `json:"agents"`
+	CPUs     int           `json:"cpus"`
+	Rate     float64       `json:"rate_per_s"`
+	Kinds    []string      `json:"kinds"`
+	Duration float64       `json:"phase_s"`
+	Start    startResult   `json:"start"`
+	StartMem memoryResult  `json:"memory_after_start"`
+	Phases   []phaseResult `json:"phases"`
+	// Median is the median over rounds of each phase and kind's figures.
+	Median map[string]map[string]openLatency `json:"median"`
+	// CrawlIdleP99 is the median over rounds of each kind's p99 crawling
+	// over its p99 idle in the same round.
+	CrawlIdleP99 map[string]float64 `json:"crawling_over_idle_p99,omitempty"`
+	// DoorAddedP50 is the median over rounds of each door's p50 minus the
+	// JSON API's (kind api) in the same phase, in milliseconds.
+	DoorAddedP50 map[string]map[string]float64 `json:"door_added_p50_ms,omitempty"`
+}
+
+func (r *openReport) summarise(kinds, phases []string) {
+	r.Median = map[string]map[string]openLatency{}
+	byRound := map[int]map[string]phaseResult{}
+	for _, ph := range r.Phases {
+		if byRound[ph.Round] == nil {
+			byRound[ph.Round] = map[string]phaseResult{}
+		}
+		byRound[ph.Round][ph.Phase] = ph
+	}
+	for _, phase := range phases {
+		r.Median[phase] = map[string]openLatency{}
+		for _, k := range kinds {
+			var n, errs int
+			var p50, p90, p99, mx, late []float64
+			for _, ph := range r.Phases {
+				if ph.Phase != phase {
+					continue
+				}
+				l := ph.Kinds[k]
+				n += l.N
+				errs += l.Errors
+				p50, p90, p99, mx, late = append(p50, l.P50), append(p90, l.P90), append(p99, l.P99), append(mx, l.Max), append(late, l.Late)
+			}
+			r.Median[phase][k] = openLatency{N: n, Errors: errs, P50: median(p50), P90: median(p90), P99: median(p99), Max: median(mx), Late: median(late)}
+		}
+	}
+	if slices.Contains(phases, "idle") && slices.Contains(phases, "crawling") {
+		r.CrawlIdleP99 = map[string]float64{}
+		for _, k := range kinds {
+			var ratios []float64
+			for _, rd := range byRound {
+				if idle := rd["idle"].Kinds[k].P99; idle > 0 {
+					ratios = append(ratios, rd["crawling"].Kinds[k].P99/idle)
+				}
+			}
+			r.CrawlIdleP99[k] = median(ratios)
+		}
+	}
+	if slices.Contains(kinds, kindAPI) {
+		r.DoorAddedP50 = map[string]map[string]float64{}
+		for _, door := range []string{kindMCP, kindA2A} {
+			if !slices.Contains(kinds, door) {
+				continue
+			}
+			r.DoorAddedP50[door] = map[string]float64{}
+			for _, phase := range phases {
+				var d []float64
+				for _, ph := range r.Phases {
+					if ph.Phase == phase {
+						d = append(d, ph.Kinds[door].P50-ph.Kinds[kindAPI].P50)
+					}
+				}
+				r.DoorAddedP50[door][phase] = median(d)
+			}
+		}
+	}
+}
+
+func (r *openReport) print(kinds, phases []string) {
+	rounds := len(r.Phases) / max(1, len(phases))
+	fmt.Printf("\nmedian of %d rounds, %s, %d agents, %.0f requests/s (latency from the scheduled send)\n", rounds, r.Backend, r.Agents, r.Rate)
+	fmt.Printf("  %-9s %-7s %6s %4s %8s %8s %8s %8s\n", "phase", "kind", "n", "err", "p50 ms", "p90 ms", "p99 ms", "max ms")
+	for _, phase := range phases {
+		for _, k := range kinds {
+			l := r.Median[phase][k]
+			fmt.Printf("  %-9s %-7s %6d %4d %8.2f %8.2f %8.2f %8.2f\n", phase, k, l.N, l.Errors, l.P50, l.P90, l.P99, l.Max)
+		}
+	}
+	for _, k := range kinds {
+		if ratio, ok := r.CrawlIdleP99[k]; ok {
+			fmt.Printf("  p99 crawling / idle, %-7s %5.2fx (median of the rounds' ratios)\n", k, ratio)
+		}
+	}
+	for _, door := range []string{kindMCP, kindA2A} {
+		for _, phase := range phases {
+			if d, ok := r.DoorAddedP50[door][phase]; ok {
+				fmt.Printf("  %s p50 over the JSON API's, %-8s %+6.2f ms (target < 2 ms)  %s\n", door, phase, d, verdict(d < 2))
+			}
+		}
+	}
+	if l, ok := r.Median["idle"][kindNL]; ok {
+		fmt.Printf("  natural language p99 idle      %6.2f ms (target < 20 ms)  %s\n", l.P99, verdict(l.P99 < 20))
+	}
+	if l, ok := r.Median["crawling"][kindNL]; ok {
+		ratio := r.CrawlIdleP99[kindNL]
+		fmt.Printf("  natural language p99 crawling  %6.2f ms (target < 30 ms, <= 2x idle: %.2fx)  %s\n", l.P99, ratio,
+			verdict(l.P99 < 30 && (ratio == 0 || ratio <= 2)))
+	}
+}
+
+// openLoopCmd is the hidden subcommand that runs the open-loop client in
+// a process of its own, as searchClientCmd does for the mixed benchmark.
+const openLoopCmd = "openloop-client"
+
+func openLoopProcess(base string, seed int64, kinds []string, rate float64, warmup, d time.Duration) (map[string]openLatency, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(self, openLoopCmd, "-base", base, "-seed", strconv.FormatInt(seed, 10),
+		"-kinds", strings.Join(kinds, ","), "-rate", strconv.FormatFloat(rate, 'f', -1, 64),
+		"-warmup", warmup.String(), "-duration", d.String())
+	cmd.Env = append(os.Environ(), searchClientEnv+"=1")
+	dieWithParent(cmd)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("open-loop client: %w: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	var r map[string]openLatency
+	if err := json.Unmarshal(out, &r); err != nil {
+		return nil, fmt.Errorf("open-loop client: %w", err)
+	}
+	return r, nil
+}
+
+func runOpenLoopClient(args []string) error {
+	fs := flag.NewFlagSet(openLoopCmd, flag.ContinueOnError)
+	base := fs.String("base", "", "serve's base URL")
+	seed := fs.Int64("seed", 1, "generator seed")
+	kindList := fs.String("kinds", strings.Join(allKinds, ","), "request kinds")
+	rate := fs.Float64("rate", 10, "requests per second")
+	warmup := fs.Duration("warmup", 5*time.Second, "uncounted requests first")
+	d := fs.Duration("duration", time.Minute, "how long to send counted requests")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	kinds, err := parseKinds(*kindList)
+	if err != nil {
+		return err
+	}
+	c, err := newOpenClient(*base, synth.New(*seed).Vocabulary())
+	if err != nil {
+		return err
+	}
+	if *warmup > 0 {
+		c.run(kinds, *rate, *warmup)
+	}
+	return json.NewEncoder(os.Stdout).Encode(c.run(kinds, *rate, *d))
+}
+
+// openClient sends the open-loop benchmark's requests.
+type openClient struct {
+	base       string
+	http       *http.Client
+	questions  []string
+	filters    []string
+	mcpSession string
+}
+
+func newOpenClient(base string, v synth.Vocab) (*openClient, error) {
+	c := &openClient{base: base, http: &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{
+		MaxIdleConns: 512, MaxIdleConnsPerHost: 512, IdleConnTimeout: time.Minute}}}
+	for _, cl := range v.SearchClasses() {
+		switch cl.Name {
+		case "natural language (3-10 words)":
+			for _, q := range cl.Searches {
+				c.questions = append(c.questions, q.Get("q"))
+			}
+		case "facet-only", "text + 2 facets", "mode wildcard":
+			for _, q := range cl.Searches {
+				c.filters = append(c.filters, "/api/v1/agents?"+q.Encode())
+			}
+		}
+	}
+	if len(c.questions) == 0 || len(c.filters) == 0 {
+		return nil, errors.New("the synthetic vocabulary has no questions or filter searches")
+	}
+	return c, c.initMCP()
+}
+
+// initMCP opens the MCP session every tools/call of the run goes through,
+// as a model's client keeps one.
+func (c *openClient) initMCP() error {
+	body := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"registry-bench","version":"1"}}}`
+	resp, err := c.post(c.base+mcpserver.Path, body, "")
+	if err != nil {
+		return fmt.Errorf("MCP initialize: %w", err)
+	}
+	c.mcpSession = resp.Header.Get("Mcp-Session-Id")
+	if c.mcpSession == "" {
+		return errors.New("MCP initialize: no Mcp-Session-Id in the answer")
+	}
+	if _, err := c.post(c.base+mcpserver.Path, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, c.mcpSession); err != nil {
+		return fmt.Errorf("MCP initialized: %w", err)
+	}
+	return nil
+}
+
+// post sends a JSON body and reads the whole answer; a status other than
+// 200 or 202 is an error.
+func (c *openClient) post(u, body, session string) (*http.Response, error) {
+	req, err := http.NewRequest(http.MethodPost, u, strings.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusAccepted {
+		return nil, fmt.Errorf("POST %s: status %d: %.200s", u, resp.StatusCode, b)
+	}
+	if bytes.Contains(b, []byte(`"isError":true`)) || bytes.Contains(b, []byte(`"error":{`)) {
+		return nil, fmt.Errorf("POST %s: %.300s", u, b)
+	}
+	return resp, nil
+}
+
+func (c *openClient) get(path string) error {
+	resp, err := c.http.Get(c.base + path)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: status %d: %.200s", path, resp.StatusCode, b)
+	}
+	return nil
+}
+
+// send makes request i of kind: the doors' kinds ask question q.
+func (c *openClient) send(kind string, i int, q string) error {
+	switch kind {
+	case kindNL:
+		return c.get("/api/v1/agents?" + url.Values{"q": {q}}.Encode())
+	case kindFilter:
+		return c.get(c.filters[i%len(c.filters)])
+	case kindAPI:
+		return c.get("/api/v1/agents?" + url.Values{"q": {q}, "limit": {"10"}}.Encode())
+	case kindMCP:
+		args, _ := json.Marshal(map[string]any{"query": q, "limit": 10})
+		_, err := c.post(c.base+mcpserver.Path, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`,
+			i+1, mcpserver.ToolSearch, args), c.mcpSession)
+		return err
+	case kindA2A:
+		params, err := json.Marshal(&a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(q))})
+		if err != nil {
+			return err
+		}
+		_, err = c.post(c.base+a2aagent.JSONRPCPath, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"SendMessage","params":%s}`, i+1, params), "")
+		return err
+	}
+	return fmt.Errorf("unknown kind %q", kind)
+}
+
+// run sends requests at rate for d, kinds in turn, each from its
+// scheduled time whether or not earlier ones were answered, and returns
+// each kind's latency from the scheduled time.
+func (c *openClient) run(kinds []string, rate float64, d time.Duration) map[string]openLatency {
+	period := time.Duration(float64(time.Second) / rate)
+	total := int(d / period)
+	type sample struct {
+		ms, late float64
+		err      error
+	}
+	samples := make([][]sample, len(kinds))
+	for k := range kinds {
+		samples[k] = make([]sample, 0, total/len(kinds)+1)
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := range total {
+		at := start.Add(time.Duration(i) * period)
+		time.Sleep(time.Until(at))
+		k := i % len(kinds)
+		// Each turn through the kinds asks one question, so the doors'
+		// kinds answer the same searches.
+		q := c.questions[(i/len(kinds))%len(c.questions)]
+		wg.Go(func() {
+			late := time.Since(at)
+			err := c.send(kinds[k], i/len(kinds), q)
+			s := sample{ms: float64(time.Since(at).Microseconds()) / 1000, late: float64(late.Microseconds()) / 1000, err: err}
+			mu.Lock()
+			samples[k] = append(samples[k], s)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	out := make(map[string]openLatency, len(kinds))
+	for k, kind := range kinds {
+		var lat []float64
+		l := openLatency{}
+		for _, s := range samples[k] {
+			l.Late = max(l.Late, s.late)
+			if s.err != nil {
+				l.Errors++
+				if l.FirstError == "" {
+					l.FirstError = s.err.Error()
+				}
+				continue
+			}
+			lat = append(lat, s.ms)
+		}
+		l.N, l.P50, l.P90, l.P99, l.Max = len(lat), pct(lat, 50), pct(lat, 90), pct(lat, 99), pct(lat, 100)
+		out[kind] = l
+	}
+	return out
+}
