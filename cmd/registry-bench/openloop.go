@@ -237,7 +237,7 @@ func holdCrawl(ctx context.Context, store *catalog.Store, n int, srv *serveProc)
 	}
 	last := -1.0
 	for range 60 {
-		v, err := srv.counter("registry_card_versions_stored_total")
+		v, err := versionsStored(srv)
 		if err != nil {
 			return err
 		}
@@ -248,6 +248,22 @@ func holdCrawl(ctx context.Context, store *catalog.Store, n int, srv *serveProc)
 		time.Sleep(time.Second)
 	}
 	return errors.New("serve kept storing versions after every agent's crawl was held")
+}
+
+// versionsStored reads serve's count of stored card versions: 0 before
+// the first, when the counter is not exported yet.
+// /metrics answers 500 when one of its collectors times out (the crawl
+// queue's count, on a loaded machine), so a failed read is retried.
+func versionsStored(srv *serveProc) (float64, error) {
+	var err error
+	for range 10 {
+		var m map[string]float64
+		if m, err = srv.metrics(); err == nil {
+			return m["registry_card_versions_stored_total"], nil
+		}
+		time.Sleep(time.Second)
+	}
+	return 0, err
 }
 
 // phaseResult is one phase of one round.
@@ -280,7 +296,7 @@ type openLatency struct {
 
 func runPhase(srv *serveProc, f openFlags, kinds []string, phase string, round int) (phaseResult, error) {
 	ph := phaseResult{Round: round, Phase: phase, LoadBefore: loadAverage()}
-	v0, err := srv.counter("registry_card_versions_stored_total")
+	v0, err := versionsStored(srv)
 	if err != nil {
 		return ph, err
 	}
@@ -290,13 +306,18 @@ func runPhase(srv *serveProc, f openFlags, kinds []string, phase string, round i
 		return ph, err
 	}
 	elapsed := time.Since(start).Seconds()
-	v1, err := srv.counter("registry_card_versions_stored_total")
+	v1, err := versionsStored(srv)
 	if err != nil {
 		return ph, err
 	}
 	ph.VersionsPerSec = (v1 - v0) / elapsed
 	ph.LoadAfter = loadAverage()
-	ph.Mem, _ = srv.memory()
+	for range 10 {
+		if ph.Mem, err = srv.memory(); err == nil {
+			break
+		}
+		time.Sleep(time.Second)
+	}
 	return ph, nil
 }
 

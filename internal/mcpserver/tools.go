@@ -34,7 +34,9 @@ const (
 var readOnly = &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)}
 
 func (s *Server) addTools() {
-	mcp.AddTool(s.mcp, &mcp.Tool{
+	// The search tools encode their results once (addSearchTool); a
+	// schema error is a bug in this package, as mcp.AddTool panics on.
+	must(addSearchTool(s.mcp, &mcp.Tool{
 		Name:  ToolSearch,
 		Title: "Search agents",
 		Description: "Find A2A agents by what they do (query: words, e.g. 'convert currencies, accepts JSON') and by filters " +
@@ -43,14 +45,14 @@ func (s *Server) addTools() {
 			"modes, bindings, health and signature status, and facet counts to narrow down. Page with cursor.",
 		InputSchema: searchSchema(true),
 		Annotations: readOnly,
-	}, s.searchAgents)
-	mcp.AddTool(s.mcp, &mcp.Tool{
+	}, s.searchAgents))
+	must(addSearchTool(s.mcp, &mcp.Tool{
 		Name:        ToolFacets,
 		Title:       "List facets",
 		Description: "Count the agents matching a query and filters per value of each filter field, to choose filters for search_agents.",
 		InputSchema: searchSchema(false),
 		Annotations: readOnly,
-	}, s.listFacets)
+	}, s.listFacets))
 	mcp.AddTool(s.mcp, &mcp.Tool{
 		Name:  ToolAgent,
 		Title: "Get agent",
