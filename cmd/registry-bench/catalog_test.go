@@ -119,3 +119,41 @@ func TestScopedBenchmarkSmoke(t *testing.T) {
 		}
 	}
 }
+
+// The open-loop benchmark on a tiny catalog: every kind answered without
+// errors in both phases of both rounds, the crawler stored versions only
+// while crawling, and the doors' differences were taken.
+func TestOpenLoopBenchmarkSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the registry binary; skipped with -short")
+	}
+	out := filepath.Join(t.TempDir(), "openloop.json")
+	if err := runOpenLoop([]string{"-n", "200", "-hosts", "2", "-duration", "2s", "-warmup", "500ms", "-rounds", "2",
+		"-rate", "20", "-json", out}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r openReport
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Phases) != 4 || r.Start.FirstSearch <= 0 {
+		t.Fatalf("incomplete report: %+v", r)
+	}
+	for _, ph := range r.Phases {
+		if crawling := ph.Phase == "crawling"; crawling != (ph.VersionsPerSec > 0) {
+			t.Errorf("round %d, %s: %.0f versions stored/s", ph.Round, ph.Phase, ph.VersionsPerSec)
+		}
+		for _, k := range allKinds {
+			if l := ph.Kinds[k]; l.N == 0 || l.Errors > 0 || l.P99 < l.P50 {
+				t.Errorf("round %d, %s, %s: %+v", ph.Round, ph.Phase, k, l)
+			}
+		}
+	}
+	if len(r.DoorAddedP50[kindMCP]) != 2 || len(r.DoorAddedP50[kindA2A]) != 2 || len(r.CrawlIdleP99) != len(allKinds) {
+		t.Errorf("no door differences or ratios: %+v %+v", r.DoorAddedP50, r.CrawlIdleP99)
+	}
+}

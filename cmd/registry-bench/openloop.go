@@ -290,6 +290,12 @@ type openLatency struct {
 	// schedule: a figure near the p99 means the client, not serve, was
 	// slow (the machine is shared).
 	Late float64 `json:"late_max_ms"`
+	// HandlerP50 and HandlerP99 are the JSON API's own time in its
+	// search handler (Server-Timing), for the kinds that go through it:
+	// the rest is spent queueing for the CPU, on the network and in the
+	// client.
+	HandlerP50 float64 `json:"handler_p50_ms,omitempty"`
+	HandlerP99 float64 `json:"handler_p99_ms,omitempty"`
 	// FirstError is the first failure's message, if any.
 	FirstError string `json:"first_error,omitempty"`
 }
@@ -324,10 +330,10 @@ func runPhase(srv *serveProc, f openFlags, kinds []string, phase string, round i
 func printPhase(ph phaseResult) {
 	fmt.Printf("\nround %d, %s: load %.1f -> %.1f, %.0f versions stored/s, heap %.0f MB\n",
 		ph.Round, ph.Phase, ph.LoadBefore, ph.LoadAfter, ph.VersionsPerSec, ph.Mem.HeapMB)
-	fmt.Printf("  %-7s %5s %4s %8s %8s %8s %8s %8s\n", "kind", "n", "err", "p50 ms", "p90 ms", "p99 ms", "max ms", "late ms")
+	fmt.Printf("  %-7s %5s %4s %8s %8s %8s %8s %8s %17s\n", "kind", "n", "err", "p50 ms", "p90 ms", "p99 ms", "max ms", "late ms", "handler p50/p99")
 	for _, k := range slices.Sorted(maps.Keys(ph.Kinds)) {
 		l := ph.Kinds[k]
-		fmt.Printf("  %-7s %5d %4d %8.2f %8.2f %8.2f %8.2f %8.2f\n", k, l.N, l.Errors, l.P50, l.P90, l.P99, l.Max, l.Late)
+		fmt.Printf("  %-7s %5d %4d %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f/%8.2f\n", k, l.N, l.Errors, l.P50, l.P90, l.P99, l.Max, l.Late, l.HandlerP50, l.HandlerP99)
 		if l.FirstError != "" {
 			fmt.Printf("          first error: %s\n", l.FirstError)
 		}
@@ -367,7 +373,7 @@ func (r *openReport) summarise(kinds, phases []string) {
 		r.Median[phase] = map[string]openLatency{}
 		for _, k := range kinds {
 			var n, errs int
-			var p50, p90, p99, mx, late []float64
+			var p50, p90, p99, mx, late, h50, h99 []float64
 			for _, ph := range r.Phases {
 				if ph.Phase != phase {
 					continue
@@ -376,8 +382,10 @@ func (r *openReport) summarise(kinds, phases []string) {
 				n += l.N
 				errs += l.Errors
 				p50, p90, p99, mx, late = append(p50, l.P50), append(p90, l.P90), append(p99, l.P99), append(mx, l.Max), append(late, l.Late)
+				h50, h99 = append(h50, l.HandlerP50), append(h99, l.HandlerP99)
 			}
-			r.Median[phase][k] = openLatency{N: n, Errors: errs, P50: median(p50), P90: median(p90), P99: median(p99), Max: median(mx), Late: median(late)}
+			r.Median[phase][k] = openLatency{N: n, Errors: errs, P50: median(p50), P90: median(p90), P99: median(p99), Max: median(mx),
+				Late: median(late), HandlerP50: median(h50), HandlerP99: median(h99)}
 		}
 	}
 	if slices.Contains(phases, "idle") && slices.Contains(phases, "crawling") {
@@ -415,11 +423,11 @@ func (r *openReport) summarise(kinds, phases []string) {
 func (r *openReport) print(kinds, phases []string) {
 	rounds := len(r.Phases) / max(1, len(phases))
 	fmt.Printf("\nmedian of %d rounds, %s, %d agents, %.0f requests/s (latency from the scheduled send)\n", rounds, r.Backend, r.Agents, r.Rate)
-	fmt.Printf("  %-9s %-7s %6s %4s %8s %8s %8s %8s\n", "phase", "kind", "n", "err", "p50 ms", "p90 ms", "p99 ms", "max ms")
+	fmt.Printf("  %-9s %-7s %6s %4s %8s %8s %8s %8s %8s %17s\n", "phase", "kind", "n", "err", "p50 ms", "p90 ms", "p99 ms", "max ms", "late ms", "handler p50/p99")
 	for _, phase := range phases {
 		for _, k := range kinds {
 			l := r.Median[phase][k]
-			fmt.Printf("  %-9s %-7s %6d %4d %8.2f %8.2f %8.2f %8.2f\n", phase, k, l.N, l.Errors, l.P50, l.P90, l.P99, l.Max)
+			fmt.Printf("  %-9s %-7s %6d %4d %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f/%8.2f\n", phase, k, l.N, l.Errors, l.P50, l.P90, l.P99, l.Max, l.Late, l.HandlerP50, l.HandlerP99)
 		}
 	}
 	for _, k := range kinds {
@@ -575,24 +583,28 @@ func (c *openClient) post(u, body, session string) (*http.Response, error) {
 	return resp, nil
 }
 
-func (c *openClient) get(path string) error {
+// get reads a JSON API search and returns its handler's time from
+// Server-Timing (0 when absent).
+func (c *openClient) get(path string) (float64, error) {
 	resp, err := c.http.Get(c.base + path)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: status %d: %.200s", path, resp.StatusCode, b)
+		return 0, fmt.Errorf("GET %s: status %d: %.200s", path, resp.StatusCode, b)
 	}
-	return nil
+	d, _ := serverTiming(resp.Header.Get("Server-Timing"), "search")
+	return d, nil
 }
 
-// send makes request i of kind: the doors' kinds ask question q.
-func (c *openClient) send(kind string, i int, q string) error {
+// send makes request i of kind: the doors' kinds ask question q. It
+// returns the JSON API handler's time when the request went through it.
+func (c *openClient) send(kind string, i int, q string) (float64, error) {
 	switch kind {
 	case kindNL:
 		return c.get("/api/v1/agents?" + url.Values{"q": {q}}.Encode())
@@ -604,16 +616,16 @@ func (c *openClient) send(kind string, i int, q string) error {
 		args, _ := json.Marshal(map[string]any{"query": q, "limit": 10})
 		_, err := c.post(c.base+mcpserver.Path, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`,
 			i+1, mcpserver.ToolSearch, args), c.mcpSession)
-		return err
+		return 0, err
 	case kindA2A:
 		params, err := json.Marshal(&a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(q))})
 		if err != nil {
-			return err
+			return 0, err
 		}
 		_, err = c.post(c.base+a2aagent.JSONRPCPath, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"SendMessage","params":%s}`, i+1, params), "")
-		return err
+		return 0, err
 	}
-	return fmt.Errorf("unknown kind %q", kind)
+	return 0, fmt.Errorf("unknown kind %q", kind)
 }
 
 // run sends requests at rate for d, kinds in turn, each from its
@@ -623,8 +635,8 @@ func (c *openClient) run(kinds []string, rate float64, d time.Duration) map[stri
 	period := time.Duration(float64(time.Second) / rate)
 	total := int(d / period)
 	type sample struct {
-		ms, late float64
-		err      error
+		ms, late, handler float64
+		err               error
 	}
 	samples := make([][]sample, len(kinds))
 	for k := range kinds {
@@ -642,8 +654,8 @@ func (c *openClient) run(kinds []string, rate float64, d time.Duration) map[stri
 		q := c.questions[(i/len(kinds))%len(c.questions)]
 		wg.Go(func() {
 			late := time.Since(at)
-			err := c.send(kinds[k], i/len(kinds), q)
-			s := sample{ms: float64(time.Since(at).Microseconds()) / 1000, late: float64(late.Microseconds()) / 1000, err: err}
+			handler, err := c.send(kinds[k], i/len(kinds), q)
+			s := sample{ms: float64(time.Since(at).Microseconds()) / 1000, late: float64(late.Microseconds()) / 1000, handler: handler, err: err}
 			mu.Lock()
 			samples[k] = append(samples[k], s)
 			mu.Unlock()
@@ -652,7 +664,7 @@ func (c *openClient) run(kinds []string, rate float64, d time.Duration) map[stri
 	wg.Wait()
 	out := make(map[string]openLatency, len(kinds))
 	for k, kind := range kinds {
-		var lat []float64
+		var lat, handler []float64
 		l := openLatency{}
 		for _, s := range samples[k] {
 			l.Late = max(l.Late, s.late)
@@ -664,6 +676,12 @@ func (c *openClient) run(kinds []string, rate float64, d time.Duration) map[stri
 				continue
 			}
 			lat = append(lat, s.ms)
+			if s.handler > 0 {
+				handler = append(handler, s.handler)
+			}
+		}
+		if len(handler) > 0 {
+			l.HandlerP50, l.HandlerP99 = pct(handler, 50), pct(handler, 99)
 		}
 		l.N, l.P50, l.P90, l.P99, l.Max = len(lat), pct(lat, 50), pct(lat, 90), pct(lat, 99), pct(lat, 100)
 		out[kind] = l
