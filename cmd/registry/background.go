@@ -7,6 +7,7 @@ import (
 
 	"github.com/a2aregistry/registry/internal/background"
 	"github.com/a2aregistry/registry/internal/crawler"
+	"github.com/a2aregistry/registry/internal/report"
 	"github.com/a2aregistry/registry/internal/webhook"
 )
 
@@ -24,6 +25,10 @@ const (
 	sessionPruneInterval = 15 * time.Minute
 	// runPruneInterval is how often runs past --run-retention are dropped.
 	runPruneInterval = time.Hour
+	// securityHistoryInterval is how often the day's row of the security
+	// report's history is written when missing: within this long of
+	// midnight UTC, and at start once the search index is ready.
+	securityHistoryInterval = 15 * time.Minute
 )
 
 // startBackground starts the work that runs beside the HTTP server: the
@@ -58,6 +63,7 @@ func (a *app) startBackground(ctx context.Context) (*background.Group, error) {
 		bg.Every("session prune", sessionPruneInterval, a.pruneSessions)
 	}
 	bg.Every("run prune", runPruneInterval, a.pruneRuns)
+	bg.Every("security history", securityHistoryInterval, a.snapshotSecurity)
 	// Webhook deliveries go through the guarded outbound client (never a
 	// private address unless --allow-networks opens it, never the
 	// registry itself). Every replica runs a dispatcher: the fan-out's
@@ -113,6 +119,30 @@ func (a *app) pruneRuns(ctx context.Context) error {
 	}
 	if n > 0 {
 		a.log.Info("pruned runs", "rows", n)
+	}
+	return nil
+}
+
+// snapshotSecurity writes today's row of the security report's history
+// when it is missing; every replica may, the day's key keeps one. Until
+// the search index is built there is nothing to count yet: it waits for
+// it, so that a start writes the day at once rather than an interval later.
+func (a *app) snapshotSecurity(ctx context.Context) error {
+	for !a.store.IndexState().Ready {
+		t := time.NewTimer(time.Second)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C:
+		}
+	}
+	n, err := report.Snapshot(ctx, a.store, a.store, time.Now())
+	if err != nil {
+		return fmt.Errorf("recording the security report's history: %w", err)
+	}
+	if n > 0 {
+		a.log.Info("recorded the security report's day", "rows", n)
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/a2aregistry/registry/internal/auth"
 	"github.com/a2aregistry/registry/internal/background"
 	"github.com/a2aregistry/registry/internal/catalog"
+	"github.com/a2aregistry/registry/internal/report"
 	"github.com/a2aregistry/registry/internal/runs"
 	"github.com/a2aregistry/registry/internal/telemetry"
 	"github.com/a2aregistry/registry/internal/web"
@@ -86,6 +87,7 @@ type operations interface {
 	api.CrawlStatus
 	api.Webhooks
 	web.AuditLog
+	report.HistoryStore
 }
 
 // annotator writes annotations for the API and the console;
@@ -185,6 +187,7 @@ func newHandler(d handlerDeps) http.Handler {
 	opts.Runs = d.runs
 	if d.ops != nil {
 		opts.Audit, opts.Operator, opts.Keys, opts.Crawl, opts.Webhooks = d.ops, d.ops, d.ops, d.ops, d.ops
+		opts.History = d.ops
 	}
 	if d.annotator != nil {
 		opts.Annotator = d.annotator
@@ -231,6 +234,7 @@ func consoleOptions(d handlerDeps) web.Options {
 	}
 	if d.ops != nil {
 		o.Audit, o.Remover, o.Crawl, o.Webhooks = d.ops, d.ops, d.ops, d.ops
+		o.History = d.ops
 	}
 	if d.annotator != nil {
 		o.Annotator = d.annotator

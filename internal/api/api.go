@@ -100,6 +100,9 @@ type Options struct {
 	// Webhooks serves the webhook subscriptions (admin); their routes are
 	// absent when it is nil.
 	Webhooks Webhooks
+	// History is the security report's daily history, returned with the
+	// report; nil means the report has none.
+	History report.HistoryStore
 	// Authorizer guards each route by the role it needs (see routes).
 	// Nil means no sign-in: every route is open, for development on
 	// loopback.
@@ -127,6 +130,7 @@ type API struct {
 	annotator Annotator
 	curator   Curator
 	webhooks  Webhooks
+	history   report.HistoryStore
 	// crossSite is Options.CrossSite.
 	crossSite error
 	log       *slog.Logger
@@ -155,6 +159,7 @@ func New(opts Options) *API {
 		annotator:   opts.Annotator,
 		curator:     opts.Curator,
 		webhooks:    opts.Webhooks,
+		history:     opts.History,
 		crossSite:   opts.CrossSite,
 		log:         log,
 		now:         time.Now,

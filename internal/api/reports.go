@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -21,6 +22,41 @@ type SecurityReport struct {
 	Anonymous      ReportCount   `json:"anonymous"`
 	Findings       []ReportCount `json:"findings"`
 	KeyChanges     ReportCount   `json:"key_changes"`
+	// PublisherVerified counts agents whose publisher proved it holds
+	// the signing key.
+	PublisherVerified ReportCount `json:"publisher_verified"`
+	// History is the report's headline numbers per day, oldest first,
+	// over the last report.HistoryDays days; [] when none is recorded.
+	History []ReportDay `json:"history"`
+}
+
+// ReportDay is one day of the security report's history. Scope is `all`
+// (every agent: the history an admin reads) or `public` (the agents every
+// viewer sees: the history everyone else reads).
+type ReportDay struct {
+	Day               string    `json:"day"`
+	Scope             string    `json:"scope"`
+	TakenAt           time.Time `json:"taken_at"`
+	Agents            int       `json:"agents"`
+	SignatureVerified int       `json:"signature_verified"`
+	SignatureInvalid  int       `json:"signature_invalid"`
+	Unsigned          int       `json:"unsigned"`
+	KeyUnavailable    int       `json:"key_unavailable"`
+	Unchecked         int       `json:"unchecked"`
+	Anonymous         int       `json:"anonymous"`
+	KeyChanges        int       `json:"key_changes"`
+	PublisherVerified int       `json:"publisher_verified"`
+}
+
+func newReportDays(days []catalog.SecurityDay) []ReportDay {
+	out := make([]ReportDay, 0, len(days))
+	for _, d := range days {
+		out = append(out, ReportDay{Day: d.Day, Scope: d.Scope, TakenAt: d.TakenAt, Agents: d.Agents,
+			SignatureVerified: d.SignatureVerified, SignatureInvalid: d.SignatureInvalid, Unsigned: d.Unsigned,
+			KeyUnavailable: d.KeyUnavailable, Unchecked: d.Unchecked, Anonymous: d.Anonymous, KeyChanges: d.KeyChanges,
+			PublisherVerified: d.PublisherVerified})
+	}
+	return out
 }
 
 // ReportCount is one number of a report: Query is the search's filter
@@ -52,7 +88,8 @@ func newReportCounts(cs []report.Count) []ReportCount {
 // role would protect nothing and would keep the report from the
 // read-only security teams it is for.
 func (a *API) securityReport(c echo.Context) error {
-	r, err := report.SecurityReport(c.Request().Context(), a.catalog, a.scope(c))
+	ctx := c.Request().Context()
+	r, err := report.SecurityReport(ctx, a.catalog, a.scope(c))
 	switch {
 	case errors.Is(err, catalog.ErrIndexNotReady):
 		c.Response().Header().Set("Retry-After", indexRetryAfter)
@@ -60,12 +97,20 @@ func (a *API) securityReport(c echo.Context) error {
 	case err != nil:
 		return fmt.Errorf("reporting security: %w", err)
 	}
+	var days []catalog.SecurityDay
+	if a.history != nil {
+		if days, err = report.History(ctx, a.history, a.scope(c), time.Now()); err != nil {
+			return fmt.Errorf("reporting security: %w", err)
+		}
+	}
 	return c.JSON(http.StatusOK, SecurityReport{
-		Agents:         r.Agents,
-		Signature:      newReportCounts(r.Signature),
-		SecurityScheme: newReportCounts(r.SecurityScheme),
-		Anonymous:      newReportCount(r.Anonymous),
-		Findings:       newReportCounts(r.Findings),
-		KeyChanges:     newReportCount(r.KeyChanges),
+		Agents:            r.Agents,
+		Signature:         newReportCounts(r.Signature),
+		SecurityScheme:    newReportCounts(r.SecurityScheme),
+		Anonymous:         newReportCount(r.Anonymous),
+		Findings:          newReportCounts(r.Findings),
+		KeyChanges:        newReportCount(r.KeyChanges),
+		PublisherVerified: newReportCount(r.PublisherVerified),
+		History:           newReportDays(days),
 	})
 }

@@ -61,6 +61,9 @@ type Security struct {
 	// KeyChanges counts agents whose current card is signed by a key
 	// other than the previous version's (verify.FindingSigningKeyChanged).
 	KeyChanges Count
+	// PublisherVerified counts agents whose publisher proved it holds
+	// the key that signs the current card (verify.PublisherReport).
+	PublisherVerified Count
 }
 
 // SecurityReport computes the report from one faceted search in sc: the
@@ -79,6 +82,8 @@ func SecurityReport(ctx context.Context, s Searcher, sc catalog.Scope) (Security
 		Findings:       counts(catalog.FieldAudit, page.Facets[catalog.FieldAudit]),
 		Anonymous:      Count{Value: "none", Query: queryOf(catalog.FieldSecurityScheme, "none")},
 		KeyChanges:     Count{Value: verify.FindingSigningKeyChanged, Query: queryOf(catalog.FieldAudit, verify.FindingSigningKeyChanged)},
+		PublisherVerified: Count{Value: "true", Query: queryOf(catalog.FieldPublisherVerified, "true"),
+			Count: countOf(page.Facets[catalog.FieldPublisherVerified], "true")},
 	}
 	for _, c := range r.SecurityScheme {
 		if strings.EqualFold(c.Value, "none") {
@@ -113,6 +118,15 @@ func counts(field string, fc []catalog.FacetCount) []Count {
 		return out[i].Value < out[j].Value
 	})
 	return out
+}
+
+func countOf(fc []catalog.FacetCount, value string) int {
+	for _, c := range fc {
+		if c.Value == value {
+			return c.Count
+		}
+	}
+	return 0
 }
 
 func queryOf(field, value string) string {

@@ -2,6 +2,7 @@ package web
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -32,8 +33,52 @@ func (h *Console) security(c echo.Context) error {
 		return h.errorPage(c, http.StatusInternalServerError, "Something went wrong", "The registry could not count the agents. The failure is in its log.")
 	}
 	v := view.Security{Agents: r.Agents, Signature: securityCounts(r.Signature), Schemes: securityCounts(r.SecurityScheme),
-		Findings: securityCounts(r.Findings), Anonymous: securityCount(r.Anonymous), KeyChanges: securityCount(r.KeyChanges)}
+		Findings: securityCounts(r.Findings), Anonymous: securityCount(r.Anonymous), KeyChanges: securityCount(r.KeyChanges),
+		PublisherVerified: securityCount(r.PublisherVerified)}
+	if h.opts.History != nil {
+		sc := h.scope(c)
+		days, err := report.History(ctx, h.opts.History, sc, h.now())
+		if err != nil {
+			// The numbers of today stand without their history.
+			h.log.ErrorContext(ctx, "console security history failed", "err", err)
+		}
+		v.Charts = securityCharts(days)
+		v.HistoryNote = "Each day's numbers as they stood when the registry recorded them, for every agent."
+		if catalog.HistoryScopeOf(sc) == catalog.HistoryScopePublic {
+			v.HistoryNote = "Each day's numbers as they stood when the registry recorded them, for the agents every viewer sees."
+		}
+	}
 	return h.render(c, http.StatusOK, page{title: "Security", body: templates.SecurityPage(v)})
+}
+
+// securityCharts draws the report's history: the fleet and its signed
+// agents, and what needs a look.
+func securityCharts(days []catalog.SecurityDay) []view.Chart {
+	if len(days) == 0 {
+		return nil
+	}
+	labels := make([]string, len(days))
+	col := func(f func(catalog.SecurityDay) int) []int {
+		out := make([]int, len(days))
+		for i, d := range days {
+			out[i] = f(d)
+		}
+		return out
+	}
+	for i, d := range days {
+		labels[i] = d.Day
+	}
+	span := fmt.Sprintf("from %s to %s", labels[0], labels[len(labels)-1])
+	return []view.Chart{
+		view.NewChart("chart-fleet", "Agents and signatures", "Agents, agents with a verified signature and agents from a verified publisher, per day "+span+".", labels,
+			view.SeriesInput{Name: "agents", Class: "series-1", Values: col(func(d catalog.SecurityDay) int { return d.Agents })},
+			view.SeriesInput{Name: "signature verified", Class: "series-2", Values: col(func(d catalog.SecurityDay) int { return d.SignatureVerified })},
+			view.SeriesInput{Name: "verified publisher", Class: "series-3", Values: col(func(d catalog.SecurityDay) int { return d.PublisherVerified })}),
+		view.NewChart("chart-risk", "What needs a look", "Anonymous agents, invalid signatures and agents signed by a new key, per day "+span+".", labels,
+			view.SeriesInput{Name: "anonymous", Class: "series-4", Values: col(func(d catalog.SecurityDay) int { return d.Anonymous })},
+			view.SeriesInput{Name: "signature invalid", Class: "series-5", Values: col(func(d catalog.SecurityDay) int { return d.SignatureInvalid })},
+			view.SeriesInput{Name: "new signing key", Class: "series-6", Values: col(func(d catalog.SecurityDay) int { return d.KeyChanges })}),
+	}
 }
 
 // securityCount links a number to the console search listing its agents:

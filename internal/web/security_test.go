@@ -65,3 +65,47 @@ func TestSecurityPage(t *testing.T) {
 		t.Errorf("security page without a role = %d, want 403", rec.Code)
 	}
 }
+
+// TestSecurityHistory: /security draws the history of the caller's
+// scope, as SVG with its numbers in a table: an admin (development mode)
+// reads the days of every agent, a viewer those of the public scope.
+func TestSecurityHistory(t *testing.T) {
+	ctx := context.Background()
+	dev := newFixture(t, fixtureOptions{})
+	signed := newFixture(t, fixtureOptions{opts: Options{Authorizer: headerAuth{}, Principal: callerOf}})
+	for _, f := range []*fixture{dev, signed} {
+		f.console.opts.History = f.store
+		for i, day := range []string{"2026-02-28", "2026-03-01"} {
+			for _, d := range []catalog.SecurityDay{
+				{Day: day, Scope: catalog.HistoryScopeAll, Agents: 900 + i, SignatureVerified: 11, Anonymous: 3},
+				{Day: day, Scope: catalog.HistoryScopePublic, Agents: 700 + i, SignatureVerified: 7, Anonymous: 2},
+			} {
+				if _, err := f.store.RecordSecurityDay(ctx, d); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name          string
+		f             *fixture
+		header        map[string]string
+		want, wantNot string
+	}{
+		{name: "admin", f: dev, want: "<td>901</td>", wantNot: "<td>701</td>"},
+		{name: "viewer", f: signed, header: map[string]string{testCaller: "vic:viewer"}, want: "<td>701</td>", wantNot: "<td>901</td>"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := tc.f.get(t, "/security", tc.header).Body.String()
+			for _, w := range []string{tc.want, `<svg viewBox="0 0 640 220" role="img"`, "<title id=\"chart-fleet-title\">Agents and signatures</title>",
+				"<th scope=\"row\">2026-03-01</th>", "<polyline"} {
+				if !strings.Contains(body, w) {
+					t.Errorf("security page lacks %q", w)
+				}
+			}
+			if strings.Contains(body, tc.wantNot) {
+				t.Errorf("security page shows %q, another scope's history", tc.wantNot)
+			}
+		})
+	}
+}

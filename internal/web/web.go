@@ -25,6 +25,7 @@ import (
 
 	"github.com/a2aregistry/registry/internal/auth"
 	"github.com/a2aregistry/registry/internal/catalog"
+	"github.com/a2aregistry/registry/internal/report"
 	"github.com/a2aregistry/registry/internal/runs"
 	"github.com/a2aregistry/registry/internal/web/view"
 	"github.com/a2aregistry/registry/web/static"
@@ -117,6 +118,9 @@ type Options struct {
 	// Curator serves the review page, listing transitions and the
 	// collections page; nil means none.
 	Curator Curator
+	// History is the security report's daily history, drawn on
+	// /security; nil means none is shown.
+	History report.HistoryStore
 	// APIPath is where the JSON API is mounted (the API package's
 	// BasePath, handed over by the wiring: the console does not import
 	// another door). Pages link a card's exact bytes there, and errors of

@@ -7,6 +7,11 @@ type Security struct {
 	Agents                       int
 	Signature, Schemes, Findings []SecurityCount
 	Anonymous, KeyChanges        SecurityCount
+	PublisherVerified            SecurityCount
+	// Charts draw the report's daily history; HistoryNote says whose
+	// agents it counts.
+	Charts      []Chart
+	HistoryNote string
 }
 
 // SecurityCount is one number of the report. Label is a facet value (a
