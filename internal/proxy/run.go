@@ -326,6 +326,14 @@ type recorder struct {
 // proxy records.
 var errTooManyEvents = errors.New("too many events")
 
+// MaxIDBytes bounds a task or context id an agent names: an event with a
+// longer one ends the operation as the agent's error, before anything
+// stores it.
+const MaxIDBytes = 1024
+
+// errIDTooLong stops an operation whose agent named a longer id.
+var errIDTooLong = errors.New("id too long")
+
 func (r *recorder) consume(events iter.Seq2[a2a.Event, error]) error {
 	for ev, err := range events {
 		if err != nil {
@@ -336,6 +344,14 @@ func (r *recorder) consume(events iter.Seq2[a2a.Event, error]) error {
 		}
 		if r.seq >= r.max {
 			return fmt.Errorf("the agent sent more than %d events: %w", r.max, errTooManyEvents)
+		}
+		if ti, ok := ev.(a2a.TaskInfoProvider); ok {
+			// A run keeps the agent's ids in its row, beside the bounded
+			// transcript, and sends them back on every follow-up.
+			if info := ti.TaskInfo(); len(info.TaskID) > MaxIDBytes || len(info.ContextID) > MaxIDBytes {
+				return fmt.Errorf("the agent named a task or context id of %d bytes; a run keeps ids of at most %d: %w",
+					max(len(info.TaskID), len(info.ContextID)), MaxIDBytes, errIDTooLong)
+			}
 		}
 		r.add(ev)
 	}
@@ -396,14 +412,10 @@ func (r *recorder) add(ev a2a.Event) {
 			}
 		}
 		r.taskID = v.ID
-		r.x.Task, r.x.Message = v, nil
 	case *a2a.Message:
 		e.Kind = KindMessage
 		checkParts(v.Parts, "message")
 		r.ended = true
-		if r.x.Task == nil {
-			r.x.Message = v
-		}
 	case *a2a.TaskStatusUpdateEvent:
 		e.Kind, e.State = KindStatusUpdate, string(v.Status.State)
 		if r.x.Task == nil {
@@ -411,11 +423,8 @@ func (r *recorder) add(ev a2a.Event) {
 		}
 		checkTask(v.TaskID)
 		checkState(v.Status.State)
-		if r.x.Task != nil && v.TaskID == r.x.Task.ID {
-			r.x.Task.Status = v.Status
-		} else if r.x.Task == nil {
+		if r.x.Task == nil {
 			r.taskID = v.TaskID
-			r.x.Task = &a2a.Task{ID: v.TaskID, ContextID: v.ContextID, Status: v.Status}
 		}
 	case *a2a.TaskArtifactUpdateEvent:
 		e.Kind = KindArtifactUpdate
@@ -425,11 +434,9 @@ func (r *recorder) add(ev a2a.Event) {
 		checkTask(v.TaskID)
 		if v.Artifact != nil {
 			checkParts(v.Artifact.Parts, "artifact")
-			if r.x.Task != nil && v.TaskID == r.x.Task.ID {
-				appendArtifact(r.x.Task, v)
-			}
 		}
 	}
+	fold(r.x, ev)
 	data, err := json.Marshal(ev)
 	if err != nil {
 		data, _ = json.Marshal(map[string]string{"error": "event could not be encoded"})
@@ -440,6 +447,74 @@ func (r *recorder) add(ev a2a.Event) {
 	if r.emit != nil {
 		r.emit(e)
 	}
+}
+
+// fold applies an event to the operation's result: a task replaces what
+// came before; a message is the result when no task came; a status or
+// artifact update changes the task it names (a status update before any
+// task stands for it).
+func fold(x *Exchange, ev a2a.Event) {
+	switch v := ev.(type) {
+	case *a2a.Task:
+		x.Task, x.Message = v, nil
+	case *a2a.Message:
+		if x.Task == nil {
+			x.Message = v
+		}
+	case *a2a.TaskStatusUpdateEvent:
+		if x.Task != nil && v.TaskID == x.Task.ID {
+			x.Task.Status = v.Status
+		} else if x.Task == nil {
+			x.Task = &a2a.Task{ID: v.TaskID, ContextID: v.ContextID, Status: v.Status}
+		}
+	case *a2a.TaskArtifactUpdateEvent:
+		if v.Artifact != nil && x.Task != nil && v.TaskID == x.Task.ID {
+			appendArtifact(x.Task, v)
+		}
+	}
+}
+
+// FoldEvents replays a stored turn's events as the proxy folded them into
+// the turn's result and encodes it (v1.0 JSON): the task as last seen, or
+// else the agent's message; both nil when they come to nothing or an
+// event no longer decodes (its data dropped from a bounded transcript).
+// A transcript stores a result its turn's events fold to only in those
+// events.
+func FoldEvents(evs []TurnEvent) (task, message json.RawMessage) {
+	var x Exchange
+	for _, e := range evs {
+		if len(e.Data) == 0 || string(e.Data) == "null" {
+			return nil, nil
+		}
+		var ev a2a.Event
+		switch e.Kind {
+		case KindTask:
+			ev = &a2a.Task{}
+		case KindMessage:
+			ev = &a2a.Message{}
+		case KindStatusUpdate:
+			ev = &a2a.TaskStatusUpdateEvent{}
+		case KindArtifactUpdate:
+			ev = &a2a.TaskArtifactUpdateEvent{}
+		default:
+			return nil, nil
+		}
+		if err := json.Unmarshal(e.Data, ev); err != nil {
+			return nil, nil
+		}
+		fold(&x, ev)
+	}
+	var err error
+	switch {
+	case x.Task != nil:
+		task, err = json.Marshal(x.Task)
+	case x.Message != nil:
+		message, err = json.Marshal(x.Message)
+	}
+	if err != nil {
+		return nil, nil
+	}
+	return task, message
 }
 
 // appendArtifact folds an artifact update into the task (v1.0

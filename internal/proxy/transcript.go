@@ -19,6 +19,12 @@ type Transcript struct {
 	// Task or Message is the conversation's latest result (v1.0 JSON).
 	Task    json.RawMessage `json:"task,omitempty"`
 	Message json.RawMessage `json:"message,omitempty"`
+	// ResultTurn, in the stored encoding only, is the index of the turn
+	// whose events fold to the result (FoldEvents), which is then stored
+	// there alone, not in Task or Message as well: a blocking answer is
+	// its one event, a stream's result the sum of its events. Decoding
+	// puts the result back.
+	ResultTurn *int `json:"result_turn,omitempty"`
 	// Truncated: the transcript outgrew the stored bound, and the data
 	// of its oldest events (then of its sent messages, last the result)
 	// was dropped, each left as null.

@@ -2,10 +2,12 @@ package proxy
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/a2aregistry/registry/internal/card"
@@ -64,6 +66,37 @@ func TestViolations(t *testing.T) {
 			}
 			if !slices.Equal(got, tt.want) {
 				t.Errorf("violations %v (%+v), want %v", got, x.Violations, tt.want)
+			}
+		})
+	}
+}
+
+// TestLongIDsRefused: an agent naming a task or context id longer than
+// MaxIDBytes ends the operation as its error before the event is
+// recorded, so no run stores or sends back such an id.
+func TestLongIDsRefused(t *testing.T) {
+	p := New(Options{Client: proxytest.Loopback()})
+	at := strings.Repeat("t", MaxIDBytes)
+	over := strings.Repeat("t", MaxIDBytes+1)
+	for _, tt := range []struct {
+		name, task, ctx string
+		ok              bool
+	}{
+		{"at the bound", at, at, true},
+		{"task id over", over, "c1", false},
+		{"context id over", "t1", over, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			task := fmt.Sprintf(`{"task":{"id":%q,"contextId":%q,"status":{"state":"TASK_STATE_COMPLETED"}}}`, tt.task, tt.ctx)
+			x, err := p.Send(t.Context(), Call{Card: proxytest.Card(true, rogueStream(t, task))}, proxytest.Text("hi"), true, nil)
+			if tt.ok {
+				if err != nil || x.Task == nil || string(x.Task.ID) != tt.task {
+					t.Errorf("Send = %v, task %v", err, x.Task)
+				}
+				return
+			}
+			if !errors.Is(err, ErrAgent) || x.Task != nil || len(x.Events) != 0 || len(err.Error()) > MaxDetailBytes {
+				t.Errorf("Send = %v with task %v and %d events; want ErrAgent, nothing recorded", err, x.Task, len(x.Events))
 			}
 		})
 	}

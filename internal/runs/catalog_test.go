@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -202,7 +204,7 @@ func TestTranscriptBounded(t *testing.T) {
 		svc, agentID := catalogEnv(t, s)
 		ann := Caller{Actor: catalog.User("ann"), Subject: "ann", Scope: catalog.ScopeAll}
 		// The honest agent answers one artifact event per word.
-		words := strings.Repeat(strings.Repeat("w", 1000)+" ", 300)
+		words := strings.Repeat(strings.Repeat("w", 1000)+" ", 400)
 		out, err := svc.Start(ctx, ann, agentID, Turn{Message: proxytest.Text(words)}, Watcher{})
 		if err != nil || out.Err != nil {
 			t.Fatalf("Start: %v %v", err, out.Err)
@@ -220,6 +222,97 @@ func TestTranscriptBounded(t *testing.T) {
 		}
 		if stored.State != "TASK_STATE_COMPLETED" {
 			t.Errorf("state %q", stored.State)
+		}
+	})
+}
+
+// TestResultStoredOnce: a run's result is stored once, in the events it
+// folds from (the blocking answer, the stream's events), never beside them
+// as well, and every reader gets it back; a run whose result does not
+// fold from its events (here a stream cut short by the bound) keeps it on
+// its own.
+func TestResultStoredOnce(t *testing.T) {
+	catalogtest.ForEach(t, func(t *testing.T, s *catalog.Store) {
+		ctx := context.Background()
+		svc, agentID := catalogEnv(t, s)
+		ann := Caller{Actor: catalog.User("ann"), Subject: "ann", Scope: catalog.ScopeAll}
+		for _, noStream := range []bool{true, false} {
+			words := strings.Repeat("result-word ", 30)
+			out, err := svc.Start(ctx, ann, agentID, Turn{Message: proxytest.Text(words), NoStream: noStream}, Watcher{})
+			if err != nil || out.Err != nil {
+				t.Fatalf("Start: %v %v", err, out.Err)
+			}
+			stored, err := s.Run(ctx, catalog.ScopeAll, out.Run.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var top map[string]json.RawMessage
+			if err := json.Unmarshal(stored.Transcript, &top); err != nil {
+				t.Fatal(err)
+			}
+			_, task := top["task"]
+			_, msg := top["message"]
+			if task || msg || string(top["result_turn"]) != "0" {
+				t.Errorf("noStream %v: stored keys task %v, message %v, result_turn %s; want the result in turn 0's events only",
+					noStream, task, msg, top["result_turn"])
+			}
+			tr, err := TranscriptOf(stored)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got a2a.Task
+			if err := json.Unmarshal(tr.Task, &got); err != nil || got.Status.State != a2a.TaskStateCompleted || len(got.Artifacts) == 0 {
+				t.Errorf("noStream %v: result read back %s (%v)", noStream, tr.Task, err)
+			}
+			if tr.ResultTurn != nil || string(tr.Task) != string(out.Transcript.Task) {
+				t.Errorf("noStream %v: the reader's result differs from the run's outcome", noStream)
+			}
+		}
+	})
+}
+
+// TestRunRowBounded: everything a run stores stays within
+// MaxTranscriptBytes, the agent's ids included: an agent that names a
+// task id of megabytes fails the run, and the id is stored nowhere.
+func TestRunRowBounded(t *testing.T) {
+	catalogtest.ForEach(t, func(t *testing.T, s *catalog.Store) {
+		ctx := context.Background()
+		huge := strings.Repeat("i", 2<<20)
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var req struct {
+				ID json.RawMessage `json:"id"`
+			}
+			_ = json.NewDecoder(r.Body).Decode(&req)
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"task\":{\"id\":%q,\"contextId\":%q,\"status\":{\"state\":\"TASK_STATE_COMPLETED\"}}}}\n\n",
+				req.ID, huge, huge)
+		}))
+		t.Cleanup(srv.Close)
+		raw := fmt.Sprintf(`{"name": "Rogue", "description": "d", "version": "1",
+			"supportedInterfaces": [{"url": %q, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+			"capabilities": {"streaming": true}, "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"], "skills": []}`, srv.URL)
+		c, err := card.Parse([]byte(raw), card.DefaultLimits())
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := s.Upsert(ctx, catalog.System("test"), catalog.UpsertInput{CardURL: "https://rogue.example/.well-known/agent-card.json", Card: c, Source: catalog.SourceURL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		svc := New(Options{Runner: proxy.New(proxy.Options{Client: proxytest.Loopback()}), Store: s, Keeper: proxy.NewKeeper(0, 0)})
+		ann := Caller{Actor: catalog.User("ann"), Subject: "ann", Scope: catalog.ScopeAll}
+		out, err := svc.Start(ctx, ann, res.Agent.ID, Turn{Message: proxytest.Text("hi")}, Watcher{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored, err := s.Run(ctx, catalog.ScopeAll, out.Run.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total := len(stored.Transcript) + len(stored.TaskID) + len(stored.ContextID) + len(stored.InterfaceURL) + len(stored.ErrorCode) + len(stored.State)
+		if total > MaxTranscriptBytes || stored.TaskID != "" || stored.State != StateFailed || stored.ErrorCode != proxy.CodeAgentError {
+			t.Errorf("stored %d bytes, task id of %d, state %q, error %q; want at most %d, no id, failed agent_error",
+				total, len(stored.TaskID), stored.State, stored.ErrorCode, MaxTranscriptBytes)
 		}
 	})
 }

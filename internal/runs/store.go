@@ -1,6 +1,7 @@
 package runs
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -120,7 +121,8 @@ func (s *Service) outcome(ctx context.Context, run catalog.Run, tr proxy.Transcr
 	return out
 }
 
-// TranscriptOf decodes a run's stored transcript.
+// TranscriptOf decodes a run's stored transcript, the result put back
+// from the events it is stored in (proxy.Transcript.ResultTurn).
 func TranscriptOf(run catalog.Run) (proxy.Transcript, error) {
 	var tr proxy.Transcript
 	if err := json.Unmarshal(run.Transcript, &tr); err != nil {
@@ -129,6 +131,10 @@ func TranscriptOf(run catalog.Run) (proxy.Transcript, error) {
 	if tr.Turns == nil {
 		tr.Turns = []proxy.Turn{}
 	}
+	if i := tr.ResultTurn; i != nil && *i >= 0 && *i < len(tr.Turns) {
+		tr.Task, tr.Message = proxy.FoldEvents(tr.Turns[*i].Events)
+	}
+	tr.ResultTurn = nil
 	return tr, nil
 }
 
@@ -136,11 +142,40 @@ func TranscriptOf(run catalog.Run) (proxy.Transcript, error) {
 // how much it streams, and every turn of a conversation adds to one row.
 const MaxTranscriptBytes = 1 << 20
 
-// boundTranscript encodes tr within max bytes: past it, the data of the
-// oldest events goes first (null, tr.Truncated set), then that of the
-// messages sent, and last the result, which says most about the run.
+// resultTurn is the index of the latest turn whose events fold to tr's
+// result, -1 when none does (no result, or events cut short).
+func resultTurn(tr proxy.Transcript) int {
+	if len(tr.Task) == 0 && len(tr.Message) == 0 {
+		return -1
+	}
+	for i := len(tr.Turns) - 1; i >= 0; i-- {
+		if len(tr.Turns[i].Events) == 0 {
+			continue
+		}
+		task, msg := proxy.FoldEvents(tr.Turns[i].Events)
+		if bytes.Equal(task, tr.Task) && bytes.Equal(msg, tr.Message) {
+			return i
+		}
+	}
+	return -1
+}
+
+// storedForm is tr as stored: a result its turn ref's events fold to is
+// left to them.
+func storedForm(tr proxy.Transcript, ref int) proxy.Transcript {
+	if ref >= 0 {
+		tr.Task, tr.Message, tr.ResultTurn = nil, nil, &ref
+	}
+	return tr
+}
+
+// boundTranscript encodes tr, its result once, within max bytes: past
+// it, the data of the oldest events goes first (null, tr.Truncated set),
+// then that of the messages sent, and last the result, which says most
+// about the run (kept on its own once its events' data goes).
 func boundTranscript(tr proxy.Transcript, max int) ([]byte, error) {
-	b, err := json.Marshal(tr)
+	ref := resultTurn(tr)
+	b, err := json.Marshal(storedForm(tr, ref))
 	if err != nil || len(b) <= max {
 		return b, err
 	}
@@ -156,12 +191,24 @@ func boundTranscript(tr proxy.Transcript, max int) ([]byte, error) {
 	tr.Turns = slices.Clone(tr.Turns)
 	for i := range tr.Turns {
 		tr.Turns[i].Events = slices.Clone(tr.Turns[i].Events)
+		if i == ref {
+			continue
+		}
 		for j := range tr.Turns[i].Events {
 			drop(&tr.Turns[i].Events[j].Data)
 		}
 	}
 	for i := range tr.Turns {
 		drop(&tr.Turns[i].Message)
+	}
+	if over > 0 && ref >= 0 {
+		// The result's own events go next: it is stored on its own.
+		over += len(tr.Task) + len(tr.Message)
+		i := ref
+		ref = -1
+		for j := range tr.Turns[i].Events {
+			drop(&tr.Turns[i].Events[j].Data)
+		}
 	}
 	if over > 0 {
 		tr.Task, tr.Message = nil, nil
@@ -170,8 +217,14 @@ func boundTranscript(tr proxy.Transcript, max int) ([]byte, error) {
 	// bound with their envelopes alone: the oldest half of them goes,
 	// until it fits.
 	for {
-		if b, err = json.Marshal(tr); err != nil || len(b) <= max {
+		if b, err = json.Marshal(storedForm(tr, ref)); err != nil || len(b) <= max {
 			return b, err
+		}
+		if ref >= 0 {
+			// Events are about to go: the result no longer folds from
+			// them.
+			ref = -1
+			continue
 		}
 		i := slices.IndexFunc(tr.Turns, func(t proxy.Turn) bool { return len(t.Events) > 0 })
 		if i < 0 {
