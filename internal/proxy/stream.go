@@ -8,7 +8,6 @@ import (
 	"mime"
 	"net/http"
 	"strings"
-	"unicode/utf8"
 )
 
 // A streamed request (message/stream, SendStreamingMessage,
@@ -23,9 +22,6 @@ import (
 // read to say what it was: a JSON-RPC error object fits.
 const notStreamLimit = 16 << 10
 
-// quoteLimit is how many characters of such a body an error quotes.
-const quoteLimit = 200
-
 // errNoEvents: the agent's stream ended before any event (v1.0 §3.1.2: the
 // first event is a Task or a Message).
 var errNoEvents = errors.New("the agent ended the stream without sending any event")
@@ -39,7 +35,6 @@ type notStreamError struct {
 	rpcMessage string
 	hasRPC     bool
 	mediaType  string
-	quote      string
 }
 
 func (e *notStreamError) Error() string {
@@ -50,11 +45,7 @@ func (e *notStreamError) Error() string {
 	if mt == "" {
 		mt = "untyped"
 	}
-	msg := fmt.Sprintf("the agent answered a streamed request with a %s body, not an event stream (text/event-stream)", mt)
-	if e.quote != "" {
-		msg += fmt.Sprintf(": %q", e.quote)
-	}
-	return msg
+	return fmt.Sprintf("the agent answered a streamed request with a %s body, not an event stream (text/event-stream)", mt)
 }
 
 // streamGuard checks the answers to streamed requests.
@@ -85,7 +76,11 @@ type failingReader struct{ err error }
 func (r *failingReader) Read([]byte) (int, error) { return 0, r.err }
 
 // describeNotStream says what a body that is not an event stream holds:
-// a JSON-RPC error's code and message, or the start of the text.
+// a JSON-RPC error's code and message (the agent's words to the caller),
+// else only its media type. The body itself is never quoted: an error
+// page or a proxy's text can hold anything (a stack trace, an upstream's
+// answer, what the request carried), and details are stored and shown
+// to everyone who can read the agent.
 func describeNotStream(mediaType string, body []byte) *notStreamError {
 	e := &notStreamError{mediaType: mediaType}
 	var env struct {
@@ -96,14 +91,6 @@ func describeNotStream(mediaType string, body []byte) *notStreamError {
 	}
 	if json.Unmarshal(body, &env) == nil && env.Error != nil {
 		e.hasRPC, e.rpcCode, e.rpcMessage = true, env.Error.Code, env.Error.Message
-		return e
-	}
-	if utf8.Valid(body) {
-		s := strings.TrimSpace(string(body))
-		if r := []rune(s); len(r) > quoteLimit {
-			s = string(r[:quoteLimit]) + "…"
-		}
-		e.quote = s
 	}
 	return e
 }

@@ -22,14 +22,15 @@ func TestStreamedAnswerErrors(t *testing.T) {
 		contentType string
 		body        string
 		want        []string
+		never       string
 	}{
-		{"JSON-RPC error as plain JSON", "application/json", rpcError, []string{"JSON-RPC error -32000", "quota exhausted"}},
+		{"JSON-RPC error as plain JSON", "application/json", rpcError, []string{"JSON-RPC error -32000", "quota exhausted"}, ""},
 		// The SDK reads only string ids in events.
-		{"JSON-RPC error in an event", "text/event-stream", "data: " + strings.Replace(rpcError, `"id":1`, `"id":"1"`, 1) + "\n\n", []string{"quota exhausted"}},
-		{"HTML page", "text/html; charset=utf-8", "<html><body>Bad gateway</body></html>", []string{"text/html body, not an event stream", "Bad gateway"}},
-		{"untyped body", "", "oops", []string{"untyped body", `"oops"`}},
-		{"stream with no events", "text/event-stream", ": keep-alive\n\n", []string{"without sending any event"}},
-		{"empty stream", "text/event-stream", "", []string{"without sending any event"}},
+		{"JSON-RPC error in an event", "text/event-stream", "data: " + strings.Replace(rpcError, `"id":1`, `"id":"1"`, 1) + "\n\n", []string{"quota exhausted"}, ""},
+		{"HTML page", "text/html; charset=utf-8", "<html><body>Bad gateway</body></html>", []string{"text/html body, not an event stream"}, "Bad gateway"},
+		{"untyped body", "", "oops", []string{"untyped body"}, "oops"},
+		{"stream with no events", "text/event-stream", ": keep-alive\n\n", []string{"without sending any event"}, ""},
+		{"empty stream", "text/event-stream", "", []string{"without sending any event"}, ""},
 	}
 	p := New(Options{Client: proxytest.Loopback()})
 	for _, version := range []string{"1.0", "0.3"} {
@@ -58,6 +59,10 @@ func TestStreamedAnswerErrors(t *testing.T) {
 						if !strings.Contains(pe.Message, w) {
 							t.Errorf("message %q lacks %q", pe.Message, w)
 						}
+					}
+					// A body that is not A2A is described, never quoted.
+					if tt.never != "" && strings.Contains(pe.Message, tt.never) {
+						t.Errorf("message %q quotes the body", pe.Message)
 					}
 					if x == nil || x.Task != nil || x.Message != nil || len(x.Attempts) != 0 {
 						t.Errorf("exchange = %+v, want no answer and no fallback", x)
