@@ -228,6 +228,7 @@ func (a *API) routes() []route {
 		{method: http.MethodGet, path: "/agents/:id/versions/:n", role: auth.Viewer, handler: a.getVersion},
 		{method: http.MethodGet, path: "/changes", role: auth.Viewer, handler: a.listChanges},
 		{method: http.MethodGet, path: "/reports/security", role: auth.Viewer, handler: a.securityReport},
+		{method: http.MethodGet, path: "/publishers/:domain", role: auth.Viewer, handler: a.getPublisher},
 	}
 	// The findings export walks the catalog's current cards; a catalog
 	// that cannot (a test double) has no such route.

@@ -91,17 +91,22 @@ func SecurityReport(ctx context.Context, s Searcher, sc catalog.Scope) (Security
 		}
 	}
 	for i, c := range r.Findings {
-		// Every content-scan code is named content_* (contentscan.Code*);
-		// the rest come from the security audit.
-		r.Findings[i].Kind = KindSecurityAudit
-		if strings.HasPrefix(c.Value, "content_") {
-			r.Findings[i].Kind = KindContent
-		}
+		r.Findings[i].Kind = findingKind(c.Value)
 		if c.Value == verify.FindingSigningKeyChanged {
 			r.KeyChanges.Count = c.Count
 		}
 	}
 	return r, nil
+}
+
+// findingKind tells where a finding code comes from: every content-scan
+// code is named content_* (contentscan.Code*); the rest come from the
+// security audit.
+func findingKind(code string) string {
+	if strings.HasPrefix(code, "content_") {
+		return KindContent
+	}
+	return KindSecurityAudit
 }
 
 // counts turns one field's facet counts into report counts, highest first

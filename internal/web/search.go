@@ -21,23 +21,25 @@ import (
 // facetLabels names the filter fields for people, in catalog.FilterFields
 // order.
 var facetLabels = map[string]string{
-	catalog.FieldSkill:           "Skill",
-	catalog.FieldTag:             "Tag",
-	catalog.FieldInputMode:       "Input media type",
-	catalog.FieldOutputMode:      "Output media type",
-	catalog.FieldBinding:         "Binding",
-	catalog.FieldProtocolVersion: "Protocol version",
-	catalog.FieldSecurityScheme:  "Security scheme",
-	catalog.FieldProvider:        "Provider",
-	catalog.FieldSignature:       "Signature",
-	catalog.FieldHealth:          "Health",
-	catalog.FieldAudit:           "Security audit",
-	catalog.FieldOwnerTeam:       "Owner team",
-	catalog.FieldClassification:  "Classification",
-	catalog.FieldLabel:           "Label",
-	catalog.FieldWorks:           "Interfaces work (last check)",
-	catalog.FieldListing:         "Listing",
-	catalog.FieldCollection:      "Collection",
+	catalog.FieldSkill:             "Skill",
+	catalog.FieldTag:               "Tag",
+	catalog.FieldInputMode:         "Input media type",
+	catalog.FieldOutputMode:        "Output media type",
+	catalog.FieldBinding:           "Binding",
+	catalog.FieldProtocolVersion:   "Protocol version",
+	catalog.FieldSecurityScheme:    "Security scheme",
+	catalog.FieldProvider:          "Provider",
+	catalog.FieldSignature:         "Signature",
+	catalog.FieldHealth:            "Health",
+	catalog.FieldAudit:             "Security audit",
+	catalog.FieldPublisher:         "Publisher",
+	catalog.FieldPublisherVerified: "Publisher verified",
+	catalog.FieldOwnerTeam:         "Owner team",
+	catalog.FieldClassification:    "Classification",
+	catalog.FieldLabel:             "Label",
+	catalog.FieldWorks:             "Interfaces work (last check)",
+	catalog.FieldListing:           "Listing",
+	catalog.FieldCollection:        "Collection",
 }
 
 // howLabels say in words how a search word met a result
@@ -266,6 +268,10 @@ func resultView(s catalog.Summary) view.Result {
 		InputModes: s.InputModes, OutputModes: s.OutputModes,
 		ProtocolVersions: s.ProtocolVersions, Bindings: s.Bindings,
 		Health: s.Health, Signature: s.SignatureStatus, Listing: s.Listing, CardAt: cardAt(s.CardURL),
+		Publisher: s.Publisher, PublisherVerified: s.PublisherVerified,
+	}
+	if s.Publisher != "" {
+		r.PublisherURL = publisherURL(s.Publisher)
 	}
 	if s.Works != catalog.WorksUnchecked {
 		r.Works = s.Works

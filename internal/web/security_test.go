@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/a2aregistry/registry/internal/catalog"
 )
@@ -107,5 +108,47 @@ func TestSecurityHistory(t *testing.T) {
 				t.Errorf("security page shows %q, another scope's history", tc.wantNot)
 			}
 		})
+	}
+}
+
+// TestPublisherPage: a publisher's page counts and lists only the agents
+// the caller sees, links each number to its search, answers any spelling
+// of the domain at one address, and a verified publisher earns its badge
+// on the page and in search results.
+func TestPublisherPage(t *testing.T) {
+	ctx := context.Background()
+	signed := newFixture(t, fixtureOptions{opts: Options{Authorizer: headerAuth{}, Principal: callerOf}})
+	f := signed
+	first := f.upsert(t, "https://agents.acme.co.uk/card.json", evilCard("1.0.0"), t0)
+	f.upsert(t, "https://billing.acme.co.uk/card.json", evilCard("2.0.0"), t0)
+	if err := f.store.RecordVerifications(ctx, catalog.System("test"), []catalog.VerificationInput{{AgentID: first, Version: 1,
+		Status: catalog.SignatureVerified, Report: []byte(`{}`), VerifiedAt: t0, RecheckAt: t0.Add(time.Hour), PublisherVerified: true}}); err != nil {
+		t.Fatal(err)
+	}
+	hidden := f.upsert(t, "https://hidden.acme.co.uk/card.json", evilCard("3.0.0"), t0)
+	if _, err := f.store.SetListing(ctx, catalog.System("test"), catalog.ScopeAll, hidden,
+		catalog.ListingChange{State: catalog.ListingPending, Reason: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	viewer := map[string]string{testCaller: "vic:viewer"}
+	body := f.get(t, "/publishers/acme.co.uk", viewer).Body.String()
+	for _, w := range []string{`<strong>2</strong> agents</a>`, `href="/?publisher=acme.co.uk&amp;publisher_verified=true"><strong>1</strong>`,
+		`href="/?publisher=acme.co.uk&amp;signature=verified">1</a>`, `verified publisher</span>`, `/agents/` + first} {
+		if !strings.Contains(body, w) {
+			t.Errorf("publisher page lacks %q", w)
+		}
+	}
+	if strings.Contains(body, hidden) {
+		t.Error("publisher page lists an agent hidden from the caller")
+	}
+	if rec := f.get(t, "/publishers/WWW.Acme.co.uk", viewer); rec.Code != http.StatusMovedPermanently || rec.Header().Get("Location") != "/publishers/acme.co.uk" {
+		t.Errorf("another spelling = %d to %q", rec.Code, rec.Header().Get("Location"))
+	}
+	if rec := f.get(t, "/publishers/nobody.example.org", viewer); rec.Code != http.StatusNotFound {
+		t.Errorf("unknown publisher = %d", rec.Code)
+	}
+	search := f.get(t, "/?publisher=acme.co.uk", viewer).Body.String()
+	if !strings.Contains(search, `href="/publishers/acme.co.uk" title="The publisher's domain proved`) || strings.Count(search, "✓ publisher") != 1 {
+		t.Errorf("search results: want one verified-publisher badge linking to the page:\n%s", search)
 	}
 }

@@ -194,6 +194,7 @@ func (h *Console) Mount(e *echo.Echo) {
 	h.mountAnnotations(e)
 	h.mountCuration(e)
 	h.mountSecurity(e)
+	h.mountPublishers(e)
 	// The signed-out page needs no role: where every page needs one, a
 	// guarded landing would send the browser to sign-in, and an SSO
 	// provider would sign the user straight back in.

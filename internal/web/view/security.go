@@ -22,3 +22,17 @@ type SecurityCount struct {
 	Count       int
 	URL         string
 }
+
+// Publisher is a publisher's page: its agents the caller sees, each
+// number linking to the search listing the agents it counts.
+type Publisher struct {
+	// Domain is the publisher (ASCII, as the registry writes it).
+	Domain   string
+	Agents   int
+	Verified SecurityCount
+	// Signature, Findings and Health count agents per value.
+	Signature, Findings, Health []SecurityCount
+	// Results are the first agents; SearchURL lists them all.
+	Results   []Result
+	SearchURL string
+}

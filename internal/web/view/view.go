@@ -155,6 +155,10 @@ type Result struct {
 	Signature        string
 	// Listing is the listing state; approved agents carry no badge.
 	Listing string
+	// Publisher is the registrable domain of the card URL, PublisherURL
+	// its page; PublisherVerified earns the verified badge.
+	Publisher, PublisherURL string
+	PublisherVerified       bool
 	// CardAt is the card URL's host and path: it tells apart agents of
 	// the same name.
 	CardAt string
