@@ -43,6 +43,10 @@ type Agent struct {
 	Signatures         []Signature `cel:"signatures"`
 	ContentFindings    []Finding   `cel:"content_findings"`
 	LintFindings       []Finding   `cel:"lint_findings"`
+	// Publisher is who publishes the agent and whether it proved it
+	// holds the signing key, from the verification report: its domain is
+	// "" before the first report and for a card without a URL.
+	Publisher Publisher `cel:"publisher"`
 	// Health is the crawler's view of the agent (catalog.Health*): up,
 	// down, stale, removed (its card is gone) or unknown.
 	Health string `cel:"health"`
@@ -71,6 +75,14 @@ type Signature struct {
 	KID       string `cel:"kid"`
 	KeySource string `cel:"key_source"`
 	Verdict   string `cel:"verdict"`
+}
+
+// Publisher is the agent's publisher: the registrable domain of its card
+// URL, and whether it proved it holds the key that signs the card
+// (verify.PublisherReport; docs/security.md, Publishers).
+type Publisher struct {
+	Domain   string `cel:"domain"`
+	Verified bool   `cel:"verified"`
 }
 
 // Finding is a lint or content-scan finding.

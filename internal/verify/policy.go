@@ -3,8 +3,8 @@ package verify
 import "github.com/a2aregistry/registry/internal/policy"
 
 // PolicyFacts adds what r found to an admission-policy input made from
-// the card (policy.FromCard): the signature verdicts, the probes of the
-// interfaces and the content findings.
+// the card (policy.FromCard): the signature verdicts, the publisher, the
+// probes of the interfaces and the content findings.
 func PolicyFacts(a *policy.Agent, r Report) {
 	a.SignatureStatus = string(r.Signatures.Status)
 	// A same-origin jku is vouched for only by the card's origin (Trust).
@@ -16,6 +16,9 @@ func PolicyFacts(a *policy.Agent, r Report) {
 			s.KeySource = string(e.Signer.Source)
 		}
 		a.Signatures = append(a.Signatures, s)
+	}
+	if r.Publisher != nil {
+		a.Publisher = policy.Publisher{Domain: r.Publisher.Domain, Verified: r.Publisher.Verified}
 	}
 	type declared struct{ url, binding, version string }
 	probes := make(map[declared]ProbeStatus, len(r.Transports))
