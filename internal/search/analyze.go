@@ -22,6 +22,8 @@ import (
 //     are cut into overlapping pairs of characters, as Lucene's
 //     CJKBigramFilter does: "漢字を勉強" gives "漢字", "字を", "を勉",
 //     "勉強", and a query in those scripts matches the pairs it shares.
+//   - Words written in camel case are indexed whole and in their parts
+//     ("StayFinder": "stayfinder", "stay", "finder"; camelParts).
 //   - Stop words (the Snowball English list) are indexed as they are, not
 //     stemmed, and dropped from queries that have other words (Tokens):
 //     a skill named "S" or a band named "The Who" can still be found.
@@ -76,6 +78,42 @@ func tokenize(text string) []string {
 	for _, w := range words {
 		if a, _ := analyzeWord(w); a != "" {
 			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// camelParts returns the parts of the words of text written in camel
+// case, lowercased: "StayFinder" gives "stay", "finder", "PDFReader"
+// "pdf", "reader" (and "PDFs" nothing). Product names glue words
+// together, and someone looking for a place to stay writes them apart;
+// the whole word is indexed too (tokenize). ASCII words only.
+func camelParts(text string) []string {
+	var out []string
+	isLower := func(c byte) bool { return 'a' <= c && c <= 'z' }
+	isUpper := func(c byte) bool { return 'A' <= c && c <= 'Z' }
+	inWord := func(c byte) bool { return isLower(c) || isUpper(c) || '0' <= c && c <= '9' }
+	for i := 0; i < len(text); {
+		if !inWord(text[i]) {
+			i++
+			continue
+		}
+		start := i
+		for i < len(text) && inWord(text[i]) {
+			i++
+		}
+		w, from := text[start:i], 0
+		for j := 1; j < len(w); j++ {
+			// A capital after a lowercase letter begins a part, and so does
+			// the last capital of a run followed by two lowercase letters
+			// ("PDFReader", not "PDFs").
+			if isUpper(w[j]) && (isLower(w[j-1]) || isUpper(w[j-1]) && j+2 < len(w) && isLower(w[j+1]) && isLower(w[j+2])) {
+				out = append(out, strings.ToLower(w[from:j]))
+				from = j
+			}
+		}
+		if from > 0 {
+			out = append(out, strings.ToLower(w[from:]))
 		}
 	}
 	return out

@@ -190,3 +190,25 @@ func TestRankingTiers(t *testing.T) {
 		t.Errorf("partial flags %+v", res.Hits)
 	}
 }
+
+func TestCamelParts(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []string
+	}{
+		{"StayFinder", []string{"stay", "finder"}},
+		{"the PDFReader app", []string{"pdf", "reader"}},
+		{"PDFs and JSON", nil},
+		{"iPhone, eBay", []string{"i", "phone", "e", "bay"}},
+		{"RailBook2Go", []string{"rail", "book2go"}},
+		{"plain words only", nil},
+		{"CaféFinder", nil},
+	} {
+		if got := camelParts(tc.in); !slices.Equal(got, tc.want) {
+			t.Errorf("camelParts(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	if got := Tokens("StayFinder"); !slices.Equal(got, []string{"stayfind", "stay", "finder"}) {
+		t.Errorf("Tokens(StayFinder) = %q", got)
+	}
+}

@@ -51,7 +51,7 @@ const (
 // it to tell whether two query texts are the same search (cursor
 // fingerprints).
 func Tokens(text string) []string {
-	raw := rawWords(text)
+	raw := append(rawWords(text), camelParts(text)...)
 	out := make([]string, 0, 4)
 	add := func(all bool) {
 		for _, w := range raw {
@@ -111,6 +111,11 @@ func analyze(text *Text) analysis {
 	var a analysis
 	for col, s := range text {
 		words := tokenize(s)
+		for _, p := range camelParts(s) {
+			if a, _ := analyzeWord(p); a != "" {
+				words = append(words, a)
+			}
+		}
 		a.lens[col] = uint16(min(len(words), math.MaxUint16))
 		for _, w := range words {
 			if len(w) > MaxTokenLen {
