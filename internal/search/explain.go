@@ -50,8 +50,10 @@ func (k MatchKind) String() string {
 }
 
 // Explain explains how document id matches text, or reports false when
-// the document is not in the index or matches too few of the words (it
-// would not be a hit). Filters are not its concern: it explains the text.
+// the document is not in the index or matches none of the words. It is
+// asked of hits: whether a document matching fewer than minMatch words is
+// one depends on the others (textMatch), which it does not look at.
+// Filters are not its concern: it explains the text.
 func (x *Index) Explain(text string, id uint32) (Explanation, bool) {
 	tokens := Tokens(text)
 	x.mu.RLock()
@@ -98,7 +100,7 @@ func (x *Index) Explain(text string, id uint32) (Explanation, bool) {
 		}
 		e.Words = append(e.Words, wm)
 	}
-	if bits.OnesCount32(mask) < minMatch(tokens) {
+	if mask == 0 {
 		return Explanation{}, false
 	}
 	e.Score = coord(e.Score, mask, len(qws))

@@ -49,7 +49,8 @@ const (
 )
 
 // minMatch is how many of the query words a document must match: one of
-// one or two, half of more. The pairs of characters a text in a script
+// one or two, half of more; when no document matches that many, those
+// matching the most words do (textMatch). The pairs of characters a text in a script
 // without spaces is cut into (analyze.go) do not count: they are many for
 // a short phrase, and one shared pair is a match, ranked by how many more
 // it shares.
@@ -284,24 +285,42 @@ func (x *Index) textMatch(qws []queryWord) []match {
 	}
 	// Touched documents in id order: sorted when few, else found by a
 	// scan of the masks, which is linear in the catalog but sequential.
-	var out []match
+	// Beside the matches, the documents matching the most words short of
+	// need are kept, for when there are no matches.
+	var (
+		out, near []match
+		nearBits  int
+	)
+	keep := func(id, v uint32) {
+		switch n := bits.OnesCount32(v); {
+		case n >= need:
+			out = append(out, match{id, v})
+		case len(out) > 0 || n < nearBits:
+		case n > nearBits:
+			near, nearBits = append(near[:0], match{id, v}), n
+		default:
+			near = append(near, match{id, v})
+		}
+	}
 	if len(touched)*16 < len(x.docs) {
 		slices.Sort(touched)
 		for _, id := range touched {
-			if bits.OnesCount32(m[id]) >= need {
-				out = append(out, match{id, m[id]})
-			}
+			keep(id, m[id])
 			m[id] = 0
 		}
-		return out
+	} else {
+		for id, v := range m[:len(x.docs)] {
+			if v != 0 {
+				keep(uint32(id), v)
+				m[id] = 0
+			}
+		}
 	}
-	for id, v := range m[:len(x.docs)] {
-		if v != 0 {
-			if bits.OnesCount32(v) >= need {
-				out = append(out, match{uint32(id), v})
-			}
-			m[id] = 0
-		}
+	if len(out) == 0 {
+		// No document matches enough of the words: rather than nothing,
+		// those matching the most of them ("what can I cook with eggs and
+		// spinach" finds the cooking agents), all partial matches.
+		return near
 	}
 	return out
 }

@@ -173,6 +173,22 @@ func (o *oracle) search(q Query) Result {
 	if spaced > 2 {
 		need = (spaced + 1) / 2
 	}
+	// With no document matching need words, those matching the most do,
+	// filters aside.
+	most := 0
+	for _, id := range ids {
+		matched := 0
+		for i := range tokens {
+			for _, e := range expansions[i] {
+				if _, ok := analyses[id][e.word]; ok {
+					matched++
+					break
+				}
+			}
+		}
+		most = max(most, matched)
+	}
+	need = max(1, min(need, most))
 
 	var hits []Hit
 docs:

@@ -50,3 +50,43 @@ func TestGallopMatchesBinarySearch(t *testing.T) {
 		}
 	}
 }
+
+// TestFewestWordsWhenNoneMatchEnough: a long question no document
+// matches half of still finds those matching the most of its words, as
+// partial hits; once one document matches enough, only those do.
+func TestFewestWordsWhenNoneMatchEnough(t *testing.T) {
+	x := newTestIndex()
+	docs := []Doc{
+		{ID: 1, Seq: 1, Text: Text{ColName: "Recipe Remix", ColTags: "cooking recipes"}},
+		{ID: 2, Seq: 1, Text: Text{ColName: "Garden Helper", ColTags: "gardening"}},
+		{ID: 3, Seq: 1, Text: Text{ColName: "Egg Timer", ColTags: "kitchen"}},
+	}
+	x.Apply(docs)
+	x.MarkReady()
+	ids := func(q string) []uint32 {
+		t.Helper()
+		res, err := x.Search(Query{Text: q, Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []uint32
+		for _, h := range res.Hits {
+			if !h.Partial {
+				t.Errorf("%q: hit %d not partial", q, h.ID)
+			}
+			out = append(out, h.ID)
+		}
+		slices.Sort(out)
+		return out
+	}
+	if got := ids("what can I cook with spinach and flour"); !slices.Equal(got, []uint32{1}) {
+		t.Errorf("cook with spinach and flour: %v, want [1]", got)
+	}
+	if got := ids("cook eggs with spinach and flour"); !slices.Equal(got, []uint32{1, 3}) {
+		t.Errorf("cook eggs with spinach and flour: %v, want [1 3]", got)
+	}
+	x.Apply([]Doc{{ID: 4, Seq: 1, Text: Text{ColName: "Spinach Chef", ColTags: "cooking"}}})
+	if got := ids("what can I cook with spinach and flour"); !slices.Equal(got, []uint32{4}) {
+		t.Errorf("with a document matching two of three words: %v, want [4]", got)
+	}
+}
