@@ -68,6 +68,7 @@ type Summary struct {
 type Explanation struct {
 	Partial bool        `json:"partial"`
 	Words   []WordMatch `json:"words"`
+	Near    int         `json:"near"`
 }
 
 // WordMatch is how one word of q met an agent.
@@ -277,7 +278,7 @@ func newSummary(s catalog.Summary) Summary {
 		Publisher: s.Publisher, PublisherVerified: s.PublisherVerified,
 	}
 	if e := s.Explanation; e != nil {
-		out.Explanation = &Explanation{Partial: e.Partial, Words: make([]WordMatch, len(e.Words))}
+		out.Explanation = &Explanation{Partial: e.Partial, Near: e.Near, Words: make([]WordMatch, len(e.Words))}
 		for i, w := range e.Words {
 			out.Explanation.Words[i] = WordMatch{Word: w.Word, Matched: w.Matched, How: w.How, Fields: nonNil(w.Fields)}
 		}

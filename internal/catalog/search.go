@@ -101,7 +101,7 @@ func (s *Store) explanation(text string, id uint32) *Explanation {
 	if !ok {
 		return nil
 	}
-	ex := &Explanation{Partial: e.Partial, Words: make([]WordMatch, len(e.Words))}
+	ex := &Explanation{Partial: e.Partial, Near: e.Near, Words: make([]WordMatch, len(e.Words))}
 	for j, w := range e.Words {
 		ex.Words[j] = WordMatch{Word: w.Word, Matched: w.Matched, Fields: w.Columns}
 		if w.Matched != "" {

@@ -157,6 +157,10 @@ type Explanation struct {
 	// Partial is true when the agent matched some of the words only.
 	Partial bool
 	Words   []WordMatch
+	// Near counts the pairs of neighbouring query words that stand
+	// together in the card (at most two words apart), which raises its
+	// score.
+	Near int
 }
 
 // WordMatch is how one query word met an agent; Matched is empty when it

@@ -16,6 +16,9 @@ type Explanation struct {
 	Score   float64
 	Partial bool
 	Words   []WordMatch
+	// Near counts the pairs of neighbouring query words that stand near
+	// each other in the document, which raised its score (phrase.go).
+	Near int
 }
 
 // WordMatch is how one query word met the document; Matched is empty
@@ -104,6 +107,12 @@ func (x *Index) Explain(text string, id uint32) (Explanation, bool) {
 		return Explanation{}, false
 	}
 	e.Score = coord(e.Score, mask, len(qws))
+	near := x.docs[id].phrase.nearPairs(x.docs[id].words.rankMasks(wordMasks(qws), mask, nil), len(qws))
+	if bits.OnesCount32(mask) < 2 {
+		near = 0
+	}
+	e.Near = bits.OnesCount32(near)
+	e.Score = proximity(e.Score, near, len(qws))
 	e.Partial = bits.OnesCount32(mask) < len(qws)
 	return e, true
 }

@@ -42,6 +42,7 @@ type Index struct {
 	newTerms, oldTerms, curTerms []uint32
 	newWords, oldWords           []textPosting
 	packedWords                  []uint64
+	ranks                        []int
 	encoded                      []byte
 
 	countsPool  sync.Pool
@@ -86,6 +87,8 @@ type doc struct {
 	// that an update finds the words it leaves as they were without
 	// searching their posting lists (see wordList).
 	words wordList
+	// phrase is the order of its words in the phrase columns (phrase.go).
+	phrase phraseList
 }
 
 // New returns an empty index, not ready for searches until MarkReady.
@@ -397,25 +400,30 @@ func (x *Index) setLocked(p *prepared) {
 
 	// Words, sorted by term id: packed as id<<32|tf, an ordered sort
 	// with no comparison function.
+	// Words, sorted by term id: packed as id<<32|index in the analysis,
+	// an ordered sort with no comparison function, which also gives each
+	// word's rank for the phrase.
 	packed := x.packedWords[:0]
-	for _, w := range p.a.words {
-		packed = append(packed, uint64(x.text.termFor(w.word))<<32|uint64(w.tf))
+	for i, w := range p.a.words {
+		packed = append(packed, uint64(x.text.termFor(w.word))<<32|uint64(i))
 	}
 	slices.Sort(packed)
 	x.packedWords = packed
 	nw := x.newWords[:0]
-	for _, v := range packed {
-		nw = append(nw, textPosting{id: uint32(v >> 32), tf: uint32(v)})
+	rank := slices.Grow(x.ranks[:0], len(packed))[:len(packed)]
+	for r, v := range packed {
+		i := uint32(v)
+		nw = append(nw, textPosting{id: uint32(v >> 32), tf: p.a.words[i].tf})
+		rank[i] = r
 	}
 	x.newWords = nw
+	x.ranks = rank
+	x.encoded = encodePhrase(x.encoded[:0], p.a.phrase, rank)
+	d.phrase = reuse(d.phrase, x.encoded)
 	x.oldWords = d.words.decode(x.oldWords[:0])
 	x.diffWords(id, x.oldWords, nw)
 	x.encoded = appendWords(x.encoded[:0], nw)
-	if cap(d.words) >= len(x.encoded) && cap(d.words) <= 2*len(x.encoded)+16 {
-		d.words = append(d.words[:0], x.encoded...)
-	} else {
-		d.words = slices.Clone(wordList(x.encoded))
-	}
+	d.words = reuse(d.words, x.encoded)
 
 	if wasPresent {
 		x.addLens(x.lens[id], -1)
@@ -425,4 +433,13 @@ func (x *Index) setLocked(p *prepared) {
 	}
 	x.lens[id] = p.a.lens
 	x.addLens(p.a.lens, 1)
+}
+
+// reuse returns a copy of b in old's space when it fits without wasting
+// much of it, else in a new slice of its own.
+func reuse[L ~[]byte](old L, b []byte) L {
+	if cap(old) >= len(b) && cap(old) <= 2*len(b)+16 {
+		return append(old[:0], b...)
+	}
+	return L(slices.Clone(b))
 }

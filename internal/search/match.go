@@ -336,10 +336,14 @@ func (x *Index) textMatch(qws []queryWord) []match {
 // known. Scoring walks each matched word's posting lists with a cursor,
 // forward only, since the documents come in id order. The caller holds
 // x.mu for reading.
-func (x *Index) rank(qws []queryWord, ms []match, demoted []uint32, k int, after *Hit) []Hit {
+//
+// With prune false every match is scored (benchmarks compare); stats say
+// how much scoring was done.
+func (x *Index) rank(qws []queryWord, ms []match, demoted []uint32, k int, after *Hit, prune bool) ([]Hit, rankStats) {
 	h := &topK[Hit]{k: k, order: byScore}
+	var stats rankStats
 	if k <= 0 || len(ms) == 0 {
-		return h.sorted()
+		return h.sorted(), stats
 	}
 	full := uint32(1)<<len(qws) - 1
 	isDemoted := make([]bool, len(ms))
@@ -364,8 +368,22 @@ func (x *Index) rank(qws []queryWord, ms []match, demoted []uint32, k int, after
 		weight   float64
 		idf      float64
 	}
+	var (
+		wms   = wordMasks(qws)
+		masks []uint32
+	)
+	// near returns the pairs of neighbouring query words that stand near
+	// each other in document id (phrase.go).
+	near := func(id, mask uint32) uint32 {
+		d := &x.docs[id]
+		if len(d.phrase) == 0 || bits.OnesCount32(mask) < 2 {
+			return 0
+		}
+		masks = d.words.rankMasks(wms, mask, masks)
+		return d.phrase.nearPairs(masks, len(qws))
+	}
 	for _, group := range [4]struct{ demoted, partial bool }{{false, false}, {false, true}, {true, false}, {true, true}} {
-		if len(h.items) == k {
+		if prune && len(h.items) == k {
 			break // every hit of this group ranks after those kept
 		}
 		groupHit := Hit{Demoted: group.demoted, Partial: group.partial}
@@ -383,12 +401,12 @@ func (x *Index) rank(qws []queryWord, ms []match, demoted []uint32, k int, after
 			if isDemoted[j] != group.demoted || (m.mask != full) != group.partial {
 				continue
 			}
-			if len(h.items) == k {
+			if prune && len(h.items) == k {
 				bound := 0.0
 				for b := m.mask; b != 0; b &= b - 1 {
 					bound += qws[bits.TrailingZeros32(b)].bound
 				}
-				bound = coord(bound, m.mask, len(qws))
+				bound = maxProximity(coord(bound, m.mask, len(qws)), m.mask)
 				// The worst hit kept is of this group: the page was not
 				// full of better groups' hits when it began.
 				if bound < h.items[0].Score {
@@ -396,8 +414,10 @@ func (x *Index) rank(qws []queryWord, ms []match, demoted []uint32, k int, after
 				}
 			}
 			score := 0.0
+			stats.docs++
 			for b := m.mask; b != 0; b &= b - 1 {
 				i := bits.TrailingZeros32(b)
+				stats.postings += len(curs[i])
 				best := 0.0
 				for c := range curs[i] {
 					cu := &curs[i][c]
@@ -410,6 +430,12 @@ func (x *Index) rank(qws []queryWord, ms []match, demoted []uint32, k int, after
 				score += best
 			}
 			score = coord(score, m.mask, len(qws))
+			// Word positions are read only when their boost could put the
+			// document on the page.
+			if !prune || len(h.items) < k || maxProximity(score, m.mask) >= h.items[0].Score {
+				stats.phrases++
+				score = proximity(score, near(m.id, m.mask), len(qws))
+			}
 			hit := Hit{ID: m.id, Score: score, Demoted: group.demoted, Partial: group.partial}
 			if after != nil && byScore(hit, *after) <= 0 {
 				continue
@@ -417,7 +443,14 @@ func (x *Index) rank(qws []queryWord, ms []match, demoted []uint32, k int, after
 			h.offer(hit)
 		}
 	}
-	return h.sorted()
+	return h.sorted(), stats
+}
+
+// rankStats counts the work of a rank: the documents scored, the posting
+// lists looked up for them, and the documents whose word positions were
+// read.
+type rankStats struct {
+	docs, postings, phrases int
 }
 
 // coord scales the score of a document matching some of the n query

@@ -52,8 +52,11 @@ func (o *oracle) remove(id uint32) {
 // oracleStats is what the oracle derives from all documents, recomputed
 // after every change.
 type oracleStats struct {
-	ids         []uint32
-	tfs         map[uint32]map[string]uint32
+	ids []uint32
+	tfs map[uint32]map[string]uint32
+	// phrase holds each document's words of the phrase columns in order,
+	// "" between columns, as far as the index keeps them.
+	phrase      map[uint32][]string
 	lens        map[uint32][NumCols]uint16
 	df          map[string]int
 	sortedVocab []string
@@ -73,7 +76,7 @@ func (o *oracle) compute() *oracleStats {
 	if o.stats != nil {
 		return o.stats
 	}
-	st := &oracleStats{tfs: map[uint32]map[string]uint32{}, lens: map[uint32][NumCols]uint16{}, df: map[string]int{}}
+	st := &oracleStats{tfs: map[uint32]map[string]uint32{}, phrase: map[uint32][]string{}, lens: map[uint32][NumCols]uint16{}, df: map[string]int{}}
 	for id := range o.docs {
 		st.ids = append(st.ids, id)
 	}
@@ -88,6 +91,21 @@ func (o *oracle) compute() *oracleStats {
 			st.df[w.word]++
 		}
 		st.tfs[id] = m
+		var phrase []string
+		for c, text := range d.Text {
+			if !phraseCol[c] || len(phrase) >= maxPhrase {
+				continue
+			}
+			if len(phrase) > 0 {
+				phrase = append(phrase, "")
+			}
+			for _, w := range tokenize(text) {
+				if len(phrase) < maxPhrase {
+					phrase = append(phrase, w)
+				}
+			}
+		}
+		st.phrase[id] = phrase
 		st.lens[id] = a.lens
 		for c, l := range a.lens {
 			total[c] += float64(l)
@@ -218,8 +236,10 @@ docs:
 			h.Demoted = h.Demoted || hasTerm(d, t.Field, t.Value)
 		}
 		matched := 0
+		held := make([]map[string]bool, len(tokens)) // the words each query word meets here
 		for i := range tokens {
 			best, found := 0.0, false
+			held[i] = map[string]bool{}
 			for _, e := range expansions[i] {
 				tf, ok := analyses[id][e.word]
 				if !ok {
@@ -228,6 +248,7 @@ docs:
 				l := lens[id]
 				best = max(best, e.weight*bm25(tf, &l, &avg, idfOf(n, float64(vocab[e.word]))))
 				found = true
+				held[i][e.word] = true
 			}
 			if found {
 				matched++
@@ -240,6 +261,35 @@ docs:
 		h.Partial = matched < len(tokens)
 		if h.Partial {
 			h.Score = h.Score * float64(matched) / float64(len(tokens))
+		}
+		// Phrase proximity: pairs of neighbouring query words at two
+		// positions at most proximityWindow apart, a column's end being
+		// proximityWindow+1 positions long.
+		if matched >= 2 {
+			var pos []int
+			p := 0
+			for _, w := range st.phrase[id] {
+				p++
+				if w == "" {
+					p += proximityWindow
+				}
+				pos = append(pos, p)
+			}
+			near := 0
+			for i := 0; i+1 < len(tokens); i++ {
+				found := false
+				for a, wa := range st.phrase[id] {
+					for b, wb := range st.phrase[id] {
+						if a != b && wa != "" && wb != "" && held[i][wa] && held[i+1][wb] && abs(pos[a]-pos[b]) <= proximityWindow {
+							found = true
+						}
+					}
+				}
+				if found {
+					near++
+				}
+			}
+			h.Score *= 1 + proximityBoost*float64(near)/float64(len(tokens)-1)
 		}
 		hits = append(hits, h)
 	}
@@ -707,3 +757,5 @@ func TestRelatedMatchesOracle(t *testing.T) {
 	}
 	checkQueries(t, g, build(g, docs), nil, o, 300)
 }
+
+func abs(v int) int { return max(v, -v) }

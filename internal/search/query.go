@@ -148,7 +148,7 @@ func (x *Index) Search(q Query) (Result, error) {
 	}
 	demoted := x.demoted(q.Demote)
 	if len(tokens) > 0 {
-		res.Hits = x.rank(qws, matches, demoted, q.Limit, q.After)
+		res.Hits, _ = x.rank(qws, matches, demoted, q.Limit, q.After, true)
 		for i := range res.Hits {
 			res.Hits[i].SortKey = x.docs[res.Hits[i].ID].sortKey
 		}

@@ -86,11 +86,15 @@ var queryNoise = func() map[string]bool {
 }()
 
 // analysis is a document's text reduced to per-word term frequencies
-// (tfBits per column) and column lengths. It needs no
-// lock, so it runs before the index is locked, in parallel for batches.
+// (tfBits per column) and column lengths, and the order of its words in
+// the phrase columns (phrase.go). It needs no lock, so it runs before the
+// index is locked, in parallel for batches.
 type analysis struct {
 	words []wordTF
 	lens  [NumCols]uint16
+	// phrase lists indexes into words in text order, phraseBreak between
+	// columns, at most maxPhrase entries.
+	phrase []uint16
 }
 
 type wordTF struct {
@@ -98,39 +102,50 @@ type wordTF struct {
 	tf   uint32
 }
 
-// tfMaps recycles analyze's word counters: a card has a hundred words or
-// more, and a fresh map grows through several sizes to hold them.
-var tfMaps = sync.Pool{New: func() any { return make(map[string]uint32, 256) }}
+// wordIndexes recycles analyze's word indexes: a card has a hundred words
+// or more, and a fresh map grows through several sizes to hold them.
+var wordIndexes = sync.Pool{New: func() any { return make(map[string]int, 256) }}
 
 func analyze(text *Text) analysis {
-	tfs := tfMaps.Get().(map[string]uint32)
+	idx := wordIndexes.Get().(map[string]int)
 	defer func() {
-		clear(tfs)
-		tfMaps.Put(tfs)
+		clear(idx)
+		wordIndexes.Put(idx)
 	}()
 	var a analysis
+	a.words = make([]wordTF, 0, 64)
 	for col, s := range text {
 		words := tokenize(s)
+		inPhrase := phraseCol[col] && len(a.phrase) < maxPhrase
+		if inPhrase && len(a.phrase) > 0 {
+			a.phrase = append(a.phrase, phraseBreak)
+		}
+		n := len(words)
 		for _, p := range camelParts(s) {
-			if a, _ := analyzeWord(p); a != "" {
-				words = append(words, a)
+			if w, _ := analyzeWord(p); w != "" {
+				words = append(words, w)
 			}
 		}
 		a.lens[col] = uint16(min(len(words), math.MaxUint16))
-		for _, w := range words {
+		for j, w := range words {
 			if len(w) > MaxTokenLen {
 				continue
 			}
-			tf := tfs[w]
-			if (tf>>(col*tfBits))&tfMax < tfMax {
-				tf += 1 << (col * tfBits)
+			i, ok := idx[w]
+			if !ok {
+				i = len(a.words)
+				idx[w] = i
+				a.words = append(a.words, wordTF{word: w})
 			}
-			tfs[w] = tf
+			if tf := a.words[i].tf; (tf>>(col*tfBits))&tfMax < tfMax {
+				a.words[i].tf = tf + 1<<(col*tfBits)
+			}
+			// The camel case parts after the column's words are no part of
+			// its phrase: they would seem to follow its last word.
+			if inPhrase && j < n && len(a.phrase) < maxPhrase {
+				a.phrase = append(a.phrase, uint16(min(i, phraseBreak)))
+			}
 		}
-	}
-	a.words = make([]wordTF, 0, len(tfs))
-	for w, tf := range tfs {
-		a.words = append(a.words, wordTF{w, tf})
 	}
 	return a
 }
