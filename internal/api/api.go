@@ -54,6 +54,9 @@ type Catalog interface {
 	// VisibleAgents reports which of ids the scope sees (removed agents
 	// only ScopeAll): the agent view names no other agent outside it.
 	VisibleAgents(ctx context.Context, sc catalog.Scope, ids []string) (map[string]bool, error)
+	// Complete returns the tags and skill names of the agents the scope
+	// sees that typed begins, at most limit (0: the default).
+	Complete(ctx context.Context, sc catalog.Scope, typed string, limit int) ([]catalog.Completion, error)
 }
 
 // Registrar fetches, checks and stores the card behind a URL.
@@ -222,6 +225,7 @@ func (a *API) routes() []route {
 	rs := []route{
 		{method: http.MethodGet, path: "/openapi.json", role: auth.Viewer, handler: serveOpenAPI},
 		{method: http.MethodGet, path: "/agents", role: auth.Viewer, handler: a.searchAgents},
+		{method: http.MethodGet, path: "/completions", role: auth.Viewer, handler: a.completeAgents},
 		{method: http.MethodGet, path: "/agents/:id", role: auth.Viewer, handler: a.getAgent},
 		{method: http.MethodGet, path: "/agents/:id/card", role: auth.Viewer, handler: a.getRawCard},
 		{method: http.MethodGet, path: "/agents/:id/versions", role: auth.Viewer, handler: a.listVersions},

@@ -46,10 +46,30 @@ type fakeCatalog struct {
 	// it.
 	hidden     map[string]bool
 	visibleErr error
+	// completions are what Complete answers; lastCompletion what it was
+	// asked.
+	completions    []catalog.Completion
+	lastCompletion completionCall
 }
 
 type changesCall struct {
 	since int64
+	limit int
+}
+
+func (f *fakeCatalog) Complete(_ context.Context, sc catalog.Scope, typed string, limit int) ([]catalog.Completion, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.lastCompletion = completionCall{sc, typed, limit}
+	if f.err != nil {
+		return nil, f.err
+	}
+	return f.completions, nil
+}
+
+type completionCall struct {
+	sc    catalog.Scope
+	typed string
 	limit int
 }
 

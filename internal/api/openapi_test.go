@@ -291,6 +291,8 @@ func TestSchemasMatchTypes(t *testing.T) {
 		"SearchResponse":      reflect.TypeFor[SearchResponse](),
 		"SuggestedFilter":     reflect.TypeFor[SuggestedFilter](),
 		"Explanation":         reflect.TypeFor[Explanation](),
+		"CompletionList":      reflect.TypeFor[CompletionsResponse](),
+		"Completion":          reflect.TypeFor[Completion](),
 		"WordMatch":           reflect.TypeFor[WordMatch](),
 		"Summary":             reflect.TypeFor[Summary](),
 		"SkillSummary":        reflect.TypeFor[SkillSummary](),

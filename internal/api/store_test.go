@@ -109,6 +109,11 @@ func TestAgainstStore(t *testing.T) {
 				get("/api/v1/agents?q=agent&"+field+"="+url.QueryEscape(fc.Value), nil)
 			}
 		}
+		for _, tag := range first.Facets[catalog.FieldTag] {
+			if got := decodeJSON[CompletionsResponse](t, get("/api/v1/completions?q="+url.QueryEscape(tag.Value), nil)); len(got.Completions) == 0 {
+				t.Errorf("no completion of the tag %q", tag.Value)
+			}
+		}
 
 		for _, id := range ids {
 			d := decodeJSON[AgentDetail](t, get("/api/v1/agents/"+id, nil))

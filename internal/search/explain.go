@@ -124,20 +124,39 @@ type Completion struct {
 	Count int
 }
 
-// Complete returns the values of the given fields (tags, skill names)
-// that the typed prefix begins, or one of whose words it begins, without
-// regard to case or diacritics, the most common first, at most limit.
-// The console's search box offers them as the user types.
-func (x *Index) Complete(prefix string, fields []string, limit int) []Completion {
-	p := strings.TrimSpace(prefix)
-	if p == "" || limit <= 0 {
-		return nil
-	}
-	p = foldAny(p)
+// CompleteQuery asks for the values a search box may offer for what has
+// been typed.
+type CompleteQuery struct {
+	Prefix string
+	// Fields are the fields whose values are offered (tags, skill names).
+	Fields []string
+	// Filters and Exclude restrict the documents whose values are offered
+	// and counted, as in a Query: the caller's scope, so that a word only
+	// hidden documents hold is never offered.
+	Filters []Filter
+	Exclude []Facet
+	Limit   int
+}
+
+// Complete returns the values of q's fields that the typed prefix begins,
+// or one of whose words it begins, without regard to case or diacritics,
+// carried by documents matching q's filters, the most common first, at
+// most q.Limit; ErrNotReady before the initial build ends. The console's
+// search box offers them as the user types.
+func (x *Index) Complete(q CompleteQuery) ([]Completion, error) {
+	p := strings.TrimSpace(q.Prefix)
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	var out []Completion
-	for _, f := range fields {
+	if !x.ready {
+		return nil, ErrNotReady
+	}
+	if p == "" || q.Limit <= 0 {
+		return nil, nil
+	}
+	p = foldAny(p)
+	var candidates []Completion
+	var ids []uint32
+	for _, f := range q.Fields {
 		for _, id := range x.byField[f] {
 			t := &x.terms[id]
 			if len(t.postings) == 0 {
@@ -145,8 +164,25 @@ func (x *Index) Complete(prefix string, fields []string, limit int) []Completion
 			}
 			v := foldAny(t.display)
 			if strings.HasPrefix(v, p) || strings.Contains(v, " "+p) {
-				out = append(out, Completion{Field: f, Value: t.display, Count: len(t.postings)})
+				candidates = append(candidates, Completion{Field: f, Value: t.display})
+				ids = append(ids, id)
 			}
+		}
+	}
+	if len(candidates) == 0 {
+		return nil, nil
+	}
+	visible := x.filtered(q.Filters, q.Exclude)
+	out := candidates[:0]
+	for i, c := range candidates {
+		postings := x.terms[ids[i]].postings
+		if len(visible) == len(x.all) {
+			c.Count = len(postings)
+		} else {
+			c.Count = countCommon(postings, visible)
+		}
+		if c.Count > 0 {
+			out = append(out, c)
 		}
 	}
 	slices.SortFunc(out, func(a, b Completion) int {
@@ -155,7 +191,26 @@ func (x *Index) Complete(prefix string, fields []string, limit int) []Completion
 		}
 		return cmp.Or(strings.Compare(a.Value, b.Value), strings.Compare(a.Field, b.Field))
 	})
-	return out[:min(len(out), limit)]
+	return out[:min(len(out), q.Limit)], nil
+}
+
+// countCommon counts the values two sorted lists share.
+func countCommon(a, b []uint32) int {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	n, lo := 0, 0
+	for _, v := range a {
+		j, ok := gallop(b[lo:], v)
+		lo += j
+		if ok {
+			n++
+		}
+		if lo >= len(b) {
+			break
+		}
+	}
+	return n
 }
 
 // foldAny folds text as analysis does (case, diacritics, width).

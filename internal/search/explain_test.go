@@ -1,6 +1,7 @@
 package search
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -86,19 +87,58 @@ func TestComplete(t *testing.T) {
 		x.Apply([]Doc{d})
 	}
 	x.MarkReady()
-	got := x.Complete("INV", []string{"tag"}, 5)
+	complete := func(prefix string) []Completion {
+		t.Helper()
+		got, err := x.Complete(CompleteQuery{Prefix: prefix, Fields: []string{"tag"}, Limit: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
 	want := []Completion{{"tag", "Invoices", 2}, {"tag", "Invoice matching", 1}}
-	if !slices.Equal(got, want) {
+	if got := complete("INV"); !slices.Equal(got, want) {
 		t.Errorf("Complete(INV) = %+v, want %+v", got, want)
 	}
-	if got := x.Complete("cafe", []string{"tag"}, 5); len(got) != 1 || got[0].Value != "Café reviews" {
+	if got := complete("cafe"); len(got) != 1 || got[0].Value != "Café reviews" {
 		t.Errorf("Complete(cafe) = %+v", got)
 	}
-	if got := x.Complete("rev", []string{"tag"}, 5); len(got) != 1 {
+	if got := complete("rev"); len(got) != 1 {
 		t.Errorf("Complete(rev), a later word = %+v", got)
 	}
-	if got := x.Complete("", []string{"tag"}, 5); got != nil {
+	if got := complete(""); got != nil {
 		t.Errorf("Complete of nothing = %+v", got)
+	}
+}
+
+// TestCompleteInScope: only the values of documents the filters let
+// through are offered, counted over those documents alone; a word only
+// hidden documents hold is never offered.
+func TestCompleteInScope(t *testing.T) {
+	x := newTestIndex()
+	x.Apply([]Doc{
+		{ID: 1, Seq: 1, Facets: []Facet{{"tag", "invoices"}, {"health", "public"}}},
+		{ID: 2, Seq: 1, Facets: []Facet{{"tag", "invoices"}, {"tag", "invisible-project"}, {"health", "secret"}}},
+		{ID: 3, Seq: 1, Facets: []Facet{{"tag", "invoicing"}, {"health", "public"}, {"mode", "removed"}}},
+	})
+	x.MarkReady()
+	q := CompleteQuery{Fields: []string{"tag"}, Limit: 5,
+		Filters: []Filter{{Terms: []Facet{{"health", "public"}}}}, Exclude: []Facet{{"mode", "removed"}}}
+	for _, tc := range []struct {
+		prefix string
+		want   []Completion
+	}{
+		{"inv", []Completion{{"tag", "invoices", 1}}},
+		{"invis", nil},
+		{"invoicing", nil},
+	} {
+		q.Prefix = tc.prefix
+		got, err := x.Complete(q)
+		if err != nil || !slices.Equal(got, tc.want) {
+			t.Errorf("Complete(%q) in scope = %+v, %v; want %+v", tc.prefix, got, err, tc.want)
+		}
+	}
+	if _, err := newTestIndex().Complete(q); !errors.Is(err, ErrNotReady) {
+		t.Errorf("Complete before the build = %v, want ErrNotReady", err)
 	}
 }
 
@@ -133,7 +173,7 @@ func TestQuestionsDuringApply(t *testing.T) {
 				for _, h := range res.Hits {
 					x.Explain(text, h.ID)
 				}
-				x.Complete(text[:1], []string{"tag", "skill_name"}, 5)
+				x.Complete(CompleteQuery{Prefix: text[:1], Fields: []string{"tag", "skill_name"}, Limit: 5, Filters: []Filter{{Terms: []Facet{{"health", "up"}}}}})
 			}
 		})
 	}

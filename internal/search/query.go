@@ -84,19 +84,8 @@ func (x *Index) Search(q Query) (Result, error) {
 	if !x.ready {
 		return Result{}, ErrNotReady
 	}
-	parts := make([][][]uint32, len(q.Filters))
-	for i, f := range q.Filters {
-		parts[i] = x.filterParts(f)
-	}
-	matchAll := func() []uint32 {
-		matched := x.matchFilters(parts)
-		for _, f := range q.Exclude {
-			if p := x.postings(f.Field, f.Value); len(p) > 0 {
-				matched = subtract(matched, p)
-			}
-		}
-		return matched
-	}
+	parts := x.filtersParts(q.Filters)
+	matchAll := func() []uint32 { return x.matchExclude(parts, q.Exclude) }
 	var (
 		ids     []uint32
 		matches []match
@@ -159,6 +148,35 @@ func (x *Index) Search(q Query) (Result, error) {
 		res.Hits[i].Seq = x.docs[res.Hits[i].ID].seq
 	}
 	return res, nil
+}
+
+// filtersParts returns the posting lists of each filter's terms.
+func (x *Index) filtersParts(filters []Filter) [][][]uint32 {
+	parts := make([][][]uint32, len(filters))
+	for i, f := range filters {
+		parts[i] = x.filterParts(f)
+	}
+	return parts
+}
+
+// matchExclude returns the sorted ids matching every filter (given their
+// posting lists) and carrying none of the excluded terms. The caller holds
+// x.mu for reading and must not keep the slice past it.
+func (x *Index) matchExclude(parts [][][]uint32, exclude []Facet) []uint32 {
+	matched := x.matchFilters(parts)
+	for _, f := range exclude {
+		if p := x.postings(f.Field, f.Value); len(p) > 0 {
+			matched = subtract(matched, p)
+		}
+	}
+	return matched
+}
+
+// filtered returns the sorted ids matching every filter and carrying none
+// of the excluded terms. The caller holds x.mu for reading and must not
+// keep the slice past it.
+func (x *Index) filtered(filters []Filter, exclude []Facet) []uint32 {
+	return x.matchExclude(x.filtersParts(filters), exclude)
 }
 
 // demoted returns the sorted ids carrying any of the terms. The caller
