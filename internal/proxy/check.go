@@ -175,6 +175,9 @@ type CheckRecord struct {
 	Format     int                `json:"format"`
 	Works      string             `json:"works"`
 	Interfaces []CheckedInterface `json:"interfaces"`
+	// Truncated: the record outgrew the stored bound and its interfaces'
+	// violations were cut.
+	Truncated bool `json:"truncated,omitempty"`
 }
 
 // CheckedInterface is one interface's result in a CheckRecord.

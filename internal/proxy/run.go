@@ -326,6 +326,11 @@ type recorder struct {
 // proxy records.
 var errTooManyEvents = errors.New("too many events")
 
+// MaxViolations bounds the protocol violations one operation records: an
+// agent can break a rule once per part of every event, and each is
+// stored with the run; the first ones say what is wrong.
+const MaxViolations = 32
+
 // MaxIDBytes bounds a task or context id an agent names: an event with a
 // longer one ends the operation as the agent's error, before anything
 // stores it.
@@ -372,6 +377,9 @@ func (r *recorder) add(ev a2a.Event) {
 		e.TaskID, e.ContextID = string(info.TaskID), info.ContextID
 	}
 	violate := func(code, format string, args ...any) {
+		if len(r.x.Violations) >= MaxViolations {
+			return
+		}
 		// A detail quotes the agent's ids, which it may have made of a secret.
 		r.x.Violations = append(r.x.Violations, Violation{Code: code, Seq: r.seq, Detail: capDetail(r.au.scrub(fmt.Sprintf(format, args...)))})
 	}

@@ -101,3 +101,17 @@ func TestLongIDsRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestViolationsCapped: an agent that breaks a rule in every part of its
+// answer gets at most MaxViolations recorded.
+func TestViolationsCapped(t *testing.T) {
+	parts := strings.TrimSuffix(strings.Repeat(`null,`, 5*MaxViolations), ",")
+	task := `{"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED"},"artifacts":[{"artifactId":"a","parts":[` + parts + `]}]}}`
+	x, err := New(Options{Client: proxytest.Loopback()}).Send(t.Context(), Call{Card: proxytest.Card(true, rogueStream(t, task))}, proxytest.Text("hi"), true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(x.Violations) != MaxViolations || x.Violations[0].Code != ViolationMalformedPart {
+		t.Errorf("%d violations (first %+v), want %d malformed parts", len(x.Violations), x.Violations[0], MaxViolations)
+	}
+}

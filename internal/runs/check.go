@@ -37,7 +37,7 @@ func (s *Service) Check(ctx context.Context, c Caller, agentID string, creds pro
 		charge = func() error { return s.limiter.Charge(subject) }
 	}
 	rec = proxy.NewCheckRecord(s.runner.Check(ctx, ag.Card, creds, charge))
-	b, err := json.Marshal(rec)
+	b, err := boundCheck(&rec, MaxTranscriptBytes)
 	if err != nil {
 		return catalog.Run{}, rec, fmt.Errorf("encoding check: %w", err)
 	}
@@ -70,4 +70,25 @@ func (s *Service) LatestCheck(ctx context.Context, sc catalog.Scope, agentID str
 		return rs[0], rec, false, fmt.Errorf("decoding check %s: %w", rs[0].ID, err)
 	}
 	return rs[0], rec, true, nil
+}
+
+// boundCheck encodes rec within max bytes, as a run's transcript is
+// bounded: past it, each interface keeps only its first violation (its
+// detail says the same), then none, and the record is marked truncated.
+// Interfaces are capped by the card's limits and details by
+// proxy.MaxDetailBytes, so the rest fits.
+func boundCheck(rec *proxy.CheckRecord, max int) ([]byte, error) {
+	b, err := json.Marshal(rec)
+	for _, keep := range []int{1, 0} {
+		if err != nil || len(b) <= max {
+			return b, err
+		}
+		rec.Truncated = true
+		for i := range rec.Interfaces {
+			v := rec.Interfaces[i].Violations
+			rec.Interfaces[i].Violations = v[:min(len(v), keep)]
+		}
+		b, err = json.Marshal(rec)
+	}
+	return b, err
 }

@@ -215,7 +215,10 @@ func boundTranscript(tr proxy.Transcript, max int) ([]byte, error) {
 	}
 	// An agent that streams a great many small events outgrows the
 	// bound with their envelopes alone: the oldest half of them goes,
-	// until it fits.
+	// until it fits. A conversation of a great many turns, each with
+	// its violations, outgrows it too: then the oldest turns'
+	// violations go, and last the oldest half of the turns, the latest
+	// always kept.
 	for {
 		if b, err = json.Marshal(storedForm(tr, ref)); err != nil || len(b) <= max {
 			return b, err
@@ -226,11 +229,26 @@ func boundTranscript(tr proxy.Transcript, max int) ([]byte, error) {
 			ref = -1
 			continue
 		}
-		i := slices.IndexFunc(tr.Turns, func(t proxy.Turn) bool { return len(t.Events) > 0 })
-		if i < 0 {
+		if i := slices.IndexFunc(tr.Turns, func(t proxy.Turn) bool { return len(t.Events) > 0 }); i >= 0 {
+			evs := tr.Turns[i].Events
+			tr.Turns[i].Events = evs[(len(evs)+1)/2:]
+			continue
+		}
+		var with []int
+		for i, t := range tr.Turns {
+			if len(t.Violations) > 0 {
+				with = append(with, i)
+			}
+		}
+		if len(with) > 0 {
+			for _, i := range with[:(len(with)+1)/2] {
+				tr.Turns[i].Violations = nil
+			}
+			continue
+		}
+		if len(tr.Turns) < 2 {
 			return b, nil
 		}
-		evs := tr.Turns[i].Events
-		tr.Turns[i].Events = evs[(len(evs)+1)/2:]
+		tr.Turns = tr.Turns[len(tr.Turns)/2:]
 	}
 }

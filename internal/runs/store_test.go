@@ -2,6 +2,7 @@ package runs
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -93,5 +94,61 @@ func TestBoundTranscriptStoresResultOnce(t *testing.T) {
 	}
 	if tr.Turns[0].Events[0].Data == nil || string(tr.Turns[0].Events[0].Data) == "null" || tr.Task == nil {
 		t.Error("bounding changed the caller's transcript")
+	}
+}
+
+// TestBoundTranscriptManyTurns: a conversation of hundreds of turns,
+// each with as many violations as an operation records, is stored within
+// the bound, its latest turn kept.
+func TestBoundTranscriptManyTurns(t *testing.T) {
+	viol := make([]proxy.TurnViolation, proxy.MaxViolations)
+	for i := range viol {
+		viol[i] = proxy.TurnViolation{Code: proxy.ViolationMalformedPart, Seq: i + 1, Detail: strings.Repeat("v", 100)}
+	}
+	var tr proxy.Transcript
+	// Their errors alone outgrow the bound: whole turns must go.
+	for i := range 600 {
+		tr.Turns = append(tr.Turns, proxy.Turn{Op: proxy.OpSend, TaskID: fmt.Sprintf("turn-%d", i), Events: []proxy.TurnEvent{}, Violations: viol,
+			Error: &proxy.TurnError{Code: proxy.CodeAgentError, Message: strings.Repeat("e", proxy.MaxDetailBytes)}})
+	}
+	b, err := boundTranscript(tr, MaxTranscriptBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := TranscriptOf(catalog.Run{ID: "r", Transcript: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > MaxTranscriptBytes || !back.Truncated || len(back.Turns) == 0 || back.Turns[len(back.Turns)-1].TaskID != "turn-599" {
+		t.Errorf("stored %d bytes (bound %d), truncated %v, %d turns", len(b), MaxTranscriptBytes, back.Truncated, len(back.Turns))
+	}
+}
+
+// TestBoundCheck: a check record whose interfaces each carry many
+// violations is stored within the bound, each interface's detail kept.
+func TestBoundCheck(t *testing.T) {
+	viol := make([]proxy.TurnViolation, proxy.MaxViolations)
+	for i := range viol {
+		viol[i] = proxy.TurnViolation{Code: proxy.ViolationMalformedPart, Detail: strings.Repeat("v", proxy.MaxDetailBytes)}
+	}
+	rec := proxy.CheckRecord{Format: proxy.TranscriptFormat, Works: catalog.WorksNone}
+	for i := range 64 {
+		rec.Interfaces = append(rec.Interfaces, proxy.CheckedInterface{URL: fmt.Sprintf("https://h%d.example/a2a", i),
+			Cause: proxy.CauseMalformed, Detail: strings.Repeat("d", proxy.MaxDetailBytes), Violations: viol})
+	}
+	b, err := boundCheck(&rec, MaxTranscriptBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back proxy.CheckRecord
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > MaxTranscriptBytes || !back.Truncated || len(back.Interfaces) != 64 || back.Interfaces[63].Detail == "" {
+		t.Errorf("stored %d bytes (bound %d), truncated %v, %d interfaces", len(b), MaxTranscriptBytes, back.Truncated, len(back.Interfaces))
+	}
+	small := proxy.CheckRecord{Format: proxy.TranscriptFormat, Interfaces: []proxy.CheckedInterface{{URL: "https://h.example/a2a", Violations: viol}}}
+	if b, err := boundCheck(&small, MaxTranscriptBytes); err != nil || small.Truncated || len(small.Interfaces[0].Violations) != proxy.MaxViolations || len(b) == 0 {
+		t.Errorf("a small record was cut: truncated %v, %d violations (%v)", small.Truncated, len(small.Interfaces[0].Violations), err)
 	}
 }
