@@ -164,6 +164,10 @@ func (h *Console) agentView(ag catalog.Agent, versions []catalog.VersionSummary,
 			Status: string(r.Signatures.Status), CheckedAt: r.CheckedAt, Stale: ver.Stale,
 			Signer: r.Signatures.Signer, Entries: r.Signatures.Entries, Rotation: r.Signatures.Rotation,
 			Audit: r.Security, Content: contentView(r.Content), Scanned: r.Content != nil,
+			Publisher: r.Publisher,
+		}
+		if r.Publisher != nil {
+			a.Verification.PublisherURL = publisherURL(r.Publisher.Domain)
 		}
 		probes = r.Transports
 	}

@@ -122,7 +122,8 @@ func TestPublisherPage(t *testing.T) {
 	first := f.upsert(t, "https://agents.acme.co.uk/card.json", evilCard("1.0.0"), t0)
 	f.upsert(t, "https://billing.acme.co.uk/card.json", evilCard("2.0.0"), t0)
 	if err := f.store.RecordVerifications(ctx, catalog.System("test"), []catalog.VerificationInput{{AgentID: first, Version: 1,
-		Status: catalog.SignatureVerified, Report: []byte(`{}`), VerifiedAt: t0, RecheckAt: t0.Add(time.Hour), PublisherVerified: true}}); err != nil {
+		Status: catalog.SignatureVerified, VerifiedAt: t0, RecheckAt: t0.Add(time.Hour), PublisherVerified: true,
+		Report: []byte(`{"signatures":{"status":"verified","entries":[]},"publisher":{"domain":"acme.co.uk","verified":true,"proof":"jku"}}`)}}); err != nil {
 		t.Fatal(err)
 	}
 	hidden := f.upsert(t, "https://hidden.acme.co.uk/card.json", evilCard("3.0.0"), t0)
@@ -140,6 +141,10 @@ func TestPublisherPage(t *testing.T) {
 	}
 	if strings.Contains(body, hidden) {
 		t.Error("publisher page lists an agent hidden from the caller")
+	}
+	agent := f.get(t, "/agents/"+first, viewer).Body.String()
+	if !strings.Contains(agent, `Publisher <a href="/publishers/acme.co.uk">acme.co.uk</a>`) || !strings.Contains(agent, "by a jku on the domain") {
+		t.Error("the agent page does not name its verified publisher")
 	}
 	if rec := f.get(t, "/publishers/WWW.Acme.co.uk", viewer); rec.Code != http.StatusMovedPermanently || rec.Header().Get("Location") != "/publishers/acme.co.uk" {
 		t.Errorf("another spelling = %d to %q", rec.Code, rec.Header().Get("Location"))

@@ -213,3 +213,19 @@ func keyUntil(state string) string {
 	}
 	return "until"
 }
+
+// publisherProof says in words how a publisher proved it holds the
+// signing key (verify.Proof*).
+func publisherProof(proof string) string {
+	switch proof {
+	case "well_known_jwks":
+		return "the key at the domain's /.well-known/jwks.json"
+	case "jku":
+		return "a jku on the domain"
+	case "pinned_key":
+		return "a key pinned for an origin on the domain"
+	case "ard_manifest":
+		return "the domain's ARD manifest"
+	}
+	return proof
+}

@@ -292,6 +292,11 @@ type Verification struct {
 	// predates the scan (Scanned false).
 	Content []ContentFinding
 	Scanned bool
+	// Publisher is the report's judgement of the publisher, nil for a
+	// report that predates it or a card without a URL; PublisherURL is
+	// its page.
+	Publisher    *verify.PublisherReport
+	PublisherURL string
 }
 
 // ContentFinding is a content-scan finding (verify.ContentFinding) with
