@@ -46,9 +46,15 @@ func (a *app) handler() http.Handler {
 	return newHandler(d)
 }
 
+// catalogReads is what both doors read of the catalog.
+type catalogReads interface {
+	api.Catalog
+	web.Searcher
+}
+
 type handlerDeps struct {
 	log       *slog.Logger
-	store     api.Catalog
+	store     catalogReads
 	registrar api.Registrar       // nil: read-only API
 	refresher api.Refresher       // nil: no refresh endpoint (crawling off)
 	metrics   *telemetry.Metrics  // nil: no /metrics

@@ -94,6 +94,25 @@ func (s *Store) Search(ctx context.Context, q Query) (Page, error) {
 	return page, nil
 }
 
+// Explain says why agent id matches text, as a search hit's explanation
+// (Query.Explain) would: nil when the agent does not match it, or the text
+// has no words to match. An agent the scope does not see is ErrNotFound;
+// a text Search refuses, ErrInvalidQuery. It serves explanations asked for
+// one hit at a time (the console's "why this result").
+func (s *Store) Explain(ctx context.Context, sc Scope, id, text string) (*Explanation, error) {
+	if _, err := normalizeQuery(Query{Text: text}); err != nil {
+		return nil, err
+	}
+	pk, err := s.pkOf(ctx, sc, id)
+	if err != nil {
+		return nil, err
+	}
+	if len(search.Tokens(text)) == 0 {
+		return nil, nil
+	}
+	return s.explanation(text, uint32(pk)), nil
+}
+
 // explanation is why agent id matched text, or nil when the index no
 // longer holds it as a match (changed since the search read it).
 func (s *Store) explanation(text string, id uint32) *Explanation {

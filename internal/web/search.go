@@ -75,10 +75,9 @@ func (h *Console) search(c echo.Context) error {
 	if err != nil {
 		err = &query.Error{Message: "The address holds a malformed query string."}
 	} else {
+		// Each result says why it matched when asked (its own request,
+		// /agents/{id}/why): most are never opened.
 		req, err = query.Parse(values)
-		// Each result can say why it matched (a <details>, shut until
-		// asked): only the page is explained, so it costs little.
-		req.Explain = req.Text != ""
 	}
 	var res catalog.Page
 	if err == nil {
@@ -108,7 +107,11 @@ func (h *Console) search(c echo.Context) error {
 		s.Suggested = suggestedFilters(query.Suggest(req.Text, req.Filters), values)
 	}
 	for _, it := range res.Items {
-		s.Results = append(s.Results, resultView(it))
+		r := resultView(it)
+		if strings.TrimSpace(req.Text) != "" {
+			r.WhyURL = r.URL + "/why?" + url.Values{query.ParamText: {req.Text}}.Encode()
+		}
+		s.Results = append(s.Results, r)
 	}
 	s.Total = res.Total
 	if err == nil && len(res.Items) == 0 && len(s.Active) == 0 && s.Q == "" && h.opts.Curator != nil {
@@ -276,16 +279,6 @@ func resultView(s catalog.Summary) view.Result {
 	if s.Works != catalog.WorksUnchecked {
 		r.Works = s.Works
 	}
-	if e := s.Explanation; e != nil {
-		for _, w := range e.Words {
-			why := view.WhyWord{Word: w.Word, How: howLabels[w.How], Fields: strings.Join(w.Fields, ", ")}
-			if w.How != "word" {
-				// The word itself needs no second mention.
-				why.Matched = w.Matched
-			}
-			r.Why = append(r.Why, why)
-		}
-	}
 	for _, sk := range s.Skills {
 		name := sk.Name
 		if name == "" {
@@ -294,6 +287,66 @@ func resultView(s catalog.Summary) view.Result {
 		r.Skills = append(r.Skills, name)
 	}
 	return r
+}
+
+// why answers GET /agents/{id}/why?q=…: how the agent meets the words
+// of q, for "why this result" on the search page, as a fragment (htmx) or
+// a page. An agent the caller does not see is not found, as on its page.
+func (h *Console) why(c echo.Context) error {
+	id := c.Param("id")
+	values, err := url.ParseQuery(c.Request().URL.RawQuery)
+	q := values.Get(query.ParamText)
+	if err != nil || strings.TrimSpace(q) == "" {
+		return h.errorPage(c, http.StatusBadRequest, "Nothing to explain", "Explanations are of a search's words: this address names none.")
+	}
+	e, err := h.opts.Searcher.Explain(c.Request().Context(), h.scope(c), id, q)
+	switch {
+	case errors.Is(err, catalog.ErrNotFound):
+		return h.notFound(c)
+	case errors.Is(err, catalog.ErrInvalidQuery):
+		return h.errorPage(c, http.StatusBadRequest, "Nothing to explain", "The search cannot run as given.")
+	case err != nil:
+		return fmt.Errorf("explaining agent %s: %w", id, err)
+	}
+	w := view.Why{AgentID: id, AgentURL: agentURL(id), Q: q, SearchURL: "/?" + url.Values{query.ParamText: {q}}.Encode()}
+	if e != nil {
+		w.Matched, w.Near = true, e.Near
+		for _, m := range e.Words {
+			ww := view.WhyWord{Word: m.Word, How: howLabels[m.How], Fields: strings.Join(m.Fields, ", ")}
+			if m.How != "word" {
+				// The word itself needs no second mention.
+				ww.Matched = m.Matched
+			}
+			w.Words = append(w.Words, ww)
+		}
+	}
+	return h.render(c, http.StatusOK, page{title: "Why this result", body: templates.WhyPage(w), fragment: templates.WhyList(w)})
+}
+
+// complete answers GET /complete?q=…: the tags and skill names of the
+// agents the caller sees that the search box's text begins, as the
+// options of its <datalist> (htmx), or as a page of links to the searches
+// they filter (a browser without script never asks; a link might).
+func (h *Console) complete(c echo.Context) error {
+	values, err := url.ParseQuery(c.Request().URL.RawQuery)
+	var got []catalog.Completion
+	if err == nil {
+		got, err = h.opts.Searcher.Complete(c.Request().Context(), h.scope(c), values.Get(query.ParamText), 0)
+	}
+	switch {
+	case err == nil:
+	case h.opts.IndexNotReady != nil && errors.Is(err, h.opts.IndexNotReady), errors.Is(err, catalog.ErrInvalidQuery):
+		// Nothing to offer; the search itself will say what is wrong.
+		got = nil
+	default:
+		return fmt.Errorf("completing: %w", err)
+	}
+	cs := make([]view.Completion, len(got))
+	for i, g := range got {
+		cs[i] = view.Completion{Value: g.Value, Label: facetLabels[g.Field], Count: g.Count,
+			URL: "/?" + url.Values{g.Field: {g.Value}}.Encode()}
+	}
+	return h.render(c, http.StatusOK, page{title: "Completions", body: templates.CompletionsPage(cs), fragment: templates.CompletionOptions(cs)})
 }
 
 // cardAt is a card URL's host and path, the part that tells two agents

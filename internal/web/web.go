@@ -35,6 +35,12 @@ import (
 // Searcher runs catalog searches for the search page.
 type Searcher interface {
 	Search(ctx context.Context, q catalog.Query) (catalog.Page, error)
+	// Explain says why agent id matches text (nil: it does not); an agent
+	// the scope does not see is catalog.ErrNotFound.
+	Explain(ctx context.Context, sc catalog.Scope, id, text string) (*catalog.Explanation, error)
+	// Complete returns the tags and skill names of the agents the scope
+	// sees that typed begins, at most limit (0: the default).
+	Complete(ctx context.Context, sc catalog.Scope, typed string, limit int) ([]catalog.Completion, error)
 }
 
 // AgentReader reads what the agent page shows. *catalog.Store implements
@@ -179,6 +185,8 @@ func (h *Console) Mount(e *echo.Echo) {
 	e.GET("/", h.search, read...)
 	e.GET("/agents/:id", h.agent, read...)
 	e.GET("/agents/:id/diff", h.diff, read...)
+	e.GET("/agents/:id/why", h.why, read...)
+	e.GET("/complete", h.complete, read...)
 	if h.opts.Registrar != nil {
 		edit := h.guarded(auth.Editor)
 		e.GET("/register", h.registerForm, edit...)

@@ -165,9 +165,30 @@ type Result struct {
 	// Works is the latest check's verdict on the declared interfaces
 	// (all, some, none); empty when never checked.
 	Works string
-	// Why says how the result met the words of the search, one line a
-	// word; empty without words.
-	Why []WhyWord
+	// WhyURL asks why the result met the words of the search (Why);
+	// empty without words.
+	WhyURL string
+}
+
+// Completion is a value the search box offers for what has been typed.
+type Completion struct {
+	// Label names the filter the value belongs to (Tag, Skill); URL is the
+	// search it filters.
+	Value, Label, URL string
+	Count             int
+}
+
+// Why says how a result met the words of a search, one line a word.
+type Why struct {
+	AgentID, AgentURL string
+	// Q is the search's text, SearchURL the search.
+	Q, SearchURL string
+	// Matched is false when the agent no longer matches the words.
+	Matched bool
+	Words   []WhyWord
+	// Near counts the pairs of neighbouring words of the search that
+	// stand together in the agent's text.
+	Near int
 }
 
 // WhyWord is how one word of a search met a result.
