@@ -52,6 +52,7 @@ type openFlags struct {
 	n, hosts, concurrency, perHost, rounds int
 	seed                                   int64
 	db, pgSchema, registry, out, kinds     string
+	cpuprofile                             string
 	phases                                 string
 	rate, change                           float64
 	duration, warmup, interval             time.Duration
@@ -89,6 +90,7 @@ func runOpenLoop(args []string) error {
 	fs.DurationVar(&f.warmup, "warmup", 5*time.Second, "requests sent and not counted before each phase")
 	fs.DurationVar(&f.interval, "interval", time.Second, "serve --crawl-min-interval and --crawl-max-interval while crawling")
 	fs.StringVar(&f.out, "json", "", "also write the figures as JSON to this file")
+	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of serve over the whole run to this file (REGISTRY_CPUPROFILE)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -147,7 +149,11 @@ func runOpenLoop(args []string) error {
 
 	rep := openReport{Agents: f.n, Backend: backendOf(dsn), CPUs: runtime.NumCPU(), Rate: f.rate, Kinds: kinds, Duration: f.duration.Seconds()}
 	iv := f.interval.String()
-	srv, err := startServe(bin, tmp, "openloop", nil, []string{"--db", dsn, "--allow-networks", "127.0.0.0/8",
+	var env []string
+	if f.cpuprofile != "" {
+		env = append(env, "REGISTRY_CPUPROFILE="+f.cpuprofile)
+	}
+	srv, err := startServe(bin, tmp, "openloop", env, []string{"--db", dsn, "--allow-networks", "127.0.0.0/8",
 		"--verify-fetch=false", "--import-examples=false", "--log-level", "warn", "--crawl=true",
 		"--crawl-min-interval", iv, "--crawl-max-interval", iv,
 		"--crawl-concurrency", strconv.Itoa(f.concurrency), "--crawl-per-host", strconv.Itoa(f.perHost)})
@@ -255,26 +261,35 @@ func holdCrawl(ctx context.Context, store *catalog.Store, n int, srv *serveProc)
 // /metrics answers 500 when one of its collectors times out (the crawl
 // queue's count, on a loaded machine), so a failed read is retried.
 func versionsStored(srv *serveProc) (float64, error) {
-	var err error
+	v, _, err := backgroundWork(srv)
+	return v, err
+}
+
+// backgroundWork reads serve's counts of stored card versions and of
+// verifications made.
+func backgroundWork(srv *serveProc) (versions, verifications float64, err error) {
 	for range 10 {
 		var m map[string]float64
 		if m, err = srv.metrics(); err == nil {
-			return m["registry_card_versions_stored_total"], nil
+			return m["registry_card_versions_stored_total"], m["registry_verifications_total"], nil
 		}
 		time.Sleep(time.Second)
 	}
-	return 0, err
+	return 0, 0, err
 }
 
 // phaseResult is one phase of one round.
 type phaseResult struct {
-	Round          int                    `json:"round"`
-	Phase          string                 `json:"phase"`
-	LoadBefore     float64                `json:"load_before"`
-	LoadAfter      float64                `json:"load_after"`
-	VersionsPerSec float64                `json:"versions_stored_per_s"`
-	Mem            memoryResult           `json:"memory_after"`
-	Kinds          map[string]openLatency `json:"kinds"`
+	Round          int     `json:"round"`
+	Phase          string  `json:"phase"`
+	LoadBefore     float64 `json:"load_before"`
+	LoadAfter      float64 `json:"load_after"`
+	VersionsPerSec float64 `json:"versions_stored_per_s"`
+	// VerificationsPerSec says how busy the verifier was: it works
+	// through agents never verified and new versions in either phase.
+	VerificationsPerSec float64                `json:"verifications_per_s"`
+	Mem                 memoryResult           `json:"memory_after"`
+	Kinds               map[string]openLatency `json:"kinds"`
 }
 
 // openLatency is one kind's latency in a phase, in milliseconds from the
@@ -302,7 +317,7 @@ type openLatency struct {
 
 func runPhase(srv *serveProc, f openFlags, kinds []string, phase string, round int) (phaseResult, error) {
 	ph := phaseResult{Round: round, Phase: phase, LoadBefore: loadAverage()}
-	v0, err := versionsStored(srv)
+	v0, c0, err := backgroundWork(srv)
 	if err != nil {
 		return ph, err
 	}
@@ -312,11 +327,12 @@ func runPhase(srv *serveProc, f openFlags, kinds []string, phase string, round i
 		return ph, err
 	}
 	elapsed := time.Since(start).Seconds()
-	v1, err := versionsStored(srv)
+	v1, c1, err := backgroundWork(srv)
 	if err != nil {
 		return ph, err
 	}
 	ph.VersionsPerSec = (v1 - v0) / elapsed
+	ph.VerificationsPerSec = (c1 - c0) / elapsed
 	ph.LoadAfter = loadAverage()
 	for range 10 {
 		if ph.Mem, err = srv.memory(); err == nil {
@@ -328,8 +344,8 @@ func runPhase(srv *serveProc, f openFlags, kinds []string, phase string, round i
 }
 
 func printPhase(ph phaseResult) {
-	fmt.Printf("\nround %d, %s: load %.1f -> %.1f, %.0f versions stored/s, heap %.0f MB\n",
-		ph.Round, ph.Phase, ph.LoadBefore, ph.LoadAfter, ph.VersionsPerSec, ph.Mem.HeapMB)
+	fmt.Printf("\nround %d, %s: load %.1f -> %.1f, %.0f versions stored/s, %.0f verifications/s, heap %.0f MB\n",
+		ph.Round, ph.Phase, ph.LoadBefore, ph.LoadAfter, ph.VersionsPerSec, ph.VerificationsPerSec, ph.Mem.HeapMB)
 	fmt.Printf("  %-7s %5s %4s %8s %8s %8s %8s %8s %17s\n", "kind", "n", "err", "p50 ms", "p90 ms", "p99 ms", "max ms", "late ms", "handler p50/p99")
 	for _, k := range slices.Sorted(maps.Keys(ph.Kinds)) {
 		l := ph.Kinds[k]
