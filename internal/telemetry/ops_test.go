@@ -4,6 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -30,6 +33,30 @@ type queue catalog.CrawlQueue
 
 func (q queue) CrawlQueue(context.Context, time.Time) (catalog.CrawlQueue, error) {
 	return catalog.CrawlQueue(q), nil
+}
+
+// slowQueue is a crawl queue whose count does not come back in time.
+type slowQueue struct{}
+
+func (slowQueue) CrawlQueue(ctx context.Context, _ time.Time) (catalog.CrawlQueue, error) {
+	return catalog.CrawlQueue{}, fmt.Errorf("reading crawl queue: %w", context.DeadlineExceeded)
+}
+
+// A gauge that cannot be read leaves only itself out of the scrape: the
+// other metrics are still served, with 200.
+func TestMetricsServedWhenAGaugeFails(t *testing.T) {
+	m := telemetry.New(nil)
+	m.RegisterCrawlQueue(slowQueue{})
+	m.RegisterDBStats(func() sql.DBStats { return sql.DBStats{MaxOpenConnections: 16} })
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	out := rec.Body.String()
+	if rec.Code != http.StatusOK || !strings.Contains(out, "registry_db_connections_max 16") {
+		t.Fatalf("status %d, body:\n%s", rec.Code, out)
+	}
+	if strings.Contains(out, "registry_crawl_queue_due ") {
+		t.Errorf("the failed gauge is served:\n%s", out)
+	}
 }
 
 func TestOpsMetrics(t *testing.T) {

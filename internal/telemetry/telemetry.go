@@ -78,9 +78,13 @@ func New(agents Counter) *Metrics {
 	return m
 }
 
-// Handler serves the metrics in the Prometheus text format.
+// Handler serves the metrics in the Prometheus text format. A gauge that
+// cannot be read in time (the crawl queue's count, which asks the
+// database, on a loaded server) is left out of that scrape; the rest are
+// still served, rather than the whole scrape failing with a 500 when the
+// server is busiest and its metrics matter most.
 func (m *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 }
 
 // Middleware times every request. The route pattern (/api/v1/agents/:id),
