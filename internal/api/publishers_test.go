@@ -92,3 +92,35 @@ func TestPublisherAgainstStore(t *testing.T) {
 		}
 	})
 }
+
+// TestSecurityReportHistory: with a history store the report carries the
+// caller's history scope and the 30-day key change count.
+func TestSecurityReportHistory(t *testing.T) {
+	catalogtest.ForEach(t, func(t *testing.T, store *catalog.Store) {
+		ctx := context.Background()
+		day := catalog.DayOf(time.Now())
+		for _, d := range []catalog.SecurityDay{
+			{Day: day, Scope: catalog.HistoryScopeAll, TakenAt: time.Now(), Agents: 9},
+			{Day: day, Scope: catalog.HistoryScopePublic, TakenAt: time.Now(), Agents: 7},
+		} {
+			if _, err := store.RecordSecurityDay(ctx, d); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, tc := range []struct {
+			role   auth.Role
+			agents int
+			scope  string
+		}{{auth.Viewer, 7, catalog.HistoryScopePublic}, {auth.Admin, 9, catalog.HistoryScopeAll}} {
+			env := testEnv{e: echo.New()}
+			New(Options{Catalog: store, History: store, Authorizer: signedInAs(tc.role)}).Mount(env.e)
+			rep := decodeJSON[SecurityReport](t, env.do(t, http.MethodGet, "/api/v1/reports/security", "", nil))
+			if len(rep.History) != 1 || rep.History[0].Agents != tc.agents || rep.History[0].Scope != tc.scope || rep.History[0].Day != day {
+				t.Errorf("%s: history %+v, want one day of %d agents in scope %s", tc.role, rep.History, tc.agents, tc.scope)
+			}
+			if rep.KeyChanges30d == nil || *rep.KeyChanges30d != 0 {
+				t.Errorf("%s: key_changes_30d = %v, want 0", tc.role, rep.KeyChanges30d)
+			}
+		}
+	})
+}
