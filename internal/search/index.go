@@ -52,6 +52,8 @@ type Index struct {
 	gen    uint64
 	unions unionCache
 	browse browseCache
+	// vec holds the documents' vectors (vector.go).
+	vec vectorSet
 }
 
 type term struct {
@@ -309,6 +311,7 @@ func (x *Index) Remove(id uint32, seq int64) {
 		x.text.docs--
 		x.all = x.removeID(x.all, id)
 	}
+	x.dropVector(id)
 	*d = doc{known: true, seq: seq}
 }
 

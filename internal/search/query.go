@@ -37,6 +37,12 @@ type Query struct {
 	// Limit bounds the hits returned; FacetLimit the values per facet.
 	Limit      int
 	FacetLimit int
+	// Vector, when the index holds vectors of its length and Text is not
+	// empty, ranks the query by meaning too (vector.go): the documents
+	// nearest to it that the filters allow join the text matches, and
+	// the two rankings are fused as Fusion says.
+	Vector []float32
+	Fusion Fusion
 }
 
 // Hit is one matching document: demoted ones last, then with query text
@@ -55,6 +61,15 @@ type Hit struct {
 	// Seq is the sequence of the document's version that matched: a
 	// caller may reuse what it read of that version before.
 	Seq int64
+	// Fused is set on the hits of a hybrid query ranked by fusing the
+	// lexical and vector rankings; they come before the other text
+	// matches. It is part of the order, as Demoted is.
+	Fused bool
+	// LexicalRank and VectorRank are a fused hit's places in each ranking
+	// (1 is first), zero when outside its window; Similarity is its
+	// vector's cosine similarity to the query's.
+	LexicalRank, VectorRank int
+	Similarity              float32
 }
 
 // FacetCount is how many matching documents carry a facet value.
@@ -72,6 +87,8 @@ type Result struct {
 	// Waited is how long the search waited for the index's read lock,
 	// behind updates.
 	Waited time.Duration
+	// Hybrid is set when the query's vector ranked it too.
+	Hybrid bool
 }
 
 // Search answers a query, or ErrNotReady before the initial build ends.
@@ -115,6 +132,18 @@ func (x *Index) Search(q Query) (Result, error) {
 		}
 	}
 	var (
+		fusion Fusion
+		vecs   []simHit
+		hybrid = len(tokens) > 0 && x.hybrid(&q)
+	)
+	if hybrid {
+		// The vector ranking sees exactly what the filters, the scope and
+		// the exclusions allow, as the text matches do.
+		fusion = q.Fusion.withDefaults()
+		vecs = x.nearest(q.Vector, matchAll(), fusion.Window, fusion.MinSimilarity)
+		ids = unionIDs(ids, vecs)
+	}
+	var (
 		browseKey string
 		browsed   *browseEntry
 	)
@@ -126,7 +155,7 @@ func (x *Index) Search(q Query) (Result, error) {
 			ids = matchAll()
 		}
 	}
-	res := Result{Total: len(ids), Waited: waited}
+	res := Result{Total: len(ids), Waited: waited, Hybrid: hybrid}
 	if browsed != nil {
 		res.Facets = browsed.facets
 	} else {
@@ -136,7 +165,12 @@ func (x *Index) Search(q Query) (Result, error) {
 		}
 	}
 	demoted := x.demoted(q.Demote)
-	if len(tokens) > 0 {
+	if hybrid {
+		res.Hits = x.fuse(qws, matches, vecs, demoted, q.Limit, q.After, fusion)
+		for i := range res.Hits {
+			res.Hits[i].SortKey = x.docs[res.Hits[i].ID].sortKey
+		}
+	} else if len(tokens) > 0 {
 		res.Hits, _ = x.rank(qws, matches, demoted, q.Limit, q.After, true)
 		for i := range res.Hits {
 			res.Hits[i].SortKey = x.docs[res.Hits[i].ID].sortKey
@@ -189,13 +223,20 @@ func (x *Index) demoted(terms []Facet) []uint32 {
 }
 
 // Orderings. A negative result means a comes first; demoted hits come
-// after all others.
+// after all others, and in each part a hybrid query's fused hits before
+// the other text matches.
 func byScore(a, b Hit) int {
 	if a.Demoted != b.Demoted {
 		if a.Demoted {
 			return 1
 		}
 		return -1
+	}
+	if a.Fused != b.Fused {
+		if a.Fused {
+			return -1
+		}
+		return 1
 	}
 	if a.Partial != b.Partial {
 		if a.Partial {

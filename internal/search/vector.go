@@ -1,0 +1,418 @@
+package search
+
+import (
+	"cmp"
+	"math"
+	"math/bits"
+	"slices"
+	"strings"
+)
+
+// The semantic layer: beside the words, a document may carry one vector
+// (an embedding of EmbedText, normalised to unit length), all of one
+// dimension. A query carrying a vector of that dimension is ranked twice,
+// by BM25 and by dot product over the documents its filters and scope
+// allow, and the two rankings are fused by weighted reciprocal rank fusion
+// (Cormack, Clarke & Büttcher, "Reciprocal Rank Fusion outperforms
+// Condorcet and individual Rank Learning Methods", SIGIR 2009):
+//
+//	score(d) = Σ weight_r / (K + rank_r(d))
+//
+// Vectors live in one flat slab indexed by document id (dim float32s a
+// slot), so a query scans memory in order: 384 dimensions cost 1,536
+// bytes per id up to the highest id that has a vector.
+
+// Fusion configures how a query with a vector ranks.
+type Fusion struct {
+	// LexicalWeight and VectorWeight weigh the two rankings; zero means 1.
+	LexicalWeight, VectorWeight float64
+	// K damps the weight of the first ranks; zero means 60, the paper's.
+	K float64
+	// Window is how many of each ranking are fused; zero means 100. The
+	// other text matches follow the fused ones, in lexical order.
+	Window int
+	// MinSimilarity keeps vector hits whose cosine similarity is at least
+	// this; documents below it enter the results only by their words.
+	MinSimilarity float32
+}
+
+// Fusion defaults, documented in docs/operations.md.
+const (
+	DefaultFusionK      = 60
+	DefaultFusionWindow = 100
+)
+
+func (f Fusion) withDefaults() Fusion {
+	if f.LexicalWeight == 0 {
+		f.LexicalWeight = 1
+	}
+	if f.VectorWeight == 0 {
+		f.VectorWeight = 1
+	}
+	if f.K == 0 {
+		f.K = DefaultFusionK
+	}
+	if f.Window <= 0 {
+		f.Window = DefaultFusionWindow
+	}
+	return f
+}
+
+// EmbedText is the text of a document that the semantic layer embeds:
+// the columns the words are indexed from, most telling first (name, skill
+// names, tags, descriptions, examples, provider), one a line. It is the
+// one owner of what is embedded; its digest tells whether a stored vector
+// is of the document's current text.
+func EmbedText(t Text) string {
+	var b strings.Builder
+	for _, c := range [...]int{ColName, ColSkills, ColTags, ColDescription, ColExamples, ColProvider} {
+		s := strings.TrimSpace(t[c])
+		if s == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(s)
+	}
+	return b.String()
+}
+
+// Normalize scales v to unit length in place and reports false when it
+// cannot be (all zeros, or not finite): such a vector compares to
+// nothing.
+func Normalize(v []float32) bool {
+	var sum float64
+	for _, f := range v {
+		sum += float64(f) * float64(f)
+	}
+	if sum == 0 || math.IsNaN(sum) || math.IsInf(sum, 0) {
+		return false
+	}
+	inv := float32(1 / math.Sqrt(sum))
+	for i := range v {
+		v[i] *= inv
+	}
+	return true
+}
+
+type vectorSet struct {
+	dim  int
+	data []float32
+	// signs holds each vector's signs, a bit per dimension (words per
+	// slot), for the first pass of a large scan (nearest).
+	signs []uint64
+	words int
+	has   []uint64 // bitset by id
+	n     int
+}
+
+func (vs *vectorSet) holds(id uint32) bool {
+	w := int(id / 64)
+	return w < len(vs.has) && vs.has[w]&(1<<(id%64)) != 0
+}
+
+// Vector is one document's vector.
+type Vector struct {
+	ID     uint32
+	Values []float32
+}
+
+// SetVectors stores vectors of dimension dim (normalised by the caller).
+// A dimension other than the one the index holds replaces all it holds:
+// vectors of two models or dimensions are never compared. Vectors of
+// another length than dim are skipped.
+func (x *Index) SetVectors(dim int, vs []Vector) {
+	if dim <= 0 {
+		return
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.gen++
+	if x.vec.dim != dim {
+		x.vec = vectorSet{dim: dim, words: (dim + 63) / 64}
+	}
+	s := &x.vec
+	for _, v := range vs {
+		if len(v.Values) != dim {
+			continue
+		}
+		id := int(v.ID)
+		if need := (id + 1) * dim; need > len(s.data) {
+			s.data = slices.Grow(s.data, need-len(s.data))[:need]
+		}
+		if w := id/64 + 1; w > len(s.has) {
+			s.has = slices.Grow(s.has, w-len(s.has))[:w]
+		}
+		if need := (id + 1) * s.words; need > len(s.signs) {
+			s.signs = slices.Grow(s.signs, need-len(s.signs))[:need]
+		}
+		copy(s.data[id*dim:(id+1)*dim], v.Values)
+		signsOf(s.signs[id*s.words:(id+1)*s.words], v.Values)
+		if !s.holds(v.ID) {
+			s.has[id/64] |= 1 << (id % 64)
+			s.n++
+		}
+	}
+}
+
+// dropVector forgets a removed document's vector. The caller holds the
+// write lock.
+func (x *Index) dropVector(id uint32) {
+	s := &x.vec
+	if s.holds(id) {
+		s.has[id/64] &^= 1 << (id % 64)
+		s.n--
+		clear(s.data[int(id)*s.dim : int(id+1)*s.dim])
+		clear(s.signs[int(id)*s.words : int(id+1)*s.words])
+	}
+}
+
+// VectorState says how much of the index the semantic layer covers.
+type VectorState struct {
+	// Dimension is that of the vectors held; zero when none were set.
+	Dimension int
+	// Embedded counts the present documents that have a vector; Docs all
+	// present documents.
+	Embedded, Docs int
+	// Bytes is the memory of the vector slab.
+	Bytes int
+}
+
+// VectorState reports the semantic layer's coverage.
+func (x *Index) VectorState() VectorState {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	st := VectorState{Dimension: x.vec.dim, Docs: len(x.all), Bytes: 4*cap(x.vec.data) + 8*cap(x.vec.signs) + 8*cap(x.vec.has)}
+	if x.vec.n == 0 {
+		return st
+	}
+	for _, id := range x.all {
+		if x.vec.holds(id) {
+			st.Embedded++
+		}
+	}
+	return st
+}
+
+// HasVector tells whether document id has a vector of dimension dim.
+func (x *Index) HasVector(id uint32, dim int) bool {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.vec.dim == dim && x.vec.holds(id)
+}
+
+type simHit struct {
+	id  uint32
+	sim float32
+}
+
+func bySim(a, b simHit) int {
+	if a.sim != b.sim {
+		return cmp.Compare(b.sim, a.sim)
+	}
+	return cmp.Compare(a.id, b.id)
+}
+
+// exactBelow is the number of candidates up to which nearest compares
+// every vector in full; above it, a first pass ranks them by the Hamming
+// distance of their signs (48 bytes a vector at 384 dimensions against
+// 1,536) and only the oversample best are compared in full. Measured at
+// 100,000 documents of 384 dimensions, the full scan took 25 ms of CPU a
+// query, the two passes about 2 (BENCHMARKS.md).
+const (
+	exactBelow = 10_000
+	oversample = 10
+	minRescore = 1000
+)
+
+// nearest returns the k documents of ids (sorted) with a vector most
+// similar to q, at least min, best first. The caller holds x.mu for
+// reading.
+func (x *Index) nearest(q []float32, ids []uint32, k int, minSim float32) []simHit {
+	s := &x.vec
+	if len(ids) > exactBelow {
+		ids = x.bySigns(q, ids, max(k*oversample, minRescore))
+	}
+	h := &topK[simHit]{k: k, order: bySim}
+	dim := s.dim
+	worst := float32(math.Inf(-1))
+	for _, id := range ids {
+		w := int(id / 64)
+		if w >= len(s.has) {
+			break // ids ascend: none further has a vector
+		}
+		if s.has[w]&(1<<(id%64)) == 0 {
+			continue
+		}
+		sim := dot(q, s.data[int(id)*dim:int(id+1)*dim])
+		if sim < minSim || (len(h.items) == k && sim < worst) {
+			continue
+		}
+		h.offer(simHit{id, sim})
+		if len(h.items) == k {
+			worst = h.items[0].sim
+		}
+	}
+	return h.sorted()
+}
+
+type hamHit struct {
+	id  uint32
+	ham int
+}
+
+func byHam(a, b hamHit) int {
+	if a.ham != b.ham {
+		return a.ham - b.ham
+	}
+	return cmp.Compare(a.id, b.id)
+}
+
+// bySigns returns, in id order, the n documents of ids with a vector
+// whose signs differ least from q's (a sign-bit sketch of the angle
+// between them: Charikar, "Similarity estimation techniques from rounding
+// algorithms", STOC 2002).
+func (x *Index) bySigns(q []float32, ids []uint32, n int) []uint32 {
+	s := &x.vec
+	qs := make([]uint64, s.words)
+	signsOf(qs, q)
+	h := &topK[hamHit]{k: n, order: byHam}
+	worst := math.MaxInt
+	for _, id := range ids {
+		w := int(id / 64)
+		if w >= len(s.has) {
+			break
+		}
+		if s.has[w]&(1<<(id%64)) == 0 {
+			continue
+		}
+		ham := 0
+		for i, b := range s.signs[int(id)*s.words : int(id+1)*s.words] {
+			ham += bits.OnesCount64(b ^ qs[i])
+		}
+		if len(h.items) == n && ham > worst {
+			continue
+		}
+		h.offer(hamHit{id, ham})
+		if len(h.items) == n {
+			worst = h.items[0].ham
+		}
+	}
+	out := make([]uint32, len(h.items))
+	for i, c := range h.items {
+		out[i] = c.id
+	}
+	slices.Sort(out)
+	return out
+}
+
+// signsOf sets a bit of dst for each positive value of v.
+func signsOf(dst []uint64, v []float32) {
+	clear(dst)
+	for i, f := range v {
+		if f > 0 {
+			dst[i/64] |= 1 << (i % 64)
+		}
+	}
+}
+
+// dot is the dot product of two vectors of one length, in four lanes so
+// that the multiplications of one step do not wait on each other.
+func dot(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+8 <= len(a); i += 8 {
+		s0 += a[i]*b[i] + a[i+4]*b[i+4]
+		s1 += a[i+1]*b[i+1] + a[i+5]*b[i+5]
+		s2 += a[i+2]*b[i+2] + a[i+6]*b[i+6]
+		s3 += a[i+3]*b[i+3] + a[i+7]*b[i+7]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return s0 + s1 + s2 + s3
+}
+
+// hybrid reports whether q is ranked with its vector: it has text, and a
+// vector of the dimension the index holds, and the index holds some.
+func (x *Index) hybrid(q *Query) bool {
+	return len(q.Vector) > 0 && len(q.Vector) == x.vec.dim && x.vec.n > 0
+}
+
+// fuse ranks a hybrid query: the first Window hits of the lexical ranking
+// (over the text matches ms) and of the vector ranking (vecs) by their
+// fused score, marked Fused; then the other text matches in lexical order.
+// It returns at most k hits after the cursor. The caller holds x.mu for
+// reading.
+func (x *Index) fuse(qws []queryWord, ms []match, vecs []simHit, demoted []uint32, k int, after *Hit, f Fusion) []Hit {
+	lex, _ := x.rank(qws, ms, demoted, f.Window, nil, true)
+	cands := make(map[uint32]*Hit, len(lex)+len(vecs))
+	for i, h := range lex {
+		cands[h.ID] = &Hit{ID: h.ID, Demoted: h.Demoted, Fused: true, LexicalRank: i + 1,
+			Score: f.LexicalWeight / (f.K + float64(i+1))}
+	}
+	for i, v := range vecs {
+		c, ok := cands[v.id]
+		if !ok {
+			_, d := slices.BinarySearch(demoted, v.id)
+			c = &Hit{ID: v.id, Demoted: d, Fused: true}
+			cands[v.id] = c
+		}
+		c.VectorRank, c.Similarity = i+1, v.sim
+		c.Score += f.VectorWeight / (f.K + float64(i+1))
+	}
+	out := make([]Hit, 0, k+len(cands))
+	for _, c := range cands {
+		if after == nil || byScore(*c, *after) > 0 {
+			out = append(out, *c)
+		}
+	}
+	// The rest of the text matches, past the fused ones.
+	rest := make([]match, 0, len(ms))
+	for _, m := range ms {
+		if _, ok := cands[m.id]; !ok {
+			rest = append(rest, m)
+		}
+	}
+	tailAfter := after
+	if after != nil && after.Fused {
+		// The cursor is among the fused hits of its group: the tail of that
+		// group begins after all of them.
+		tailAfter = &Hit{Demoted: after.Demoted, Score: math.Inf(1)}
+	}
+	tail, _ := x.rank(qws, rest, demoted, k, tailAfter, true)
+	out = append(out, tail...)
+	slices.SortFunc(out, byScore)
+	if len(out) > k {
+		out = out[:k]
+	}
+	return out
+}
+
+// unionIDs merges sorted ids with the ids of vecs.
+func unionIDs(ids []uint32, vecs []simHit) []uint32 {
+	extra := make([]uint32, 0, len(vecs))
+	for _, v := range vecs {
+		if _, ok := slices.BinarySearch(ids, v.id); !ok {
+			extra = append(extra, v.id)
+		}
+	}
+	if len(extra) == 0 {
+		return ids
+	}
+	slices.Sort(extra)
+	out := make([]uint32, 0, len(ids)+len(extra))
+	i, j := 0, 0
+	for i < len(ids) || j < len(extra) {
+		if j == len(extra) || (i < len(ids) && ids[i] < extra[j]) {
+			out = append(out, ids[i])
+			i++
+		} else {
+			out = append(out, extra[j])
+			j++
+		}
+	}
+	return out
+}

@@ -1,0 +1,247 @@
+package search
+
+import (
+	"hash/fnv"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// hashVec is a deterministic stand-in for an embedding: a hashed bag of
+// words, normalised. Texts sharing words are near; it knows no meaning.
+func hashVec(text string, dim int) []float32 {
+	v := make([]float32, dim)
+	for _, w := range strings.Fields(strings.ToLower(text)) {
+		h := fnv.New64a()
+		h.Write([]byte(w))
+		s := h.Sum64()
+		sign := float32(1)
+		if s>>63 == 1 {
+			sign = -1
+		}
+		v[s%uint64(dim)] += sign
+	}
+	Normalize(v)
+	return v
+}
+
+func vectorIndex(t testing.TB) *Index {
+	t.Helper()
+	docs := []Doc{
+		{ID: 1, Seq: 1, SortKey: "a", Text: Text{ColName: "Invoice reader"}, Facets: []Facet{{"tag", "finance"}}},
+		{ID: 2, Seq: 1, SortKey: "b", Text: Text{ColName: "Rail booking", ColDescription: "reserve seats on trains"}, Facets: []Facet{{"tag", "travel"}}},
+		{ID: 3, Seq: 1, SortKey: "c", Text: Text{ColName: "Hidden rail booking", ColDescription: "reserve seats on trains"}, Facets: []Facet{{"tag", "secret"}}},
+		{ID: 4, Seq: 1, SortKey: "d", Text: Text{ColName: "Ticket printer"}, Facets: []Facet{{"tag", "travel"}}},
+		{ID: 5, Seq: 1, SortKey: "e", Text: Text{ColName: "Removed rail booking", ColDescription: "reserve seats on trains"}, Facets: []Facet{{"tag", "travel"}, {"health", "removed"}}},
+	}
+	x := newTestIndex()
+	x.Apply(docs)
+	x.MarkReady()
+	var vs []Vector
+	for _, d := range docs {
+		vs = append(vs, Vector{ID: d.ID, Values: hashVec(EmbedText(d.Text), 64)})
+	}
+	x.SetVectors(64, vs)
+	return x
+}
+
+func TestHybridFindsByVectorWithinFilters(t *testing.T) {
+	x := vectorIndex(t)
+	// "ticket" meets doc 4 by its words; the vector of "rail booking
+	// seats" meets docs 2, 3 and 5, which the text does not match.
+	q := Query{Text: "ticket", Vector: hashVec("rail booking reserve seats on trains", 64), Limit: 10,
+		Filters: []Filter{{Terms: []Facet{{"tag", "travel"}, {"tag", "finance"}}}},
+		Exclude: []Facet{{"health", "removed"}}}
+	res, err := x.Search(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Hybrid {
+		t.Fatal("Hybrid = false, want a fused ranking")
+	}
+	var ids []uint32
+	for _, h := range res.Hits {
+		ids = append(ids, h.ID)
+		if !h.Fused {
+			t.Errorf("hit %d not fused", h.ID)
+		}
+	}
+	if slices.Contains(ids, 3) || slices.Contains(ids, 5) {
+		t.Fatalf("hits %v include an agent the filter or exclusion drops", ids)
+	}
+	if !slices.Contains(ids, 2) || !slices.Contains(ids, 4) {
+		t.Fatalf("hits %v, want 2 (by vector) and 4 (by word)", ids)
+	}
+	if res.Total != len(ids) {
+		t.Fatalf("Total = %d, want %d", res.Total, len(ids))
+	}
+	for _, h := range res.Hits {
+		switch h.ID {
+		case 2:
+			if h.VectorRank != 1 {
+				t.Errorf("hit 2 vector rank %d, want 1", h.VectorRank)
+			}
+		case 4:
+			if h.LexicalRank != 1 {
+				t.Errorf("hit 4 lexical rank %d, want 1", h.LexicalRank)
+			}
+		}
+	}
+	// The facets count the vector's hits too, and only allowed ones.
+	for _, f := range res.Facets["tag"] {
+		if f.Value == "secret" {
+			t.Fatalf("facets %v count a filtered-out agent", res.Facets["tag"])
+		}
+	}
+}
+
+func TestHybridNeedsMatchingDimension(t *testing.T) {
+	x := vectorIndex(t)
+	for _, tc := range []struct {
+		name string
+		q    Query
+	}{
+		{"other dimension", Query{Text: "ticket", Vector: hashVec("rail", 32), Limit: 10}},
+		{"no text", Query{Vector: hashVec("rail", 64), Limit: 10}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := x.Search(tc.q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Hybrid {
+				t.Fatal("Hybrid = true, want lexical only")
+			}
+		})
+	}
+	// Vectors of another dimension replace all held: never mixed.
+	x.SetVectors(32, []Vector{{ID: 1, Values: hashVec("invoice", 32)}})
+	st := x.VectorState()
+	if st.Dimension != 32 || st.Embedded != 1 {
+		t.Fatalf("VectorState = %+v, want 1 vector of 32", st)
+	}
+	x.SetVectors(32, []Vector{{ID: 2, Values: make([]float32, 31)}})
+	if st := x.VectorState(); st.Embedded != 1 {
+		t.Fatalf("a vector of the wrong length was kept: %+v", st)
+	}
+	x.Remove(1, 5)
+	if st := x.VectorState(); st.Embedded != 0 || x.HasVector(1, 32) {
+		t.Fatalf("a removed document keeps its vector: %+v", st)
+	}
+}
+
+// TestHybridPaging pages through a hybrid query with cursors: every hit
+// once, in the order of one large page.
+func TestHybridPaging(t *testing.T) {
+	g := gen{rand.New(rand.NewPCG(7, 7))}
+	x := newTestIndex()
+	var docs []Doc
+	for i := range 600 {
+		docs = append(docs, g.doc(uint32(i+1), 1))
+	}
+	x.Apply(docs)
+	x.MarkReady()
+	var vs []Vector
+	for _, d := range docs {
+		if d.ID%5 != 0 { // some documents have no vector yet
+			vs = append(vs, Vector{ID: d.ID, Values: hashVec(EmbedText(d.Text), 48)})
+		}
+	}
+	x.SetVectors(48, vs)
+	demote := []Facet{{Field: "tag", Value: docs[0].Facets[0].Value}}
+	for range 20 {
+		text := g.words(1 + g.r.IntN(3))
+		base := Query{Text: text, Vector: hashVec(g.words(3), 48), Demote: demote, Fusion: Fusion{Window: 20}}
+		all := base
+		all.Limit = 10_000
+		want, err := x.Search(all)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []uint32
+		var after *Hit
+		for {
+			q := base
+			q.Limit, q.After = 7, after
+			res, err := x.Search(q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, h := range res.Hits {
+				got = append(got, h.ID)
+			}
+			if len(res.Hits) < 7 {
+				break
+			}
+			after = &res.Hits[len(res.Hits)-1]
+		}
+		var wantIDs []uint32
+		for _, h := range want.Hits {
+			wantIDs = append(wantIDs, h.ID)
+		}
+		if !slices.Equal(got, wantIDs) {
+			t.Fatalf("q %q: paged %v\nwant     %v", text, got, wantIDs)
+		}
+		if want.Total != len(wantIDs) {
+			t.Fatalf("q %q: Total %d, hits %d", text, want.Total, len(wantIDs))
+		}
+	}
+}
+
+// BenchmarkHybrid measures a hybrid query (three words and a 384-dimension
+// vector) over 100,000 documents, every one with a vector: the brute-force
+// scan over the scope's documents and the fusion. It reports the vector
+// memory per document.
+func BenchmarkHybrid(b *testing.B) {
+	const n, dim = 100_000, 384
+	g := gen{rand.New(rand.NewPCG(3, 3))}
+	x := newTestIndex()
+	docs := make([]Doc, n)
+	for i := range docs {
+		docs[i] = g.doc(uint32(i+1), 1)
+	}
+	x.Apply(docs)
+	x.MarkReady()
+	r := rand.New(rand.NewPCG(4, 4))
+	randVec := func() []float32 {
+		v := make([]float32, dim)
+		for i := range v {
+			v[i] = float32(r.NormFloat64())
+		}
+		Normalize(v)
+		return v
+	}
+	for chunk := range slices.Chunk(docs, 1000) {
+		vs := make([]Vector, len(chunk))
+		for i, d := range chunk {
+			vs[i] = Vector{ID: d.ID, Values: randVec()}
+		}
+		x.SetVectors(dim, vs)
+	}
+	st := x.VectorState()
+	b.ReportMetric(float64(st.Bytes)/float64(st.Docs), "vector-bytes/doc")
+	queries := make([]Query, 64)
+	for i := range queries {
+		queries[i] = Query{Text: g.words(3), Vector: randVec(), Limit: 20, FacetLimit: 10}
+	}
+	for _, mode := range []string{"lexical", "hybrid"} {
+		b.Run(mode, func(b *testing.B) {
+			var took []time.Duration
+			for i := 0; b.Loop(); i++ {
+				q := queries[i%len(queries)]
+				if mode == "lexical" {
+					q.Vector = nil
+				}
+				start := time.Now()
+				if _, err := x.Search(q); err != nil {
+					b.Fatal(err)
+				}
+				took = append(took, time.Since(start))
+			}
+			slices.Sort(took)
+			b.ReportMetric(float64(took[len(took)*99/100].Microseconds())/1000, "p99-ms")
+		})
+	}
+}
