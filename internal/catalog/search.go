@@ -42,7 +42,16 @@ func (s *Store) Search(ctx context.Context, q Query) (Page, error) {
 	}
 	sq := indexQuery(q, hidden)
 	if cur != nil {
-		sq.After = &search.Hit{ID: cur.PK, Score: cur.Score, SortKey: cur.SortKey, Demoted: cur.Demoted, Partial: cur.Partial}
+		sq.After = &search.Hit{ID: cur.PK, Score: cur.Score, SortKey: cur.SortKey, Demoted: cur.Demoted, Partial: cur.Partial, Fused: cur.Fused}
+	}
+	var sem *Semantic
+	if s.embedder != nil && len(tokens) > 0 {
+		sem = &Semantic{}
+		vec, err := s.embedder.EmbedQuery(ctx, q.Text)
+		if err != nil {
+			sem.Degraded = err.Error()
+		}
+		sq.Vector, sq.Fusion = vec, s.fusion
 	}
 	start := time.Now()
 	res, err := s.idx().Search(sq)
@@ -55,7 +64,13 @@ func (s *Store) Search(ctx context.Context, q Query) (Page, error) {
 	if err != nil {
 		return Page{}, fmt.Errorf("searching: %w", err)
 	}
-	page := Page{Total: res.Total, Facets: make(map[string][]FacetCount, len(res.Facets))}
+	if sem != nil {
+		sem.Hybrid = res.Hybrid
+		if !res.Hybrid && sem.Degraded == "" {
+			sem.Degraded = "no agent has been embedded with this model yet"
+		}
+	}
+	page := Page{Total: res.Total, Facets: make(map[string][]FacetCount, len(res.Facets)), Semantic: sem}
 	page.Timing.IndexWait = res.Waited
 	page.Timing.Index = time.Since(start) - res.Waited
 	for field, counts := range res.Facets {
@@ -75,7 +90,7 @@ func (s *Store) Search(ctx context.Context, q Query) (Page, error) {
 	if len(top) > q.Limit {
 		last := top[q.Limit-1]
 		page.NextCursor = encodeCursor(cursor{Fingerprint: fp, Score: last.Score, SortKey: last.SortKey, PK: last.ID,
-			Demoted: last.Demoted, Partial: last.Partial})
+			Demoted: last.Demoted, Partial: last.Partial, Fused: last.Fused})
 		top = top[:q.Limit]
 	}
 	start = time.Now()
@@ -325,6 +340,15 @@ func (s *Store) loadSummaries(ctx context.Context, top []search.Hit, explain str
 			sum.Score = h.Score
 			if explain != "" {
 				sum.Explanation = s.explanation(explain, h.ID)
+				if h.Fused {
+					if sum.Explanation == nil {
+						// Found by its vector alone: no word of the query met it.
+						sum.Explanation = &Explanation{}
+					}
+					sum.Explanation.Fused = true
+					sum.Explanation.LexicalRank, sum.Explanation.VectorRank = h.LexicalRank, h.VectorRank
+					sum.Explanation.Similarity = float64(h.Similarity)
+				}
 			}
 			items = append(items, sum)
 		}
@@ -385,6 +409,10 @@ type cursor struct {
 	PK          uint32  `json:"p"`
 	Demoted     bool    `json:"d,omitempty"`
 	Partial     bool    `json:"m,omitempty"`
+	// Fused marks a hit of a hybrid ranking (search.Hit.Fused). A cursor
+	// from a hybrid page continued when the query cannot be embedded
+	// goes on from the first lexical hit.
+	Fused bool `json:"v,omitempty"`
 }
 
 func encodeCursor(c cursor) string {

@@ -54,6 +54,10 @@ type Config struct {
 	CardLimits card.Limits
 	// Listing is how new and changed cards enter the listing lifecycle.
 	Listing ListingPolicy
+	// Embedder, when set, embeds searches' text for the semantic layer
+	// (embeddings.go), whose rankings are fused as Fusion says.
+	Embedder QueryEmbedder
+	Fusion   search.Fusion
 }
 
 // Store is the catalog. It is safe for concurrent use.
@@ -88,6 +92,9 @@ type Store struct {
 	// summaries keeps the result summaries searches read, by agent and
 	// sequence (see loadSummaries).
 	summaries *lru.Cache[int64, cachedSummary]
+
+	embedder QueryEmbedder
+	fusion   search.Fusion
 
 	// indexGrace is indexGrace but for tests.
 	indexGrace time.Duration
@@ -157,7 +164,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("summary cache: %w", err)
 	}
 	s := &Store{db: db, sqlDB: sqlDB, dialect: d, log: log, limits: lim, indexGrace: indexGrace, ctx: bg, cancel: cancel,
-		stmts: newStmtCache(sqlDB), summaries: summaries}
+		stmts: newStmtCache(sqlDB), summaries: summaries, embedder: cfg.Embedder, fusion: cfg.Fusion}
 	s.index.Store(newSearchIndex())
 	s.SetListingPolicy(cfg.Listing)
 	return s, nil

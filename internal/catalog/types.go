@@ -161,6 +161,13 @@ type Explanation struct {
 	// together in the card (at most two words apart), which raises its
 	// score.
 	Near int
+	// Fused is set when the hit was ranked by fusing the lexical and
+	// vector rankings; LexicalRank and VectorRank are then its places in
+	// each (1 is first, 0 outside the fused window), Similarity its
+	// vector's cosine similarity to the query's.
+	Fused                   bool
+	LexicalRank, VectorRank int
+	Similarity              float64
 }
 
 // WordMatch is how one query word met an agent; Matched is empty when it
@@ -327,6 +334,9 @@ type Page struct {
 	Facets map[string][]FacetCount
 	// Timing says where the search's time went, for Server-Timing.
 	Timing SearchTiming
+	// Semantic says how a search with text was ranked when the semantic
+	// layer is configured; nil otherwise.
+	Semantic *Semantic
 }
 
 // SearchTiming splits a search's time: waiting for the index (behind a
