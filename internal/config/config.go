@@ -70,6 +70,87 @@ type Config struct {
 	Runs     Runs
 	Doors    Doors
 	ARD      ARD
+	// Embeddings is search's optional semantic layer.
+	Embeddings Embeddings
+}
+
+// Embeddings defaults (docs/operations.md).
+const (
+	DefaultEmbeddingsBatchSize    = 32
+	DefaultEmbeddingsTimeout      = 30 * time.Second
+	DefaultEmbeddingsQueryTimeout = time.Second
+	MaxEmbeddingsDimension        = 8192
+)
+
+// Embeddings is the semantic layer of search: an OpenAI-compatible
+// embeddings API (POST {URL}/embeddings) that embeds each agent's text and
+// each search's, reached through the outbound client. With no URL search
+// is lexical only.
+type Embeddings struct {
+	URL       string
+	Model     string
+	Dimension int
+	// APIKey or APIKeyFile (not both) is sent as a bearer token.
+	APIKey     Secret
+	APIKeyFile string
+	// BatchSize texts go in one request of agents' texts, each bounded by
+	// Timeout; a search's text by QueryTimeout.
+	BatchSize    int
+	Timeout      time.Duration
+	QueryTimeout time.Duration
+	// LexicalWeight and VectorWeight weigh the two rankings in the fused
+	// one; MinSimilarity is the least cosine similarity at which an
+	// agent is found by its vector alone.
+	LexicalWeight, VectorWeight float64
+	MinSimilarity               float64
+}
+
+// Enabled tells whether the semantic layer is configured.
+func (e Embeddings) Enabled() bool { return e.URL != "" }
+
+// Key returns the API key, read from APIKeyFile when that is set.
+func (e Embeddings) Key() (Secret, error) {
+	if e.APIKeyFile == "" {
+		return e.APIKey, nil
+	}
+	b, err := os.ReadFile(e.APIKeyFile)
+	if err != nil {
+		return "", fmt.Errorf("reading embeddings-api-key-file: %w", err)
+	}
+	s := strings.TrimSpace(string(b))
+	if s == "" {
+		return "", fmt.Errorf("%w: embeddings-api-key-file %s is empty", ErrInvalid, e.APIKeyFile)
+	}
+	return Secret(s), nil
+}
+
+func (e Embeddings) validate() error {
+	if !e.Enabled() {
+		if e.Model != "" || e.Dimension != 0 || e.APIKey != "" || e.APIKeyFile != "" {
+			return fmt.Errorf("%w: embeddings-model, -dimension and -api-key need embeddings-url", ErrInvalid)
+		}
+		return nil
+	}
+	u, err := url.Parse(e.URL)
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "":
+		return fmt.Errorf("%w: embeddings-url %q: want an http or https URL without credentials, query or fragment", ErrInvalid, e.URL)
+	case strings.TrimSpace(e.Model) == "":
+		return fmt.Errorf("%w: embeddings-model is required with embeddings-url", ErrInvalid)
+	case e.Dimension < 1 || e.Dimension > MaxEmbeddingsDimension:
+		return fmt.Errorf("%w: embeddings-dimension must be 1 to %d, got %d", ErrInvalid, MaxEmbeddingsDimension, e.Dimension)
+	case e.APIKey != "" && e.APIKeyFile != "":
+		return fmt.Errorf("%w: embeddings-api-key and embeddings-api-key-file are exclusive", ErrInvalid)
+	case e.BatchSize < 1 || e.BatchSize > 2048:
+		return fmt.Errorf("%w: embeddings-batch-size must be 1 to 2048, got %d", ErrInvalid, e.BatchSize)
+	case e.Timeout <= 0 || e.QueryTimeout <= 0:
+		return fmt.Errorf("%w: embeddings-timeout and embeddings-query-timeout must be positive", ErrInvalid)
+	case e.LexicalWeight < 0 || e.VectorWeight < 0 || e.LexicalWeight+e.VectorWeight == 0:
+		return fmt.Errorf("%w: embeddings-lexical-weight and embeddings-vector-weight must not be negative, nor both zero", ErrInvalid)
+	case e.MinSimilarity < -1 || e.MinSimilarity > 1:
+		return fmt.Errorf("%w: embeddings-min-similarity must be -1 to 1, got %v", ErrInvalid, e.MinSimilarity)
+	}
+	return nil
 }
 
 // Doors turns on the registry's protocol doors besides the JSON API and
@@ -354,6 +435,13 @@ func Default() Config {
 		},
 		Verify: Verify{Fetch: true},
 		ARD:    ARD{Publish: ARDPublishNone},
+		Embeddings: Embeddings{
+			BatchSize:     DefaultEmbeddingsBatchSize,
+			Timeout:       DefaultEmbeddingsTimeout,
+			QueryTimeout:  DefaultEmbeddingsQueryTimeout,
+			LexicalWeight: 1,
+			VectorWeight:  1,
+		},
 		Runs: Runs{
 			Retention:         DefaultRunRetention,
 			MaxDuration:       DefaultRunMaxDuration,
@@ -400,6 +488,9 @@ func (c Config) Validate() error {
 		return err
 	}
 	if err := c.ARD.validate(); err != nil {
+		return err
+	}
+	if err := c.Embeddings.validate(); err != nil {
 		return err
 	}
 	switch c.Log.Format {

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/netip"
@@ -319,5 +320,48 @@ func TestOAuthTokenHosts(t *testing.T) {
 		if err != nil || !slices.Equal(cfg.Runs.OAuthTokenHosts, tt.want) {
 			t.Errorf("%q: %q, %v; want %q", tt.arg, cfg.Runs.OAuthTokenHosts, err, tt.want)
 		}
+	}
+}
+
+func TestEmbeddingsSettings(t *testing.T) {
+	base := []string{"--embeddings-url", "http://127.0.0.1:8081/v1", "--embeddings-model", "all-minilm", "--embeddings-dimension", "384"}
+	tests := []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		wantErr bool
+	}{
+		{name: "off by default"},
+		{name: "on", args: base},
+		{name: "key from the environment", args: base, env: map[string]string{"REGISTRY_EMBEDDINGS_API_KEY": "sk-1"}},
+		{name: "weights", args: append(slices.Clone(base), "--embeddings-vector-weight", "0.5", "--embeddings-min-similarity", "0.3")},
+		{name: "model without url", args: []string{"--embeddings-model", "m"}, wantErr: true},
+		{name: "no model", args: []string{"--embeddings-url", "http://127.0.0.1:8081", "--embeddings-dimension", "384"}, wantErr: true},
+		{name: "no dimension", args: base[:4], wantErr: true},
+		{name: "not http", args: append(slices.Clone(base), "--embeddings-url", "file:///tmp/x"), wantErr: true},
+		{name: "credentials in the url", args: append(slices.Clone(base), "--embeddings-url", "http://u:p@127.0.0.1/v1"), wantErr: true},
+		{name: "both weights zero", args: append(slices.Clone(base), "--embeddings-vector-weight", "0", "--embeddings-lexical-weight", "0"), wantErr: true},
+		{name: "similarity out of range", args: append(slices.Clone(base), "--embeddings-min-similarity", "2"), wantErr: true},
+		{name: "weight not a number", args: append(slices.Clone(base), "--embeddings-vector-weight", "high"), wantErr: true},
+		{name: "key twice", args: append(slices.Clone(base), "--embeddings-api-key-file", "/k"), env: map[string]string{"REGISTRY_EMBEDDINGS_API_KEY": "sk-1"}, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := flag.NewFlagSet("t", flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			cfg, err := Load(fs, All, tt.args, func(k string) string { return tt.env[k] })
+			if tt.wantErr {
+				if err == nil {
+					t.Fatalf("Load = %+v, want an error", cfg.Embeddings)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := fmt.Sprintf("%v %+v", cfg.Embeddings.APIKey, cfg.Embeddings); strings.Contains(got, "sk-1") {
+				t.Fatalf("the API key prints: %s", got)
+			}
+		})
 	}
 }

@@ -150,6 +150,28 @@ func Settings() []Setting {
 			func(c *Config) flag.Value { return (*boolValue)(&c.Runs.PrivateAll) }},
 		{Serving, "oauth-token-hosts", "REGISTRY_OAUTH_TOKEN_HOSTS", "comma-separated hosts (host or host:port, as token URLs write them) that may receive a Try-panel sign-in's code issued on another origin, for cards that name no oauth2MetadataUrl",
 			func(c *Config) flag.Value { return (*listValue)(&c.Runs.OAuthTokenHosts) }},
+		{Serving, "embeddings-url", "REGISTRY_EMBEDDINGS_URL", "base URL of an OpenAI-compatible embeddings API (POST {url}/embeddings); empty: search is lexical only. Reached through the outbound client: a private or loopback address needs allow-networks",
+			func(c *Config) flag.Value { return (*stringValue)(&c.Embeddings.URL) }},
+		{Serving, "embeddings-model", "REGISTRY_EMBEDDINGS_MODEL", "model name sent to the embeddings API",
+			func(c *Config) flag.Value { return (*stringValue)(&c.Embeddings.Model) }},
+		{Serving, "embeddings-dimension", "REGISTRY_EMBEDDINGS_DIMENSION", "length of the model's vectors; an answer of another length is refused",
+			func(c *Config) flag.Value { return (*intValue)(&c.Embeddings.Dimension) }},
+		{Serving, "embeddings-api-key", "REGISTRY_EMBEDDINGS_API_KEY", "bearer token for the embeddings API (prefer the environment variable or the file; never logged)",
+			func(c *Config) flag.Value { return (*secretValue)(&c.Embeddings.APIKey) }},
+		{Serving, "embeddings-api-key-file", "REGISTRY_EMBEDDINGS_API_KEY_FILE", "file holding the embeddings API's bearer token",
+			func(c *Config) flag.Value { return (*stringValue)(&c.Embeddings.APIKeyFile) }},
+		{Serving, "embeddings-batch-size", "REGISTRY_EMBEDDINGS_BATCH_SIZE", "agents' texts sent in one embeddings request",
+			func(c *Config) flag.Value { return (*intValue)(&c.Embeddings.BatchSize) }},
+		{Serving, "embeddings-timeout", "REGISTRY_EMBEDDINGS_TIMEOUT", "time limit of one embeddings request for agents' texts",
+			func(c *Config) flag.Value { return (*durationValue)(&c.Embeddings.Timeout) }},
+		{Serving, "embeddings-query-timeout", "REGISTRY_EMBEDDINGS_QUERY_TIMEOUT", "time limit of embedding a search's text; past it the search answers lexically and says so",
+			func(c *Config) flag.Value { return (*durationValue)(&c.Embeddings.QueryTimeout) }},
+		{Serving, "embeddings-lexical-weight", "REGISTRY_EMBEDDINGS_LEXICAL_WEIGHT", "weight of the lexical (BM25) ranking in the fused ranking",
+			func(c *Config) flag.Value { return (*floatValue)(&c.Embeddings.LexicalWeight) }},
+		{Serving, "embeddings-vector-weight", "REGISTRY_EMBEDDINGS_VECTOR_WEIGHT", "weight of the vector ranking in the fused ranking",
+			func(c *Config) flag.Value { return (*floatValue)(&c.Embeddings.VectorWeight) }},
+		{Serving, "embeddings-min-similarity", "REGISTRY_EMBEDDINGS_MIN_SIMILARITY", "cosine similarity below which an agent is not found by its vector alone (-1 to 1)",
+			func(c *Config) flag.Value { return (*floatValue)(&c.Embeddings.MinSimilarity) }},
 		{Logging, "log-level", "REGISTRY_LOG_LEVEL", "debug, info, warn or error",
 			func(c *Config) flag.Value { return (*levelValue)(&c.Log.Level) }},
 		{Logging, "log-format", "REGISTRY_LOG_FORMAT", "text or json",
@@ -235,6 +257,18 @@ func (v *intValue) Set(s string) error {
 		return errors.New("want a whole number")
 	}
 	*v = intValue(n)
+	return nil
+}
+
+type floatValue float64
+
+func (v *floatValue) String() string { return strconv.FormatFloat(float64(*v), 'g', -1, 64) }
+func (v *floatValue) Set(s string) error {
+	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil {
+		return fmt.Errorf("not a number: %q", s)
+	}
+	*v = floatValue(f)
 	return nil
 }
 
