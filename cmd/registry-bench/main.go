@@ -7,7 +7,7 @@
 //	registry-bench mixed [-n 100000] [-duration 60s] [-db ...] [-registry BIN]
 //	registry-bench openloop [-n 100000] [-rate 10] [-duration 60s] [-rounds 3] [-kinds nl,filter,api,mcp,a2a] [-db ...]
 //	registry-bench console [-n 100000] [-requests 300] [-rounds 3] [-db ...]
-//	registry-bench relevance [-n 1000] [-v]
+//	registry-bench relevance [-n 1000] [-v] [-hybrid -fake-embeddings | -hybrid -embeddings-url URL -embeddings-model M -embeddings-dimension D]
 package main
 
 import (

@@ -11,6 +11,7 @@ import (
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/config"
 	"github.com/a2aregistry/registry/internal/crawler"
+	"github.com/a2aregistry/registry/internal/embeddings"
 	"github.com/a2aregistry/registry/internal/proxy"
 	"github.com/a2aregistry/registry/internal/safehttp"
 	"github.com/a2aregistry/registry/internal/telemetry"
@@ -48,11 +49,23 @@ type app struct {
 	priority *background.Priority
 	// ardTokenKey authenticates ARD page tokens on every replica alike.
 	ardTokenKey []byte
+	// semantic is search's semantic layer (nil when off), reaching its
+	// API through semanticClient.
+	semantic       *embeddings.Service
+	semanticClient *safehttp.Client
 }
 
 // newApp opens the catalog (migrating it) and wires the parts over it.
 func newApp(ctx context.Context, cfg config.Config, log *slog.Logger) (*app, error) {
-	store, err := openStore(ctx, cfg, log)
+	self, err := registrySelf(cfg.Server)
+	if err != nil {
+		return nil, err
+	}
+	sem, semClient, err := newEmbeddings(cfg, self, log)
+	if err != nil {
+		return nil, fmt.Errorf("configuring embeddings: %w", err)
+	}
+	store, err := openStoreWith(ctx, cfg, log, sem)
 	if err != nil {
 		return nil, err
 	}
@@ -61,25 +74,22 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger) (*app, err
 		closeStore(store, log)
 		return nil, fmt.Errorf("configuring sign-in: %w", err)
 	}
-	self, err := registrySelf(cfg.Server)
-	if err != nil {
-		closeStore(store, log)
-		return nil, err
-	}
 	ardKey, err := store.Secret(ctx, catalog.SecretARDPageTokens)
 	if err != nil {
 		closeStore(store, log)
 		return nil, err
 	}
 	a := &app{
-		ardTokenKey: ardKey,
-		cfg:         cfg,
-		log:         log,
-		store:       store,
-		self:        self,
-		client:      newOutboundClient(cfg, self, cfg.Crawl.PerHost),
-		metrics:     telemetry.New(store),
-		auth:        authn,
+		semantic:       sem,
+		semanticClient: semClient,
+		ardTokenKey:    ardKey,
+		cfg:            cfg,
+		log:            log,
+		store:          store,
+		self:           self,
+		client:         newOutboundClient(cfg, self, cfg.Crawl.PerHost),
+		metrics:        telemetry.New(store),
+		auth:           authn,
 		// One CPU for Go code is left to requests while any is served.
 		priority: background.NewPriority(0),
 	}
@@ -119,5 +129,8 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger) (*app, err
 func (a *app) close() {
 	a.client.CloseIdleConnections()
 	a.proxyClient.CloseIdleConnections()
+	if a.semanticClient != nil {
+		a.semanticClient.CloseIdleConnections()
+	}
 	closeStore(a.store, a.log)
 }

@@ -73,6 +73,15 @@ func (a *app) startBackground(ctx context.Context) (*background.Group, error) {
 		hooks.Run(ctx)
 		return nil
 	})
+	if a.semantic != nil {
+		// Agents are embedded in the background, never on the write path:
+		// a new version is searchable by its words at once, by meaning
+		// once embedded.
+		bg.Go("embeddings", func(ctx context.Context) error {
+			a.semantic.Run(ctx, a.store)
+			return nil
+		})
+	}
 	bg.Go("verification", func(ctx context.Context) error {
 		a.runner.Run(ctx)
 		return nil

@@ -2,9 +2,12 @@ package main
 
 import (
 	"fmt"
+	"log/slog"
 
 	"github.com/a2aregistry/registry/internal/config"
+	"github.com/a2aregistry/registry/internal/embeddings"
 	"github.com/a2aregistry/registry/internal/safehttp"
+	"github.com/a2aregistry/registry/internal/search"
 )
 
 // registrySelf is the registry's own server — its listen address and
@@ -61,4 +64,38 @@ func newProxyClient(cfg config.Config, self *safehttp.Self) *safehttp.Client {
 		UserAgent:     "a2a-registry/" + versionString(),
 		Resolver:      cfg.Outbound.Resolver,
 	})
+}
+
+// newEmbeddings is search's semantic layer when --embeddings-url is set,
+// nil otherwise. Its requests go through a guarded client of their own —
+// the same address allowlist and never the registry itself, no redirects
+// (a POST is not replayed elsewhere), a body cap sized for a batch of
+// vectors in JSON — and each is bounded by the layer's own timeouts.
+func newEmbeddings(cfg config.Config, self *safehttp.Self, log *slog.Logger) (*embeddings.Service, *safehttp.Client, error) {
+	e := cfg.Embeddings
+	if !e.Enabled() {
+		return nil, nil, nil
+	}
+	key, err := e.Key()
+	if err != nil {
+		return nil, nil, err
+	}
+	hc := safehttp.New(safehttp.Config{
+		Self:          self,
+		AllowNetworks: cfg.Outbound.AllowNetworks,
+		Timeout:       -1,
+		// A float in JSON takes up to about 25 bytes.
+		MaxBodyBytes: int64(e.BatchSize)*int64(e.Dimension)*25 + 1<<20,
+		MaxRedirects: -1,
+		UserAgent:    "a2a-registry/" + versionString(),
+		Resolver:     cfg.Outbound.Resolver,
+	})
+	client := embeddings.NewClient(hc, embeddings.ClientConfig{URL: e.URL, Model: e.Model, Dimension: e.Dimension, Key: key.Reveal()})
+	return embeddings.New(client, embeddings.Config{BatchSize: e.BatchSize, Timeout: e.Timeout, QueryTimeout: e.QueryTimeout,
+		Log: log.With("component", "embeddings")}), hc, nil
+}
+
+// fusionOf is the search index's fusion of the configured weights.
+func fusionOf(e config.Embeddings) search.Fusion {
+	return search.Fusion{LexicalWeight: e.LexicalWeight, VectorWeight: e.VectorWeight, MinSimilarity: float32(e.MinSimilarity)}
 }

@@ -130,12 +130,21 @@ func TestRegisterEveryVersion(t *testing.T) {
 // agents allowed, and returns its base URL.
 func startServe(t *testing.T, dsn string) string {
 	t.Helper()
+	return startServeWith(t, dsn, nil)
+}
+
+// startServeWith is startServe with the configuration changed by mod.
+func startServeWith(t *testing.T, dsn string, mod func(*config.Config)) string {
+	t.Helper()
 	cfg := config.Default()
 	cfg.Server.Listen = "127.0.0.1:0"
 	cfg.Storage.DB = dsn
 	cfg.Storage.ImportExamples = false
 	cfg.Outbound.AllowNetworks = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	cfg.Server.ShutdownTimeout = 5 * time.Second
+	if mod != nil {
+		mod(&cfg)
+	}
 	ctx, cancel := context.WithCancel(t.Context())
 	addrc := make(chan net.Addr, 1)
 	errc := make(chan error, 1)

@@ -43,4 +43,12 @@ func (a *app) registerOpsMetrics() {
 		return s
 	})
 	a.metrics.RegisterPriority(a.priority.Stats)
+	a.metrics.RegisterEmbeddings(func() (telemetry.EmbeddingStats, bool) {
+		if a.semantic == nil {
+			return telemetry.EmbeddingStats{}, false
+		}
+		st := a.semantic.State(a.store.EmbeddingCoverage())
+		return telemetry.EmbeddingStats{Dimension: st.Dimension, Embedded: st.Embedded, Agents: st.Agents, VectorBytes: st.VectorBytes,
+			AgentsOK: st.AgentsOK, AgentsFailed: st.AgentsFailed, QueriesOK: st.QueriesOK, QueriesFailed: st.QueriesFailed}, true
+	})
 }

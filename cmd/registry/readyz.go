@@ -39,7 +39,24 @@ type readinessStore interface {
 type readiness struct {
 	store      readinessStore
 	indexReady func() bool
-	log        *slog.Logger
+	// semantic reports search's semantic layer; nil when it is off. Its
+	// state never makes the replica unready: search answers by words
+	// alone while the embeddings API is down.
+	semantic func() *readySemantic
+	log      *slog.Logger
+}
+
+// readySemantic is the semantic layer in /readyz's answer.
+type readySemantic struct {
+	Model     string `json:"model"`
+	Dimension int    `json:"dimension"`
+	// Embedded of Agents indexed have a vector of the model.
+	Embedded int `json:"embedded"`
+	Agents   int `json:"agents"`
+	// Degraded is set while the last request to the API failed.
+	Degraded    bool       `json:"degraded"`
+	LastError   string     `json:"last_error,omitempty"`
+	LastErrorAt *time.Time `json:"last_error_at,omitempty"`
 }
 
 // readyBody is /readyz's answer.
@@ -49,6 +66,8 @@ type readyBody struct {
 	// Schema versions, when the database answered.
 	SchemaVersion int64 `json:"schema_version,omitempty"`
 	BinaryVersion int64 `json:"binary_schema_version,omitempty"`
+	// Semantic is search's semantic layer, when configured.
+	Semantic *readySemantic `json:"semantic,omitempty"`
 }
 
 // check returns the body and whether the replica is ready.
@@ -68,6 +87,9 @@ func (r *readiness) check(ctx context.Context) (readyBody, bool) {
 		return notReady(notReadySchemaUnknown)
 	}
 	body := readyBody{Status: "ready", SchemaVersion: have, BinaryVersion: want}
+	if r.semantic != nil {
+		body.Semantic = r.semantic()
+	}
 	switch {
 	case have < want:
 		body.Status, body.Reason = "not_ready", notReadySchemaBehind
@@ -87,4 +109,19 @@ func (r *readiness) serve(c echo.Context) error {
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
 	return c.JSON(code, body)
+}
+
+// readySemantic is the semantic layer's state for /readyz, nil when off.
+func (a *app) readySemantic() *readySemantic {
+	if a.semantic == nil {
+		return nil
+	}
+	st := a.semantic.State(a.store.EmbeddingCoverage())
+	out := &readySemantic{Model: st.Model, Dimension: st.Dimension, Embedded: st.Embedded, Agents: st.Agents,
+		Degraded: st.Degraded, LastError: st.LastError}
+	if !st.LastErrorAt.IsZero() {
+		t := st.LastErrorAt.UTC()
+		out.LastErrorAt = &t
+	}
+	return out
 }

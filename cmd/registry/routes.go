@@ -25,6 +25,12 @@ func (a *app) handler() http.Handler {
 		hosts: a.cfg.Server.AcceptedHosts(), origins: a.cfg.Server.TrustedOrigins(), agents: a.store, pauser: a.store, keys: a.store,
 		ops: a.store, annotator: a.store, publicURL: a.cfg.Server.PublicURL, curator: a.store, priority: a.priority,
 		ard: ardPublish(a.cfg.ARD), ardStore: a.store, ardTokenKey: a.ardTokenKey}
+	if a.semantic != nil {
+		d.semantic = func() web.SemanticState {
+			st := a.semantic.State(a.store.EmbeddingCoverage())
+			return web.SemanticState{Model: st.Model, Embedded: st.Embedded, Agents: st.Agents}
+		}
+	}
 	if a.crawler != nil {
 		d.refresher = a.crawler
 	}
@@ -34,7 +40,7 @@ func (a *app) handler() http.Handler {
 	if a.cfg.Doors.Agent {
 		d.doors.agent, d.doors.self, d.doors.signingKey = a.store, a.self, a.cfg.Doors.SigningKey
 	}
-	d.ready = &readiness{store: a.store, indexReady: func() bool { return a.store.IndexState().Ready }, log: a.log}
+	d.ready = &readiness{store: a.store, indexReady: func() bool { return a.store.IndexState().Ready }, semantic: a.readySemantic, log: a.log}
 	if a.proxy != nil {
 		// One run service for both doors: runs count against the same
 		// limits, and a run's credentials serve its follow-ups, whichever
@@ -82,6 +88,8 @@ type handlerDeps struct {
 	// ardTokenKey authenticates ARD page tokens, the same on every
 	// replica (catalog.Store.Secret); nil: a key of this process only.
 	ardTokenKey []byte
+	// semantic reports search's semantic layer to the console; nil: off.
+	semantic func() web.SemanticState
 }
 
 // operations is what the API's and the console's operator pages need
@@ -248,6 +256,7 @@ func consoleOptions(d handlerDeps) web.Options {
 	if d.curator != nil {
 		o.Curator = d.curator
 	}
+	o.Semantic = d.semantic
 	return o
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/a2aregistry/registry/internal/card"
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/config"
+	"github.com/a2aregistry/registry/internal/embeddings"
 )
 
 // cardLimits applies the configured card size to the parser's defaults.
@@ -23,8 +24,18 @@ const maxInt = int(^uint(0) >> 1)
 // Every command migrates: goose applies only what is pending, and PostgreSQL
 // replicas take an advisory lock so they do not race.
 func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (*catalog.Store, error) {
-	store, err := catalog.Open(ctx, catalog.Config{DSN: cfg.Storage.DB, Logger: log, CardLimits: cardLimits(cfg),
-		Listing: catalog.ListingPolicy{RequireApproval: cfg.Listing.RequireApproval, ReapproveOnChange: cfg.Listing.ReapproveOnChange}})
+	return openStoreWith(ctx, cfg, log, nil)
+}
+
+// openStoreWith is openStore for serve: its searches are embedded by sem
+// (the semantic layer) when that is not nil.
+func openStoreWith(ctx context.Context, cfg config.Config, log *slog.Logger, sem *embeddings.Service) (*catalog.Store, error) {
+	ccfg := catalog.Config{DSN: cfg.Storage.DB, Logger: log, CardLimits: cardLimits(cfg),
+		Listing: catalog.ListingPolicy{RequireApproval: cfg.Listing.RequireApproval, ReapproveOnChange: cfg.Listing.ReapproveOnChange}}
+	if sem != nil {
+		ccfg.Embedder, ccfg.Fusion = sem, fusionOf(cfg.Embeddings)
+	}
+	store, err := catalog.Open(ctx, ccfg)
 	if err != nil {
 		return nil, err
 	}

@@ -216,6 +216,10 @@ func searchAnswer(r reading, page catalog.Page) answer {
 	if page.Total > 0 {
 		b.WriteString("\nSay \"only signed ones\", \"over gRPC\" or \"accepts JSON\" to narrow this down.")
 	}
+	if sem := page.Semantic; sem != nil && !sem.Hybrid {
+		// Never silently: the answer says it matched words alone.
+		b.WriteString("\n(Matched by words only: " + sem.Degraded + ".)")
+	}
 	status := fmt.Sprintf("found %d agents", page.Total)
 	return answer{data: res, text: b.String(), status: status}
 }

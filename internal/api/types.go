@@ -22,6 +22,16 @@ type SearchResponse struct {
 	// SuggestedFilters are filters the words of q seem to name ("accepts
 	// PDF"), for the client to offer; the search did not apply them.
 	SuggestedFilters []SuggestedFilter `json:"suggested_filters"`
+	// Semantic says how a search with q was ranked, when an embeddings
+	// API is configured.
+	Semantic *SemanticSearch `json:"semantic,omitempty"`
+}
+
+// SemanticSearch is how a search was ranked: hybrid (words and meaning
+// fused) or lexical, with the reason it fell back to words alone.
+type SemanticSearch struct {
+	Mode     string `json:"mode"`
+	Degraded string `json:"degraded,omitempty"`
 }
 
 // SuggestedFilter is one filter suggested by the words of a search.
@@ -69,6 +79,11 @@ type Explanation struct {
 	Partial bool        `json:"partial"`
 	Words   []WordMatch `json:"words"`
 	Near    int         `json:"near"`
+	// LexicalRank, VectorRank and Similarity are set with a hybrid
+	// ranking.
+	LexicalRank *int     `json:"lexical_rank,omitempty"`
+	VectorRank  *int     `json:"vector_rank,omitempty"`
+	Similarity  *float64 `json:"similarity,omitempty"`
 }
 
 // WordMatch is how one word of q met an agent.
@@ -253,6 +268,12 @@ func newSearchResponse(p catalog.Page, suggested []query.Suggestion) SearchRespo
 		next := p.NextCursor
 		r.NextCursor = &next
 	}
+	if sem := p.Semantic; sem != nil {
+		r.Semantic = &SemanticSearch{Mode: "lexical", Degraded: sem.Degraded}
+		if sem.Hybrid {
+			r.Semantic.Mode = "hybrid"
+		}
+	}
 	// Every field is listed, even without values, so clients can render
 	// the facet panel from the response alone; fields the API does not
 	// document are dropped.
@@ -281,6 +302,10 @@ func newSummary(s catalog.Summary) Summary {
 		out.Explanation = &Explanation{Partial: e.Partial, Near: e.Near, Words: make([]WordMatch, len(e.Words))}
 		for i, w := range e.Words {
 			out.Explanation.Words[i] = WordMatch{Word: w.Word, Matched: w.Matched, How: w.How, Fields: nonNil(w.Fields)}
+		}
+		if e.Fused {
+			out.Explanation.LexicalRank, out.Explanation.VectorRank = &e.LexicalRank, &e.VectorRank
+			out.Explanation.Similarity = &e.Similarity
 		}
 	}
 	for i, sk := range s.Skills {

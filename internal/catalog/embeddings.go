@@ -29,6 +29,8 @@ import (
 // so they say what happened without URLs or secrets.
 type QueryEmbedder interface {
 	EmbedQuery(ctx context.Context, text string) ([]float32, error)
+	// Model names the model the vectors are of.
+	Model() string
 }
 
 // Semantic says how a search with text was ranked, when the semantic
@@ -191,21 +193,24 @@ func (s *Store) StoreEmbeddings(ctx context.Context, model string, dim int, es [
 	if err != nil {
 		return fmt.Errorf("storing embeddings: %w", err)
 	}
-	s.UseEmbeddings(dim, es)
+	s.UseEmbeddings(model, dim, es)
 	return nil
 }
 
 // UseEmbeddings puts vectors already stored in this process's index.
-func (s *Store) UseEmbeddings(dim int, es []Embedding) {
+// Those of another model or dimension than the index holds replace them
+// all (search.Index.SetVectors).
+func (s *Store) UseEmbeddings(model string, dim int, es []Embedding) {
 	vs := make([]search.Vector, 0, len(es))
 	for _, e := range es {
 		vs = append(vs, search.Vector{ID: uint32(e.PK), Values: e.Vector})
 	}
-	s.idx().SetVectors(dim, vs)
+	s.idx().SetVectors(model, dim, vs)
 }
 
 // EmbeddingCoverage is how much of the index the semantic layer covers.
 type EmbeddingCoverage struct {
+	Model            string
 	Dimension        int
 	Embedded, Agents int
 	// Bytes is the memory of the vectors in this process.
@@ -215,5 +220,5 @@ type EmbeddingCoverage struct {
 // EmbeddingCoverage reports the vectors this process's index holds.
 func (s *Store) EmbeddingCoverage() EmbeddingCoverage {
 	st := s.idx().VectorState()
-	return EmbeddingCoverage{Dimension: st.Dimension, Embedded: st.Embedded, Agents: st.Docs, Bytes: st.Bytes}
+	return EmbeddingCoverage{Model: st.Space, Dimension: st.Dimension, Embedded: st.Embedded, Agents: st.Docs, Bytes: st.Bytes}
 }

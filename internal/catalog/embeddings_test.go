@@ -33,6 +33,8 @@ type fakeEmbedder struct {
 	err error
 }
 
+func (f *fakeEmbedder) Model() string { return "m1" }
+
 func (f *fakeEmbedder) EmbedQuery(_ context.Context, text string) ([]float32, error) {
 	if f.err != nil {
 		return nil, f.err
@@ -96,7 +98,7 @@ func embedAll(t *testing.T, s *catalog.Store, model string, dim int, after int64
 	if err := s.StoreEmbeddings(ctx, model, dim, es); err != nil {
 		t.Fatal(err)
 	}
-	s.UseEmbeddings(dim, stored)
+	s.UseEmbeddings(model, dim, stored)
 	return len(es), last
 }
 
@@ -140,8 +142,8 @@ func TestEmbeddingsStoredAndSearched(t *testing.T) {
 					t.Errorf("%s/%d: embedded %d, want %d", tc.model, tc.dim, n, tc.want)
 				}
 			}
-			// The index now holds 32-dimension vectors only: a 64 query
-			// vector is never compared with them.
+			// The index now holds m1's 32-dimension vectors only: the
+			// query's 64 are never compared with them.
 			p, err = s.Search(ctx, catalog.Query{Text: "xyzzy plugh", Scope: catalog.Scope{All: true}})
 			if err != nil {
 				t.Fatal(err)

@@ -51,7 +51,7 @@ func (s *Store) Search(ctx context.Context, q Query) (Page, error) {
 		if err != nil {
 			sem.Degraded = err.Error()
 		}
-		sq.Vector, sq.Fusion = vec, s.fusion
+		sq.Vector, sq.VectorSpace, sq.Fusion = vec, s.embedder.Model(), s.fusion
 	}
 	start := time.Now()
 	res, err := s.idx().Search(sq)

@@ -143,6 +143,13 @@ type (
 		Total      int                     `json:"total" jsonschema:"agents matching, over every page"`
 		NextCursor string                  `json:"next_cursor,omitempty" jsonschema:"pass as cursor for the next page; absent on the last"`
 		Facets     map[string][]FacetCount `json:"facets"`
+		// Semantic says how a search with text was ranked when the
+		// registry has an embeddings API.
+		Semantic *Semantic `json:"semantic,omitempty" jsonschema:"how the text was ranked: hybrid (words and meaning) or lexical (words only, and why); absent without an embeddings API"`
+	}
+	Semantic struct {
+		Mode     string `json:"mode" jsonschema:"hybrid or lexical"`
+		Degraded string `json:"degraded,omitempty" jsonschema:"why the search was ranked by words only"`
 	}
 	// FacetsOutput is list_facets' result.
 	FacetsOutput struct {
@@ -244,6 +251,12 @@ func (s *Server) searchAgents(ctx context.Context, req *mcp.CallToolRequest, arg
 		return nil, SearchOutput{}, s.fault(ctx, "search", err)
 	}
 	out := SearchOutput{Total: page.Total, NextCursor: page.NextCursor, Facets: facets(page.Facets), Agents: []AgentSummary{}}
+	if sem := page.Semantic; sem != nil {
+		out.Semantic = &Semantic{Mode: "lexical", Degraded: sem.Degraded}
+		if sem.Hybrid {
+			out.Semantic.Mode = "hybrid"
+		}
+	}
 	top := 0.0
 	for _, it := range page.Items {
 		top = max(top, it.Score)
@@ -512,6 +525,9 @@ func searchText(out SearchOutput) string {
 	}
 	if out.NextCursor != "" {
 		b.WriteString("\nMore: call again with cursor=" + out.NextCursor)
+	}
+	if out.Semantic != nil && out.Semantic.Degraded != "" {
+		b.WriteString("\n(Matched by words only: " + out.Semantic.Degraded + ".)")
 	}
 	return b.String()
 }

@@ -212,6 +212,10 @@ type Report struct {
 	SuccessAt3, MRR10   float64
 	NDCG10              float64
 	Succeeded, Answered int
+	// Mode labels the ranking measured: "lexical" unless the caller says
+	// otherwise; Hybrid counts the queries the semantic layer ranked too.
+	Mode   string
+	Hybrid int
 }
 
 // Run asks every query of the named set of store and scores the answers.
@@ -253,6 +257,9 @@ func Run(ctx context.Context, store *catalog.Store, cat Catalog, set string) (Re
 		}
 		if len(page.Items) > 0 {
 			rep.Answered++
+		}
+		if page.Semantic != nil && page.Semantic.Hybrid {
+			rep.Hybrid++
 		}
 		ideal, err := idealGains(ctx, store, j)
 		if err != nil {
@@ -338,8 +345,16 @@ func ndcg(gains, judged []int) float64 {
 func (r Report) Print(w io.Writer, verbose bool) {
 	fmt.Fprintf(w, "%s set: %d judged cards among %d synthetic agents; %d queries, %d answered\n",
 		r.Set, r.Catalog.Judged, r.Catalog.Synthetic, len(r.Queries), r.Answered)
-	fmt.Fprintf(w, "lexical: success@3 %.3f (%d/%d)  MRR@10 %.3f  nDCG@10 %.3f\n",
+	mode := r.Mode
+	if mode == "" {
+		mode = "lexical"
+	}
+	fmt.Fprintf(w, "%s: success@3 %.3f (%d/%d)  MRR@10 %.3f  nDCG@10 %.3f", mode,
 		r.SuccessAt3, r.Succeeded, len(r.Queries), r.MRR10, r.NDCG10)
+	if r.Hybrid > 0 || r.Mode != "" {
+		fmt.Fprintf(w, "  (%d/%d ranked hybrid)", r.Hybrid, len(r.Queries))
+	}
+	fmt.Fprintln(w)
 	if !verbose {
 		return
 	}

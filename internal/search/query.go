@@ -42,7 +42,10 @@ type Query struct {
 	// nearest to it that the filters allow join the text matches, and
 	// the two rankings are fused as Fusion says.
 	Vector []float32
-	Fusion Fusion
+	// VectorSpace names the model Vector is of: only vectors of the same
+	// model are compared with it.
+	VectorSpace string
+	Fusion      Fusion
 }
 
 // Hit is one matching document: demoted ones last, then with query text

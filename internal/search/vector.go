@@ -24,7 +24,8 @@ import (
 
 // Fusion configures how a query with a vector ranks.
 type Fusion struct {
-	// LexicalWeight and VectorWeight weigh the two rankings; zero means 1.
+	// LexicalWeight and VectorWeight weigh the two rankings; both zero
+	// (the zero Fusion) means 1 each.
 	LexicalWeight, VectorWeight float64
 	// K damps the weight of the first ranks; zero means 60, the paper's.
 	K float64
@@ -43,11 +44,8 @@ const (
 )
 
 func (f Fusion) withDefaults() Fusion {
-	if f.LexicalWeight == 0 {
-		f.LexicalWeight = 1
-	}
-	if f.VectorWeight == 0 {
-		f.VectorWeight = 1
+	if f.LexicalWeight == 0 && f.VectorWeight == 0 {
+		f.LexicalWeight, f.VectorWeight = 1, 1
 	}
 	if f.K == 0 {
 		f.K = DefaultFusionK
@@ -97,8 +95,10 @@ func Normalize(v []float32) bool {
 }
 
 type vectorSet struct {
-	dim  int
-	data []float32
+	// space names the model the vectors are of.
+	space string
+	dim   int
+	data  []float32
 	// signs holds each vector's signs, a bit per dimension (words per
 	// slot), for the first pass of a large scan (nearest).
 	signs []uint64
@@ -118,19 +118,19 @@ type Vector struct {
 	Values []float32
 }
 
-// SetVectors stores vectors of dimension dim (normalised by the caller).
-// A dimension other than the one the index holds replaces all it holds:
-// vectors of two models or dimensions are never compared. Vectors of
-// another length than dim are skipped.
-func (x *Index) SetVectors(dim int, vs []Vector) {
+// SetVectors stores vectors of dimension dim made by the model space
+// (normalised by the caller). A space or dimension other than the one the
+// index holds replaces all it holds: vectors of two models or dimensions
+// are never compared. Vectors of another length than dim are skipped.
+func (x *Index) SetVectors(space string, dim int, vs []Vector) {
 	if dim <= 0 {
 		return
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.gen++
-	if x.vec.dim != dim {
-		x.vec = vectorSet{dim: dim, words: (dim + 63) / 64}
+	if x.vec.dim != dim || x.vec.space != space {
+		x.vec = vectorSet{space: space, dim: dim, words: (dim + 63) / 64}
 	}
 	s := &x.vec
 	for _, v := range vs {
@@ -170,7 +170,9 @@ func (x *Index) dropVector(id uint32) {
 
 // VectorState says how much of the index the semantic layer covers.
 type VectorState struct {
-	// Dimension is that of the vectors held; zero when none were set.
+	// Space and Dimension are those of the vectors held; zero when none
+	// were set.
+	Space     string
 	Dimension int
 	// Embedded counts the present documents that have a vector; Docs all
 	// present documents.
@@ -183,7 +185,7 @@ type VectorState struct {
 func (x *Index) VectorState() VectorState {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	st := VectorState{Dimension: x.vec.dim, Docs: len(x.all), Bytes: 4*cap(x.vec.data) + 8*cap(x.vec.signs) + 8*cap(x.vec.has)}
+	st := VectorState{Space: x.vec.space, Dimension: x.vec.dim, Docs: len(x.all), Bytes: 4*cap(x.vec.data) + 8*cap(x.vec.signs) + 8*cap(x.vec.has)}
 	if x.vec.n == 0 {
 		return st
 	}
@@ -195,11 +197,11 @@ func (x *Index) VectorState() VectorState {
 	return st
 }
 
-// HasVector tells whether document id has a vector of dimension dim.
-func (x *Index) HasVector(id uint32, dim int) bool {
+// HasVector tells whether document id has a vector of space and dim.
+func (x *Index) HasVector(id uint32, space string, dim int) bool {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	return x.vec.dim == dim && x.vec.holds(id)
+	return x.vec.space == space && x.vec.dim == dim && x.vec.holds(id)
 }
 
 type simHit struct {
@@ -335,10 +337,10 @@ func dot(a, b []float32) float32 {
 	return s0 + s1 + s2 + s3
 }
 
-// hybrid reports whether q is ranked with its vector: it has text, and a
-// vector of the dimension the index holds, and the index holds some.
+// hybrid reports whether q is ranked with its vector: it has a vector
+// of the space and dimension the index holds, and the index holds some.
 func (x *Index) hybrid(q *Query) bool {
-	return len(q.Vector) > 0 && len(q.Vector) == x.vec.dim && x.vec.n > 0
+	return len(q.Vector) > 0 && q.VectorSpace == x.vec.space && len(q.Vector) == x.vec.dim && x.vec.n > 0
 }
 
 // fuse ranks a hybrid query: the first Window hits of the lexical ranking

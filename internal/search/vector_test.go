@@ -2,6 +2,7 @@ package search
 
 import (
 	"hash/fnv"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -43,7 +44,7 @@ func vectorIndex(t testing.TB) *Index {
 	for _, d := range docs {
 		vs = append(vs, Vector{ID: d.ID, Values: hashVec(EmbedText(d.Text), 64)})
 	}
-	x.SetVectors(64, vs)
+	x.SetVectors("hash", 64, vs)
 	return x
 }
 
@@ -51,7 +52,7 @@ func TestHybridFindsByVectorWithinFilters(t *testing.T) {
 	x := vectorIndex(t)
 	// "ticket" meets doc 4 by its words; the vector of "rail booking
 	// seats" meets docs 2, 3 and 5, which the text does not match.
-	q := Query{Text: "ticket", Vector: hashVec("rail booking reserve seats on trains", 64), Limit: 10,
+	q := Query{Text: "ticket", Vector: hashVec("rail booking reserve seats on trains", 64), VectorSpace: "hash", Limit: 10,
 		Filters: []Filter{{Terms: []Facet{{"tag", "travel"}, {"tag", "finance"}}}},
 		Exclude: []Facet{{"health", "removed"}}}
 	res, err := x.Search(q)
@@ -103,8 +104,9 @@ func TestHybridNeedsMatchingDimension(t *testing.T) {
 		name string
 		q    Query
 	}{
-		{"other dimension", Query{Text: "ticket", Vector: hashVec("rail", 32), Limit: 10}},
-		{"no text", Query{Vector: hashVec("rail", 64), Limit: 10}},
+		{"other dimension", Query{Text: "ticket", Vector: hashVec("rail", 32), VectorSpace: "hash", Limit: 10}},
+		{"other model", Query{Text: "ticket", Vector: hashVec("rail", 64), VectorSpace: "other", Limit: 10}},
+		{"no text", Query{Vector: hashVec("rail", 64), VectorSpace: "hash", Limit: 10}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := x.Search(tc.q)
@@ -117,17 +119,17 @@ func TestHybridNeedsMatchingDimension(t *testing.T) {
 		})
 	}
 	// Vectors of another dimension replace all held: never mixed.
-	x.SetVectors(32, []Vector{{ID: 1, Values: hashVec("invoice", 32)}})
+	x.SetVectors("hash", 32, []Vector{{ID: 1, Values: hashVec("invoice", 32)}})
 	st := x.VectorState()
 	if st.Dimension != 32 || st.Embedded != 1 {
 		t.Fatalf("VectorState = %+v, want 1 vector of 32", st)
 	}
-	x.SetVectors(32, []Vector{{ID: 2, Values: make([]float32, 31)}})
+	x.SetVectors("hash", 32, []Vector{{ID: 2, Values: make([]float32, 31)}})
 	if st := x.VectorState(); st.Embedded != 1 {
 		t.Fatalf("a vector of the wrong length was kept: %+v", st)
 	}
 	x.Remove(1, 5)
-	if st := x.VectorState(); st.Embedded != 0 || x.HasVector(1, 32) {
+	if st := x.VectorState(); st.Embedded != 0 || x.HasVector(1, "hash", 32) {
 		t.Fatalf("a removed document keeps its vector: %+v", st)
 	}
 }
@@ -149,11 +151,11 @@ func TestHybridPaging(t *testing.T) {
 			vs = append(vs, Vector{ID: d.ID, Values: hashVec(EmbedText(d.Text), 48)})
 		}
 	}
-	x.SetVectors(48, vs)
+	x.SetVectors("hash", 48, vs)
 	demote := []Facet{{Field: "tag", Value: docs[0].Facets[0].Value}}
 	for range 20 {
 		text := g.words(1 + g.r.IntN(3))
-		base := Query{Text: text, Vector: hashVec(g.words(3), 48), Demote: demote, Fusion: Fusion{Window: 20}}
+		base := Query{Text: text, Vector: hashVec(g.words(3), 48), VectorSpace: "hash", Demote: demote, Fusion: Fusion{Window: 20}}
 		all := base
 		all.Limit = 10_000
 		want, err := x.Search(all)
@@ -218,13 +220,14 @@ func BenchmarkHybrid(b *testing.B) {
 		for i, d := range chunk {
 			vs[i] = Vector{ID: d.ID, Values: randVec()}
 		}
-		x.SetVectors(dim, vs)
+		x.SetVectors("random", dim, vs)
 	}
 	st := x.VectorState()
 	b.ReportMetric(float64(st.Bytes)/float64(st.Docs), "vector-bytes/doc")
+	b.ReportMetric(signRecall(x, r, 20), "recall@10")
 	queries := make([]Query, 64)
 	for i := range queries {
-		queries[i] = Query{Text: g.words(3), Vector: randVec(), Limit: 20, FacetLimit: 10}
+		queries[i] = Query{Text: g.words(3), Vector: randVec(), VectorSpace: "random", Limit: 20, FacetLimit: 10}
 	}
 	for _, mode := range []string{"lexical", "hybrid"} {
 		b.Run(mode, func(b *testing.B) {
@@ -244,4 +247,38 @@ func BenchmarkHybrid(b *testing.B) {
 			b.ReportMetric(float64(took[len(took)*99/100].Microseconds())/1000, "p99-ms")
 		})
 	}
+}
+
+// signRecall is the share of the exact ten nearest documents that
+// nearest's two passes (sign bits, then full vectors) find, for queries
+// made near a document (its vector plus as much noise again), as a
+// question is near the agents that answer it.
+func signRecall(x *Index, r *rand.Rand, queries int) float64 {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	s := &x.vec
+	found, total := 0, 0
+	for range queries {
+		id := x.all[r.IntN(len(x.all))]
+		q := make([]float32, s.dim)
+		for i := range q {
+			q[i] = s.data[int(id)*s.dim+i] + float32(r.NormFloat64())/float32(math.Sqrt(float64(s.dim)))
+		}
+		Normalize(q)
+		exact := &topK[simHit]{k: 10, order: bySim}
+		for _, d := range x.all {
+			exact.offer(simHit{d, dot(q, s.data[int(d)*s.dim:int(d+1)*s.dim])})
+		}
+		got := map[uint32]bool{}
+		for _, h := range x.nearest(q, x.all, 10, -1) {
+			got[h.id] = true
+		}
+		for _, h := range exact.items {
+			total++
+			if got[h.id] {
+				found++
+			}
+		}
+	}
+	return float64(found) / float64(total)
 }

@@ -222,3 +222,65 @@ func (c *priorityCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.waiting, prometheus.GaugeValue, float64(s.Waiting))
 	ch <- prometheus.MustNewConstMetric(c.waited, prometheus.CounterValue, s.Waited.Seconds())
 }
+
+// EmbeddingStats describes search's semantic layer in this process.
+type EmbeddingStats struct {
+	Dimension int
+	// Embedded counts the indexed agents with a vector of the configured
+	// model; Agents all indexed agents.
+	Embedded, Agents int
+	VectorBytes      int
+	// Requests to the embeddings API by kind and outcome; QueryFallbacks
+	// counts searches answered by words alone because their text could
+	// not be embedded.
+	AgentsOK, AgentsFailed, QueriesOK, QueriesFailed int64
+}
+
+// RegisterEmbeddings exports the semantic layer's state; with it off,
+// registry_embeddings_enabled is 0 and nothing else is exported.
+func (m *Metrics) RegisterEmbeddings(stats func() (EmbeddingStats, bool)) {
+	d := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc(name, help, labels, nil)
+	}
+	m.reg.MustRegister(&embeddingsCollector{stats: stats,
+		enabled:   d("registry_embeddings_enabled", "1 when an embeddings API is configured (--embeddings-url)."),
+		dim:       d("registry_embeddings_dimension", "Dimension of the configured model's vectors."),
+		embedded:  d("registry_embeddings_agents_embedded", "Indexed agents with a vector of the configured model."),
+		agents:    d("registry_embeddings_agents_indexed", "Agents in the search index."),
+		requests:  d("registry_embeddings_requests_total", "Requests to the embeddings API by kind (agents, query) and result (ok, error).", "kind", "result"),
+		fallbacks: d("registry_embeddings_query_fallbacks_total", "Searches answered by words alone because their text could not be embedded."),
+		bytes:     d("registry_embeddings_vector_bytes", "Memory of the vectors held in this process."),
+	})
+}
+
+type embeddingsCollector struct {
+	stats                                                      func() (EmbeddingStats, bool)
+	enabled, dim, embedded, agents, requests, fallbacks, bytes *prometheus.Desc
+}
+
+func (c *embeddingsCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.enabled, c.dim, c.embedded, c.agents, c.requests, c.fallbacks, c.bytes} {
+		ch <- d
+	}
+}
+
+func (c *embeddingsCollector) Collect(ch chan<- prometheus.Metric) {
+	s, on := c.stats()
+	if !on {
+		ch <- prometheus.MustNewConstMetric(c.enabled, prometheus.GaugeValue, 0)
+		return
+	}
+	gauge := func(d *prometheus.Desc, v float64) { ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v) }
+	gauge(c.enabled, 1)
+	gauge(c.dim, float64(s.Dimension))
+	gauge(c.embedded, float64(s.Embedded))
+	gauge(c.agents, float64(s.Agents))
+	gauge(c.bytes, float64(s.VectorBytes))
+	for _, r := range []struct {
+		kind, result string
+		n            int64
+	}{{"agents", "ok", s.AgentsOK}, {"agents", "error", s.AgentsFailed}, {"query", "ok", s.QueriesOK}, {"query", "error", s.QueriesFailed}} {
+		ch <- prometheus.MustNewConstMetric(c.requests, prometheus.CounterValue, float64(r.n), r.kind, r.result)
+	}
+	ch <- prometheus.MustNewConstMetric(c.fallbacks, prometheus.CounterValue, float64(s.QueriesFailed))
+}

@@ -76,6 +76,10 @@ func TestOpsMetrics(t *testing.T) {
 	m.RegisterPriority(func() background.PriorityStats {
 		return background.PriorityStats{Foreground: 2, Background: 1, Waiting: 4, Waited: 1500 * time.Millisecond}
 	})
+	m.RegisterEmbeddings(func() (telemetry.EmbeddingStats, bool) {
+		return telemetry.EmbeddingStats{Dimension: 384, Embedded: 100, Agents: 120, VectorBytes: 1 << 20,
+			AgentsOK: 4, QueriesOK: 9, QueriesFailed: 2}, true
+	})
 	out := scrape(t, m)
 	for _, want := range []string{
 		`registry_verifications_total{status="verified"} 1`,
@@ -93,6 +97,13 @@ func TestOpsMetrics(t *testing.T) {
 		"registry_priority_background_running 1",
 		"registry_priority_background_waiting 4",
 		"registry_priority_background_wait_seconds_total 1.5",
+		"registry_embeddings_enabled 1",
+		"registry_embeddings_dimension 384",
+		"registry_embeddings_agents_embedded 100",
+		"registry_embeddings_agents_indexed 120",
+		`registry_embeddings_requests_total{kind="query",result="error"} 2`,
+		"registry_embeddings_query_fallbacks_total 2",
+		"registry_embeddings_vector_bytes 1.048576e+06",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("metrics lack %q", want)
@@ -107,13 +118,14 @@ func TestOpsMetricsIdle(t *testing.T) {
 	m := telemetry.New(nil)
 	m.RegisterCrawlQueue(queue{})
 	m.RegisterIndex(func() telemetry.IndexStats { return telemetry.IndexStats{Agents: -1} })
+	m.RegisterEmbeddings(func() (telemetry.EmbeddingStats, bool) { return telemetry.EmbeddingStats{}, false })
 	out := scrape(t, m)
-	for _, want := range []string{"registry_crawl_queue_due 0", "registry_crawl_lag_seconds 0", "registry_search_index_ready 0"} {
+	for _, want := range []string{"registry_crawl_queue_due 0", "registry_crawl_lag_seconds 0", "registry_search_index_ready 0", "registry_embeddings_enabled 0"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("metrics lack %q", want)
 		}
 	}
-	for _, absent := range []string{"registry_search_index_agents", "registry_search_index_staleness_seconds "} {
+	for _, absent := range []string{"registry_search_index_agents", "registry_search_index_staleness_seconds ", "registry_embeddings_dimension"} {
 		if strings.Contains(out, absent) {
 			t.Errorf("metrics carry %q", absent)
 		}

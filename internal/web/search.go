@@ -114,6 +114,13 @@ func (h *Console) search(c echo.Context) error {
 		s.Results = append(s.Results, r)
 	}
 	s.Total = res.Total
+	if sem := res.Semantic; err == nil && sem != nil {
+		s.Semantic = &view.Semantic{Hybrid: sem.Hybrid, Degraded: sem.Degraded}
+		if h.opts.Semantic != nil {
+			st := h.opts.Semantic()
+			s.Semantic.Model, s.Semantic.Embedded, s.Semantic.Agents = st.Model, st.Embedded, st.Agents
+		}
+	}
 	if err == nil && len(res.Items) == 0 && len(s.Active) == 0 && s.Q == "" && h.opts.Curator != nil {
 		// Nothing to browse: say so honestly when agents are waiting
 		// for review rather than calling the catalog empty. The count is

@@ -71,6 +71,13 @@ type Principal struct {
 }
 
 // Options configure a Console.
+// SemanticState is search's semantic layer as the search page states it.
+type SemanticState struct {
+	Model string
+	// Embedded of Agents indexed have a vector of the model.
+	Embedded, Agents int
+}
+
 type Options struct {
 	Searcher Searcher
 	Agents   AgentReader
@@ -127,6 +134,9 @@ type Options struct {
 	// History is the security report's daily history, drawn on
 	// /security; nil means none is shown.
 	History report.HistoryStore
+	// Semantic reports search's semantic layer for the search page's
+	// note; nil when it is off.
+	Semantic func() SemanticState
 	// APIPath is where the JSON API is mounted (the API package's
 	// BasePath, handed over by the wiring: the console does not import
 	// another door). Pages link a card's exact bytes there, and errors of

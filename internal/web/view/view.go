@@ -88,6 +88,19 @@ type Search struct {
 	Message string
 	// URL is this search's own URL, to repeat it (StateIndexBuilding).
 	URL string
+	// Semantic says how a search with words was ranked when the semantic
+	// layer is on; nil otherwise.
+	Semantic *Semantic
+}
+
+// Semantic is how a search was ranked: by words and meaning, or by words
+// alone and why.
+type Semantic struct {
+	Hybrid   bool
+	Degraded string
+	// Model and coverage: Embedded of Agents have a vector.
+	Model            string
+	Embedded, Agents int
 }
 
 // SearchState is the kind of answer the search gave.
