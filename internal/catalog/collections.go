@@ -334,7 +334,7 @@ func remark(tx *txn, pks []int64, now time.Time) ([]fieldUpdate, error) {
 	changes := make([]changeRow, 0, len(pks))
 	for _, pk := range pks {
 		var rec agentRecord
-		if err := tx.Select("pk", "id", "card_url", "current_version", "seq", "listing").Where("pk = ?", pk).Take(&rec).Error; err != nil {
+		if err := tx.Select("pk", "id", "card_url", "current_version", "seq", "listing", "collections", "visibility").Where("pk = ?", pk).Take(&rec).Error; err != nil {
 			return nil, fmt.Errorf("reading agent %d: %w", pk, translate(err))
 		}
 		pl, err := placementOf(tx, pk, rec.Listing)
@@ -351,6 +351,17 @@ func remark(tx *txn, pks []int64, now time.Time) ([]fieldUpdate, error) {
 		ups = append(ups, fieldUpdate{pk: pk, prev: rec.Seq, seq: seqs[0], values: pl.values()})
 		changes = append(changes, changeRow{AgentPK: pk, AgentID: rec.ID, CardURL: rec.CardURL, Kind: ChangeUpdated,
 			Version: rec.CurrentVersion, At: now})
+		cj, _ := json.Marshal(pl.collections) // strings always marshal
+		vj, _ := json.Marshal(pl.visibility)
+		if string(cj) != rec.Collections || string(vj) != rec.Visibility {
+			event, err := NewEvent{Kind: EventListing, AgentPK: pk, AgentID: rec.ID, CardURL: rec.CardURL,
+				Version: rec.CurrentVersion, At: now, Detail: map[string]any{"listing": rec.Listing,
+					"collections": pl.collections, "visibility": pl.visibility}}.row()
+			if err != nil {
+				return nil, err
+			}
+			changes = append(changes, event)
+		}
 	}
 	if err := appendChanges(tx, changes); err != nil {
 		return nil, fmt.Errorf("recording re-marked agents: %w", err)

@@ -273,6 +273,9 @@ func checkWritesOf(outs []FetchOutcome, byID map[string]agentRecord, now time.Ti
 		if o.Card != nil && checks[o.AgentID] == 1 {
 			hint.digest = rawDigest(o.Card.Raw)
 		}
+		if health != "" && health != rec.Health && health != HealthRemoved && rec.Health != "" {
+			w.changes = append(w.changes, transition(EventHealth, rec, rec.Health, health, now))
+		}
 		switch {
 		case health == "" || health == rec.Health:
 		case hint.digest != "" && hint.digest != rec.RawSHA256:
@@ -362,8 +365,8 @@ func (s *Store) Changes(ctx context.Context, sc Scope, since int64, limit int) (
 		args = append(args, ChangeRemoved)
 	}
 	rows, err := s.db.WithContext(ctx).Raw(`SELECT c.seq, c.kind, c.agent_id, c.card_url, c.version, c.at FROM changes c
-		LEFT JOIN agents a ON a.pk = c.agent_pk WHERE c.seq > ?`+cond+` ORDER BY c.seq LIMIT ?`,
-		append(append([]any{since}, args...), limit)...).Rows()
+		LEFT JOIN agents a ON a.pk = c.agent_pk WHERE c.seq > ? AND c.kind IN ?`+cond+` ORDER BY c.seq LIMIT ?`,
+		append(append([]any{since, feedKinds}, args...), limit)...).Rows()
 	if err != nil {
 		return nil, fmt.Errorf("reading change feed: %w", err)
 	}

@@ -187,6 +187,13 @@ func (s *Store) SetListing(ctx context.Context, actor Actor, sc Scope, id string
 		if ch.Replacement != "" {
 			detail["replacement"] = ch.Replacement
 		}
+		if rec.Listing != ch.State || ch.Reason != rec.ListingReason || ch.Replacement != rec.ListingReplacement {
+			event := NewEvent{Kind: EventListing, AgentPK: rec.PK, AgentID: rec.ID, CardURL: rec.CardURL,
+				Version: rec.CurrentVersion, At: now, Detail: detail}
+			if err := emitEvent(tx, event); err != nil {
+				return err
+			}
+		}
 		return writeAudit(tx.DB, actor, audit{action: ActionListing, targetKind: TargetAgent, targetID: id, detail: detail})
 	})
 	if err != nil {

@@ -267,14 +267,16 @@ type changeRow struct {
 	AgentID, CardURL, Kind string
 	Version                int
 	At                     time.Time
+	// Detail is an event's JSON data; empty for the feed's own kinds.
+	Detail string
 }
 
 var changesTable = bulkTable[changeRow]{
 	name: "changes",
 	cols: []bulkCol{{"agent_pk", pgBigint}, {"agent_id", pgText}, {"card_url", pgText}, {"kind", pgText},
-		{"version", pgInteger}, {"at", pgTimestamp}},
+		{"version", pgInteger}, {"at", pgTimestamp}, {"detail", pgText}},
 	args: func(a []any, r changeRow) []any {
-		return append(a, r.AgentPK, r.AgentID, r.CardURL, r.Kind, r.Version, r.At)
+		return append(a, r.AgentPK, r.AgentID, r.CardURL, r.Kind, r.Version, r.At, r.Detail)
 	},
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -183,7 +184,7 @@ func recordReports(tx *txn, _ Actor, ins []VerificationInput) ([]fieldUpdate, er
 	// The agent row lock serializes reports on one agent from several
 	// replicas, and with card upserts, so two writers never both decide
 	// on the verdict columns from the same stored values.
-	agentQ := "SELECT pk, seq, current_version, signature_status, audit_codes, signature_trust, publisher_verified FROM agents WHERE id = ?"
+	agentQ := "SELECT pk, seq, current_version, card_url, signature_status, audit_codes, signature_trust, publisher_verified FROM agents WHERE id = ?"
 	if tx.d == dialectPostgres {
 		agentQ += " FOR UPDATE"
 	}
@@ -193,9 +194,9 @@ func recordReports(tx *txn, _ Actor, ins []VerificationInput) ([]fieldUpdate, er
 			pk, seq              int64
 			current              int
 			status, audit, trust string
-			pubVerified          string
+			pubVerified, cardURL string
 		)
-		err := tx.Raw(agentQ, in.AgentID).Row().Scan(&pk, &seq, &current, &status, &audit, &trust, &pubVerified)
+		err := tx.Raw(agentQ, in.AgentID).Row().Scan(&pk, &seq, &current, &cardURL, &status, &audit, &trust, &pubVerified)
 		if errors.Is(err, sql.ErrNoRows) {
 			continue
 		}
@@ -237,6 +238,15 @@ func recordReports(tx *txn, _ Actor, ins []VerificationInput) ([]fieldUpdate, er
 		}
 		if up != nil {
 			changed = append(changed, *up)
+		}
+		rec := agentRecord{PK: pk, ID: in.AgentID, CardURL: cardURL, CurrentVersion: current}
+		if status != in.Status {
+			if err := appendChanges(tx, []changeRow{transition(EventSignature, rec, status, in.Status, now)}); err != nil {
+				return nil, fmt.Errorf("recording signature event of agent %s: %w", in.AgentID, err)
+			}
+		}
+		if err := emitContentFindings(tx, rec, audit, in.AuditCodes, now); err != nil {
+			return nil, err
 		}
 	}
 	return changed, nil
@@ -332,4 +342,30 @@ func (s *Store) VersionReport(ctx context.Context, agentID string, version int) 
 		return nil, fmt.Errorf("report on version %d of agent %s: %w", version, agentID, err)
 	}
 	return json.RawMessage(report.String), nil
+}
+
+// contentCodePrefix begins the audit codes of content-scan findings
+// (contentscan.Code*).
+const contentCodePrefix = "content_"
+
+// emitContentFindings records an EventContentFinding for the content-scan
+// codes of the agent's report that its stored audit codes (audit, a JSON
+// array) did not have: a finding is reported once, when it appears.
+func emitContentFindings(tx *txn, rec agentRecord, audit string, codes []string, now time.Time) error {
+	stored, err := decodeAuditCodes(audit)
+	if err != nil {
+		return fmt.Errorf("agent %s: %w", rec.ID, err)
+	}
+	var added []string
+	for _, c := range dedupe(codes, func(s string) string { return cleanText(s) }) {
+		if strings.HasPrefix(c, contentCodePrefix) && !slices.Contains(stored, c) {
+			added = append(added, c)
+		}
+	}
+	if len(added) == 0 {
+		return nil
+	}
+	slices.Sort(added)
+	return emitEvent(tx, NewEvent{Kind: EventContentFinding, AgentPK: rec.PK, AgentID: rec.ID, CardURL: rec.CardURL,
+		Version: rec.CurrentVersion, At: now, Detail: map[string]any{"codes": added}})
 }

@@ -23,7 +23,7 @@ import (
 type Store interface {
 	Webhooks(ctx context.Context) ([]catalog.Webhook, error)
 	WebhookCursor(ctx context.Context) (int64, error)
-	Changes(ctx context.Context, sc catalog.Scope, since int64, limit int) ([]catalog.Change, error)
+	Events(ctx context.Context, since int64, limit int) ([]catalog.Event, error)
 	Search(ctx context.Context, q catalog.Query) (catalog.Page, error)
 	EnqueueWebhookDeliveries(ctx context.Context, from, to int64, ds []catalog.NewWebhookDelivery, now time.Time) error
 	ClaimWebhookDeliveries(ctx context.Context, now time.Time, limit int, lease time.Duration) ([]catalog.DueDelivery, error)
@@ -145,7 +145,7 @@ func (d *Dispatcher) FanOut(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		changes, err := d.store.Changes(ctx, catalog.ScopeAll, from, defaultFanOut)
+		changes, err := d.store.Events(ctx, from, defaultFanOut)
 		if err != nil || len(changes) == 0 {
 			return err
 		}
@@ -163,13 +163,15 @@ func (d *Dispatcher) FanOut(ctx context.Context) error {
 				if h.DisabledAt != nil || !wants(h, typ) {
 					continue
 				}
-				if ok, err := d.matches(ctx, h.Filter, c.CardURL); err != nil {
-					return err
-				} else if !ok {
-					continue
+				if !agentless(typ) {
+					if ok, err := d.matches(ctx, h.Filter, c.CardURL); err != nil {
+						return err
+					} else if !ok {
+						continue
+					}
 				}
 				body, err := json.Marshal(payload{Type: typ, Timestamp: c.At, Data: eventData{
-					AgentID: c.AgentID, CardURL: c.CardURL, Version: c.Version, Seq: c.Seq}})
+					AgentID: c.AgentID, CardURL: c.CardURL, Version: c.Version, Seq: c.Seq, Detail: c.Detail}})
 				if err != nil {
 					return fmt.Errorf("encoding webhook payload: %w", err)
 				}
@@ -199,6 +201,10 @@ type eventData struct {
 	CardURL string `json:"card_url"`
 	Version int    `json:"version"`
 	Seq     int64  `json:"seq"`
+	// Detail is what the event says beyond its agent (health from/to, …);
+	// absent for agent.registered, agent.updated, agent.removed and
+	// agent.restored.
+	Detail json.RawMessage `json:"detail,omitempty"`
 }
 
 func wants(h catalog.Webhook, typ string) bool {

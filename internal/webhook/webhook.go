@@ -20,6 +20,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -27,27 +28,48 @@ import (
 	"github.com/a2aregistry/registry/internal/catalog"
 )
 
-// Event types. A new kind of event (agent.policy, agent.health) is a
-// change feed kind and one entry of eventTypes.
+// Event types. A new kind of event (agent.policy) is a catalog event
+// kind (catalog.NewEvent) and one entry of eventTypes.
 const (
-	EventRegistered = "agent.registered"
-	EventUpdated    = "agent.updated"
-	EventRemoved    = "agent.removed"
-	EventRestored   = "agent.restored"
+	EventRegistered     = "agent.registered"
+	EventUpdated        = "agent.updated"
+	EventRemoved        = "agent.removed"
+	EventRestored       = "agent.restored"
+	EventHealth         = "agent.health"
+	EventSignature      = "agent.signature"
+	EventListing        = "agent.listing"
+	EventWithdrawn      = "agent.withdrawn"
+	EventContentFinding = "agent.content_finding"
+	EventSourceFailed   = "source.failed"
 )
 
-// eventTypes maps change feed kinds onto event types.
+// eventTypes maps change feed and event kinds onto event types.
 var eventTypes = map[string]string{
-	catalog.ChangeCreated:  EventRegistered,
-	catalog.ChangeUpdated:  EventUpdated,
-	catalog.ChangeRemoved:  EventRemoved,
-	catalog.ChangeRestored: EventRestored,
+	catalog.ChangeCreated:       EventRegistered,
+	catalog.ChangeUpdated:       EventUpdated,
+	catalog.ChangeRemoved:       EventRemoved,
+	catalog.ChangeRestored:      EventRestored,
+	catalog.EventHealth:         EventHealth,
+	catalog.EventSignature:      EventSignature,
+	catalog.EventListing:        EventListing,
+	catalog.EventWithdrawn:      EventWithdrawn,
+	catalog.EventContentFinding: EventContentFinding,
+	catalog.EventSourceFailed:   EventSourceFailed,
 }
 
 // EventTypes lists the event types a subscription may name.
 func EventTypes() []string {
-	return []string{EventRegistered, EventUpdated, EventRemoved, EventRestored}
+	out := make([]string, 0, len(eventTypes))
+	for _, t := range eventTypes {
+		out = append(out, t)
+	}
+	slices.Sort(out)
+	return out
 }
+
+// agentless tells the event types that name no agent: a subscription's
+// filter, which selects agents, does not apply to them.
+func agentless(typ string) bool { return typ == EventSourceFailed }
 
 // ErrInvalidEventType is returned for an event type that is not one of
 // EventTypes.
