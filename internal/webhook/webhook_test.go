@@ -364,3 +364,52 @@ func TestRunDeliversAndStops(t *testing.T) {
 		t.Fatalf("Run delivered %d requests; want 1", n)
 	}
 }
+
+// TestEventsWithDetail: a health transition is delivered as agent.health
+// with its detail, after the agent's registration, and a filtered
+// subscription gets only the events of agents its filter matches.
+func TestEventsWithDetail(t *testing.T) {
+	catalogtest.ForEach(t, func(t *testing.T, s *catalog.Store) {
+		e := setup(t, s, true, "q=beta")
+		e.upsert(t, "alpha", "1.0.0")
+		e.upsert(t, "beta", "1.0.0")
+		ctx := context.Background()
+		var outs []catalog.FetchOutcome
+		for _, name := range []string{"alpha", "beta"} {
+			a, err := s.AgentByURL(ctx, "https://"+name+".example.org/.well-known/agent-card.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			outs = append(outs, catalog.FetchOutcome{AgentID: a.ID, At: e.clk.t, Status: 503, Class: "http_5xx",
+				Health: catalog.HealthDown, NextCheckAt: e.clk.t.Add(time.Hour)})
+		}
+		if _, err := s.RecordFetches(ctx, catalog.System("test"), outs); err != nil {
+			t.Fatal(err)
+		}
+		e.step(t)
+		e.step(t) // the agent's second event waits for its first
+		got := e.rcv.requests()
+		var types []string
+		for _, r := range got {
+			verify(t, e.secret, r)
+			if !strings.Contains(string(r.body), "beta") {
+				t.Errorf("filter q=beta delivered %s", r.body)
+			}
+			types = append(types, decode(t, r).Type)
+		}
+		if len(got) != 2 || types[0] != webhook.EventRegistered || types[1] != webhook.EventHealth {
+			t.Fatalf("delivered %q; want beta's agent.registered then agent.health", types)
+		}
+		var b struct {
+			Data struct {
+				Detail map[string]string `json:"detail"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(got[1].body, &b); err != nil {
+			t.Fatal(err)
+		}
+		if b.Data.Detail["from"] != catalog.HealthUnknown || b.Data.Detail["to"] != catalog.HealthDown {
+			t.Errorf("agent.health detail %v; want unknown to down", b.Data.Detail)
+		}
+	})
+}
