@@ -138,7 +138,7 @@ func TestSearchPage(t *testing.T) {
 		{name: "text and two facets", target: "/?q=translate&tag=translation&binding=JSONRPC", wantStatus: http.StatusOK, wantFull: true,
 			want: []string{"1 agent", "Document Translator"}},
 		{name: "nothing matches: helpful empty state", target: "/?q=zzzzqqq", wantStatus: http.StatusOK, wantFull: true,
-			want: []string{"No agent matches", "fewer or shorter words", `href="/"`}},
+			want: []string{"No agent matches", "Try other words", `href="/"`}},
 		{name: "unknown parameter refused as the API does", target: "/?colour=red", wantStatus: http.StatusBadRequest, wantFull: true,
 			want: []string{"This search cannot run"}},
 		{name: "malformed query string", target: "/?q=%zz", wantStatus: http.StatusBadRequest, wantFull: true,

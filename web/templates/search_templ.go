@@ -795,7 +795,7 @@ func emptyState(s view.Search) templ.Component {
 				}
 			}
 			if s.Q != "" {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 65, "<li>Use fewer or shorter words: every word must appear, and the last one may be a prefix (“transl” finds “translate”).</li>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 65, "<li>Try other words: no agent you may see holds any of these, nor a related word or one a typo away; the last word may be the start of one (“transl” finds “translate”).</li>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
