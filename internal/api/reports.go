@@ -25,9 +25,6 @@ type SecurityReport struct {
 	// PublisherVerified counts agents whose publisher proved it holds
 	// the signing key.
 	PublisherVerified ReportCount `json:"publisher_verified"`
-	// KeyChanges30d counts agents whose signing key changed in the last
-	// 30 days (report.RecentKeyChanges); absent without a history store.
-	KeyChanges30d *int `json:"key_changes_30d,omitempty"`
 	// History is the report's headline numbers per day, oldest first,
 	// over the last report.HistoryDays days; [] when none is recorded.
 	History []ReportDay `json:"history"`
@@ -100,19 +97,11 @@ func (a *API) securityReport(c echo.Context) error {
 	case err != nil:
 		return fmt.Errorf("reporting security: %w", err)
 	}
-	var (
-		days   []catalog.SecurityDay
-		recent *int
-	)
+	var days []catalog.SecurityDay
 	if a.history != nil {
 		if days, err = report.History(ctx, a.history, a.scope(c), time.Now()); err != nil {
 			return fmt.Errorf("reporting security: %w", err)
 		}
-		n, err := report.RecentKeyChanges(ctx, a.history, a.scope(c), time.Now())
-		if err != nil {
-			return fmt.Errorf("reporting security: %w", err)
-		}
-		recent = &n
 	}
 	return c.JSON(http.StatusOK, SecurityReport{
 		Agents:            r.Agents,
@@ -122,7 +111,6 @@ func (a *API) securityReport(c echo.Context) error {
 		Findings:          newReportCounts(r.Findings),
 		KeyChanges:        newReportCount(r.KeyChanges),
 		PublisherVerified: newReportCount(r.PublisherVerified),
-		KeyChanges30d:     recent,
 		History:           newReportDays(days),
 	})
 }

@@ -3,7 +3,6 @@ package catalog
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -108,42 +107,4 @@ func (s *Store) SecurityHistory(ctx context.Context, scope, from string) ([]Secu
 		return nil, fmt.Errorf("reading security history: %w", err)
 	}
 	return out, nil
-}
-
-// KeyChangesSince counts the agents sc sees (removed ones aside) of
-// which a card version received at or after since has a verification
-// report with the finding code: the verifier's key-change finding
-// (verify.FindingSigningKeyChanged) on the version whose key changed, so
-// an agent whose key changed in the window counts even when a later
-// version, signed by the same new key, no longer carries it.
-func (s *Store) KeyChangesSince(ctx context.Context, sc Scope, code string, since time.Time) (int, error) {
-	// Reports are stored as compact JSON (encoding/json), so a finding's
-	// code is spelled exactly so.
-	pattern := `%"code":"` + strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(code) + `"%`
-	rows, err := s.queryRows(s.stmtCtx(ctx), `SELECT a.listing, a.visibility FROM agents a
-		WHERE a.removed_at IS NULL AND EXISTS (SELECT 1 FROM card_versions v
-			JOIN verifications r ON r.agent_pk = v.agent_pk AND r.version = v.number
-			WHERE v.agent_pk = a.pk AND v.received_at >= ? AND r.report LIKE ? ESCAPE '\')`, since.UTC(), pattern)
-	if err != nil {
-		return 0, fmt.Errorf("counting key changes: %w", err)
-	}
-	defer rows.Close()
-	n := 0
-	for rows.Next() {
-		var listing, visibility string
-		if err := rows.Scan(&listing, &visibility); err != nil {
-			return 0, fmt.Errorf("counting key changes: %w", err)
-		}
-		ok, err := sc.sees(listing, visibility, false)
-		if err != nil {
-			return 0, fmt.Errorf("counting key changes: %w", err)
-		}
-		if ok {
-			n++
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return 0, fmt.Errorf("counting key changes: %w", err)
-	}
-	return n, nil
 }

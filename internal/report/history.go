@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/a2aregistry/registry/internal/catalog"
-	"github.com/a2aregistry/registry/internal/verify"
 )
 
 // HistoryStore is where the daily history of the security report is
@@ -15,24 +14,6 @@ type HistoryStore interface {
 	HasSecurityDay(ctx context.Context, day, scope string) (bool, error)
 	RecordSecurityDay(ctx context.Context, d catalog.SecurityDay) (bool, error)
 	SecurityHistory(ctx context.Context, scope, from string) ([]catalog.SecurityDay, error)
-	KeyChangesSince(ctx context.Context, sc catalog.Scope, code string, since time.Time) (int, error)
-}
-
-// KeyChangeWindow is how far back RecentKeyChanges looks.
-const KeyChangeWindow = 30 * 24 * time.Hour
-
-// RecentKeyChanges counts the agents sc sees whose signing key changed in
-// the KeyChangeWindow before now: a card version received in the window
-// was signed by a key other than its predecessor's
-// (verify.FindingSigningKeyChanged), whether or not the current card still
-// says so. The search has no time filter, so this number lists no agents;
-// the report's KeyChanges lists those whose current card does.
-func RecentKeyChanges(ctx context.Context, h HistoryStore, sc catalog.Scope, now time.Time) (int, error) {
-	n, err := h.KeyChangesSince(ctx, sc, verify.FindingSigningKeyChanged, now.Add(-KeyChangeWindow))
-	if err != nil {
-		return 0, fmt.Errorf("counting recent key changes: %w", err)
-	}
-	return n, nil
 }
 
 // HistoryDays is how far back the history a report shows goes.

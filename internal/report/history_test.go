@@ -2,12 +2,10 @@ package report_test
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/a2aregistry/registry/internal/card"
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/catalog/catalogtest"
 	"github.com/a2aregistry/registry/internal/report"
@@ -90,59 +88,4 @@ func TestSnapshotOncePerDayAcrossReplicas(t *testing.T) {
 			}
 		})
 	}
-}
-
-// TestRecentKeyChanges: an agent counts when a version received in the
-// last 30 days was signed by a new key, even after a later version
-// dropped the finding; an older change does not count, nor an agent
-// hidden from the caller.
-func TestRecentKeyChanges(t *testing.T) {
-	catalogtest.ForEach(t, func(t *testing.T, s *catalog.Store) {
-		ctx := context.Background()
-		now := time.Now().UTC()
-		version := func(name string, at time.Time, n int, codes ...string) string {
-			t.Helper()
-			raw := fmt.Sprintf(`{"name": %q, "description": "version %d", "version": "1.0.%d",
-  "supportedInterfaces": [{"url": "https://agents.example/%s/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
-  "capabilities": {}, "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"], "skills": []}`, name, n, n, name)
-			c, err := card.Parse([]byte(raw), card.DefaultLimits())
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := s.Upsert(ctx, actor, catalog.UpsertInput{CardURL: "https://agents.example/" + name + "/card.json", Card: c,
-				Source: catalog.SourceURL, ReceivedAt: at})
-			if err != nil {
-				t.Fatal(err)
-			}
-			findings := "[]"
-			if len(codes) > 0 {
-				findings = fmt.Sprintf(`[{"code":%q,"severity":"warning","path":"$.signatures","message":"m"}]`, codes[0])
-			}
-			if err := s.RecordVerifications(ctx, actor, []catalog.VerificationInput{{AgentID: res.Agent.ID, Version: n,
-				Status: catalog.SignatureVerified, Report: []byte(`{"security_findings":` + findings + `}`), VerifiedAt: at,
-				RecheckAt: at.Add(time.Hour), AuditCodes: codes}}); err != nil {
-				t.Fatal(err)
-			}
-			return res.Agent.ID
-		}
-		version("recent", now.Add(-48*time.Hour), 1)
-		version("recent", now.Add(-24*time.Hour), 2, "signing_key_changed")
-		version("recent", now.Add(-time.Hour), 3) // same new key: the finding is gone
-		version("old", now.AddDate(0, 0, -60), 1)
-		version("old", now.AddDate(0, 0, -40), 2, "signing_key_changed")
-		version("lookalike", now.Add(-time.Hour), 1, "signing_key_changed_not")
-		version("hidden", now.Add(-48*time.Hour), 1)
-		hidden := version("hidden", now.Add(-24*time.Hour), 2, "signing_key_changed")
-		if _, err := s.SetListing(ctx, actor, catalog.ScopeAll, hidden, catalog.ListingChange{State: catalog.ListingPending, Reason: "test"}); err != nil {
-			t.Fatal(err)
-		}
-		for _, tc := range []struct {
-			scope catalog.Scope
-			want  int
-		}{{catalog.Scope{}, 1}, {catalog.ScopeAll, 2}} {
-			if n, err := report.RecentKeyChanges(ctx, s, tc.scope, now); err != nil || n != tc.want {
-				t.Errorf("scope %+v: %d recent key changes, %v; want %d", tc.scope, n, err, tc.want)
-			}
-		}
-	})
 }

@@ -43,11 +43,6 @@ func (h *Console) security(c echo.Context) error {
 			h.log.ErrorContext(ctx, "console security history failed", "err", err)
 		}
 		v.Charts = securityCharts(days)
-		if n, err := report.RecentKeyChanges(ctx, h.opts.History, sc, h.now()); err != nil {
-			h.log.ErrorContext(ctx, "console security key changes failed", "err", err)
-		} else {
-			v.KeyChanges30d = &n
-		}
 		v.HistoryNote = "Each day's numbers as they stood when the registry recorded them, for every agent."
 		if catalog.HistoryScopeOf(sc) == catalog.HistoryScopePublic {
 			v.HistoryNote = "Each day's numbers as they stood when the registry recorded them, for the agents every viewer sees."

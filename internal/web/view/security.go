@@ -8,10 +8,6 @@ type Security struct {
 	Signature, Schemes, Findings []SecurityCount
 	Anonymous, KeyChanges        SecurityCount
 	PublisherVerified            SecurityCount
-	// KeyChanges30d counts agents whose signing key changed in the last
-	// 30 days; nil when unknown. No search lists them (search has no
-	// time filter).
-	KeyChanges30d *int
 	// Charts draw the report's daily history; HistoryNote says whose
 	// agents it counts.
 	Charts      []Chart
