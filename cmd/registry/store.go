@@ -30,7 +30,11 @@ func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (*catal
 // openStoreWith is openStore for serve: its searches are embedded by sem
 // (the semantic layer) when that is not nil.
 func openStoreWith(ctx context.Context, cfg config.Config, log *slog.Logger, sem *embeddings.Service) (*catalog.Store, error) {
-	ccfg := catalog.Config{DSN: cfg.Storage.DB, Logger: log, CardLimits: cardLimits(cfg),
+	keys, err := cfg.Storage.SecretKeys()
+	if err != nil {
+		return nil, err
+	}
+	ccfg := catalog.Config{DSN: cfg.Storage.DB, Logger: log, CardLimits: cardLimits(cfg), SecretKeys: keys,
 		Listing: catalog.ListingPolicy{RequireApproval: cfg.Listing.RequireApproval, ReapproveOnChange: cfg.Listing.ReapproveOnChange}}
 	if sem != nil {
 		ccfg.Embedder, ccfg.Fusion = sem, fusionOf(cfg.Embeddings)

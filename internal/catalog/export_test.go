@@ -92,3 +92,16 @@ func annotationOfURL(db *gorm.DB, cardURL string) (Annotations, error) {
 	}
 	return m[cardURL], nil
 }
+
+// RawStrings runs a query of one text column on the store's database as
+// it is, for tests that read what is stored.
+func (s *Store) RawStrings(ctx context.Context, q string, args ...any) ([]string, error) {
+	var out []string
+	err := s.db.WithContext(ctx).Raw(q, args...).Scan(&out).Error
+	return out, err
+}
+
+// RawExec runs a statement on the store's database as it is.
+func (s *Store) RawExec(ctx context.Context, q string, args ...any) error {
+	return s.db.WithContext(ctx).Exec(q, args...).Error
+}

@@ -17,13 +17,14 @@ const secretBytes = 32
 // Secret returns the registry's own random key called name, making it on
 // first use. Every replica of one database gets the same key, before and
 // after restarts: the first to ask stores it, and a replica that races it
-// reads the stored one back (ON CONFLICT DO NOTHING, then a read).
+// reads the stored one back (ON CONFLICT DO NOTHING, then a read). It is
+// stored sealed (seal.go) when secret keys are configured.
 func (s *Store) Secret(ctx context.Context, name string) ([]byte, error) {
 	fresh := make([]byte, secretBytes)
 	_, _ = rand.Read(fresh) // crypto/rand.Read never fails (Go 1.24)
 	db := s.db.WithContext(ctx)
 	if err := db.Exec(`INSERT INTO registry_secrets (name, value_hex, created_at) VALUES (?, ?, ?)
-		ON CONFLICT (name) DO NOTHING`, name, hex.EncodeToString(fresh), time.Now().UTC()).Error; err != nil {
+		ON CONFLICT (name) DO NOTHING`, name, s.seal.seal(registrySecretAt(name), hex.EncodeToString(fresh)), time.Now().UTC()).Error; err != nil {
 		return nil, fmt.Errorf("making secret %s: %w", name, err)
 	}
 	var stored []string
@@ -33,7 +34,11 @@ func (s *Store) Secret(ctx context.Context, name string) ([]byte, error) {
 	if len(stored) != 1 {
 		return nil, fmt.Errorf("reading secret %s: %w", name, ErrNotFound)
 	}
-	key, err := hex.DecodeString(stored[0])
+	plain, err := s.seal.open(registrySecretAt(name), stored[0])
+	if err != nil {
+		return nil, err
+	}
+	key, err := hex.DecodeString(plain)
 	if err != nil || len(key) != secretBytes {
 		return nil, fmt.Errorf("secret %s is not %d hex-encoded bytes", name, secretBytes)
 	}

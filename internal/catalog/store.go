@@ -58,6 +58,9 @@ type Config struct {
 	// (embeddings.go), whose rankings are fused as Fusion says.
 	Embedder QueryEmbedder
 	Fusion   search.Fusion
+	// SecretKeys seal the secrets the catalog stores (seal.go): the first
+	// seals, all open. None stores them as they are.
+	SecretKeys [][]byte
 }
 
 // Store is the catalog. It is safe for concurrent use.
@@ -68,6 +71,8 @@ type Store struct {
 	log     *slog.Logger
 	limits  card.Limits
 	stmts   *stmtCache
+	// seal seals and opens the stored secrets (seal.go).
+	seal *sealer
 
 	// index holds the in-memory search index (see index.go), built on
 	// first search or WarmIndex so that `registry migrate` and imports do
@@ -165,6 +170,14 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	s := &Store{db: db, sqlDB: sqlDB, dialect: d, log: log, limits: lim, indexGrace: indexGrace, ctx: bg, cancel: cancel,
 		stmts: newStmtCache(sqlDB), summaries: summaries, embedder: cfg.Embedder, fusion: cfg.Fusion}
+	if s.seal, err = newSealer(cfg.SecretKeys); err != nil {
+		cancel()
+		sqlDB.Close()
+		return nil, err
+	}
+	if len(cfg.SecretKeys) == 0 {
+		log.Warn("no secret key configured (--secret-key-file): webhook secrets and the registry's own keys are stored unencrypted")
+	}
 	s.index.Store(newSearchIndex())
 	s.SetListingPolicy(cfg.Listing)
 	return s, nil
@@ -278,6 +291,13 @@ func (s *Store) Migrate(ctx context.Context) error {
 			return fmt.Errorf("migrating catalog: %w", err)
 		}
 		s.log.Info("re-derived every agent's indexed view with this release's parser")
+	}
+	n, err := s.ResealSecrets(ctx)
+	if err != nil {
+		return fmt.Errorf("migrating catalog: %w", err)
+	}
+	if n > 0 {
+		s.log.Info("sealed stored secrets with the current secret key", "secrets", n)
 	}
 	return nil
 }

@@ -92,7 +92,7 @@ type WebhookAttempt struct {
 func (s *Store) CreateWebhook(ctx context.Context, actor Actor, w Webhook, secret string) error {
 	return s.transact(ctx, func(tx *txn) error {
 		if err := tx.Exec(`INSERT INTO webhooks (id, url, event_types, filter, secret, created_at, created_by)
-			VALUES (?, ?, ?, ?, ?, ?, ?)`, w.ID, w.URL, strings.Join(w.EventTypes, ","), w.Filter, secret,
+			VALUES (?, ?, ?, ?, ?, ?, ?)`, w.ID, w.URL, strings.Join(w.EventTypes, ","), w.Filter, s.seal.seal(webhookSecretAt(w.ID), secret),
 			w.CreatedAt.UTC(), w.CreatedBy).Error; err != nil {
 			return fmt.Errorf("storing webhook: %w", err)
 		}
@@ -283,6 +283,11 @@ func (s *Store) ClaimWebhookDeliveries(ctx context.Context, now time.Time, limit
 		if err := rows.Scan(&d.PK, &d.WebhookID, &d.URL, &d.Secret, &d.Payload, &d.CreatedAt, &d.Attempts, &first); err != nil {
 			return nil, fmt.Errorf("reading claimed webhook deliveries: %w", err)
 		}
+		secret, err := s.seal.open(webhookSecretAt(d.WebhookID), d.Secret)
+		if err != nil {
+			return nil, err
+		}
+		d.Secret = secret
 		d.CreatedAt = d.CreatedAt.UTC()
 		if first.Valid {
 			t := first.Time.UTC()

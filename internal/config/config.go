@@ -5,6 +5,7 @@
 package config
 
 import (
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -232,6 +233,43 @@ type Database struct {
 	// ImportExamples imports the shipped example cards when the catalog is
 	// empty at start-up, so a first run has something to search.
 	ImportExamples bool
+	// SecretKeyFile holds the keys that encrypt the secrets the catalog
+	// stores (see SecretKeys); empty stores them unencrypted.
+	SecretKeyFile string
+}
+
+// secretKeySize is the length of a key of SecretKeyFile.
+const secretKeySize = 32
+
+// SecretKeys reads SecretKeyFile: one key a line, 64 hex digits (32
+// bytes), blank lines and lines starting with # ignored. The first key
+// encrypts; the others only decrypt, which is how a key is rotated. No
+// file is no keys.
+func (d Database) SecretKeys() ([][]byte, error) {
+	if d.SecretKeyFile == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(d.SecretKeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("reading secret-key-file: %w", err)
+	}
+	var keys [][]byte
+	for i, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		k, err := hex.DecodeString(line)
+		if err != nil || len(k) != secretKeySize {
+			// The line is a key: never repeat it in the error.
+			return nil, fmt.Errorf("%w: secret-key-file %s line %d is not %d hex-encoded bytes", ErrInvalid, d.SecretKeyFile, i+1, secretKeySize)
+		}
+		keys = append(keys, k)
+	}
+	if len(keys) == 0 {
+		return nil, fmt.Errorf("%w: secret-key-file %s holds no key", ErrInvalid, d.SecretKeyFile)
+	}
+	return keys, nil
 }
 
 // Outbound bounds every request the registry makes: card fetches, JWKS,
@@ -476,6 +514,9 @@ func (c Config) Validate() error {
 		return err
 	}
 	if err := ValidateDB(c.Storage.DB); err != nil {
+		return err
+	}
+	if _, err := c.Storage.SecretKeys(); err != nil {
 		return err
 	}
 	if err := c.Auth.validate(c.Server.PublicURL); err != nil {

@@ -67,6 +67,8 @@ func Settings() []Setting {
 			func(c *Config) flag.Value { return (*durationValue)(&c.Server.ShutdownTimeout) }},
 		{Storage, "db", "REGISTRY_DB", "catalog database: sqlite:PATH, a bare SQLite path, or postgres://…",
 			func(c *Config) flag.Value { return (*stringValue)(&c.Storage.DB) }},
+		{Storage, "secret-key-file", "REGISTRY_SECRET_KEY_FILE", "file of 32-byte keys in hex, one a line, that encrypt stored secrets (the first encrypts, all decrypt)",
+			func(c *Config) flag.Value { return (*stringValue)(&c.Storage.SecretKeyFile) }},
 		{Storage, "require-approval", "REGISTRY_REQUIRE_APPROVAL", "agents registered, imported or found through seeds start pending until an editor approves them",
 			func(c *Config) flag.Value { return (*boolValue)(&c.Listing.RequireApproval) }},
 		{Storage, "reapprove-on-change", "REGISTRY_REAPPROVE_ON_CHANGE", "a new card version of an approved agent sends it back to pending review",

@@ -167,3 +167,43 @@ func TestClientSecretFile(t *testing.T) {
 		t.Errorf("ClientSecret of a missing file = %v, want ErrNotExist", err)
 	}
 }
+
+func TestSecretKeyFile(t *testing.T) {
+	dir := t.TempDir()
+	k1, k2 := strings.Repeat("ab", 32), strings.Repeat("0F", 32)
+	tests := []struct {
+		name, content string
+		keys          int
+		wantErr       string
+	}{
+		{"two keys, comments and blank lines", "# current\n" + k1 + "\n\n" + k2 + "\n", 2, ""},
+		{"short key", k1[:62] + "\n", 0, "line 1 is not 32 hex-encoded bytes"},
+		{"not hex", strings.Repeat("zz", 32), 0, "line 1 is not 32 hex-encoded bytes"},
+		{"no key", "# nothing\n\n", 0, "holds no key"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(dir, fmt.Sprint(i))
+			if err := os.WriteFile(path, []byte(tt.content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			cfg, _, err := load(t, All, []string{"--secret-key-file", path}, nil)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				if strings.Contains(err.Error(), k1[:62]) || strings.Contains(err.Error(), "zzzz") {
+					t.Errorf("the error repeats the key: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			keys, err := cfg.Storage.SecretKeys()
+			if err != nil || len(keys) != tt.keys || len(keys[0]) != 32 || keys[0][0] != 0xab {
+				t.Errorf("SecretKeys = %d keys, %v", len(keys), err)
+			}
+		})
+	}
+}
