@@ -413,3 +413,63 @@ func TestEventsWithDetail(t *testing.T) {
 		}
 	})
 }
+
+// TestReplicasDeliverEachOnce: dispatchers of several replicas (stores
+// of their own on one database) stepping at once send every delivery
+// once, each agent's in feed order.
+func TestReplicasDeliverEachOnce(t *testing.T) {
+	for _, db := range []struct {
+		name string
+		dsn  func(testing.TB) string
+	}{{"sqlite", catalogtest.SQLiteDSN}, {"postgres", catalogtest.PostgresDSN}} {
+		t.Run(db.name, func(t *testing.T) {
+			dsn := db.dsn(t)
+			const replicas, agents, versions = 4, 10, 3
+			stores := make([]*catalog.Store, replicas)
+			for i := range stores {
+				stores[i] = catalogtest.Open(t, dsn)
+			}
+			e := setup(t, stores[0], true, "")
+			for v := 1; v <= versions; v++ {
+				for a := range agents {
+					e.upsert(t, fmt.Sprintf("agent%d", a), fmt.Sprintf("%d.0.0", v))
+				}
+			}
+			want := agents * versions
+			var wg sync.WaitGroup
+			deadline := time.Now().Add(time.Minute)
+			for _, s := range stores {
+				d := webhook.New(s, loopbackClient(true), slog.New(slog.DiscardHandler), webhook.Config{Batch: 7})
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for len(e.rcv.requests()) < want && time.Now().Before(deadline) {
+						if err := d.Step(context.Background()); err != nil {
+							t.Error(err)
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			got := e.rcv.requests()
+			seen := map[string]bool{}
+			last := map[string]int64{}
+			for _, r := range got {
+				verify(t, e.secret, r)
+				if seen[r.id] {
+					t.Errorf("delivery %s sent twice", r.id)
+				}
+				seen[r.id] = true
+				b := decode(t, r)
+				if b.Data.Seq <= last[b.Data.AgentID] {
+					t.Errorf("agent %s: seq %d after %d", b.Data.AgentID, b.Data.Seq, last[b.Data.AgentID])
+				}
+				last[b.Data.AgentID] = b.Data.Seq
+			}
+			if len(seen) != want {
+				t.Fatalf("%d distinct deliveries; want %d", len(seen), want)
+			}
+		})
+	}
+}
