@@ -46,7 +46,7 @@ func (a *API) latestCheck(ctx context.Context, sc catalog.Scope, agentID string)
 
 func newCheckResponse(run catalog.Run, rec proxy.CheckRecord) CheckResponse {
 	out := CheckResponse{ID: run.ID, AgentID: run.AgentID, StartedBy: run.Subject, Works: rec.Works,
-		Interfaces: []CheckedInterface{}, CreatedAt: run.CreatedAt}
+		Interfaces: []CheckedInterface{}, CreatedAt: run.CreatedAt, Truncated: rec.Truncated}
 	for _, ci := range rec.Interfaces {
 		w := CheckedInterface{RunInterface: RunInterface{URL: ci.URL, Binding: ci.Binding, ProtocolVersion: ci.ProtocolVersion},
 			Works: ci.Works, Cause: ci.Cause, Detail: ci.Detail, DurationMS: ci.DurationMS, State: ci.State}
@@ -69,6 +69,9 @@ type CheckResponse struct {
 	Works      string             `json:"works"`
 	Interfaces []CheckedInterface `json:"interfaces"`
 	CreatedAt  time.Time          `json:"created_at"`
+	// Truncated: the stored record outgrew the run's bound (1 MiB) and
+	// its interfaces' violations were dropped to fit.
+	Truncated bool `json:"truncated,omitempty"`
 }
 
 // CheckedInterface is one interface's result.

@@ -100,6 +100,9 @@ type RunResponse struct {
 	// credentials, or --run-private-all) and the caller is neither they
 	// nor an admin: it happened, without task, events, turns or ids.
 	TranscriptWithheld bool `json:"transcript_withheld,omitempty"`
+	// Truncated: the stored transcript outgrew the run's bound (1 MiB)
+	// and its oldest turns or their details were dropped to fit.
+	Truncated bool `json:"truncated,omitempty"`
 }
 
 // RunEvent is one A2A event as relayed, Data in v1.0 JSON.
@@ -207,7 +210,8 @@ func newRunSummary(r catalog.Run) RunSummary {
 func newRunResponse(r catalog.Run, tr proxy.Transcript) RunResponse {
 	out := RunResponse{ID: r.ID, AgentID: r.AgentID, StartedBy: r.Subject, Interface: runInterface(r), State: r.State,
 		ContextID: r.ContextID, TaskID: r.TaskID, Task: tr.Task, Message: tr.Message,
-		Events: []RunEvent{}, Turns: []RunTurn{}, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+		Events: []RunEvent{}, Turns: []RunTurn{}, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+		Truncated: tr.Truncated}
 	switch a2a.TaskState(r.State) {
 	case a2a.TaskStateInputRequired:
 		out.Awaiting = "input"
