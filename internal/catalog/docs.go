@@ -4,16 +4,20 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/a2aregistry/registry/internal/card"
 )
 
 // docFacets lists the filterable (field, value) pairs of an agent for the
 // search index, from what the agents row holds: the stored summary, the
 // signature status and trust, the health, the works verdict of the latest
-// check and the audit codes. Writers and the index
-// build both use it, so a document is the same whichever way it reached
-// the index. It yields the same pairs as facetsOf on the card the summary
-// was made from (a test holds the two together), plus the audit codes.
-// Values keep their display form; matching is case-insensitive (termKey).
+// check and the audit codes. Skills' ids, names and media types are not
+// among them: they are the parts of the document (skillParts). Writers
+// and the index build both use it, so a document is the same whichever
+// way it reached the index. With skillParts it yields the same pairs as
+// facetsOf on the card the summary was made from (a test holds them
+// together), plus the audit codes. Values keep their display form;
+// matching is case-insensitive (termKey).
 func docFacets(sum summaryRecord, signature, trust, pubVerified, health, works string, audit []string, pl placement) []facetRecord {
 	out := make([]facetRecord, 0, 8+4*len(sum.Skills)+len(sum.InputModes)+len(sum.OutputModes))
 	seen := make(map[[2]string]struct{}, cap(out))
@@ -30,17 +34,9 @@ func docFacets(sum summaryRecord, signature, trust, pubVerified, health, works s
 		out = append(out, facetRecord{Field: field, Value: value})
 	}
 	for _, sk := range sum.Skills {
-		add(FieldSkill, sk.ID)
-		add(fieldSkillName, sk.Name)
 		for _, t := range sk.Tags {
 			add(FieldTag, t)
 		}
-	}
-	for _, m := range sum.InputModes {
-		add(FieldInputMode, m)
-	}
-	for _, m := range sum.OutputModes {
-		add(FieldOutputMode, m)
 	}
 	for _, b := range sum.Bindings {
 		add(FieldBinding, b)
@@ -69,6 +65,52 @@ func docFacets(sum summaryRecord, signature, trust, pubVerified, health, works s
 	}
 	for _, v := range pl.visibility {
 		add(fieldVisibility, v)
+	}
+	return out
+}
+
+// partFields are the index fields of an agent's skills: filters on them
+// must be met by one skill (search.Options.PartFields), so that an agent
+// whose one skill takes a PDF and whose other is the skill asked for is
+// not found by both filters together.
+var partFields = []string{FieldSkill, fieldSkillName, FieldInputMode, FieldOutputMode}
+
+// skillParts lists the parts of an agent's search document, one a skill:
+// its id, its name and its effective media types (card.Skill's: a skill
+// without its own inherits the card's defaults). An agent without skills
+// is one part of the card's default media types, as the summary lists
+// them (summaryOf). Media types are normalized as the summary's are.
+func skillParts(skills []indexedSkill, sum summaryRecord) [][]facetRecord {
+	if len(skills) == 0 {
+		var part []facetRecord
+		for _, m := range sum.InputModes {
+			part = append(part, facetRecord{Field: FieldInputMode, Value: m})
+		}
+		for _, m := range sum.OutputModes {
+			part = append(part, facetRecord{Field: FieldOutputMode, Value: m})
+		}
+		if part == nil {
+			return nil
+		}
+		return [][]facetRecord{part}
+	}
+	out := make([][]facetRecord, 0, len(skills))
+	for _, sk := range skills {
+		part := make([]facetRecord, 0, 2+len(sk.inputModes)+len(sk.outputModes))
+		add := func(field, value string) {
+			if value = strings.TrimSpace(value); value != "" {
+				part = append(part, facetRecord{Field: field, Value: value})
+			}
+		}
+		add(FieldSkill, sk.id)
+		add(fieldSkillName, sk.name)
+		for _, m := range dedupe(sk.inputModes, card.NormalizeMode) {
+			add(FieldInputMode, m)
+		}
+		for _, m := range dedupe(sk.outputModes, card.NormalizeMode) {
+			add(FieldOutputMode, m)
+		}
+		out = append(out, part)
 	}
 	return out
 }
@@ -112,17 +154,19 @@ func decodeAuditCodes(raw string) ([]string, error) {
 	return codes, nil
 }
 
-// storedDocFacets is docFacets over the stored columns of one agent.
-func storedDocFacets(summary, signature, trust, pubVerified, health, works, auditCodes string, pl placement) ([]facetRecord, error) {
+// storedDocFacets is docFacets and skillParts over the stored columns of
+// one agent and its skills.
+func storedDocFacets(summary, signature, trust, pubVerified, health, works, auditCodes string, pl placement,
+	skills []indexedSkill) ([]facetRecord, [][]facetRecord, error) {
 	sum, err := decodeSummaryRecord(summary)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	audit, err := decodeAuditCodes(auditCodes)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return docFacets(sum, signature, trust, pubVerified, health, works, audit, pl), nil
+	return docFacets(sum, signature, trust, pubVerified, health, works, audit, pl), skillParts(skills, sum), nil
 }
 
 // Values of agents.publisher_verified and of the publisher_verified facet.

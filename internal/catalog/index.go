@@ -35,19 +35,32 @@ type indexedDoc struct {
 	seq     int64
 	sortKey string
 	facets  []facetRecord
-	text    searchText
+	// parts are the agent's skills (skillParts).
+	parts [][]facetRecord
+	text  searchText
 }
 
 func (d indexedDoc) searchDoc() search.Doc {
-	fs := make([]search.Facet, len(d.facets))
-	for i, f := range d.facets {
-		fs[i] = search.Facet{Field: f.Field, Value: f.Value}
+	sd := search.Doc{ID: uint32(d.pk), Seq: d.seq, SortKey: d.sortKey, Facets: searchFacets(d.facets), Text: d.text}
+	if len(d.parts) > 0 {
+		sd.Parts = make([][]search.Facet, len(d.parts))
+		for i, p := range d.parts {
+			sd.Parts[i] = searchFacets(p)
+		}
 	}
-	return search.Doc{ID: uint32(d.pk), Seq: d.seq, SortKey: d.sortKey, Facets: fs, Text: d.text}
+	return sd
+}
+
+func searchFacets(fs []facetRecord) []search.Facet {
+	out := make([]search.Facet, len(fs))
+	for i, f := range fs {
+		out[i] = search.Facet{Field: f.Field, Value: f.Value}
+	}
+	return out
 }
 
 func newSearchIndex() *search.Index {
-	return search.New(search.Options{FacetFields: FilterFields})
+	return search.New(search.Options{FacetFields: FilterFields, PartFields: partFields})
 }
 
 // idx returns the current search index.
@@ -263,7 +276,7 @@ func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(
 	agentsQ := "SELECT pk, seq, agents.card_url, name, description, provider, summary, signature_status, signature_trust, publisher_verified, health, works, audit_codes, " +
 		"listing, collections, visibility, n.owner_team, n.classification, n.labels " +
 		"FROM agents LEFT JOIN annotations n ON n.card_url = agents.card_url WHERE agents.removed_at IS NULL"
-	skillsQ := "SELECT agent_pk, skill_id, name, description, tags, examples FROM skills"
+	skillsQ := "SELECT agent_pk, skill_id, name, description, tags, examples, input_modes, output_modes FROM skills"
 	if where != "" {
 		agentsQ += " AND (" + where + ")"
 		skillsQ += " WHERE agent_pk IN (SELECT pk FROM agents WHERE " + where + ")"
@@ -285,7 +298,7 @@ func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(
 
 	type skillRow struct {
 		pk int64
-		st skillText
+		st indexedSkill
 	}
 	var (
 		nextSkill  *skillRow
@@ -298,9 +311,15 @@ func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(
 			return skills.Err()
 		}
 		var r skillRow
-		var tags, examples string
-		if err := skills.Scan(&r.pk, &r.st.id, &r.st.name, &r.st.description, &tags, &examples); err != nil {
+		var tags, examples, in, out string
+		if err := skills.Scan(&r.pk, &r.st.id, &r.st.name, &r.st.description, &tags, &examples, &in, &out); err != nil {
 			return err
+		}
+		if err := json.Unmarshal([]byte(in), &r.st.inputModes); err != nil {
+			return fmt.Errorf("skill input modes of agent %d: %w", r.pk, err)
+		}
+		if err := json.Unmarshal([]byte(out), &r.st.outputModes); err != nil {
+			return fmt.Errorf("skill output modes of agent %d: %w", r.pk, err)
 		}
 		if err := json.Unmarshal([]byte(tags), &r.st.tags); err != nil {
 			return fmt.Errorf("skill tags of agent %d: %w", r.pk, err)
@@ -336,7 +355,7 @@ func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(
 		if err != nil {
 			return fmt.Errorf("placement of agent %d: %w", pk, err)
 		}
-		var sks []skillText
+		var sks []indexedSkill
 		for nextSkill != nil && nextSkill.pk <= pk {
 			if nextSkill.pk == pk {
 				sks = append(sks, nextSkill.st)
@@ -345,7 +364,7 @@ func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(
 				return err
 			}
 		}
-		fs, err := storedDocFacets(summary, sig, trust, pubVer, health, works, audit, pl)
+		fs, parts, err := storedDocFacets(summary, sig, trust, pubVer, health, works, audit, pl, sks)
 		if err != nil {
 			return fmt.Errorf("facets of agent %d: %w", pk, err)
 		}
@@ -355,7 +374,8 @@ func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(
 		}
 		fs = append(fs, af...)
 		fs = append(fs, identityFacets(cardURL)...)
-		fn(indexedDoc{pk: pk, seq: seq, sortKey: sortKeyOf(name), facets: fs, text: textOfParts(name, desc, provider, sks)}.searchDoc())
+		fn(indexedDoc{pk: pk, seq: seq, sortKey: sortKeyOf(name), facets: fs, parts: parts,
+			text: textOfParts(name, desc, provider, sks)}.searchDoc())
 	}
 	return agents.Err()
 }

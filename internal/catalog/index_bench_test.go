@@ -25,8 +25,10 @@ func synthDocs(tb testing.TB, gen *synth.Generator, from, n int, seq int64) []se
 		if err != nil {
 			tb.Fatal(err)
 		}
+		sum := recordOfSummary(summaryOf(c))
 		d := indexedDoc{pk: int64(i + 1), seq: seq, sortKey: sortKeyOf(c.Name),
-			facets: facetsOf(c, SignatureUnchecked, healths[(from+i)%len(healths)], WorksUnchecked), text: textOf(c)}
+			facets: docFacets(sum, SignatureUnchecked, "", "", healths[(from+i)%len(healths)], WorksUnchecked, nil, placement{}),
+			parts:  skillParts(skillsOf(c), sum), text: textOf(c)}
 		docs = append(docs, d.searchDoc())
 	}
 	return docs

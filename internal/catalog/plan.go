@@ -261,13 +261,15 @@ func (p *runPlan) revive(i int, in UpsertInput, seq int64, now time.Time) error 
 	if err != nil {
 		return fmt.Errorf("restoring agent %s: %w", rec.ID, err)
 	}
-	fs, err := storedDocFacets(rec.Summary, rec.SignatureStatus, rec.SignatureTrust, rec.PublisherVerified, rec.Health, rec.Works, rec.AuditCodes, pl)
+	skills := skillsOf(in.Card)
+	fs, parts, err := storedDocFacets(rec.Summary, rec.SignatureStatus, rec.SignatureTrust, rec.PublisherVerified, rec.Health, rec.Works, rec.AuditCodes, pl, skills)
 	if err != nil {
 		return fmt.Errorf("restoring agent %s: %w", rec.ID, err)
 	}
 	fs = append(fs, identityFacets(rec.CardURL)...)
 	p.revived = append(p.revived, *rec)
-	p.docs = append(p.docs, indexedDoc{pk: rec.PK, seq: rec.Seq, sortKey: sortKeyOf(rec.Name), facets: fs, text: textOf(in.Card)})
+	p.docs = append(p.docs, indexedDoc{pk: rec.PK, seq: rec.Seq, sortKey: sortKeyOf(rec.Name), facets: fs, parts: parts,
+		text: textOfParts(in.Card.Name, in.Card.Description, providerOf(in.Card), skills)})
 	p.results[i] = UpsertResult{Agent: agentOf(*rec, in.Card), Restored: true}
 	return nil
 }
@@ -330,9 +332,11 @@ func (p *runPlan) write(i int, w cardWrite, policy ListingPolicy, now time.Time)
 		Size: len(c.Raw), Source: in.Source, ReceivedAt: in.ReceivedAt, Raw: c.Raw})
 	p.changes = append(p.changes, changeRow{AgentPK: rec.PK, AgentID: rec.ID, CardURL: rec.CardURL, Kind: kind,
 		Version: rec.CurrentVersion, At: now})
+	skills := skillsOf(c)
 	p.docs = append(p.docs, indexedDoc{pk: rec.PK, seq: rec.Seq, sortKey: sortKeyOf(c.Name),
 		facets: append(docFacets(sum, rec.SignatureStatus, rec.SignatureTrust, rec.PublisherVerified, rec.Health, rec.Works, nil, pl),
-			identityFacets(rec.CardURL)...), text: textOf(c)})
+			identityFacets(rec.CardURL)...), parts: skillParts(skills, sum),
+		text: textOfParts(c.Name, c.Description, providerOf(c), skills)})
 	p.results[i] = UpsertResult{Agent: agentOf(*rec, c), Created: w.created, NewVersion: true, Restored: w.restored}
 	return nil
 }

@@ -9,15 +9,20 @@ import (
 // searchText is what full-text search sees of an agent, by column.
 type searchText = search.Text
 
-// skillText is the searchable part of one skill.
-type skillText struct {
+// indexedSkill is what the search index takes of one skill: its text, and
+// its id, name and media types for the skill's part of the document
+// (skillParts).
+type indexedSkill struct {
 	id, name, description string
 	tags, examples        []string
+	// inputModes and outputModes are effective (card.Skill's): a skill
+	// without its own has the card's defaults.
+	inputModes, outputModes []string
 }
 
 // textOfParts builds the searchable text. Upserts and index rebuilds from
 // the database both go through it, so they index the same words.
-func textOfParts(name, description, provider string, skills []skillText) searchText {
+func textOfParts(name, description, provider string, skills []indexedSkill) searchText {
 	var tags, names, desc, examples strings.Builder
 	desc.WriteString(description)
 	for _, sk := range skills {

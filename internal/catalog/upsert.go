@@ -467,11 +467,16 @@ func (d *derivedRows) write(tx *txn) error {
 
 // textOf is the searchable text of a card (see textOfParts).
 func textOf(c *card.Card) searchText {
-	skills := make([]skillText, len(c.Skills))
+	return textOfParts(c.Name, c.Description, providerOf(c), skillsOf(c))
+}
+
+func skillsOf(c *card.Card) []indexedSkill {
+	skills := make([]indexedSkill, len(c.Skills))
 	for i, sk := range c.Skills {
-		skills[i] = skillText{id: sk.ID, name: sk.Name, description: sk.Description, tags: sk.Tags, examples: sk.Examples}
+		skills[i] = indexedSkill{id: sk.ID, name: sk.Name, description: sk.Description, tags: sk.Tags, examples: sk.Examples,
+			inputModes: sk.InputModes, outputModes: sk.OutputModes}
 	}
-	return textOfParts(c.Name, c.Description, providerOf(c), skills)
+	return skills
 }
 
 func providerOf(c *card.Card) string {

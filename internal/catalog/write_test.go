@@ -166,6 +166,7 @@ func TestIndexAfterWritesMatchesRebuild(t *testing.T) {
 				{Limit: 100, Filters: map[string][]string{catalog.FieldAudit: {"no_security"}}},
 				{Limit: 100, Filters: map[string][]string{catalog.FieldSignature: {catalog.SignatureUnchecked}}},
 				{Limit: 100, Filters: map[string][]string{catalog.FieldInputMode: {"image/*"}}},
+				{Limit: 100, Filters: map[string][]string{catalog.FieldInputMode: {"text/*"}, catalog.FieldOutputMode: {"application/json"}}},
 				{Limit: 100, Text: "data"},
 			}
 			for _, q := range queries {

@@ -128,3 +128,38 @@ func BenchmarkBrowse(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFilters measures filtered searches with facets on 100,000
+// random documents: a media-type wildcard over much of the catalog, a
+// skill and a media type together (which must meet one skill), and text
+// with a media type.
+func BenchmarkFilters(b *testing.B) {
+	g := gen{rand.New(rand.NewPCG(4, 4))}
+	const n = 100_000
+	docs := make([]Doc, n)
+	for i := range docs {
+		docs[i] = g.doc(uint32(i+1), 1)
+	}
+	x := newTestIndex()
+	x.Apply(docs)
+	x.MarkReady()
+	mode := func(p string) Filter { return Filter{Field: "mode", Match: matchMode(p)} }
+	skill := Filter{Terms: []Facet{{"skill", "ice"}, {"skill_name", "ice skill"}}}
+	for _, tc := range []struct {
+		name string
+		q    Query
+	}{
+		{"media type", Query{Limit: 20, FacetLimit: 10, Filters: []Filter{mode("text/*")}}},
+		{"two media types", Query{Limit: 20, FacetLimit: 10, Filters: []Filter{mode("text/*"), mode("image/*")}}},
+		{"skill and media type", Query{Limit: 20, FacetLimit: 10, Filters: []Filter{skill, mode("image/*")}}},
+		{"text and media type", Query{Text: "ice", Limit: 20, FacetLimit: 10, Filters: []Filter{mode("application/*")}}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := x.Search(tc.q); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -107,9 +107,10 @@ func (x *Index) makeBitsets() {
 }
 
 // facetsByBitset counts facet values over the matching documents ids
-// through bitsets. A term with fewer documents than the field's last
-// kept count cannot enter the top limit and is not counted.
-func (x *Index) facetsByBitset(ids []uint32, limit int) map[string][]FacetCount {
+// through bitsets, less corr (see facets). A term with fewer documents
+// than the field's last kept count cannot enter the top limit and is not
+// counted.
+func (x *Index) facetsByBitset(ids []uint32, limit int, corr []int32) map[string][]FacetCount {
 	matched := x.getMatched()
 	for _, id := range ids {
 		matched[id>>6] |= 1 << (id & 63)
@@ -130,6 +131,9 @@ func (x *Index) facetsByBitset(ids []uint32, limit int) map[string][]FacetCount 
 				for _, id := range tm.postings {
 					c += int(matched[id>>6] >> (id & 63) & 1)
 				}
+			}
+			if corr != nil {
+				c -= int(corr[t])
 			}
 			if c > 0 {
 				h.offer(FacetCount{Value: tm.display, Count: c})

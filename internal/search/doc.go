@@ -2,7 +2,9 @@
 // index of words ranked by BM25 for full-text search, and one of
 // (field, value) terms for filters and facet counts, with top-k paging.
 // It knows nothing of databases: the catalog feeds it documents (Apply,
-// Remove) and asks it queries (Search).
+// Remove) and asks it queries (Search). A document may have parts (an
+// agent's skills): filters on the fields of parts must be met by one part
+// together, and facet counts follow the parts that met them (parts.go).
 //
 // Documents are keyed by a dense uint32 id (the catalog's agent pk) and
 // ordered by a sequence number: the index never replaces a document with
@@ -54,7 +56,12 @@ type Doc struct {
 	// SortKey orders results of queries without text.
 	SortKey string
 	Facets  []Facet
-	Text    Text
+	// Parts are the document's parts (an agent's skills), each with its
+	// own terms; the document carries every part's terms as it carries
+	// Facets. Filters on Options.PartFields must be met by one part
+	// together (see parts.go).
+	Parts [][]Facet
+	Text  Text
 }
 
 // Options configure an index.
@@ -62,4 +69,10 @@ type Options struct {
 	// FacetFields lists the fields facet counts are reported for, in the
 	// order results list them; other fields only filter.
 	FacetFields []string
+	// PartFields lists the fields whose values belong to a document's
+	// parts rather than to the whole of it (an agent's skill ids and
+	// names and their media types). A value of one of them given in Facets
+	// belongs to every part; a value of another field given in a part, to
+	// the whole document.
+	PartFields []string
 }

@@ -19,6 +19,7 @@ type Index struct {
 
 	facetFields []string
 	isFacet     map[string]bool
+	isPart      map[string]bool
 
 	termIDs map[termID]uint32
 	terms   []term
@@ -30,10 +31,16 @@ type Index struct {
 	// lens holds each doc's column lengths, by id, apart from docs so that
 	// BM25 scoring reads a dense array.
 	lens [][NumCols]uint16
+	// parts holds, by id, for a document of two parts or more, which of
+	// them hold each of its terms of part fields (see parts.go); apart
+	// from docs, as checking the parts of many matches reads it alone.
+	parts []partList
 	// arena backs docs' term lists during the initial build: facet
 	// counting walks them for thousands of docs, and contiguous lists keep
 	// that in cache. Updates reuse a list's space when the new one fits.
 	arena []uint32
+	// partArena backs the part lists of the initial build likewise.
+	partArena []byte
 
 	ready   bool
 	builtAt time.Time
@@ -44,6 +51,7 @@ type Index struct {
 	packedWords                  []uint64
 	ranks                        []int
 	encoded                      []byte
+	partEntries                  []partEntry
 
 	countsPool  sync.Pool
 	matchedPool sync.Pool
@@ -97,6 +105,7 @@ type doc struct {
 func New(opts Options) *Index {
 	x := &Index{
 		isFacet: make(map[string]bool, len(opts.FacetFields)),
+		isPart:  make(map[string]bool, len(opts.PartFields)),
 		termIDs: make(map[termID]uint32),
 		byField: make(map[string][]uint32),
 		text:    newTextIndex(),
@@ -107,6 +116,9 @@ func New(opts Options) *Index {
 			x.facetFields = append(x.facetFields, f)
 		}
 		x.isFacet[f] = true
+	}
+	for _, f := range opts.PartFields {
+		x.isPart[f] = true
 	}
 	return x
 }
@@ -251,8 +263,9 @@ func analyzeAll(docs []Doc, ps []prepared) {
 // values of the given fields, and moves it to sequence seq: a status change
 // (health, signature) that leaves the text and the other terms as they
 // are, with no analysis and no reload. It reports false when the index
-// holds the document at another sequence than prev (or not at all): the
-// caller then applies the whole document. Requiring prev keeps a change
+// holds the document at another sequence than prev (or not at all), or
+// when a field is a part field (Options.PartFields): the caller then
+// applies the whole document. Requiring prev keeps a change
 // from landing on a state it was not made on, which a later Apply of an
 // intermediate version, older than seq, could no longer correct.
 func (x *Index) SetFields(id uint32, prev, seq int64, values map[string][]string) bool {
@@ -265,6 +278,11 @@ func (x *Index) SetFields(id uint32, prev, seq int64, values map[string][]string
 	d := &x.docs[id]
 	if !d.present || d.seq != prev || seq <= prev {
 		return false
+	}
+	for f := range values {
+		if x.isPart[f] {
+			return false
+		}
 	}
 	x.setTerms(id, d, func(facet bool, nt []uint32) []uint32 {
 		for _, t := range d.terms {
@@ -310,6 +328,7 @@ func (x *Index) Remove(id uint32, seq int64) {
 		x.lens[id] = [NumCols]uint16{}
 		x.text.docs--
 		x.all = x.removeID(x.all, id)
+		x.parts[id] = nil
 	}
 	x.dropVector(id)
 	*d = doc{known: true, seq: seq}
@@ -320,6 +339,7 @@ func (x *Index) docAt(id uint32) *doc {
 		n := int(id) + 1
 		x.docs = slices.Grow(x.docs, n-len(x.docs))[:n]
 		x.lens = slices.Grow(x.lens, n-len(x.lens))[:n]
+		x.parts = slices.Grow(x.parts, n-len(x.parts))[:n]
 	}
 	return &x.docs[id]
 }
@@ -398,8 +418,16 @@ func (x *Index) setLocked(p *prepared) {
 				nt = append(nt, x.termFor(f.Field, f.Value))
 			}
 		}
+		for _, part := range p.Parts {
+			for _, f := range part {
+				if x.isFacet[f.Field] == facet {
+					nt = append(nt, x.termFor(f.Field, f.Value))
+				}
+			}
+		}
 		return nt
 	})
+	x.setParts(id, p.Doc)
 
 	// Words, sorted by term id: packed as id<<32|tf, an ordered sort
 	// with no comparison function.

@@ -24,19 +24,90 @@ type oracle struct {
 	stats       *oracleStats
 }
 
-var testFacetFields = []string{"tag", "mode", "skill", "provider", "health"}
+var (
+	testFacetFields = []string{"tag", "mode", "skill", "provider", "health"}
+	// testPartFields are the fields of a document's parts (its skills):
+	// filters on them must be met by one part.
+	testPartFields = []string{"skill", "skill_name", "mode"}
+)
 
 func newOracle() *oracle {
 	return &oracle{docs: make(map[uint32]Doc), facetFields: testFacetFields}
 }
 
+// allFacets is every term of a document: its Facets and its parts'.
+func allFacets(d Doc) []Facet {
+	out := slices.Clone(d.Facets)
+	for _, p := range d.Parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
 func hasTerm(d Doc, field, value string) bool {
-	for _, f := range d.Facets {
+	return holds(allFacets(d), field, value)
+}
+
+func holds(fs []Facet, field, value string) bool {
+	for _, f := range fs {
 		if f.Field == field && strings.EqualFold(f.Value, strings.TrimSpace(value)) {
 			return true
 		}
 	}
 	return false
+}
+
+// meets reports whether terms fs meet filter f.
+func meets(fs []Facet, f Filter) bool {
+	for _, t := range f.Terms {
+		if holds(fs, t.Field, t.Value) {
+			return true
+		}
+	}
+	if f.Match != nil {
+		for _, df := range fs {
+			if df.Field == f.Field && f.Match(df.Value) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// isPartFilter: every field the filter names is a part field.
+func isPartFilter(f Filter) bool {
+	if f.Match == nil && len(f.Terms) == 0 {
+		return false
+	}
+	if f.Match != nil && !slices.Contains(testPartFields, f.Field) {
+		return false
+	}
+	for _, t := range f.Terms {
+		if !slices.Contains(testPartFields, t.Field) {
+			return false
+		}
+	}
+	return true
+}
+
+// oracleParts is a document's parts as part filters see them: each part's
+// own terms of part fields and the document's (given in Facets); one part
+// holding everything for a document with fewer than two.
+func oracleParts(d Doc) [][]Facet {
+	if len(d.Parts) < 2 {
+		return [][]Facet{allFacets(d)}
+	}
+	var common []Facet
+	for _, f := range d.Facets {
+		if slices.Contains(testPartFields, f.Field) {
+			common = append(common, f)
+		}
+	}
+	out := make([][]Facet, len(d.Parts))
+	for i, p := range d.Parts {
+		out[i] = append(slices.Clone(common), p...)
+	}
+	return out
 }
 
 func (o *oracle) set(d Doc) {
@@ -208,24 +279,60 @@ func (o *oracle) search(q Query) Result {
 	}
 	need = max(1, min(need, most))
 
+	var partFilters []Filter
+	for _, f := range q.Filters {
+		if isPartFilter(f) {
+			partFilters = append(partFilters, f)
+		}
+	}
+	// The terms each matching document is counted for in facets: with
+	// part filters, those of the parts meeting them all and the document's
+	// terms of other fields.
+	counted := map[uint32][]Facet{}
 	var hits []Hit
 docs:
 	for _, id := range ids {
 		d := o.docs[id]
 		for _, f := range q.Filters {
-			ok := false
-			for _, t := range f.Terms {
-				ok = ok || hasTerm(d, t.Field, t.Value)
-			}
-			if f.Match != nil {
-				for _, df := range d.Facets {
-					ok = ok || (df.Field == f.Field && f.Match(df.Value))
-				}
-			}
-			if !ok {
+			if !meets(allFacets(d), f) {
 				continue docs
 			}
 		}
+		terms := allFacets(d)
+		if len(partFilters) > 0 {
+			terms = nil
+			for _, f := range d.Facets {
+				if !slices.Contains(testPartFields, f.Field) {
+					terms = append(terms, f)
+				}
+			}
+			for _, p := range d.Parts {
+				for _, f := range p {
+					if !slices.Contains(testPartFields, f.Field) {
+						terms = append(terms, f)
+					}
+				}
+			}
+			met := false
+		parts:
+			for _, p := range oracleParts(d) {
+				for _, f := range partFilters {
+					if !meets(p, f) {
+						continue parts
+					}
+				}
+				met = true
+				for _, f := range p {
+					if slices.Contains(testPartFields, f.Field) {
+						terms = append(terms, f)
+					}
+				}
+			}
+			if !met {
+				continue docs
+			}
+		}
+		counted[id] = terms
 		for _, t := range q.Exclude {
 			if hasTerm(d, t.Field, t.Value) {
 				continue docs
@@ -298,8 +405,10 @@ docs:
 	for _, field := range o.facetFields {
 		counts := map[string]int{}
 		for _, h := range hits {
-			for _, f := range o.docs[h.ID].Facets {
-				if f.Field == field {
+			seen := map[string]bool{}
+			for _, f := range counted[h.ID] {
+				if f.Field == field && !seen[strings.ToLower(f.Value)] {
+					seen[strings.ToLower(f.Value)] = true
 					counts[f.Value]++
 				}
 			}
@@ -440,13 +549,25 @@ func (g gen) doc(id uint32, seq int64) Doc {
 	for range g.r.IntN(4) {
 		add("tag", g.pick(tags))
 	}
-	for range g.r.IntN(3) {
+	// Skills are parts: each with its id, its name and its media types,
+	// now and then a tag (which belongs to the whole document). A media
+	// type given in Facets belongs to every part.
+	if g.r.IntN(5) == 0 {
 		add("mode", g.pick(modes))
 	}
-	for range g.r.IntN(3) {
+	for range g.r.IntN(4) {
 		sk := g.word()
-		add("skill", sk)
-		add("skill_name", strings.ToUpper(sk[:1])+sk[1:]+" skill")
+		part := []Facet{{"skill", sk}, {"skill_name", strings.ToUpper(sk[:1]) + sk[1:] + " skill"}}
+		for range g.r.IntN(3) {
+			if f := (Facet{"mode", g.pick(modes)}); !slices.Contains(part, f) {
+				part = append(part, f)
+			}
+		}
+		if g.r.IntN(8) == 0 {
+			part = append(part, Facet{"tag", g.pick(tags)})
+		}
+		g.r.Shuffle(len(part), func(i, j int) { part[i], part[j] = part[j], part[i] })
+		d.Parts = append(d.Parts, part)
 	}
 	if d.Text[ColProvider] != "" {
 		add("provider", d.Text[ColProvider])
@@ -517,6 +638,23 @@ func (g gen) query(known []Doc) Query {
 			q.Filters = append(q.Filters, Filter{Field: "mode", Match: matchMode(pat)})
 		case 2:
 			sk := g.word()
+			if len(known) > 0 && g.r.IntN(2) == 0 {
+				// A skill some document has, so that skill and media type
+				// filters often meet in one document but not one part.
+				if d := known[g.r.IntN(len(known))]; len(d.Parts) > 0 {
+					for _, f := range d.Parts[g.r.IntN(len(d.Parts))] {
+						if f.Field == "skill" {
+							sk = f.Value
+						}
+					}
+					for _, f := range d.Parts[0] {
+						if f.Field == "mode" && g.r.IntN(2) == 0 {
+							q.Filters = append(q.Filters, Filter{Terms: []Facet{f}})
+							break
+						}
+					}
+				}
+			}
 			q.Filters = append(q.Filters, Filter{Terms: []Facet{{"skill", sk}, {"skill_name", sk + " skill"}}})
 		case 3:
 			q.Filters = append(q.Filters, Filter{Terms: []Facet{{"provider", " " + g.pick(providers) + " "}}})
@@ -537,7 +675,9 @@ func (g gen) query(known []Doc) Query {
 	return q
 }
 
-func newTestIndex() *Index { return New(Options{FacetFields: testFacetFields}) }
+func newTestIndex() *Index {
+	return New(Options{FacetFields: testFacetFields, PartFields: testPartFields})
+}
 
 // checkQueries runs queries against x and o, paging through results with
 // cursors, and against fresh when it is set.

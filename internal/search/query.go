@@ -158,11 +158,23 @@ func (x *Index) Search(q Query) (Result, error) {
 			ids = matchAll()
 		}
 	}
+	var fc facetCorrection
+	if browsed == nil {
+		if pfs := x.partFilters(q.Filters); len(pfs) > 0 {
+			kept, corr, touched := x.checkParts(ids, pfs)
+			if len(kept) < len(ids) {
+				matches = keepMatches(matches, kept)
+				vecs = keepSims(vecs, kept)
+			}
+			ids, fc = kept, facetCorrection{corr, touched}
+			defer fc.release(x)
+		}
+	}
 	res := Result{Total: len(ids), Waited: waited, Hybrid: hybrid}
 	if browsed != nil {
 		res.Facets = browsed.facets
 	} else {
-		res.Facets = x.facets(ids, len(ids) == len(x.all), q.FacetLimit)
+		res.Facets = x.facets(ids, len(ids) == len(x.all), q.FacetLimit, fc.counts)
 		if browseKey != "" {
 			x.browse.put(browseKey, &browseEntry{gen: x.gen, ids: ids, facets: res.Facets})
 		}
@@ -214,6 +226,55 @@ func (x *Index) matchExclude(parts [][][]uint32, exclude []Facet) []uint32 {
 // keep the slice past it.
 func (x *Index) filtered(filters []Filter, exclude []Facet) []uint32 {
 	return x.matchExclude(x.filtersParts(filters), exclude)
+}
+
+// keepSims returns the vector hits whose ids are in kept (sorted).
+func keepSims(hs []simHit, kept []uint32) []simHit {
+	if hs == nil {
+		return nil
+	}
+	out := make([]simHit, 0, len(hs))
+	for _, h := range hs {
+		if _, ok := slices.BinarySearch(kept, h.id); ok {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// keepMatches returns the matches (in id order) whose ids are in kept
+// (sorted, a subset of theirs).
+func keepMatches(ms []match, kept []uint32) []match {
+	if ms == nil {
+		return nil
+	}
+	out := make([]match, 0, len(kept))
+	j := 0
+	for _, m := range ms {
+		if j < len(kept) && kept[j] == m.id {
+			out = append(out, m)
+			j++
+		}
+	}
+	return out
+}
+
+// facetCorrection is what checkParts found to subtract from facet counts:
+// by term id, the matching documents holding a term only in parts that
+// did not match. counts is nil when there is nothing to subtract.
+type facetCorrection struct {
+	counts  []int32
+	touched []uint32
+}
+
+func (c facetCorrection) release(x *Index) {
+	if c.counts == nil {
+		return
+	}
+	for _, t := range c.touched {
+		c.counts[t] = 0
+	}
+	x.putCounts(c.counts)
 }
 
 // demoted returns the sorted ids carrying any of the terms. The caller
@@ -627,10 +688,12 @@ func difference(all, sub []uint32) []uint32 {
 // keeps the top limit values. all tells that ids is every document. Four
 // ways to count: posting lengths when every doc matches; bitsets when many
 // do (facetsByBitset); posting lengths minus the non-matching docs' terms
-// when most of a small index do; else the matching docs' terms.
-func (x *Index) facets(ids []uint32, all bool, limit int) map[string][]FacetCount {
+// when most of a small index do; else the matching docs' terms. Each way
+// subtracts corr (by term id; nil for none): the matching docs holding a
+// term only in parts that did not match (checkParts).
+func (x *Index) facets(ids []uint32, all bool, limit int, corr []int32) map[string][]FacetCount {
 	if !all && len(ids) >= bitsetCountFrom(len(x.all)) {
-		return x.facetsByBitset(ids, limit)
+		return x.facetsByBitset(ids, limit, corr)
 	}
 	var (
 		counts     []int32
@@ -677,6 +740,10 @@ func (x *Index) facets(ids []uint32, all bool, limit int) map[string][]FacetCoun
 	case !all:
 		countDocs(ids)
 		count = func(t uint32) int { return int(counts[t]) }
+	}
+	if corr != nil {
+		uncorrected := count
+		count = func(t uint32) int { return uncorrected(t) - int(corr[t]) }
 	}
 	tops := make([]*topK[FacetCount], len(x.facetFields))
 	offer := func(id uint32) {

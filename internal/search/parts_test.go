@@ -1,0 +1,143 @@
+package search
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+)
+
+func skillPart(id string, modes ...string) []Facet {
+	p := []Facet{{"skill", id}, {"skill_name", id + " skill"}}
+	for _, m := range modes {
+		p = append(p, Facet{"mode", m})
+	}
+	return p
+}
+
+func skillFilter(id string) Filter {
+	return Filter{Terms: []Facet{{"skill", id}, {"skill_name", id}}}
+}
+
+func modeFilter(pattern string) Filter { return Filter{Field: "mode", Match: matchMode(pattern)} }
+
+// TestPartFilters: filters on a skill and on media types must be met by
+// one skill, and facet counts follow the skills that met them.
+func TestPartFilters(t *testing.T) {
+	docs := []Doc{
+		// Skill ocr takes a PDF; the skill asked for (translate) takes text.
+		{ID: 1, Seq: 1, SortKey: "a", Parts: [][]Facet{skillPart("ocr", "application/pdf"), skillPart("translate", "text/plain")}},
+		// One skill does both.
+		{ID: 2, Seq: 1, SortKey: "b", Parts: [][]Facet{skillPart("translate", "application/pdf", "text/plain"), skillPart("chat", "text/html")}},
+		// One skill only: a document of one part.
+		{ID: 3, Seq: 1, SortKey: "c", Parts: [][]Facet{skillPart("translate", "application/pdf")}},
+		// A media type given for the whole document belongs to every skill.
+		{ID: 4, Seq: 1, SortKey: "d", Facets: []Facet{{"mode", "application/pdf"}}, Parts: [][]Facet{skillPart("ocr"), skillPart("translate", "text/plain")}},
+		// No skills: the document is one part.
+		{ID: 5, Seq: 1, SortKey: "e", Facets: []Facet{{"mode", "application/pdf"}, {"mode", "text/plain"}}},
+	}
+	x := newTestIndex()
+	x.Apply(docs)
+	x.MarkReady()
+	tests := []struct {
+		name      string
+		filters   []Filter
+		wantIDs   []uint32
+		wantSkill []FacetCount
+		wantMode  []FacetCount
+	}{
+		{
+			name:      "skill and media type meet in one skill",
+			filters:   []Filter{skillFilter("translate"), modeFilter("application/pdf")},
+			wantIDs:   []uint32{2, 3, 4},
+			wantSkill: []FacetCount{{"translate", 3}},
+			wantMode:  []FacetCount{{"application/pdf", 3}, {"text/plain", 2}},
+		},
+		{
+			name:      "skill by name",
+			filters:   []Filter{skillFilter("translate skill"), modeFilter("text/*")},
+			wantIDs:   []uint32{1, 2, 4},
+			wantSkill: []FacetCount{{"translate", 3}},
+			wantMode:  []FacetCount{{"text/plain", 3}, {"application/pdf", 2}},
+		},
+		{
+			name:      "two media types meet in one skill",
+			filters:   []Filter{modeFilter("application/pdf"), modeFilter("text/plain")},
+			wantIDs:   []uint32{2, 4, 5},
+			wantSkill: []FacetCount{{"translate", 2}},
+			wantMode:  []FacetCount{{"application/pdf", 3}, {"text/plain", 3}},
+		},
+		{
+			name:      "one media type: facets count the skills that take it",
+			filters:   []Filter{modeFilter("text/html")},
+			wantIDs:   []uint32{2},
+			wantSkill: []FacetCount{{"chat", 1}},
+			wantMode:  []FacetCount{{"text/html", 1}},
+		},
+		{
+			name:      "without part filters every skill counts",
+			filters:   nil,
+			wantIDs:   []uint32{1, 2, 3, 4, 5},
+			wantSkill: []FacetCount{{"translate", 4}, {"ocr", 2}, {"chat", 1}},
+			wantMode:  []FacetCount{{"application/pdf", 5}, {"text/plain", 4}, {"text/html", 1}},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := x.Search(Query{Filters: tc.filters, Limit: 10, FacetLimit: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []uint32
+			for _, h := range res.Hits {
+				ids = append(ids, h.ID)
+			}
+			if !slices.Equal(ids, tc.wantIDs) || res.Total != len(tc.wantIDs) {
+				t.Errorf("ids = %v (total %d), want %v", ids, res.Total, tc.wantIDs)
+			}
+			if !slices.Equal(res.Facets["skill"], tc.wantSkill) {
+				t.Errorf("skill facet = %v, want %v", res.Facets["skill"], tc.wantSkill)
+			}
+			if !slices.Equal(res.Facets["mode"], tc.wantMode) {
+				t.Errorf("mode facet = %v, want %v", res.Facets["mode"], tc.wantMode)
+			}
+		})
+	}
+}
+
+// TestManyParts: a document of more than 64 parts keeps masks of several
+// words; an update that moves the media type to another skill moves the
+// match.
+func TestManyParts(t *testing.T) {
+	doc := func(seq int64, pdfAt int) Doc {
+		d := Doc{ID: 1, Seq: seq, SortKey: "a"}
+		for i := range 130 {
+			p := skillPart(fmt.Sprintf("s%d", i), "text/plain")
+			if i == pdfAt {
+				p = append(p, Facet{"mode", "application/pdf"})
+			}
+			d.Parts = append(d.Parts, p)
+		}
+		return d
+	}
+	x := newTestIndex()
+	x.Apply([]Doc{doc(1, 100)})
+	x.MarkReady()
+	total := func(sk string) int {
+		t.Helper()
+		res, err := x.Search(Query{Filters: []Filter{skillFilter(sk), modeFilter("application/pdf")}, Limit: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Total
+	}
+	if total("s100") != 1 || total("s99") != 0 || total("s101") != 0 {
+		t.Fatalf("pdf on skill 100: s100 %d, s99 %d, s101 %d matches; want 1, 0, 0", total("s100"), total("s99"), total("s101"))
+	}
+	x.Apply([]Doc{doc(2, 3)})
+	if total("s3") != 1 || total("s100") != 0 {
+		t.Fatalf("pdf moved to skill 3: s3 %d, s100 %d matches; want 1, 0", total("s3"), total("s100"))
+	}
+	if x.SetFields(1, 2, 3, map[string][]string{"mode": {"image/png"}}) {
+		t.Fatal("SetFields changed a part field in place; want it refused (the whole document is applied)")
+	}
+}
