@@ -20,7 +20,7 @@ import (
 // *catalog.Store implements it.
 type ardStore interface {
 	ard.Catalog
-	urnResolver
+	agentResolver
 }
 
 // ardPublish is the manifest's selection of --ard-publish.
@@ -40,40 +40,56 @@ func mountARD(e *echo.Echo, d handlerDeps) {
 	e.Use(ard.Advertise)
 }
 
-// urnResolver finds the agent an ARD identifier names, in a scope;
-// *catalog.Store implements it.
-type urnResolver interface {
-	AgentIDByURN(ctx context.Context, sc catalog.Scope, urn string) (string, error)
+// agentResolver finds the agent an ARD identifier or a card URL names, in
+// a scope; *catalog.Store implements it.
+type agentResolver interface {
+	AgentIDOf(ctx context.Context, sc catalog.Scope, ref string) (string, error)
 }
 
-// resolveURNs lets the JSON API's and the console's agent routes take an
-// agent's ARD identifier (card.URNOf) wherever they take its id: the
-// route's :id is replaced by the id of the agent the identifier names, as
-// the caller's scope sees it. An identifier that names no agent the caller
-// sees is left as it is, and the route answers 404 as for any unknown id.
-func resolveURNs(store urnResolver, signIn bool) echo.MiddlewareFunc {
+// agentParams names, by route prefix, the parameter of the routes that
+// take an agent's id.
+var agentParams = []struct{ prefix, param string }{
+	{api.BasePath + "/agents/:id", "id"},
+	{"/agents/:id", "id"},
+	{api.BasePath + "/collections/:name/agents/:agent_id", "agent_id"},
+}
+
+// resolveAgentRefs lets the JSON API's and the console's agent routes take
+// an agent's ARD identifier (card.URNOf) or its card URL wherever they
+// take its id (catalog.IsAgentRef): the route's id parameter is replaced by
+// the id of the agent the reference names, as the caller's scope sees it.
+// A reference that names no agent the caller sees is left as it is, and
+// the route answers 404 as for any unknown id.
+func resolveAgentRefs(store agentResolver, signIn bool) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			p := c.Path()
-			if !strings.HasPrefix(p, api.BasePath+"/agents/:id") && !strings.HasPrefix(p, "/agents/:id") {
+			param := ""
+			for _, ap := range agentParams {
+				if strings.HasPrefix(p, ap.prefix) {
+					param = ap.param
+					break
+				}
+			}
+			if param == "" {
 				return next(c)
 			}
 			names := c.ParamNames()
 			for i, n := range names {
-				if n != "id" {
+				if n != param {
 					continue
 				}
 				vals := c.ParamValues()
 				raw, err := url.PathUnescape(vals[i])
-				if err != nil || !card.IsURN(raw) {
+				if err != nil || !catalog.IsAgentRef(raw) {
 					break
 				}
 				sc := catalog.ScopeAll
 				if signIn {
 					sc = auth.ScopeOf(auth.FromContext(c.Request().Context()))
 				}
-				id, err := store.AgentIDByURN(c.Request().Context(), sc, raw)
-				if errors.Is(err, catalog.ErrNotFound) || errors.Is(err, card.ErrMalformedURN) {
+				id, err := store.AgentIDOf(c.Request().Context(), sc, raw)
+				if errors.Is(err, catalog.ErrNotFound) || errors.Is(err, card.ErrMalformedURN) || errors.Is(err, card.ErrInvalidURL) {
 					break
 				}
 				if err != nil {

@@ -164,3 +164,72 @@ func TestARDPageTokensHoldAcrossReplicas(t *testing.T) {
 		t.Errorf("the first registry's page token on the second: %d, want 200", code)
 	}
 }
+
+// TestAgentRefsInRoutes: the API's agent and collection member routes take
+// an agent's card URL (in any spelling that canonicalizes alike) or its
+// ARD identifier wherever they take its id.
+func TestAgentRefsInRoutes(t *testing.T) {
+	store := catalogtest.SQLite(t)
+	ctx := context.Background()
+	ids := map[string]string{}
+	for _, name := range []string{"weather", "tides"} {
+		raw := []byte(fmt.Sprintf(`{"name":%q,"description":"Forecasts","url":"https://%s.example/a2a","version":"1","protocolVersion":"0.3.0",
+			"capabilities":{},"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],
+			"skills":[{"id":"forecast","name":"Forecast","description":"d","tags":["weather"]}]}`, name, name))
+		c, err := card.Parse(raw, card.DefaultLimits())
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := store.Upsert(ctx, catalog.System("test"), catalog.UpsertInput{CardURL: "https://" + name + ".example/agent-card.json",
+			Card: c, Source: catalog.SourceURL, ReceivedAt: time.Now()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[name] = res.Agent.ID
+	}
+	if _, _, err := store.SaveCollection(ctx, catalog.System("test"), catalog.Collection{Name: "Sea"}); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(newHandler(handlerDeps{log: slog.New(slog.DiscardHandler), store: store, agents: store,
+		ardStore: store, curator: store, ard: ardPublish(config.ARD{Publish: config.ARDPublishApproved})}))
+	t.Cleanup(srv.Close)
+	do := func(method, path string) int {
+		t.Helper()
+		req, err := http.NewRequest(method, srv.URL+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	urn, _ := card.URNOf("https://tides.example/agent-card.json")
+	for _, tc := range []struct {
+		method, path string
+		want         int
+	}{
+		{"GET", "/api/v1/agents/" + url.PathEscape("HTTPS://Weather.example:443/agent-card.json"), 200},
+		{"PUT", "/api/v1/collections/Sea/agents/" + url.PathEscape("https://weather.example/agent-card.json"), 204},
+		{"PUT", "/api/v1/collections/Sea/agents/" + url.PathEscape(urn), 204},
+		{"PUT", "/api/v1/collections/Sea/agents/" + url.PathEscape("https://nowhere.example/agent-card.json"), 404},
+	} {
+		if got := do(tc.method, tc.path); got != tc.want {
+			t.Errorf("%s %s: %d, want %d", tc.method, tc.path, got, tc.want)
+		}
+	}
+	for name, id := range ids {
+		ag, err := store.Agent(ctx, catalog.ScopeAll, id)
+		if err != nil || len(ag.Collections) != 1 || ag.Collections[0] != "Sea" {
+			t.Errorf("%s in %v (%v), want in Sea", name, ag.Collections, err)
+		}
+	}
+	if got := do("DELETE", "/api/v1/collections/Sea/agents/"+url.PathEscape(urn)); got != 204 {
+		t.Errorf("DELETE by identifier: %d", got)
+	}
+	if ag, _ := store.Agent(ctx, catalog.ScopeAll, ids["tides"]); len(ag.Collections) != 0 {
+		t.Errorf("tides still in %v", ag.Collections)
+	}
+}

@@ -190,10 +190,10 @@ func newHandler(d handlerDeps) http.Handler {
 		d.auth.Mount(e, console.GuardWrites(nil))
 		opts.Authorizer = d.auth
 	}
-	// After sign-in, so that an agent named by its ARD identifier is
-	// resolved in the caller's scope.
+	// After sign-in, so that an agent named by its ARD identifier or card
+	// URL is resolved in the caller's scope.
 	if d.ardStore != nil {
-		e.Use(resolveURNs(d.ardStore, d.auth != nil))
+		e.Use(resolveAgentRefs(d.ardStore, d.auth != nil))
 	}
 	if d.refresher != nil {
 		opts.Refresher = d.refresher

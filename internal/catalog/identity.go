@@ -40,39 +40,64 @@ func identityFacets(cardURL string) []facetRecord {
 	return out
 }
 
-// AgentIDByURN is the id of the agent an ARD identifier names
-// (card.URNOf its card URL), as the scope sees it: ErrNotFound for an
-// agent it does not see, a removed or unknown one, or an identifier the
-// registry does not make; an error wrapping card.ErrMalformedURN for one
-// that is not an ARD identifier at all.
-func (s *Store) AgentIDByURN(ctx context.Context, sc Scope, urn string) (string, error) {
-	u, err := card.CardURLOfURN(urn)
-	if errors.Is(err, card.ErrNotAgentURN) {
-		return "", fmt.Errorf("%w: %w", ErrNotFound, err)
-	}
-	if err != nil {
-		return "", err
+// AgentIDOf is the id of the agent ref names — its registry id, its ARD
+// identifier (card.URNOf its card URL, IsAgentRef) or its card URL in any
+// spelling card.CanonicalCardURL reads the same — as the scope sees it:
+// ErrNotFound for an agent it does not see, a removed or unknown one, or
+// an identifier the registry does not make; an error wrapping
+// card.ErrMalformedURN or card.ErrInvalidURL for a ref that looks like
+// an identifier or a URL and is not one.
+func (s *Store) AgentIDOf(ctx context.Context, sc Scope, ref string) (string, error) {
+	ref = strings.TrimSpace(ref)
+	column, value := "id", ref
+	switch {
+	case card.IsURN(ref):
+		u, err := card.CardURLOfURN(ref)
+		if errors.Is(err, card.ErrNotAgentURN) {
+			return "", fmt.Errorf("%w: %w", ErrNotFound, err)
+		}
+		if err != nil {
+			return "", err
+		}
+		column, value = "card_url", u
+	case isURLRef(ref):
+		u, err := card.CanonicalCardURL(ref)
+		if err != nil {
+			return "", err
+		}
+		column, value = "card_url", u
 	}
 	var (
 		id, listing, visibility string
 		removed                 bool
 	)
-	err = s.db.WithContext(ctx).Raw("SELECT id, listing, visibility, removed_at IS NOT NULL FROM agents WHERE card_url = ?", u).
+	err := s.db.WithContext(ctx).Raw("SELECT id, listing, visibility, removed_at IS NOT NULL FROM agents WHERE "+column+" = ?", value).
 		Row().Scan(&id, &listing, &visibility, &removed)
 	if errors.Is(err, sql.ErrNoRows) {
-		return "", fmt.Errorf("agent %s: %w", urn, ErrNotFound)
+		return "", fmt.Errorf("agent %s: %w", ref, ErrNotFound)
 	}
 	if err != nil {
-		return "", fmt.Errorf("resolving %s: %w", urn, err)
+		return "", fmt.Errorf("resolving %s: %w", ref, err)
 	}
 	ok, err := sc.sees(listing, visibility, removed)
 	if err != nil {
-		return "", fmt.Errorf("resolving %s: %w", urn, err)
+		return "", fmt.Errorf("resolving %s: %w", ref, err)
 	}
 	if !ok {
-		return "", fmt.Errorf("agent %s: %w", urn, ErrNotFound)
+		return "", fmt.Errorf("agent %s: %w", ref, ErrNotFound)
 	}
 	return id, nil
+}
+
+// IsAgentRef reports whether ref names an agent by its ARD identifier or
+// its card URL (AgentIDOf) rather than by the registry's id.
+func IsAgentRef(ref string) bool {
+	ref = strings.TrimSpace(ref)
+	return card.IsURN(ref) || isURLRef(ref)
+}
+
+func isURLRef(ref string) bool {
+	return len(ref) > 8 && (strings.EqualFold(ref[:7], "http://") || strings.EqualFold(ref[:8], "https://"))
 }
 
 // Published selects the agents a publisher manifest lists: the approved

@@ -30,6 +30,10 @@ type Curator interface {
 	SaveCollection(ctx context.Context, actor catalog.Actor, c catalog.Collection) (catalog.Collection, bool, error)
 	AddToCollection(ctx context.Context, actor catalog.Actor, name string, agentIDs ...string) error
 	RemoveFromCollection(ctx context.Context, actor catalog.Actor, name string, agentIDs ...string) error
+	// AgentIDOf is the id of the agent a registry id, ARD identifier or
+	// card URL names, as the scope sees it: catalog.ErrNotFound for one it
+	// does not see.
+	AgentIDOf(ctx context.Context, sc catalog.Scope, ref string) (string, error)
 }
 
 // Bounds of the curation pages.
@@ -37,6 +41,11 @@ const (
 	maxReviewItems       = 100
 	maxCollectionMembers = catalog.MaxLimit
 	maxCurationForm      = 8 << 10
+	// maxCandidates bounds the agents offered to add to a collection.
+	maxCandidates = 8
+	// maxAgentRef bounds what a curator types to name an agent: card URLs
+	// run long.
+	maxAgentRef = 2048
 	// maxBulkForm holds maxReviewItems ids and a reason.
 	maxBulkForm = 16 << 10
 )
@@ -56,6 +65,7 @@ func (h *Console) mountCuration(e *echo.Echo) {
 	e.POST("/agents/:id/listing", h.setListing, append(edit, limitBody(maxCurationForm), h.checkCSRF)...)
 	e.GET("/collections", h.collections, h.guarded(auth.Viewer)...)
 	e.POST("/collections", h.saveCollection, append(admin, limitBody(maxCurationForm), h.checkCSRF)...)
+	e.GET("/collections/:name/candidates", h.memberCandidates, admin...)
 	e.POST("/collections/:name/agents", h.addMember, append(admin, limitBody(maxCurationForm), h.checkCSRF)...)
 	e.POST("/collections/:name/agents/:agent/remove", h.removeMember, append(admin, limitBody(maxCurationForm), h.checkCSRF)...)
 }
@@ -237,6 +247,18 @@ func (h *Console) setListing(c echo.Context) error {
 }
 
 func (h *Console) collections(c echo.Context) error {
+	return h.collectionsPage(c, http.StatusOK, nil)
+}
+
+// memberSearch is an admin's search for an agent to add to a collection,
+// shown under that collection's form when the page is rendered without
+// htmx (a typed name submitted, or the candidates' address opened).
+type memberSearch struct {
+	collection string
+	candidates view.Candidates
+}
+
+func (h *Console) collectionsPage(c echo.Context, status int, ms *memberSearch) error {
 	ctx := c.Request().Context()
 	sc := h.scope(c)
 	cols, err := h.opts.Curator.Collections(ctx, sc)
@@ -250,7 +272,11 @@ func (h *Console) collections(c echo.Context) error {
 	}
 	for _, col := range cols {
 		cv := view.Collection{Name: col.Name, Description: col.Description, Groups: col.Groups, Agents: col.Agents,
-			Action: collectionURL(col.Name) + "/agents"}
+			Action: collectionURL(col.Name) + "/agents", Candidates: collectionURL(col.Name) + "/candidates",
+			CandidatesID: fmt.Sprintf("candidates-%d", len(v.Items))}
+		if ms != nil && strings.EqualFold(ms.collection, col.Name) {
+			cv.Search = ms.candidates
+		}
 		// Members come from search, which applies the caller's scope.
 		page, err := h.opts.Searcher.Search(ctx, catalog.Query{Filters: map[string][]string{catalog.FieldCollection: {col.Name}},
 			Limit: maxCollectionMembers, Scope: sc})
@@ -270,7 +296,7 @@ func (h *Console) collections(c echo.Context) error {
 		}
 		v.Items = append(v.Items, cv)
 	}
-	return h.render(c, http.StatusOK, page{title: "Collections", body: templates.CollectionsPage(v)})
+	return h.render(c, status, page{title: "Collections", body: templates.CollectionsPage(v)})
 }
 
 func collectionURL(name string) string { return "/collections/" + url.PathEscape(name) }
@@ -295,8 +321,114 @@ func (h *Console) saveCollection(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, "/collections")
 }
 
+// memberCandidates answers an admin typing in a collection's add form:
+// the agents their words name, among those they see, each with a button
+// that adds it (a fragment for htmx, else the page with them shown).
+func (h *Console) memberCandidates(c echo.Context) error {
+	name, err := url.PathUnescape(c.Param("name"))
+	if err != nil || name == "" {
+		return h.errorPage(c, http.StatusNotFound, "Not found", "No such collection.")
+	}
+	cs, err := h.findCandidates(c, c.QueryParam("agent"))
+	if err != nil {
+		return h.candidatesFailed(c, err)
+	}
+	if isFragmentRequest(c.Request()) {
+		return h.render(c, http.StatusOK, page{body: templates.MemberCandidates(cs)})
+	}
+	return h.collectionsPage(c, http.StatusOK, &memberSearch{collection: name, candidates: cs})
+}
+
+// findCandidates finds the agents ref names among those the caller sees:
+// the one an ARD identifier, a card URL or a registry id names, else the
+// best matches of a search of its words (an agent's name). Nothing is
+// said of agents the caller does not see: they are not found.
+func (h *Console) findCandidates(c echo.Context, ref string) (view.Candidates, error) {
+	ref = strings.TrimSpace(ref)
+	cs := view.Candidates{Query: ref}
+	if ref == "" {
+		return cs, nil
+	}
+	cs.Asked = true
+	if len(ref) > maxAgentRef {
+		cs.Error = fmt.Sprintf("That is longer than an agent's name, identifier or card URL (at most %d characters).", maxAgentRef)
+		return cs, nil
+	}
+	ctx, sc := c.Request().Context(), h.scope(c)
+	id, err := h.opts.Curator.AgentIDOf(ctx, sc, ref)
+	switch {
+	case err == nil:
+		av, err := h.opts.Agents.AgentView(ctx, sc, id, h.now())
+		if err == nil {
+			cand := view.Candidate{ID: id, Name: id, CardAt: cardAt(av.Agent.CardURL)}
+			if av.Agent.Card != nil && av.Agent.Card.Name != "" {
+				cand.Name = av.Agent.Card.Name
+			}
+			cs.Items = []view.Candidate{cand}
+			return cs, nil
+		}
+		if !errors.Is(err, catalog.ErrNotFound) {
+			return cs, fmt.Errorf("reading agent %s: %w", id, err)
+		}
+	case catalog.IsAgentRef(ref) && !errors.Is(err, catalog.ErrNotFound):
+		cs.Error = "That is neither an agent's ARD identifier (urn:air:…) nor a card URL the registry can read."
+		return cs, nil
+	case catalog.IsAgentRef(ref):
+		return cs, nil // names no agent the caller sees
+	case !errors.Is(err, catalog.ErrNotFound):
+		return cs, fmt.Errorf("resolving %q: %w", ref, err)
+	}
+	page, err := h.opts.Searcher.Search(ctx, catalog.Query{Text: ref, Limit: maxCandidates, Scope: sc})
+	if errors.Is(err, catalog.ErrInvalidQuery) {
+		cs.Error = "Type an agent's name, its ARD identifier (urn:air:…) or its card URL."
+		return cs, nil
+	}
+	if err != nil {
+		return cs, fmt.Errorf("searching for %q: %w", ref, err)
+	}
+	for _, s := range page.Items {
+		cand := view.Candidate{ID: s.ID, Name: s.Name, CardAt: cardAt(s.CardURL)}
+		if cand.Name == "" {
+			cand.Name = s.ID
+		}
+		cs.Items = append(cs.Items, cand)
+	}
+	return cs, nil
+}
+
+func (h *Console) candidatesFailed(c echo.Context, err error) error {
+	h.log.ErrorContext(c.Request().Context(), "console member candidates failed", "err", err)
+	return h.errorPage(c, http.StatusInternalServerError, "Something went wrong", "The registry could not look for agents. The failure is in its log.")
+}
+
+// addMember adds the agent picked from the candidates (agent_id), or the
+// one the typed words name exactly (an id, ARD identifier or card URL).
+// Other words show the page with the agents they find, to pick from.
 func (h *Console) addMember(c echo.Context) error {
-	return h.changeMember(c, strings.TrimSpace(c.FormValue("agent_id")), true)
+	if id := strings.TrimSpace(c.FormValue("agent_id")); id != "" {
+		return h.changeMember(c, id, true)
+	}
+	name, err := url.PathUnescape(c.Param("name"))
+	if err != nil || name == "" {
+		return h.errorPage(c, http.StatusNotFound, "Not found", "No such collection or agent.")
+	}
+	ref := strings.TrimSpace(c.FormValue("agent"))
+	if ref != "" && len(ref) <= maxAgentRef {
+		id, err := h.opts.Curator.AgentIDOf(c.Request().Context(), h.scope(c), ref)
+		if err == nil {
+			return h.changeMember(c, id, true)
+		}
+	}
+	cs, err := h.findCandidates(c, ref)
+	if err != nil {
+		return h.candidatesFailed(c, err)
+	}
+	status := http.StatusOK
+	if !cs.Asked {
+		cs.Error = "Type an agent's name, its ARD identifier (urn:air:…) or its card URL."
+		status = http.StatusBadRequest
+	}
+	return h.collectionsPage(c, status, &memberSearch{collection: name, candidates: cs})
 }
 
 func (h *Console) removeMember(c echo.Context) error {
@@ -314,7 +446,11 @@ func (h *Console) changeMember(c echo.Context, id string, in bool) error {
 	}
 	ctx := c.Request().Context()
 	if in {
-		err = h.opts.Curator.AddToCollection(ctx, h.actor(c), name, id)
+		// Only an agent the caller sees: a forged id of a hidden one is
+		// as unknown as any.
+		if id, err = h.opts.Curator.AgentIDOf(ctx, h.scope(c), id); err == nil {
+			err = h.opts.Curator.AddToCollection(ctx, h.actor(c), name, id)
+		}
 	} else {
 		err = h.opts.Curator.RemoveFromCollection(ctx, h.actor(c), name, id)
 	}

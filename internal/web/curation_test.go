@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/a2aregistry/registry/internal/auth"
+	"github.com/a2aregistry/registry/internal/card"
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/catalog/catalogtest"
 )
@@ -114,6 +115,116 @@ func TestCollectionsPage(t *testing.T) {
 	}
 	if ag, _ := f.store.Agent(context.Background(), catalog.ScopeAll, id); len(ag.Collections) != 0 {
 		t.Errorf("agent still in %v", ag.Collections)
+	}
+}
+
+// TestCollectionMembersBySearch: an admin names the agent to add by its
+// name (and picks it from the agents found), its ARD identifier or its card
+// URL, as typed in the add form; the raw id still works.
+func TestCollectionMembersBySearch(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	f.console = New(Options{Searcher: f.store, Agents: f.store, Curator: f.store, Logger: quietLog})
+	f.e = echo.New()
+	f.console.Mount(f.e)
+	ctx := context.Background()
+	tok := f.console.processCSRF
+	if _, _, err := f.store.SaveCollection(ctx, catalog.System("test"), catalog.Collection{Name: "Docs"}); err != nil {
+		t.Fatal(err)
+	}
+	urn, err := card.URNOf("https://travel-planner.example/.well-known/agent-card.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Typing a name lists the agents it finds, each with its card's place
+	// and a button adding it, as a fragment for htmx.
+	frag := f.get(t, "/collections/Docs/candidates?agent=translator", map[string]string{"HX-Request": "true"})
+	body := frag.Body.String()
+	if frag.Code != http.StatusOK || strings.Contains(body, "<html") {
+		t.Fatalf("candidates fragment: %d %.300s", frag.Code, body)
+	}
+	for _, want := range []string{"Document Translator", "translator.example/.well-known/agent-card.json",
+		`name="agent_id" value="` + f.ids["translator"] + `"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("candidates lack %q: %.500s", want, body)
+		}
+	}
+	if body := f.get(t, "/collections/Docs/candidates?agent=zzqxv", map[string]string{"HX-Request": "true"}).Body.String(); !strings.Contains(body, "No agent you can see matches") {
+		t.Errorf("no match is not said: %.300s", body)
+	}
+
+	// Without htmx, submitting a name shows the page with the agents found.
+	rec := f.post(t, "/collections/Docs/agents", url.Values{csrfField: {tok}, "agent": {"invoice"}}, nil)
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `value="`+f.ids["invoice-extractor"]+`"`) ||
+		!strings.Contains(rec.Body.String(), `value="invoice"`) {
+		t.Errorf("a typed name: %d, page without the candidate or the words typed", rec.Code)
+	}
+	if rec := f.post(t, "/collections/Docs/agents", url.Values{csrfField: {tok}, "agent": {" "}}, nil); rec.Code != http.StatusBadRequest ||
+		!strings.Contains(rec.Body.String(), "Type an agent") {
+		t.Errorf("nothing typed: %d", rec.Code)
+	}
+	if rec := f.post(t, "/collections/Docs/agents", url.Values{csrfField: {tok}, "agent": {"urn:air:x"}}, nil); !strings.Contains(rec.Body.String(), "neither an agent") {
+		t.Errorf("a malformed identifier: %d, not said", rec.Code)
+	}
+
+	steps := []struct {
+		name string
+		form url.Values
+		want string // the agent added
+	}{
+		{"picked", url.Values{"agent": {"invoice"}, "agent_id": {f.ids["invoice-extractor"]}}, f.ids["invoice-extractor"]},
+		{"card URL", url.Values{"agent": {strings.ToUpper("https://TRANSLATOR.example") + "/.well-known/agent-card.json"}}, f.ids["translator"]},
+		{"ARD identifier", url.Values{"agent": {urn}}, f.ids["travel-planner"]},
+		{"id", url.Values{"agent": {f.ids["code-reviewer"]}}, f.ids["code-reviewer"]},
+	}
+	for _, st := range steps {
+		st.form.Set(csrfField, tok)
+		if rec := f.post(t, "/collections/Docs/agents", st.form, nil); rec.Code != http.StatusSeeOther {
+			t.Errorf("%s: %d %.300s", st.name, rec.Code, rec.Body.String())
+		}
+		if ag, err := f.store.Agent(ctx, catalog.ScopeAll, st.want); err != nil || !slices.Contains(ag.Collections, "Docs") {
+			t.Errorf("%s: agent %s in %v (%v), want in Docs", st.name, st.want, ag.Collections, err)
+		}
+	}
+}
+
+// TestCollectionCandidatesScoped: the agents offered are only those the
+// caller sees; an agent of a collection closed to them is not found by
+// name, by card URL or by id, and cannot be added.
+func TestCollectionCandidatesScoped(t *testing.T) {
+	ctx := context.Background()
+	f := &fixture{store: catalogtest.SQLite(t), ids: map[string]string{}}
+	f.console = New(Options{Searcher: f.store, Agents: f.store, Curator: f.store, Authorizer: allowAll{}, Logger: quietLog})
+	f.e = echo.New()
+	f.console.Mount(f.e)
+	open := f.upsert(t, "https://open.example/card.json", evilCard("1.0.0"), t0)
+	secretURL := "https://secret.example/card.json"
+	secret := f.upsert(t, secretURL, evilCard("1.0.0"), t0)
+	for _, col := range []catalog.Collection{{Name: "Secret", Groups: []string{"sec"}}, {Name: "Public"}} {
+		if _, _, err := f.store.SaveCollection(ctx, catalog.System("test"), col); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.store.AddToCollection(ctx, catalog.System("test"), "Secret", secret); err != nil {
+		t.Fatal(err)
+	}
+	hx := map[string]string{"HX-Request": "true"}
+	body := f.get(t, "/collections/Public/candidates?agent=evil", hx).Body.String()
+	if !strings.Contains(body, `value="`+open+`"`) || strings.Contains(body, secret) || strings.Contains(body, "secret.example") {
+		t.Errorf("candidates by name: want the open agent only: %.500s", body)
+	}
+	for _, ref := range []string{secretURL, secret} {
+		if body := f.get(t, "/collections/Public/candidates?agent="+url.QueryEscape(ref), hx).Body.String(); strings.Contains(body, `value="`+secret+`"`) {
+			t.Errorf("candidates for %s offer the hidden agent", ref)
+		}
+	}
+	tok := f.console.processCSRF
+	for _, form := range []url.Values{{"agent_id": {secret}}, {"agent": {secretURL}}} {
+		form.Set(csrfField, tok)
+		f.post(t, "/collections/Public/agents", form, nil)
+	}
+	if ag, _ := f.store.Agent(ctx, catalog.ScopeAll, secret); slices.Contains(ag.Collections, "Public") {
+		t.Error("an agent hidden from the caller was added to a collection")
 	}
 }
 

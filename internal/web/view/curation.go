@@ -87,6 +87,28 @@ type Collection struct {
 	Members           []Member
 	// Action is the URL of its membership forms.
 	Action string
+	// Candidates is the URL that finds agents to add as the admin types,
+	// into the element CandidatesID; Search what the page shows of a
+	// search already made (without htmx).
+	Candidates, CandidatesID string
+	Search                   Candidates
+}
+
+// Candidates are the agents an admin's words name, to add to a
+// collection.
+type Candidates struct {
+	// Query is what was typed; Asked that something was.
+	Query string
+	Asked bool
+	Items []Candidate
+	// Error says why the words cannot name an agent.
+	Error string
+}
+
+// Candidate is one agent that can be added: its name and where its card
+// is (host and path), so that agents of one name are told apart.
+type Candidate struct {
+	ID, Name, CardAt string
 }
 
 // Member is an agent of a collection.
