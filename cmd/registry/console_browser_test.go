@@ -301,10 +301,15 @@ func TestConsoleInBrowser(t *testing.T) {
 	)
 
 	// Ticking a facet filters at once and keeps the filter in the URL.
+	// The skill facet then counts only the skills that take a PDF (the
+	// spend summary takes JSON), and the output facet what they give back.
 	run("tick a media-type facet",
 		chromedp.Click(`input[name="input_mode"][value="application/pdf"]`, chromedp.ByQuery),
 		waitFor(count+` === '1 agent'`),
 		waitFor(`location.search === '?input_mode=application%2Fpdf'`),
+		waitFor(`document.querySelector('input[name="skill"][value="extract-invoice"]') !== null && `+
+			`document.querySelector('input[name="skill"][value="summarize-spend"]') === null && `+
+			`document.querySelector('input[name="output_mode"][value="text/csv"]') === null`),
 		shot("search-facet.png"),
 		chromedp.Location(&location),
 	)

@@ -225,7 +225,8 @@ func TestSearchDuringApply(t *testing.T) {
 				return
 			default:
 			}
-			res, err := x.Search(Query{Text: "ex", Limit: 5, FacetLimit: 3})
+			// Part filters too: their check reads the documents' parts.
+			res, err := x.Search(Query{Text: "ex", Limit: 5, FacetLimit: 3, Filters: []Filter{modeFilter("text/*"), modeFilter("*/*")}})
 			if err != nil {
 				errs <- err
 				return
