@@ -141,3 +141,38 @@ func TestManyParts(t *testing.T) {
 		t.Fatal("SetFields changed a part field in place; want it refused (the whole document is applied)")
 	}
 }
+
+// TestHybridPartFilters: documents the vector ranking brings are held to
+// the part filters as the text matches are.
+func TestHybridPartFilters(t *testing.T) {
+	docs := []Doc{
+		{ID: 1, Seq: 1, SortKey: "a", Text: Text{ColName: "Ticket printer"}, Parts: [][]Facet{skillPart("translate", "application/pdf"), skillPart("ocr")}},
+		// Found by its vector only; its PDF skill is not the one asked for.
+		{ID: 2, Seq: 1, SortKey: "b", Text: Text{ColName: "Rail booking", ColDescription: "reserve seats on trains"},
+			Parts: [][]Facet{skillPart("ocr", "application/pdf"), skillPart("translate", "text/plain")}},
+		// Found by its vector only, and a match.
+		{ID: 3, Seq: 1, SortKey: "c", Text: Text{ColName: "Rail booking too", ColDescription: "reserve seats on trains"},
+			Parts: [][]Facet{skillPart("translate", "application/pdf"), skillPart("chat")}},
+	}
+	x := newTestIndex()
+	x.Apply(docs)
+	x.MarkReady()
+	var vs []Vector
+	for _, d := range docs {
+		vs = append(vs, Vector{ID: d.ID, Values: hashVec(EmbedText(d.Text), 64)})
+	}
+	x.SetVectors("hash", 64, vs)
+	res, err := x.Search(Query{Text: "ticket", Vector: hashVec("rail booking reserve seats on trains", 64), VectorSpace: "hash",
+		Limit: 10, FacetLimit: 10, Filters: []Filter{skillFilter("translate"), modeFilter("application/pdf")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []uint32
+	for _, h := range res.Hits {
+		ids = append(ids, h.ID)
+	}
+	slices.Sort(ids)
+	if !res.Hybrid || !slices.Equal(ids, []uint32{1, 3}) || res.Total != 2 {
+		t.Fatalf("hybrid %v, hits %v (total %d), want 1 (by word) and 3 (by vector)", res.Hybrid, ids, res.Total)
+	}
+}
