@@ -103,7 +103,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	cfg.Auth.Issuer, cfg.Auth.ClientID, cfg.Auth.ClientSecret = provider.Issuer(), provider.ClientID, config.Secret(provider.ClientSecret)
 	cfg.Auth.APIAudience = apiAudience
 	cfg.Auth.Scopes = append(cfg.Auth.Scopes, "groups")
-	cfg.Auth.Roles = []config.RoleClaim{{Role: "editor", Value: "eng"}}
+	cfg.Auth.Roles = []config.RoleClaim{{Role: "editor", Value: "eng"}, {Role: "admin", Value: "ops"}}
 	cfg.Auth.AnonymousRole = "viewer"
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
@@ -676,6 +676,32 @@ func TestConsoleInBrowser(t *testing.T) {
 	for _, b := range broken {
 		t.Errorf("a table cell on a phone breaks a word: %q", b)
 	}
+
+	// An admin puts an agent in a collection by typing its name: the
+	// agents it names appear as they type (htmx), each with its card's
+	// place, and a click on one adds it.
+	provider.QueueUser(&mockoidc.MockUser{Subject: "ana-3", Email: "ana@example.com", PreferredUsername: "ana", Groups: []string{"ops"}})
+	run("add an agent to a collection by name",
+		emulation.ClearDeviceMetricsOverride(),
+		emulation.SetEmulatedMedia().WithFeatures([]*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "light"}}),
+		chromedp.Navigate(srv.URL+"/"),
+		chromedp.Click(signOut, chromedp.ByQuery),
+		chromedp.WaitVisible(`main a[href^="/auth/login"]`, chromedp.ByQuery),
+		chromedp.Navigate(srv.URL+"/"),
+		chromedp.Click(signIn, chromedp.ByQuery),
+		chromedp.WaitVisible(signOut, chromedp.ByQuery),
+		waitFor(user+`.includes('ana') && `+user+`.includes('admin')`),
+		chromedp.Navigate(srv.URL+"/collections"),
+		chromedp.SendKeys(`form[action="/collections"] input[name="name"]`, "Finance", chromedp.ByQuery),
+		chromedp.Click(`form[action="/collections"] button[type="submit"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`form.member-form input[name="agent"]`, chromedp.ByQuery),
+		chromedp.SendKeys(`form.member-form input[name="agent"]`, "invoice", chromedp.ByQuery),
+		waitFor(`[...document.querySelectorAll('form.member-form .candidate-list li')].some(li => `+
+			`li.textContent.includes('Invoice Extractor') && li.textContent.includes('invoice-extractor.example/'))`),
+		shot("collections.png"),
+		chromedp.Click(`form.member-form .candidate-list button[name="agent_id"][value="`+ids["invoice"]+`"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`main li a[href="/agents/`+ids["invoice"]+`"]`, chromedp.ByQuery),
+	)
 
 	mu.Lock()
 	defer mu.Unlock()
