@@ -77,6 +77,7 @@ func TestSemanticSearch(t *testing.T) {
 
 			type searchResp struct {
 				Items []struct {
+					ID          string `json:"id"`
 					Name        string `json:"name"`
 					Explanation *struct {
 						LexicalRank *int `json:"lexical_rank"`
@@ -110,6 +111,17 @@ func TestSemanticSearch(t *testing.T) {
 			}
 			if e := r.Items[0].Explanation; e == nil || e.VectorRank == nil || e.LexicalRank == nil {
 				t.Fatalf("top hit's explanation lacks its ranks: %+v", e)
+			}
+
+			why, err := http.Get(base + "/agents/" + r.Items[0].ID + "/why?q=" + url.QueryEscape("translate documents"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var wb strings.Builder
+			_, _ = io.Copy(&wb, why.Body)
+			why.Body.Close()
+			if !strings.Contains(wb.String(), "Near your search in meaning") {
+				t.Fatalf("the console's why does not give the similarity (HTTP %d)", why.StatusCode)
 			}
 
 			fake.Down.Store(true)

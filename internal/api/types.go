@@ -305,6 +305,8 @@ func newSummary(s catalog.Summary) Summary {
 		}
 		if e.Fused {
 			out.Explanation.LexicalRank, out.Explanation.VectorRank = &e.LexicalRank, &e.VectorRank
+		}
+		if e.HasSimilarity {
 			out.Explanation.Similarity = &e.Similarity
 		}
 	}

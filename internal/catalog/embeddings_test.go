@@ -180,6 +180,13 @@ func TestEmbeddingsStoredAndSearched(t *testing.T) {
 				}
 			}
 
+			// Explained on demand (the console's "why"), the similarity is
+			// there too.
+			e, err := s.Explain(ctx, catalog.Scope{Review: true}, rail.Agent.ID, "xyzzy plugh")
+			if err != nil || e == nil || !e.HasSimilarity || e.Similarity < 0.5 {
+				t.Fatalf("Explain = %+v, %v; want the similarity", e, err)
+			}
+
 			// The endpoint down: words alone, and said so.
 			fake.err = errors.New("the embeddings API did not answer")
 			p, err = s.Search(ctx, catalog.Query{Text: "invoices"})

@@ -125,7 +125,22 @@ func (s *Store) Explain(ctx context.Context, sc Scope, id, text string) (*Explan
 	if len(search.Tokens(text)) == 0 {
 		return nil, nil
 	}
-	return s.explanation(text, uint32(pk)), nil
+	e := s.explanation(text, uint32(pk))
+	if s.embedder != nil {
+		// The query's vector is usually in the embedder's cache: the
+		// search that showed this hit asked for it moments ago. Without
+		// it the explanation keeps to the words. An agent found by its
+		// vector alone is explained by its similarity only.
+		if vec, err := s.embedder.EmbedQuery(ctx, text); err == nil {
+			if sim, ok := s.idx().Similarity(uint32(pk), s.embedder.Model(), vec); ok {
+				if e == nil {
+					e = &Explanation{}
+				}
+				e.Similarity, e.HasSimilarity = float64(sim), true
+			}
+		}
+	}
+	return e, nil
 }
 
 // explanation is why agent id matched text, or nil when the index no
@@ -348,6 +363,7 @@ func (s *Store) loadSummaries(ctx context.Context, top []search.Hit, explain str
 					sum.Explanation.Fused = true
 					sum.Explanation.LexicalRank, sum.Explanation.VectorRank = h.LexicalRank, h.VectorRank
 					sum.Explanation.Similarity = float64(h.Similarity)
+					sum.Explanation.HasSimilarity = h.VectorRank > 0
 				}
 			}
 			items = append(items, sum)

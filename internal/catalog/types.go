@@ -168,6 +168,10 @@ type Explanation struct {
 	Fused                   bool
 	LexicalRank, VectorRank int
 	Similarity              float64
+	// HasSimilarity is set when Similarity is known: on fused hits, and
+	// in Store.Explain when the query could be embedded and the agent has
+	// a vector.
+	HasSimilarity bool
 }
 
 // WordMatch is how one query word met an agent; Matched is empty when it

@@ -204,6 +204,19 @@ func (x *Index) HasVector(id uint32, space string, dim int) bool {
 	return x.vec.space == space && x.vec.dim == dim && x.vec.holds(id)
 }
 
+// Similarity is the cosine similarity of document id's vector to q, a
+// normalised vector of the model space; false when the document has no
+// vector of that model and length.
+func (x *Index) Similarity(id uint32, space string, q []float32) (float32, bool) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	s := &x.vec
+	if s.space != space || len(q) != s.dim || !s.holds(id) {
+		return 0, false
+	}
+	return dot(q, s.data[int(id)*s.dim:int(id+1)*s.dim]), true
+}
+
 type simHit struct {
 	id  uint32
 	sim float32

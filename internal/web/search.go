@@ -318,6 +318,7 @@ func (h *Console) why(c echo.Context) error {
 	w := view.Why{AgentID: id, AgentURL: agentURL(id), Q: q, SearchURL: "/?" + url.Values{query.ParamText: {q}}.Encode()}
 	if e != nil {
 		w.Matched, w.Near = true, e.Near
+		w.Similarity, w.HasSimilarity = e.Similarity, e.HasSimilarity
 		for _, m := range e.Words {
 			ww := view.WhyWord{Word: m.Word, How: howLabels[m.How], Fields: strings.Join(m.Fields, ", ")}
 			if m.How != "word" {

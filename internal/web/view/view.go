@@ -202,6 +202,11 @@ type Why struct {
 	// Near counts the pairs of neighbouring words of the search that
 	// stand together in the agent's text.
 	Near int
+	// Similarity is how near the agent's text is to the search's in
+	// meaning (cosine of their embeddings), when the semantic layer
+	// knows it.
+	Similarity    float64
+	HasSimilarity bool
 }
 
 // WhyWord is how one word of a search met a result.
