@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -298,42 +299,75 @@ func (s *Store) ClaimWebhookDeliveries(ctx context.Context, now time.Time, limit
 	return out, rows.Err()
 }
 
+// FinishedDelivery is an attempt of delivery PK of subscription WebhookID.
+type FinishedDelivery struct {
+	WebhookID string
+	PK        int64
+	Attempt   WebhookAttempt
+}
+
 // FinishWebhookDelivery records an attempt of delivery pk of subscription
-// webhookID and keeps that subscription's log to WebhookLogCap finished
-// deliveries.
+// webhookID; see FinishWebhookDeliveries.
 func (s *Store) FinishWebhookDelivery(ctx context.Context, webhookID string, pk int64, a WebhookAttempt) error {
-	at := a.At.UTC()
-	msg := truncateRunes(a.Err, 500)
+	return s.FinishWebhookDeliveries(ctx, []FinishedDelivery{{WebhookID: webhookID, PK: pk, Attempt: a}})
+}
+
+// FinishWebhookDeliveries records attempts in one transaction (a batch
+// of deliveries costs one commit, not one each) and keeps each of their
+// subscriptions' logs to WebhookLogCap finished deliveries.
+func (s *Store) FinishWebhookDeliveries(ctx context.Context, fs []FinishedDelivery) error {
+	if len(fs) == 0 {
+		return nil
+	}
 	return s.transact(ctx, func(tx *txn) error {
-		var err error
-		switch {
-		case a.OK:
-			err = tx.Exec(`UPDATE webhook_deliveries SET state = ?, attempts = attempts + 1, last_attempt_at = ?,
-				last_status = ?, last_error = '', lease_until = NULL WHERE pk = ?`, DeliveryDelivered, at, a.Status, pk).Error
-		case a.Disable != "":
-			err = tx.Exec(`UPDATE webhook_deliveries SET state = ?, attempts = attempts + 1, last_attempt_at = ?,
-				last_status = ?, last_error = ?, lease_until = NULL WHERE pk = ?`, DeliveryFailed, at, a.Status, msg, pk).Error
-			if err == nil {
-				err = tx.Exec("UPDATE webhook_deliveries SET state = ?, lease_until = NULL WHERE webhook_id = ? AND state = ?",
-					DeliveryFailed, webhookID, DeliveryPending).Error
+		var hooks []string
+		for _, f := range fs {
+			if err := finishDelivery(tx, f); err != nil {
+				return err
 			}
-			if err == nil {
-				err = tx.Exec("UPDATE webhooks SET disabled_at = ?, disabled_reason = ? WHERE id = ?",
-					at, truncateRunes(a.Disable, 500), webhookID).Error
+			if !slices.Contains(hooks, f.WebhookID) {
+				hooks = append(hooks, f.WebhookID)
 			}
-		default:
-			err = tx.Exec(`UPDATE webhook_deliveries SET attempts = attempts + 1, last_attempt_at = ?, last_status = ?,
-				last_error = ?, lease_until = NULL, next_attempt_at = ?, first_failure_at = COALESCE(first_failure_at, ?)
-				WHERE pk = ?`, at, a.Status, msg, a.Next.UTC(), at, pk).Error
 		}
-		if err != nil {
-			return fmt.Errorf("recording webhook delivery: %w", err)
-		}
-		if err := tx.Exec(`DELETE FROM webhook_deliveries WHERE webhook_id = ? AND state <> 'pending' AND pk NOT IN (
-			SELECT pk FROM webhook_deliveries WHERE webhook_id = ? AND state <> 'pending' ORDER BY pk DESC LIMIT ?)`,
-			webhookID, webhookID, WebhookLogCap).Error; err != nil {
-			return fmt.Errorf("pruning webhook log: %w", err)
+		for _, id := range hooks {
+			if err := tx.Exec(`DELETE FROM webhook_deliveries WHERE webhook_id = ? AND state <> 'pending' AND pk NOT IN (
+				SELECT pk FROM webhook_deliveries WHERE webhook_id = ? AND state <> 'pending' ORDER BY pk DESC LIMIT ?)`,
+				id, id, WebhookLogCap).Error; err != nil {
+				return fmt.Errorf("pruning webhook log: %w", err)
+			}
 		}
 		return nil
 	})
+}
+
+// finishDelivery records one attempt inside tx.
+func finishDelivery(tx *txn, f FinishedDelivery) error {
+	a, pk, webhookID := f.Attempt, f.PK, f.WebhookID
+	at := a.At.UTC()
+	msg := truncateRunes(a.Err, 500)
+	var err error
+	switch {
+	case a.OK:
+		err = tx.Exec(`UPDATE webhook_deliveries SET state = ?, attempts = attempts + 1, last_attempt_at = ?,
+			last_status = ?, last_error = '', lease_until = NULL WHERE pk = ?`, DeliveryDelivered, at, a.Status, pk).Error
+	case a.Disable != "":
+		err = tx.Exec(`UPDATE webhook_deliveries SET state = ?, attempts = attempts + 1, last_attempt_at = ?,
+			last_status = ?, last_error = ?, lease_until = NULL WHERE pk = ?`, DeliveryFailed, at, a.Status, msg, pk).Error
+		if err == nil {
+			err = tx.Exec("UPDATE webhook_deliveries SET state = ?, lease_until = NULL WHERE webhook_id = ? AND state = ?",
+				DeliveryFailed, webhookID, DeliveryPending).Error
+		}
+		if err == nil {
+			err = tx.Exec("UPDATE webhooks SET disabled_at = ?, disabled_reason = ? WHERE id = ?",
+				at, truncateRunes(a.Disable, 500), webhookID).Error
+		}
+	default:
+		err = tx.Exec(`UPDATE webhook_deliveries SET attempts = attempts + 1, last_attempt_at = ?, last_status = ?,
+			last_error = ?, lease_until = NULL, next_attempt_at = ?, first_failure_at = COALESCE(first_failure_at, ?)
+			WHERE pk = ?`, at, a.Status, msg, a.Next.UTC(), at, pk).Error
+	}
+	if err != nil {
+		return fmt.Errorf("recording webhook delivery: %w", err)
+	}
+	return nil
 }

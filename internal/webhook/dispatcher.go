@@ -27,7 +27,7 @@ type Store interface {
 	Search(ctx context.Context, q catalog.Query) (catalog.Page, error)
 	EnqueueWebhookDeliveries(ctx context.Context, from, to int64, ds []catalog.NewWebhookDelivery, now time.Time) error
 	ClaimWebhookDeliveries(ctx context.Context, now time.Time, limit int, lease time.Duration) ([]catalog.DueDelivery, error)
-	FinishWebhookDelivery(ctx context.Context, webhookID string, pk int64, a catalog.WebhookAttempt) error
+	FinishWebhookDeliveries(ctx context.Context, fs []catalog.FinishedDelivery) error
 }
 
 // Defaults of Config.
@@ -250,24 +250,19 @@ func (d *Dispatcher) deliver(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
-	)
-	for _, dd := range due {
+	// Every attempt of the batch is recorded in one transaction once all
+	// are made: a crash before it only sends them again (at least once).
+	done := make([]catalog.FinishedDelivery, len(due))
+	var wg sync.WaitGroup
+	for i, dd := range due {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := d.store.FinishWebhookDelivery(context.WithoutCancel(ctx), dd.WebhookID, dd.PK, d.attempt(ctx, dd)); err != nil {
-				mu.Lock()
-				first = errors.Join(first, err)
-				mu.Unlock()
-			}
+			done[i] = catalog.FinishedDelivery{WebhookID: dd.WebhookID, PK: dd.PK, Attempt: d.attempt(ctx, dd)}
 		}()
 	}
 	wg.Wait()
-	return len(due), first
+	return len(due), d.store.FinishWebhookDeliveries(context.WithoutCancel(ctx), done)
 }
 
 // attempt sends one delivery and decides what follows.
