@@ -22,6 +22,8 @@ type SecurityReport struct {
 	Anonymous      ReportCount   `json:"anonymous"`
 	Findings       []ReportCount `json:"findings"`
 	KeyChanges     ReportCount   `json:"key_changes"`
+	// PlainHTTP counts agents declaring an interface over plain http.
+	PlainHTTP ReportCount `json:"plain_http"`
 	// PublisherVerified counts agents whose publisher proved it holds
 	// the signing key.
 	PublisherVerified ReportCount `json:"publisher_verified"`
@@ -110,6 +112,7 @@ func (a *API) securityReport(c echo.Context) error {
 		Anonymous:         newReportCount(r.Anonymous),
 		Findings:          newReportCounts(r.Findings),
 		KeyChanges:        newReportCount(r.KeyChanges),
+		PlainHTTP:         newReportCount(r.PlainHTTP),
 		PublisherVerified: newReportCount(r.PublisherVerified),
 		History:           newReportDays(days),
 	})

@@ -156,7 +156,7 @@ func TestAgainstStore(t *testing.T) {
 		if rep.Agents != len(ids) || len(rep.Signature) == 0 || len(rep.SecurityScheme) == 0 {
 			t.Errorf("security report = %+v, stored %d", rep, len(ids))
 		}
-		counts := append(append(append([]ReportCount{rep.Anonymous, rep.KeyChanges}, rep.Signature...), rep.SecurityScheme...), rep.Findings...)
+		counts := append(append(append([]ReportCount{rep.Anonymous, rep.KeyChanges, rep.PlainHTTP, rep.PublisherVerified}, rep.Signature...), rep.SecurityScheme...), rep.Findings...)
 		for _, c := range counts {
 			if l := decodeJSON[SearchResponse](t, get(c.Search, nil)); l.Total != c.Count {
 				t.Errorf("%s counts %d, its search lists %d", c.Search, c.Count, l.Total)

@@ -61,6 +61,13 @@ type Security struct {
 	// KeyChanges counts agents whose current card is signed by a key
 	// other than the previous version's (verify.FindingSigningKeyChanged).
 	KeyChanges Count
+	// PlainHTTP counts agents whose current card declares at least one
+	// interface over plain http (verify.FindingPlainHTTPInterface, which
+	// the security audit reports once per card). The URL the card was
+	// fetched from is not part of this rule: only the interfaces callers
+	// are sent to. Agents verified before the finding existed carry it
+	// from their next verification on.
+	PlainHTTP Count
 	// PublisherVerified counts agents whose publisher proved it holds
 	// the key that signs the current card (verify.PublisherReport).
 	PublisherVerified Count
@@ -82,6 +89,7 @@ func SecurityReport(ctx context.Context, s Searcher, sc catalog.Scope) (Security
 		Findings:       counts(catalog.FieldAudit, page.Facets[catalog.FieldAudit]),
 		Anonymous:      Count{Value: "none", Query: queryOf(catalog.FieldSecurityScheme, "none")},
 		KeyChanges:     Count{Value: verify.FindingSigningKeyChanged, Query: queryOf(catalog.FieldAudit, verify.FindingSigningKeyChanged)},
+		PlainHTTP:      Count{Value: verify.FindingPlainHTTPInterface, Query: queryOf(catalog.FieldAudit, verify.FindingPlainHTTPInterface)},
 		PublisherVerified: Count{Value: "true", Query: queryOf(catalog.FieldPublisherVerified, "true"),
 			Count: countOf(page.Facets[catalog.FieldPublisherVerified], "true")},
 	}
@@ -92,8 +100,11 @@ func SecurityReport(ctx context.Context, s Searcher, sc catalog.Scope) (Security
 	}
 	for i, c := range r.Findings {
 		r.Findings[i].Kind = findingKind(c.Value)
-		if c.Value == verify.FindingSigningKeyChanged {
+		switch c.Value {
+		case verify.FindingSigningKeyChanged:
 			r.KeyChanges.Count = c.Count
+		case verify.FindingPlainHTTPInterface:
+			r.PlainHTTP.Count = c.Count
 		}
 	}
 	return r, nil

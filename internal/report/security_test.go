@@ -3,6 +3,7 @@ package report_test
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/catalog/catalogtest"
 	"github.com/a2aregistry/registry/internal/report"
+	"github.com/a2aregistry/registry/internal/verify"
 )
 
 var actor = catalog.Actor{Kind: catalog.ActorSystem, Name: "test"}
@@ -17,6 +19,11 @@ var actor = catalog.Actor{Kind: catalog.ActorSystem, Name: "test"}
 // add stores an agent whose card declares schemes (none when empty) and
 // records a verification with status and codes; it returns the agent id.
 func add(t *testing.T, s *catalog.Store, name, scheme, status string, codes ...string) string {
+	return addAt(t, s, "https", name, scheme, status, codes...)
+}
+
+// addAt is add with the interface's URL scheme given.
+func addAt(t *testing.T, s *catalog.Store, urlScheme, name, scheme, status string, codes ...string) string {
 	t.Helper()
 	ctx := context.Background()
 	sec := ""
@@ -24,12 +31,17 @@ func add(t *testing.T, s *catalog.Store, name, scheme, status string, codes ...s
 		sec = fmt.Sprintf(`, "securitySchemes": {"s": {%s}}, "securityRequirements": [{"schemes": {"s": {"list": []}}}]`, scheme)
 	}
 	raw := fmt.Sprintf(`{"name": %q, "description": "d", "version": "1.0.0",
-  "supportedInterfaces": [{"url": "https://agents.example/%s/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+  "supportedInterfaces": [{"url": "%s://agents.example/%s/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
   "capabilities": {}, "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
-  "skills": [{"id": "s", "name": "s", "description": "d", "tags": ["t"]}]%s}`, name, name, sec)
+  "skills": [{"id": "s", "name": "s", "description": "d", "tags": ["t"]}]%s}`, name, urlScheme, name, sec)
 	c, err := card.Parse([]byte(raw), card.DefaultLimits())
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The security audit's own codes join those given, as the verifier
+	// would record them (plain_http_interface on an http interface).
+	for _, f := range verify.New(verify.Options{}).AuditSecurity(ctx, c) {
+		codes = append(codes, f.Code)
 	}
 	res, err := s.Upsert(ctx, actor, catalog.UpsertInput{CardURL: "https://agents.example/" + name + "/.well-known/agent-card.json", Card: c, Source: catalog.SourceURL})
 	if err != nil {
@@ -49,21 +61,25 @@ func TestSecurityReport(t *testing.T) {
 		add(t, s, "keyed", `"apiKeySecurityScheme": {"location": "header", "name": "X-Key"}`, catalog.SignatureVerified, "signing_key_changed")
 		add(t, s, "plain", "", catalog.SignatureInvalid, "no_security")
 		hidden := add(t, s, "hidden", "", catalog.SignatureInvalid, "no_security", "signing_key_changed", "content_zero_width")
+		addAt(t, s, "http", "clear", `"apiKeySecurityScheme": {"location": "header", "name": "X-Key"}`, catalog.SignatureUnsigned)
+		hiddenClear := addAt(t, s, "http", "hidden-clear", "", catalog.SignatureUnsigned)
 		// A pending agent is hidden from the default scope: no number of
 		// that scope may count it, while the all-seeing scope does.
-		if _, err := s.SetListing(ctx, actor, catalog.ScopeAll, hidden, catalog.ListingChange{State: catalog.ListingPending, Reason: "test"}); err != nil {
-			t.Fatal(err)
+		for _, id := range []string{hidden, hiddenClear} {
+			if _, err := s.SetListing(ctx, actor, catalog.ScopeAll, id, catalog.ListingChange{State: catalog.ListingPending, Reason: "test"}); err != nil {
+				t.Fatal(err)
+			}
 		}
 		type want struct {
-			agents, anonymous, keyChanges, invalid, zeroWidth int
+			agents, anonymous, keyChanges, invalid, zeroWidth, plainHTTP int
 		}
 		for _, tc := range []struct {
 			name  string
 			scope catalog.Scope
 			want  want
 		}{
-			{"viewer", catalog.Scope{}, want{agents: 3, anonymous: 2, keyChanges: 1, invalid: 1, zeroWidth: 1}},
-			{"all", catalog.ScopeAll, want{agents: 4, anonymous: 3, keyChanges: 2, invalid: 2, zeroWidth: 2}},
+			{"viewer", catalog.Scope{}, want{agents: 4, anonymous: 2, keyChanges: 1, invalid: 1, zeroWidth: 1, plainHTTP: 1}},
+			{"all", catalog.ScopeAll, want{agents: 6, anonymous: 4, keyChanges: 2, invalid: 2, zeroWidth: 2, plainHTTP: 2}},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				r, err := report.SecurityReport(ctx, s, tc.scope)
@@ -71,9 +87,21 @@ func TestSecurityReport(t *testing.T) {
 					t.Fatal(err)
 				}
 				got := want{agents: r.Agents, anonymous: r.Anonymous.Count, keyChanges: r.KeyChanges.Count,
-					invalid: find(r.Signature, "invalid").Count, zeroWidth: find(r.Findings, "content_zero_width").Count}
+					invalid: find(r.Signature, "invalid").Count, zeroWidth: find(r.Findings, "content_zero_width").Count,
+					plainHTTP: r.PlainHTTP.Count}
 				if got != tc.want {
 					t.Errorf("report = %+v, want %+v", got, tc.want)
+				}
+				// Every number is what its search lists, in the same scope.
+				all := append([]report.Count{r.Anonymous, r.KeyChanges, r.PlainHTTP, r.PublisherVerified}, r.Signature...)
+				all = append(append(all, r.SecurityScheme...), r.Findings...)
+				for _, c := range all {
+					if n := listed(t, s, tc.scope, c.Query); n != c.Count {
+						t.Errorf("%s counts %d, its search %q lists %d", c.Value, c.Count, c.Query, n)
+					}
+				}
+				if q := r.PlainHTTP.Query; q != "audit=plain_http_interface" {
+					t.Errorf("plain-http query = %q", q)
 				}
 				if q := r.Anonymous.Query; q != "security_scheme=none" {
 					t.Errorf("anonymous query = %q", q)
@@ -84,7 +112,7 @@ func TestSecurityReport(t *testing.T) {
 				if f := find(r.Findings, "no_security"); f.Kind != report.KindSecurityAudit {
 					t.Errorf("audit finding = %+v", f)
 				}
-				if c := find(r.SecurityScheme, "apiKey"); c.Count != 1 {
+				if c := find(r.SecurityScheme, "apiKey"); c.Count != 2 {
 					t.Errorf("security schemes = %+v", r.SecurityScheme)
 				}
 			})
@@ -99,4 +127,18 @@ func find(cs []report.Count, value string) report.Count {
 		}
 	}
 	return report.Count{}
+}
+
+// listed is how many agents the search of query (a Count's) finds in sc.
+func listed(t *testing.T, s *catalog.Store, sc catalog.Scope, query string) int {
+	t.Helper()
+	filters, err := url.ParseQuery(query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := s.Search(context.Background(), catalog.Query{Filters: filters, Limit: 1, Scope: sc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return page.Total
 }

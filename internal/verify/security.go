@@ -32,6 +32,12 @@ const (
 	// plain-http interface, so tokens or keys cross the network in clear.
 	// Warning.
 	FindingCredentialsOverHTTP = "credentials_over_http"
+	// FindingPlainHTTPInterface: an interface the card declares is plain
+	// http (not https), whatever its security schemes: calls and answers
+	// cross the network in clear and can be altered on the way. Reported
+	// once per card, naming the first such interface; the fleet report's
+	// plain-http count is this code's. Warning.
+	FindingPlainHTTPInterface = "plain_http_interface"
 	// FindingInsecureOAuthURL: an OAuth 2.0 endpoint or metadata URL that
 	// is not https (RFC 6749 §3.1, §3.2 require TLS). Error.
 	FindingInsecureOAuthURL = "insecure_oauth_url"
@@ -82,6 +88,9 @@ func (v *Verifier) AuditSecurity(ctx context.Context, c *card.Card) []Finding {
 			plainHTTP = in.URL
 			break
 		}
+	}
+	if plainHTTP != "" {
+		add(FindingPlainHTTPInterface, SeverityWarning, "$", "the interface %s is plain http: calls and answers cross the network in clear", plainHTTP)
 	}
 	for _, s := range c.SecuritySchemes {
 		switch s.Type {

@@ -54,8 +54,10 @@ func TestAuditSecurity(t *testing.T) {
 	}{
 		{"no security", card(iface("https://a.example.com")), []string{FindingNoSecurity}},
 		{"api key in query", card(iface("https://a.example.com"), scheme("k", `{"apiKeySecurityScheme":{"name":"key","location":"query"}}`)), []string{FindingAPIKeyInQuery}},
-		{"basic over http", card(iface("http://a.example.com"), scheme("b", `{"httpAuthSecurityScheme":{"scheme":"Basic"}}`)), []string{FindingBasicOverHTTP}},
-		{"bearer over http", card(iface("http://a.example.com"), scheme("b", `{"httpAuthSecurityScheme":{"scheme":"Bearer"}}`)), []string{FindingCredentialsOverHTTP}},
+		{"basic over http", card(iface("http://a.example.com"), scheme("b", `{"httpAuthSecurityScheme":{"scheme":"Basic"}}`)), []string{FindingPlainHTTPInterface, FindingBasicOverHTTP}},
+		{"bearer over http", card(iface("http://a.example.com"), scheme("b", `{"httpAuthSecurityScheme":{"scheme":"Bearer"}}`)), []string{FindingPlainHTTPInterface, FindingCredentialsOverHTTP}},
+		{"anonymous over http", card(iface("http://a.example.com")), []string{FindingNoSecurity, FindingPlainHTTPInterface}},
+		{"mtls over http", card(iface("http://a.example.com"), scheme("m", `{"mtlsSecurityScheme":{}}`)), []string{FindingPlainHTTPInterface}},
 		{"oauth http token url and implicit", card(iface("https://a.example.com"), scheme("o", `{"oauth2SecurityScheme":{"flows":{"implicit":{"authorizationUrl":"http://id.example.com/auth","scopes":{}}}}}`)),
 			[]string{FindingInsecureOAuthURL, FindingDeprecatedFlow}},
 		{"undeclared in skill", `{"name":"n","description":"d","version":"1",` + iface("https://a.example.com") + `,` + scheme("b", `{"httpAuthSecurityScheme":{"scheme":"Bearer"}}`) +

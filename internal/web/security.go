@@ -34,6 +34,7 @@ func (h *Console) security(c echo.Context) error {
 	}
 	v := view.Security{Agents: r.Agents, Signature: securityCounts(r.Signature), Schemes: securityCounts(r.SecurityScheme),
 		Findings: securityCounts(r.Findings), Anonymous: securityCount(r.Anonymous), KeyChanges: securityCount(r.KeyChanges),
+		PlainHTTP:         securityCount(r.PlainHTTP),
 		PublisherVerified: securityCount(r.PublisherVerified)}
 	if h.opts.History != nil {
 		sc := h.scope(c)

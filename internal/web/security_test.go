@@ -48,7 +48,7 @@ func TestSecurityPage(t *testing.T) {
 			}
 			body := rec.Body.String()
 			want := append([]string{`href="/security"`, `href="/?security_scheme=none"`,
-				`href="/?audit=signing_key_changed"><strong>0</strong>`,
+				`href="/?audit=signing_key_changed"><strong>0</strong>`, `href="/?audit=plain_http_interface"><strong>`,
 				`<strong>` + strconv.Itoa(tc.agents) + `</strong> agents`}, tc.want...)
 			for _, w := range want {
 				if !strings.Contains(body, w) {

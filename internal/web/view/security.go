@@ -7,6 +7,7 @@ type Security struct {
 	Agents                       int
 	Signature, Schemes, Findings []SecurityCount
 	Anonymous, KeyChanges        SecurityCount
+	PlainHTTP                    SecurityCount
 	PublisherVerified            SecurityCount
 	// Charts draw the report's daily history; HistoryNote says whose
 	// agents it counts.
