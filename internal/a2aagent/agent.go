@@ -66,7 +66,9 @@ const (
 type Catalog interface {
 	Search(ctx context.Context, q catalog.Query) (catalog.Page, error)
 	AgentView(ctx context.Context, sc catalog.Scope, id string, now time.Time) (catalog.AgentView, error)
-	AgentByURL(ctx context.Context, cardURL string) (catalog.Agent, error)
+	// AgentIDOf is the id of the agent a registry id, ARD identifier or
+	// card URL names, as the scope sees it (catalog.Store.AgentIDOf).
+	AgentIDOf(ctx context.Context, sc catalog.Scope, ref string) (string, error)
 }
 
 // Options configure an Agent.

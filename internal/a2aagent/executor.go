@@ -244,31 +244,17 @@ func describeQuery(r reading) string {
 func (ag *Agent) describe(ctx context.Context, ec *a2asrv.ExecutorContext, ref string) (answer, error) {
 	sc := ag.scopeOf(ec)
 	id := ref
-	if card.IsURN(ref) || strings.HasPrefix(ref, "http") {
-		var (
-			u   string
-			err error
-		)
-		if card.IsURN(ref) {
-			// An ARD identifier names the card URL (ardentry.URN).
-			u, err = ardentry.CardURLOf(ref)
-			if errors.Is(err, card.ErrNotAgentURN) {
-				return notFoundAnswer(ref), nil
-			}
-		} else {
-			u, err = card.CanonicalCardURL(ref)
-		}
-		if err != nil {
-			return answer{}, a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("%s is not a card URL or an ARD identifier", excerpt(ref, 200)))
-		}
-		a, err := ag.opts.Catalog.AgentByURL(ctx, u)
-		if errors.Is(err, catalog.ErrNotFound) {
+	if catalog.IsAgentRef(ref) {
+		var err error
+		id, err = ag.opts.Catalog.AgentIDOf(ctx, sc, ref)
+		switch {
+		case errors.Is(err, catalog.ErrNotFound):
 			return notFoundAnswer(ref), nil
-		}
-		if err != nil {
+		case errors.Is(err, card.ErrMalformedURN) || errors.Is(err, card.ErrInvalidURL):
+			return answer{}, a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("%s is not a card URL or an ARD identifier", excerpt(ref, 200)))
+		case err != nil:
 			return answer{}, ag.fault(ctx, err)
 		}
-		id = a.ID
 	}
 	v, err := ag.opts.Catalog.AgentView(ctx, sc, id, ag.opts.Now())
 	if errors.Is(err, catalog.ErrNotFound) || err == nil && (v.Agent.Card == nil || v.Agent.Removed != nil && !sc.All) {

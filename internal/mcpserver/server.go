@@ -52,9 +52,9 @@ type Catalog interface {
 	// not see, as for a missing one.
 	AgentView(ctx context.Context, sc catalog.Scope, id string, now time.Time) (catalog.AgentView, error)
 	Version(ctx context.Context, sc catalog.Scope, id string, n int) (catalog.Version, error)
-	// AgentByURL finds an agent by its canonical card URL in every
-	// scope; the door then reads it again in the caller's.
-	AgentByURL(ctx context.Context, cardURL string) (catalog.Agent, error)
+	// AgentIDOf is the id of the agent a registry id, ARD identifier or
+	// card URL names, as the scope sees it (catalog.Store.AgentIDOf).
+	AgentIDOf(ctx context.Context, sc catalog.Scope, ref string) (string, error)
 	VisibleAgents(ctx context.Context, sc catalog.Scope, ids []string) (map[string]bool, error)
 }
 

@@ -375,33 +375,19 @@ func (s *Server) resolve(ctx context.Context, sc catalog.Scope, ref string) (str
 		return "", userError("id is too long (at most %d bytes)", maxIDArgLen)
 	case strings.HasPrefix(ref, "urn:") && !card.IsURN(ref):
 		return "", userError("%q is not an ARD agent URN (urn:air:<publisher>:…)", ref)
-	case strings.HasPrefix(ref, "http://") || strings.HasPrefix(ref, "https://") || card.IsURN(ref):
-		var (
-			u   string
-			err error
-		)
-		if card.IsURN(ref) {
-			// The ARD identifier names the card URL (ardentry.URN).
-			u, err = ardentry.CardURLOf(ref)
-			if errors.Is(err, card.ErrNotAgentURN) {
-				return "", notFound(ref)
-			}
-		} else {
-			u, err = card.CanonicalCardURL(ref)
-		}
-		if err != nil {
-			return "", userError("%q is not a card URL or an ARD identifier: %v", ref, err)
-		}
-		a, err := s.opts.Catalog.AgentByURL(ctx, u)
-		if errors.Is(err, catalog.ErrNotFound) {
-			return "", notFound(ref)
-		}
-		if err != nil {
-			return "", s.fault(ctx, "find the agent", err)
-		}
-		return a.ID, nil
+	case !catalog.IsAgentRef(ref):
+		return ref, nil
 	}
-	return ref, nil
+	id, err := s.opts.Catalog.AgentIDOf(ctx, sc, ref)
+	switch {
+	case errors.Is(err, catalog.ErrNotFound):
+		return "", notFound(ref)
+	case errors.Is(err, card.ErrMalformedURN) || errors.Is(err, card.ErrInvalidURL):
+		return "", userError("%q is not a card URL or an ARD identifier: %v", ref, err)
+	case err != nil:
+		return "", s.fault(ctx, "find the agent", err)
+	}
+	return id, nil
 }
 
 func notFound(ref string) error {
