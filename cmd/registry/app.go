@@ -14,6 +14,7 @@ import (
 	"github.com/a2aregistry/registry/internal/embeddings"
 	"github.com/a2aregistry/registry/internal/proxy"
 	"github.com/a2aregistry/registry/internal/safehttp"
+	"github.com/a2aregistry/registry/internal/sources"
 	"github.com/a2aregistry/registry/internal/telemetry"
 	"github.com/a2aregistry/registry/internal/verify"
 )
@@ -53,6 +54,10 @@ type app struct {
 	// API through semanticClient.
 	semantic       *embeddings.Service
 	semanticClient *safehttp.Client
+	// sources reads manifests over manifestClient and registers their
+	// agents through registrar.
+	sources        *sources.Service
+	manifestClient *safehttp.Client
 }
 
 // newApp opens the catalog (migrating it) and wires the parts over it.
@@ -113,6 +118,8 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger) (*app, err
 		a.crawler = crawler.New(ccfg, a.metrics.ObserveCrawl(store), fetcher, log)
 	}
 	wireChecks(a.registrar, a.crawler, a.runner)
+	a.manifestClient = newManifestClient(cfg, self)
+	a.sources = newSources(cfg, store, a.registrar, a.manifestClient, log)
 	a.registerOpsMetrics()
 	a.proxyClient = newProxyClient(cfg, self)
 	a.proxy = proxy.New(proxy.Options{Client: a.proxyClient, MaxRun: cfg.Runs.MaxDuration,
@@ -132,5 +139,6 @@ func (a *app) close() {
 	if a.semanticClient != nil {
 		a.semanticClient.CloseIdleConnections()
 	}
+	a.manifestClient.CloseIdleConnections()
 	closeStore(a.store, a.log)
 }

@@ -23,6 +23,9 @@ const (
 	// sessionPruneInterval is how often dead sign-in sessions are dropped;
 	// they are refused when used whether pruned or not.
 	sessionPruneInterval = 15 * time.Minute
+	// sourcePollInterval is how often due sources are looked for: a new
+	// source is checked within it.
+	sourcePollInterval = 5 * time.Second
 	// runPruneInterval is how often runs past --run-retention are dropped.
 	runPruneInterval = time.Hour
 	// securityHistoryInterval is how often the day's row of the security
@@ -58,6 +61,12 @@ func (a *app) startBackground(ctx context.Context) (*background.Group, error) {
 		a.releaseLeases(ctx)
 		bg.Go("crawler", a.runCrawler)
 		bg.Every("fetch log prune", fetchLogPruneInterval, a.pruneFetchLog)
+		// Sources are checked on their own schedules under leases, so
+		// replicas share them as they share agents.
+		bg.Go("sources", func(ctx context.Context) error {
+			a.sources.Run(ctx, sourcePollInterval)
+			return nil
+		})
 	}
 	if a.cfg.SignIn() {
 		bg.Every("session prune", sessionPruneInterval, a.pruneSessions)

@@ -99,3 +99,17 @@ func newEmbeddings(cfg config.Config, self *safehttp.Self, log *slog.Logger) (*e
 func fusionOf(e config.Embeddings) search.Fusion {
 	return search.Fusion{LexicalWeight: e.LexicalWeight, VectorWeight: e.VectorWeight, MinSimilarity: float32(e.MinSimilarity)}
 }
+
+// newManifestClient is the guarded client sources read manifests with:
+// the same address allowlist and fetch timeout as cards, and the
+// manifest size cap (--source-max-bytes), which is larger than a card's.
+func newManifestClient(cfg config.Config, self *safehttp.Self) *safehttp.Client {
+	return safehttp.New(safehttp.Config{
+		Self:          self,
+		AllowNetworks: cfg.Outbound.AllowNetworks,
+		Timeout:       cfg.Outbound.FetchTimeout,
+		MaxBodyBytes:  cfg.Sources.MaxBytes,
+		UserAgent:     "a2a-registry/" + versionString(),
+		Resolver:      cfg.Outbound.Resolver,
+	})
+}

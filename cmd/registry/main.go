@@ -124,6 +124,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv en
 		return runCrawl(ctx, rest, stdout, stderr, getenv)
 	case "verify":
 		return runVerify(ctx, rest, stdout, stderr, getenv)
+	case "sources":
+		return runSources(ctx, rest, stdout, stderr, getenv)
 	case "keys":
 		return runKeys(ctx, rest, stdout, stderr, getenv)
 	case "export":
@@ -157,6 +159,7 @@ Usage:
   registry crawl [flags] URL...     fetch and check agent cards, print a report
   registry verify [flags] CARD      check a card's signatures, schemes and transports
   registry keys add|list|revoke     manage the trust store of pinned signing keys
+  registry sources list|add|show|remove|refresh  manage sources: manifests and origins of many agents
   registry policy test FILE         judge the catalog by an admission policy; print what would change
   registry healthcheck [flags]      exit 0 when the local server is ready (GET /readyz)
   registry version                  print the version

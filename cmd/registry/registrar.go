@@ -11,7 +11,22 @@ import (
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/config"
 	"github.com/a2aregistry/registry/internal/crawler"
+	"github.com/a2aregistry/registry/internal/safehttp"
+	"github.com/a2aregistry/registry/internal/sources"
 )
+
+// newSources wires the sources service: manifests read over client (whose
+// body cap is --source-max-bytes), cards registered through the one
+// registration path, leases named like the crawler's.
+func newSources(cfg config.Config, store *catalog.Store, reg *crawler.Registrar, client *safehttp.Client, log *slog.Logger) *sources.Service {
+	return sources.New(store, reg, crawler.NewFetcher(client, cfg.Sources.MaxBytes), client, sources.Config{
+		Owner:       leaseOwnerPrefix(cfg) + "sources",
+		Interval:    cfg.Sources.Interval,
+		MaxEntries:  cfg.Sources.MaxEntries,
+		Concurrency: cfg.Crawl.Concurrency * 2,
+		Trust:       cfg.Sources.Trust,
+	}, log.With("component", "sources"))
+}
 
 // crawlerConfig maps the crawl settings onto the crawler's. The lease
 // owner starts with the instance name (default: the host name) so that a
@@ -88,7 +103,9 @@ func (s *seedRegistrar) apply(ctx context.Context, seeds []string) {
 		}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			res, err := s.registrar.Register(ctx, seedActor, catalog.ScopeAll, seed)
+			out := s.registrar.RegisterMany(ctx, seedActor, catalog.ScopeAll,
+				[]crawler.Registration{{Input: seed, Via: &catalog.Via{Kind: catalog.ProvenanceSeeded}}}, 1)
+			res, err := out[0].Result, out[0].Err
 			if err != nil {
 				if ctx.Err() == nil {
 					// Not remembered as done: the next change of the file

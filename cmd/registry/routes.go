@@ -15,6 +15,7 @@ import (
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/report"
 	"github.com/a2aregistry/registry/internal/runs"
+	"github.com/a2aregistry/registry/internal/sources"
 	"github.com/a2aregistry/registry/internal/telemetry"
 	"github.com/a2aregistry/registry/internal/web"
 )
@@ -24,7 +25,7 @@ func (a *app) handler() http.Handler {
 	d := handlerDeps{log: a.log, store: a.store, registrar: a.registrar, metrics: a.metrics, auth: a.auth,
 		hosts: a.cfg.Server.AcceptedHosts(), origins: a.cfg.Server.TrustedOrigins(), agents: a.store, pauser: a.store, keys: a.store,
 		ops: a.store, annotator: a.store, publicURL: a.cfg.Server.PublicURL, curator: a.store, priority: a.priority,
-		ard: ardPublish(a.cfg.ARD), ardStore: a.store, ardTokenKey: a.ardTokenKey}
+		ard: ardPublish(a.cfg.ARD), ardStore: a.store, ardTokenKey: a.ardTokenKey, sources: a.sources, provenance: a.store}
 	if a.semantic != nil {
 		d.semantic = func() web.SemanticState {
 			st := a.semantic.State(a.store.EmbeddingCoverage())
@@ -90,6 +91,10 @@ type handlerDeps struct {
 	ardTokenKey []byte
 	// semantic reports search's semantic layer to the console; nil: off.
 	semantic func() web.SemanticState
+	// sources serves the sources routes and pages; nil: none.
+	sources *sources.Service
+	// provenance adds how each agent came to its API detail and page.
+	provenance api.Provenance
 }
 
 // operations is what the API's and the console's operator pages need
@@ -209,6 +214,10 @@ func newHandler(d handlerDeps) http.Handler {
 	if d.curator != nil {
 		opts.Curator = d.curator
 	}
+	if d.sources != nil {
+		opts.Sources = d.sources
+	}
+	opts.Provenance = d.provenance
 	api.New(opts).Mount(e, console.GuardWrites(bySession))
 	console.Mount(e)
 	mountDoors(e, d)
@@ -250,6 +259,7 @@ func consoleOptions(d handlerDeps) web.Options {
 		o.Audit, o.Remover, o.Crawl, o.Webhooks = d.ops, d.ops, d.ops, d.ops
 		o.History = d.ops
 	}
+
 	if d.annotator != nil {
 		o.Annotator = d.annotator
 	}

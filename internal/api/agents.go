@@ -119,5 +119,27 @@ func (a *API) agentDetail(c echo.Context, id string) (AgentDetail, error) {
 	if d.Check, err = a.latestCheck(c.Request().Context(), a.scope(c), id); err != nil {
 		return AgentDetail{}, err
 	}
+	d.Provenance, d.SourceEntries = []ProvenanceEntry{}, []SourceEntry{}
+	if a.prov != nil {
+		ps, err := a.prov.AgentProvenance(c.Request().Context(), id)
+		if err != nil {
+			return AgentDetail{}, fmt.Errorf("agent %s: %w", id, err)
+		}
+		d.Provenance = newProvenance(ps)
+		if !a.seesNotes(c) {
+			// Who registered an agent is the editors' to know, as the
+			// operator's notes are.
+			for i := range d.Provenance {
+				d.Provenance[i].By = ""
+			}
+		}
+		es, err := a.prov.AgentSourceEntries(c.Request().Context(), id)
+		if err != nil {
+			return AgentDetail{}, fmt.Errorf("agent %s: %w", id, err)
+		}
+		for _, e := range es {
+			d.SourceEntries = append(d.SourceEntries, newSourceEntry(e))
+		}
+	}
 	return d, nil
 }

@@ -106,6 +106,11 @@ type Options struct {
 	// History is the security report's daily history, returned with the
 	// report; nil means the report has none.
 	History report.HistoryStore
+	// Sources serves the sources (editor); their routes are absent when
+	// it is nil. Provenance adds to an agent's detail how it came and
+	// what sources say of it; absent when nil.
+	Sources    Sources
+	Provenance Provenance
 	// Authorizer guards each route by the role it needs (see routes).
 	// Nil means no sign-in: every route is open, for development on
 	// loopback.
@@ -134,6 +139,8 @@ type API struct {
 	curator   Curator
 	webhooks  Webhooks
 	history   report.HistoryStore
+	sources   Sources
+	prov      Provenance
 	// crossSite is Options.CrossSite.
 	crossSite error
 	log       *slog.Logger
@@ -163,6 +170,8 @@ func New(opts Options) *API {
 		curator:     opts.Curator,
 		webhooks:    opts.Webhooks,
 		history:     opts.History,
+		sources:     opts.Sources,
+		prov:        opts.Provenance,
 		crossSite:   opts.CrossSite,
 		log:         log,
 		now:         time.Now,
@@ -261,6 +270,7 @@ func (a *API) routes() []route {
 	}
 	rs = append(rs, a.curationRoutes()...)
 	rs = append(rs, a.webhookRoutes()...)
+	rs = append(rs, a.sourceRoutes()...)
 	return append(rs, a.operatorRoutes()...)
 }
 

@@ -45,6 +45,9 @@ const (
 	// CodeInvalidKey: a JWK that cannot be pinned (symmetric, not a
 	// signature key, a kid that disagrees).
 	CodeInvalidKey = "invalid_key"
+	// CodeSourceBusy answers a refresh while another check of the source
+	// runs.
+	CodeSourceBusy = "source_busy"
 
 	// Codes of test runs (the proxy's, see proxy.ErrorCode, and the run
 	// routes' own).

@@ -30,6 +30,7 @@ import (
 	"github.com/a2aregistry/registry/internal/crawler"
 	"github.com/a2aregistry/registry/internal/proxy"
 	"github.com/a2aregistry/registry/internal/query"
+	"github.com/a2aregistry/registry/internal/sources"
 	"github.com/a2aregistry/registry/internal/verify"
 )
 
@@ -211,7 +212,8 @@ func TestRoutesDocumented(t *testing.T) {
 	cat := newFakeCatalog()
 	New(Options{Catalog: cat, Registrar: &fakeRegistrar{}, Refresher: &fakeRefresher{},
 		Runs: newRunService(cat, newFakeRunStore(), nil), Audit: &fakeAuditLog{},
-		Operator: store, Keys: store, Crawl: store, Annotator: store, Curator: store, Webhooks: store}).Mount(e)
+		Operator: store, Keys: store, Crawl: store, Annotator: store, Curator: store, Webhooks: store,
+		Sources: sources.New(store, nil, nil, nil, sources.Config{}, nil), Provenance: store}).Mount(e)
 	var mounted []string
 	for _, r := range e.Routes() {
 		if r.Method == echo.RouteNotFound || r.Method == http.MethodHead {

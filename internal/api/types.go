@@ -140,9 +140,16 @@ type AgentDetail struct {
 	// Annotations are the operator's (PUT /agents/{id}/annotations);
 	// notes only for editors and admins.
 	Annotations Annotations `json:"annotations"`
-	// Removed is present when an admin removed the agent; only admins
-	// see such an agent at all.
+	// Removed is present when an admin removed the agent, or the
+	// registry withdrew it; only admins see such an agent at all.
 	Removed *Removal `json:"removed,omitempty"`
+	// Provenance lists how the agent came: registered, seeded, imported,
+	// or from a source's entry (ended rows kept as history).
+	Provenance []ProvenanceEntry `json:"provenance"`
+	// SourceEntries are the entries of sources' manifests that name the
+	// agent: its ARD identifier, tags, representative queries and trust
+	// manifest as its publishers describe it.
+	SourceEntries []SourceEntry `json:"source_entries"`
 }
 
 // Removal says who removed an agent and when.
@@ -150,6 +157,9 @@ type Removal struct {
 	At time.Time `json:"at"`
 	// By is the remover's display name, email or subject.
 	By string `json:"by"`
+	// Withdrawn is set when the registry withdrew the agent because
+	// nothing vouches for it any more, and says why.
+	Withdrawn string `json:"withdrawn,omitempty"`
 }
 
 // VersionsInfo summarizes an agent's stored card versions.
@@ -336,7 +346,7 @@ func newAgentDetail(v catalog.AgentView) AgentDetail {
 		Collections:    nonNil(a.Collections),
 	}
 	if r := a.Removed; r != nil {
-		d.Removed = &Removal{At: r.At, By: r.By}
+		d.Removed = &Removal{At: r.At, By: r.By, Withdrawn: r.Withdrawn}
 	}
 	if len(v.Versions) > 0 {
 		latest := newVersionSummary(v.Versions[0])

@@ -382,7 +382,7 @@ func (s *Store) read(ctx context.Context, fn func(db *gorm.DB) error) error {
 func agentOf(rec agentRecord, c *card.Card) Agent {
 	var removed *Removal
 	if rec.RemovedAt != nil {
-		removed = &Removal{At: rec.RemovedAt.UTC(), By: rec.RemovedBy}
+		removed = &Removal{At: rec.RemovedAt.UTC(), By: rec.RemovedBy, Withdrawn: rec.WithdrawnReason}
 	}
 	cols, _ := decodeStrings(rec.Collections) // written by this package as a JSON array
 	return Agent{

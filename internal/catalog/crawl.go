@@ -73,6 +73,20 @@ func (s *Store) CrawlTarget(ctx context.Context, agentID string) (CrawlTarget, e
 	return ts[0], nil
 }
 
+// CrawlTargets returns the crawl states of the listed (not removed)
+// agents among ids, in no particular order.
+func (s *Store) CrawlTargets(ctx context.Context, agentIDs []string) ([]CrawlTarget, error) {
+	var out []CrawlTarget
+	for chunk := range slices.Chunk(agentIDs, 500) {
+		ts, err := s.crawlTargets(ctx, "a.id IN ? AND a.removed_at IS NULL", chunk)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ts...)
+	}
+	return out, nil
+}
+
 func (s *Store) crawlTargets(ctx context.Context, cond string, arg any) ([]CrawlTarget, error) {
 	rows, err := s.db.WithContext(ctx).Raw(`SELECT a.id, a.card_url, a.health, c.etag, c.last_modified,
 		c.consecutive_failures, c.next_check_at, c.last_success_at, c.served_url, c.last_check_at
@@ -348,8 +362,8 @@ func lastPerKey[R any, K comparable](rows []R, key func(R) K) []R {
 
 // Changes lists the change feed after seq since, oldest first, leaving out
 // the entries of agents the scope does not see. Of an agent an admin
-// removed, other scopes see only the removal (if they saw the agent), so a
-// consumer learns that it is gone; entries of agents deleted before
+// removed (or the registry withdrew: a removal in the feed), other scopes
+// see only the removal (if they saw the agent), so a consumer learns that it is gone; entries of agents deleted before
 // removal was a state stay (their row is gone, so is what hid them).
 func (s *Store) Changes(ctx context.Context, sc Scope, since int64, limit int) ([]Change, error) {
 	if limit <= 0 || limit > 1000 {

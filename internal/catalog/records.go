@@ -44,6 +44,10 @@ type agentRecord struct {
 	// the bulk ones.
 	RemovedAt *time.Time
 	RemovedBy string
+	// WithdrawnReason is set, with RemovedAt, when the registry withdrew
+	// the agent (see sources.go); Provenance is its provenance facet.
+	WithdrawnReason string
+	Provenance      string
 	// Works is the works facet, from the latest check (Works*).
 	Works string
 	// Listing and the columns after it are the lifecycle (see listing.go);

@@ -104,7 +104,7 @@ func removerName(a Actor) string {
 // answer 404 to callers who may not see removed agents.
 func (s *Store) AgentRemoval(ctx context.Context, id string) (*Removal, error) {
 	var recs []agentRecord
-	if err := s.db.WithContext(ctx).Select("removed_at", "removed_by").Where("id = ?", id).Limit(1).
+	if err := s.db.WithContext(ctx).Select("removed_at", "removed_by", "withdrawn_reason").Where("id = ?", id).Limit(1).
 		Find(&recs).Error; err != nil {
 		return nil, fmt.Errorf("agent %s: %w", id, err)
 	}
@@ -114,7 +114,7 @@ func (s *Store) AgentRemoval(ctx context.Context, id string) (*Removal, error) {
 	if recs[0].RemovedAt == nil {
 		return nil, nil
 	}
-	return &Removal{At: recs[0].RemovedAt.UTC(), By: recs[0].RemovedBy}, nil
+	return &Removal{At: recs[0].RemovedAt.UTC(), By: recs[0].RemovedBy, Withdrawn: recs[0].WithdrawnReason}, nil
 }
 
 // maxRemovedPage bounds one page of removed agents.
@@ -128,7 +128,7 @@ func (s *Store) RemovedAgents(ctx context.Context, cursor string, limit int) (Re
 		limit = maxRemovedPage
 	}
 	q := s.db.WithContext(ctx).Model(&agentRecord{}).
-		Select("pk", "id", "card_url", "name", "current_version", "removed_at", "removed_by").
+		Select("pk", "id", "card_url", "name", "current_version", "removed_at", "removed_by", "withdrawn_reason").
 		Where("removed_at IS NOT NULL")
 	if cursor != "" {
 		at, pk, err := decodeRemovedCursor(cursor)
@@ -149,7 +149,7 @@ func (s *Store) RemovedAgents(ctx context.Context, cursor string, limit int) (Re
 			break
 		}
 		page.Agents = append(page.Agents, RemovedAgent{ID: r.ID, CardURL: r.CardURL, Name: r.Name,
-			CurrentVersion: r.CurrentVersion, Removal: Removal{At: r.RemovedAt.UTC(), By: r.RemovedBy}})
+			CurrentVersion: r.CurrentVersion, Removal: Removal{At: r.RemovedAt.UTC(), By: r.RemovedBy, Withdrawn: r.WithdrawnReason}})
 	}
 	return page, nil
 }
@@ -186,7 +186,7 @@ func restoreRemoved(tx *txn, actor Actor, recs []agentRecord, now time.Time) err
 	if len(pks) == 0 {
 		return nil
 	}
-	if err := tx.Exec("UPDATE agents SET removed_at = NULL, removed_by = '' WHERE pk IN ?", pks).Error; err != nil {
+	if err := tx.Exec("UPDATE agents SET removed_at = NULL, removed_by = '', withdrawn_reason = '' WHERE pk IN ?", pks).Error; err != nil {
 		return fmt.Errorf("restoring removed agents: %w", err)
 	}
 	// Due at once; a registration's own check then schedules the next by

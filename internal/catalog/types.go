@@ -81,6 +81,9 @@ type Removal struct {
 	// By names the remover as the banner shows them: display name, email
 	// or subject (the audit log keeps all three).
 	By string
+	// Withdrawn says why the registry itself withdrew the agent (nothing
+	// vouches for it any more); empty for an admin's removal.
+	Withdrawn string
 }
 
 // RemovedAgent is one entry of the list of removed agents.
@@ -225,6 +228,9 @@ type UpsertInput struct {
 	NextCheckAt time.Time
 	// Paused keeps a new agent out of the crawl (imported offline copies).
 	Paused bool
+	// Via is how the card came when not by a person's registration or an
+	// import (a seed list, a source's entry); see Provenance.
+	Via *Via
 }
 
 // UpsertResult tells what an upsert changed.
@@ -284,7 +290,7 @@ var FilterFields = []string{
 	FieldSkill, FieldTag, FieldInputMode, FieldOutputMode, FieldBinding,
 	FieldProtocolVersion, FieldSecurityScheme, FieldProvider, FieldSignature, FieldHealth,
 	FieldAudit, FieldSignatureTrust, FieldPublisher, FieldPublisherVerified, FieldWorks, FieldListing, FieldCollection,
-	FieldOwnerTeam, FieldClassification, FieldLabel,
+	FieldOwnerTeam, FieldClassification, FieldLabel, FieldProvenance,
 }
 
 // Query is a search: optional text plus filters. Every value of every

@@ -54,11 +54,15 @@ func (s *Store) upsertBatch(ctx context.Context, actor Actor, ins []UpsertInput,
 	}
 	results := make([]UpsertResult, len(ins))
 	var changed []indexedDoc
+	var ups []fieldUpdate
 	store := func(tx *txn) error {
 		tx.listing = policy
 		var err error
 		changed, err = storeCards(tx, actor, ins, nil, results)
 		if err != nil {
+			return err
+		}
+		if ups, err = recordProvenance(tx, actor, ins, results, changed); err != nil {
 			return err
 		}
 		return writeAudit(tx.DB, actor, registerAudits(results)...)
@@ -74,6 +78,7 @@ func (s *Store) upsertBatch(ctx context.Context, actor Actor, ins []UpsertInput,
 		return nil, err
 	}
 	s.publish(changed)
+	s.afterProvenance(ctx, ups)
 	return results, nil
 }
 
@@ -269,6 +274,7 @@ func applyRun(tx *txn, actor Actor, p *runPlan, now time.Time) error {
 	if err := addAnnotationFacets(tx, p.docs, p.recs); err != nil {
 		return err
 	}
+	addProvenanceFacets(p.docs, p.recs)
 	if err := insertRows(tx, cardVersionsTable, p.versions); err != nil {
 		return err
 	}

@@ -67,6 +67,7 @@ type Config struct {
 	Listing  Listing
 	Crawl    Crawl
 	Verify   Verify
+	Sources  Sources
 	Auth     Auth
 	Runs     Runs
 	Doors    Doors
@@ -315,6 +316,41 @@ type Crawl struct {
 	Instance string
 }
 
+// Sources are the manifests and origins the registry reads many agents
+// from (docs/sources.md).
+type Sources struct {
+	Interval   time.Duration
+	MaxEntries int
+	MaxBytes   int64
+	// Trust is what a publisher-authority mismatch does (ARD §4.5.1):
+	// "reject", "flag" or "off".
+	Trust string
+}
+
+// Source defaults.
+const (
+	DefaultSourceInterval   = time.Hour
+	DefaultSourceMaxEntries = 10_000
+	DefaultSourceMaxBytes   = 8 << 20
+	DefaultSourceTrust      = "flag"
+)
+
+func (s Sources) validate() error {
+	switch {
+	case s.Interval < time.Minute:
+		return fmt.Errorf("%w: source-interval must be at least 1m, got %v", ErrInvalid, s.Interval)
+	case s.MaxEntries < 1 || s.MaxEntries > 1_000_000:
+		return fmt.Errorf("%w: source-max-entries must be 1 to 1000000, got %d", ErrInvalid, s.MaxEntries)
+	case s.MaxBytes < 1<<10:
+		return fmt.Errorf("%w: source-max-bytes must be at least 1KiB, got %d", ErrInvalid, s.MaxBytes)
+	}
+	switch s.Trust {
+	case "reject", "flag", "off":
+		return nil
+	}
+	return fmt.Errorf("%w: source-trust %q: want reject, flag or off", ErrInvalid, s.Trust)
+}
+
 // Verify is what the background verifier may reach.
 type Verify struct {
 	// Fetch lets the background verifier fetch what cards name: JWKS
@@ -473,6 +509,8 @@ func Default() Config {
 		},
 		Verify: Verify{Fetch: true},
 		ARD:    ARD{Publish: ARDPublishNone},
+		Sources: Sources{Interval: DefaultSourceInterval, MaxEntries: DefaultSourceMaxEntries, MaxBytes: DefaultSourceMaxBytes,
+			Trust: DefaultSourceTrust},
 		Embeddings: Embeddings{
 			BatchSize:     DefaultEmbeddingsBatchSize,
 			Timeout:       DefaultEmbeddingsTimeout,
@@ -532,6 +570,9 @@ func (c Config) Validate() error {
 		return err
 	}
 	if err := c.Embeddings.validate(); err != nil {
+		return err
+	}
+	if err := c.Sources.validate(); err != nil {
 		return err
 	}
 	switch c.Log.Format {

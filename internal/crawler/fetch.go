@@ -221,6 +221,24 @@ func (f *Fetcher) Fetch(ctx context.Context, input string, cond Conditional) (*R
 	return first, firstErr
 }
 
+// FetchURL fetches the JSON object at u itself, in its canonical form,
+// with no well-known paths tried (a manifest, not a card: see
+// internal/sources); errors and results as Fetch's.
+func (f *Fetcher) FetchURL(ctx context.Context, u string, cond Conditional) (*Result, error) {
+	canon, err := card.CanonicalCardURL(strings.TrimSpace(u))
+	if err != nil {
+		return nil, &FetchError{Class: ClassInvalidURL, URL: strings.TrimSpace(u), Err: fmt.Errorf("%w: %w", ErrInvalidURL, err)}
+	}
+	res, ferr := f.fetchOne(ctx, canon, cond)
+	if res != nil {
+		res.RequestedURL = u
+	}
+	if ferr != nil {
+		return res, ferr
+	}
+	return res, nil
+}
+
 func (f *Fetcher) fetchOne(ctx context.Context, u string, cond Conditional) (*Result, *FetchError) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {

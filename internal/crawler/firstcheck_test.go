@@ -27,9 +27,9 @@ type upsertCounter struct {
 	upserts atomic.Int32
 }
 
-func (u *upsertCounter) Upsert(ctx context.Context, actor catalog.Actor, in catalog.UpsertInput) (catalog.UpsertResult, error) {
-	u.upserts.Add(1)
-	return u.RegistrarStore.Upsert(ctx, actor, in)
+func (u *upsertCounter) UpsertBatch(ctx context.Context, actor catalog.Actor, ins []catalog.UpsertInput) ([]catalog.UpsertResult, error) {
+	u.upserts.Add(int32(len(ins)))
+	return u.RegistrarStore.UpsertBatch(ctx, actor, ins)
 }
 
 // TestRegistrationIsTheFirstCheck registers through a decorated real

@@ -5,19 +5,21 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 
 	"github.com/a2aregistry/registry/internal/card"
 	"github.com/a2aregistry/registry/internal/catalog"
 )
 
 // RegistrarStore is what registration needs from the catalog: storing the
-// card, and recording the registration's fetch as the agent's first check
+// cards, and recording the registration's fetch as the agent's first check
 // (its validators, health and next check). *catalog.Store implements it.
 // A fake or a decorator must offer all three: the first check is part of a
 // registration, not an option a store may silently lack.
 type RegistrarStore interface {
-	Upsert(ctx context.Context, actor catalog.Actor, in catalog.UpsertInput) (catalog.UpsertResult, error)
-	CrawlTarget(ctx context.Context, agentID string) (catalog.CrawlTarget, error)
+	UpsertBatch(ctx context.Context, actor catalog.Actor, ins []catalog.UpsertInput) ([]catalog.UpsertResult, error)
+	// CrawlTargets are the crawl states of the listed agents among ids.
+	CrawlTargets(ctx context.Context, agentIDs []string) ([]catalog.CrawlTarget, error)
 	RecordFetches(ctx context.Context, actor catalog.Actor, outs []catalog.FetchOutcome) ([]catalog.UpsertResult, error)
 	// HidesCardURL tells whether one of the URLs is an agent the scope
 	// does not see.
@@ -103,67 +105,165 @@ func (r *Registrar) UseVerifier(v CardVerifier) *Registrar {
 // outside it is ErrAlreadyCatalogued before anything is fetched, and so is
 // a card URL the fetch lands on.
 func (r *Registrar) Register(ctx context.Context, actor catalog.Actor, sc catalog.Scope, input string) (catalog.UpsertResult, error) {
+	out := r.RegisterMany(ctx, actor, sc, []Registration{{Input: input}}, 1)
+	return out[0].Result, out[0].Err
+}
+
+// Registration is one URL to register and how it came (nil Via: a
+// person's registration, or an import).
+type Registration struct {
+	Input string
+	Via   *catalog.Via
+}
+
+// Registered is the outcome of one Registration, as Register answers.
+type Registered struct {
+	Result catalog.UpsertResult
+	Err    error
+	// Fetched is the fetch's outcome when one arrived (for a caller that
+	// reports latency), nil otherwise.
+	Fetched *Result
+}
+
+// RegisterMany registers several URLs as Register does each, fetching up
+// to parallel at once and storing the cards in one write (a seed list, a
+// source's entries): one rule for registering, whether one URL or
+// thousands. Each outcome is independent but the store's: when the write
+// fails, every fetched card's outcome is that error.
+func (r *Registrar) RegisterMany(ctx context.Context, actor catalog.Actor, sc catalog.Scope, regs []Registration, parallel int) []Registered {
+	out := make([]Registered, len(regs))
+	cards := make([]*card.Card, len(regs))
+	sem := make(chan struct{}, max(parallel, 1))
+	var wg sync.WaitGroup
+	for i, reg := range regs {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			for j := i; j < len(regs); j++ {
+				out[j].Err = fmt.Errorf("registering %s: %w", regs[j].Input, ctx.Err())
+			}
+			wg.Wait()
+			return out
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			out[i].Fetched, cards[i], out[i].Err = r.fetchCard(ctx, sc, reg.Input)
+		})
+	}
+	wg.Wait()
+
+	var ins []catalog.UpsertInput
+	var idx []int
+	for i, reg := range regs {
+		if out[i].Err != nil {
+			continue
+		}
+		res := out[i].Fetched
+		ins = append(ins, catalog.UpsertInput{
+			CardURL:    res.URL,
+			Card:       cards[i],
+			Source:     catalog.SourceURL,
+			ReceivedAt: res.ReceivedAt,
+			// Scheduled as the policy would after this check; recordChecks
+			// below refines it with the crawl state.
+			NextCheckAt: r.policy.NextCheck(res.ReceivedAt, cacheHeadersOf(res)),
+			Via:         reg.Via,
+		})
+		idx = append(idx, i)
+	}
+	if len(ins) == 0 {
+		return out
+	}
+	stored, err := r.store.UpsertBatch(ctx, actor, ins)
+	if err != nil {
+		r.log.ErrorContext(ctx, "registering agents: storing cards failed", "cards", len(ins), "error", err)
+		for _, i := range idx {
+			out[i].Err = fmt.Errorf("registering %s: storing card: %w", regs[i].Input, err)
+		}
+		return out
+	}
+	for k, i := range idx {
+		out[i].Result = stored[k]
+	}
+	if err := r.recordChecks(ctx, out, idx); err != nil {
+		// The cards are stored; the crawler checks them again at once.
+		r.log.WarnContext(ctx, "registering agents: recording the checks failed", "cards", len(idx), "error", err)
+	}
+	for _, i := range idx {
+		o := out[i]
+		if r.verifier != nil && o.Result.NewVersion {
+			t := catalog.VerifyTarget{AgentID: o.Result.Agent.ID, CardURL: o.Result.Agent.CardURL,
+				Version: o.Result.Agent.CurrentVersion, Raw: cards[i].Raw}
+			if err := r.verifier.VerifyStored(ctx, t); err != nil {
+				// The background verifier picks the version up.
+				r.log.WarnContext(ctx, "registering agent: verifying failed", "agent_id", o.Result.Agent.ID, "error", err)
+			}
+		}
+		r.log.InfoContext(ctx, "agent registered",
+			"agent_id", o.Result.Agent.ID, "card_url", o.Fetched.URL, "created", o.Result.Created,
+			"new_version", o.Result.NewVersion, "legacy_path", o.Fetched.LegacyPath, "latency_ms", o.Fetched.Latency.Milliseconds())
+	}
+	return out
+}
+
+// fetchCard fetches and parses the card at input for a registration in
+// scope sc.
+func (r *Registrar) fetchCard(ctx context.Context, sc catalog.Scope, input string) (*Result, *card.Card, error) {
 	if candidates, err := ResolveCardURLs(input); err == nil {
 		if err := r.visible(ctx, sc, candidates...); err != nil {
-			return catalog.UpsertResult{}, err
+			return nil, nil, err
 		}
 	}
 	res, err := r.fetcher.Fetch(ctx, input, Conditional{})
 	if err != nil {
 		r.log.WarnContext(ctx, "registering agent: fetch failed", "input", input, "error", err)
-		return catalog.UpsertResult{}, fmt.Errorf("registering %s: %w", input, err)
+		return nil, nil, fmt.Errorf("registering %s: %w", input, err)
 	}
 	if err := r.visible(ctx, sc, res.URL); err != nil {
-		return catalog.UpsertResult{}, err
+		return nil, nil, err
 	}
 	c, err := card.Parse(res.Body, r.limits)
 	if err != nil {
 		r.log.WarnContext(ctx, "registering agent: card rejected", "card_url", res.URL, "error", err)
-		return catalog.UpsertResult{}, fmt.Errorf("registering %s: card from %s: %w", input, res.URL, err)
+		return nil, nil, fmt.Errorf("registering %s: card from %s: %w", input, res.URL, err)
 	}
-	out, err := r.store.Upsert(ctx, actor, catalog.UpsertInput{
-		CardURL:    res.URL,
-		Card:       c,
-		Source:     catalog.SourceURL,
-		ReceivedAt: res.ReceivedAt,
-		// Scheduled as the policy would after this check; recordCheck
-		// below refines it with the crawl state.
-		NextCheckAt: r.policy.NextCheck(res.ReceivedAt, cacheHeadersOf(res)),
-	})
-	if err != nil {
-		r.log.ErrorContext(ctx, "registering agent: storing card failed", "card_url", res.URL, "error", err)
-		return catalog.UpsertResult{}, fmt.Errorf("registering %s: storing card: %w", input, err)
-	}
-	if err := r.recordCheck(ctx, out.Agent.ID, res); err != nil {
-		// The card is stored; the crawler checks it again at once.
-		r.log.WarnContext(ctx, "registering agent: recording the check failed", "agent_id", out.Agent.ID, "error", err)
-	}
-	if r.verifier != nil && out.NewVersion {
-		t := catalog.VerifyTarget{AgentID: out.Agent.ID, CardURL: out.Agent.CardURL, Version: out.Agent.CurrentVersion, Raw: c.Raw}
-		if err := r.verifier.VerifyStored(ctx, t); err != nil {
-			// The background verifier picks the version up.
-			r.log.WarnContext(ctx, "registering agent: verifying failed", "agent_id", out.Agent.ID, "error", err)
-		}
-	}
-	r.log.InfoContext(ctx, "agent registered",
-		"agent_id", out.Agent.ID, "card_url", res.URL, "created", out.Created,
-		"new_version", out.NewVersion, "legacy_path", res.LegacyPath, "latency_ms", res.Latency.Milliseconds())
-	return out, nil
+	return res, c, nil
 }
 
-// recordCheck stores the registration's fetch as a successful check of
-// the agent: validators, health, fetch log and the next check per policy.
-func (r *Registrar) recordCheck(ctx context.Context, agentID string, res *Result) error {
-	t, err := r.store.CrawlTarget(ctx, agentID)
+// recordChecks stores the registrations' fetches (out at idx) as
+// successful checks of their agents: validators, health, fetch log and
+// the next check per policy.
+func (r *Registrar) recordChecks(ctx context.Context, out []Registered, idx []int) error {
+	ids := make([]string, len(idx))
+	for k, i := range idx {
+		ids[k] = out[i].Result.Agent.ID
+	}
+	ts, err := r.store.CrawlTargets(ctx, ids)
 	if err != nil {
 		return err
 	}
-	o := catalog.FetchOutcome{
-		AgentID: agentID, At: res.ReceivedAt, URL: res.URL, LegacyPath: res.LegacyPath,
-		Status: res.Status, Latency: res.Latency, ETag: res.ETag, LastModified: res.LastModified,
+	byID := make(map[string]catalog.CrawlTarget, len(ts))
+	for _, t := range ts {
+		byID[t.AgentID] = t
 	}
-	r.policy.Apply(o.At, t, cacheHeadersOf(res), &o)
-	_, err = r.store.RecordFetches(ctx, registrarActor, []catalog.FetchOutcome{o})
+	outs := make([]catalog.FetchOutcome, 0, len(idx))
+	for _, i := range idx {
+		res, id := out[i].Fetched, out[i].Result.Agent.ID
+		t, ok := byID[id]
+		if !ok {
+			continue
+		}
+		o := catalog.FetchOutcome{
+			AgentID: id, At: res.ReceivedAt, URL: res.URL, LegacyPath: res.LegacyPath,
+			Status: res.Status, Latency: res.Latency, ETag: res.ETag, LastModified: res.LastModified,
+		}
+		r.policy.Apply(o.At, t, cacheHeadersOf(res), &o)
+		outs = append(outs, o)
+	}
+	if len(outs) == 0 {
+		return nil
+	}
+	_, err = r.store.RecordFetches(ctx, registrarActor, outs)
 	return err
 }
 

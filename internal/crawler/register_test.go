@@ -20,8 +20,12 @@ type fakeStore struct {
 	err      error
 }
 
-func (s *fakeStore) CrawlTarget(_ context.Context, id string) (catalog.CrawlTarget, error) {
-	return catalog.CrawlTarget{AgentID: id, Health: catalog.HealthUnknown}, nil
+func (s *fakeStore) CrawlTargets(_ context.Context, ids []string) ([]catalog.CrawlTarget, error) {
+	out := make([]catalog.CrawlTarget, len(ids))
+	for i, id := range ids {
+		out[i] = catalog.CrawlTarget{AgentID: id, Health: catalog.HealthUnknown}
+	}
+	return out, nil
 }
 
 func (s *fakeStore) HidesCardURL(context.Context, catalog.Scope, []string) (bool, error) {
@@ -33,16 +37,20 @@ func (s *fakeStore) RecordFetches(_ context.Context, _ catalog.Actor, outs []cat
 	return make([]catalog.UpsertResult, len(outs)), nil
 }
 
-func (s *fakeStore) Upsert(_ context.Context, _ catalog.Actor, in catalog.UpsertInput) (catalog.UpsertResult, error) {
-	s.calls = append(s.calls, in)
+func (s *fakeStore) UpsertBatch(_ context.Context, _ catalog.Actor, ins []catalog.UpsertInput) ([]catalog.UpsertResult, error) {
+	s.calls = append(s.calls, ins...)
 	if s.err != nil {
-		return catalog.UpsertResult{}, s.err
+		return nil, s.err
 	}
-	return catalog.UpsertResult{
-		Agent:      catalog.Agent{ID: "agent-1", CardURL: in.CardURL, Card: in.Card},
-		Created:    true,
-		NewVersion: true,
-	}, nil
+	out := make([]catalog.UpsertResult, len(ins))
+	for i, in := range ins {
+		out[i] = catalog.UpsertResult{
+			Agent:      catalog.Agent{ID: "agent-1", CardURL: in.CardURL, Card: in.Card},
+			Created:    true,
+			NewVersion: true,
+		}
+	}
+	return out, nil
 }
 
 func TestRegister(t *testing.T) {

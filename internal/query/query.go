@@ -46,6 +46,8 @@ var enumFilters = map[string][]string{
 	catalog.FieldWorks:             {catalog.WorksAll, catalog.WorksSome, catalog.WorksNone, catalog.WorksUnchecked},
 	catalog.FieldListing:           catalog.ListingStates,
 	catalog.FieldPublisherVerified: {"true", "false"},
+	// The provenance facet's values are the registry's own words.
+	catalog.FieldProvenance: catalog.ProvenanceValues,
 }
 
 // EnumValues is every value filter field accepts when the registry
