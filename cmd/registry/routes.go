@@ -259,7 +259,12 @@ func consoleOptions(d handlerDeps) web.Options {
 		o.Audit, o.Remover, o.Crawl, o.Webhooks = d.ops, d.ops, d.ops, d.ops
 		o.History = d.ops
 	}
-
+	if d.sources != nil {
+		o.Sources = d.sources
+	}
+	if d.provenance != nil {
+		o.Provenance = d.provenance
+	}
 	if d.annotator != nil {
 		o.Annotator = d.annotator
 	}

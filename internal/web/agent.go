@@ -101,9 +101,14 @@ func (h *Console) loadAgent(c echo.Context) (view.Agent, error) {
 			a.Audit = append(a.Audit, auditEntryView(e))
 		}
 	}
+	prov, err := h.provenanceView(c, id)
+	if err != nil {
+		return view.Agent{}, err
+	}
+	a.Provenance = prov
 	if ag.Removed != nil {
 		// History only: acting on it starts with registering it again.
-		a.Removed = &view.Removal{At: ag.Removed.At, By: ag.Removed.By}
+		a.Removed = &view.Removal{At: ag.Removed.At, By: ag.Removed.By, Withdrawn: ag.Removed.Withdrawn}
 		return a, nil
 	}
 	if h.canTry(c) {

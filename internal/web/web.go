@@ -125,6 +125,10 @@ type Options struct {
 	Audit AuditLog
 	// Webhooks serves the webhooks page (admin); nil means none.
 	Webhooks Webhooks
+	// Sources serves the sources pages (editor); nil means none.
+	// Provenance adds how each agent came to its page; nil means none.
+	Sources    Sources
+	Provenance Provenance
 	// Annotator serves editing annotations on agent pages (editor); nil
 	// means they are shown but not editable.
 	Annotator Annotator
@@ -207,6 +211,7 @@ func (h *Console) Mount(e *echo.Echo) {
 	h.mountTryIt(e)
 	h.mountAudit(e)
 	h.mountWebhooks(e)
+	h.mountSources(e)
 	h.mountRemove(e)
 	h.mountCrawl(e)
 	h.mountAnnotations(e)
@@ -330,6 +335,7 @@ func (h *Console) layout(c echo.Context, title string) view.Layout {
 	l.CanKeys = h.opts.Keys != nil && h.holds(c, auth.Admin)
 	l.CanAudit = h.opts.Audit != nil && h.holds(c, auth.Admin)
 	l.CanWebhooks = h.opts.Webhooks != nil && h.holds(c, auth.Admin)
+	l.CanSources = h.opts.Sources != nil && h.canOperate(c)
 	l.CanCrawl = h.opts.Crawl != nil && h.canOperate(c)
 	l.CanRemoved = h.opts.Remover != nil && h.holds(c, auth.Admin)
 	l.CanReview = h.canReview(c)

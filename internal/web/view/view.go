@@ -45,6 +45,8 @@ type Layout struct {
 	CanRemoved bool
 	// CanWebhooks shows the link to the webhooks page (admin).
 	CanWebhooks bool
+	// CanSources shows the link to the sources page (editor).
+	CanSources bool
 	// CanReview and CanCollections show the review and collections pages.
 	CanReview, CanCollections bool
 	// APIDocURL is the JSON API's OpenAPI document; empty when the
@@ -269,12 +271,17 @@ type Agent struct {
 	// Audit is the newest audited writes about the agent, shown to
 	// admins; nil for everyone else.
 	Audit []AuditEntry
+	// Provenance is how the agent came (registered, seeded, imported,
+	// or from sources' entries), ended rows included.
+	Provenance []Provenance
 }
 
-// Removal is who removed an agent and when.
+// Removal is who removed an agent and when; Withdrawn says why when the
+// registry itself withdrew it.
 type Removal struct {
-	At time.Time
-	By string
+	At        time.Time
+	By        string
+	Withdrawn string
 }
 
 // RemovedList is the admin's list of removed agents.

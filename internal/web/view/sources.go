@@ -1,0 +1,50 @@
+package view
+
+import "time"
+
+// Sources is the sources page: the list and the add form as it was left.
+type Sources struct {
+	Items     []Source
+	URL       string
+	Error     string
+	CSRFToken string
+}
+
+// Source is one source and its last check.
+type Source struct {
+	ID, URL, CreatedBy       string
+	Status, Problem, Message string
+	ResolvedURL, ResolvedVia string
+	CheckedAt, ChangedAt     *time.Time
+	NextCheckAt              time.Time
+	Failures, EntryCount     int
+}
+
+// SourceDetail is one source's page: what it resolved to and every entry
+// of its last manifest with what was done with it.
+type SourceDetail struct {
+	Source
+	Entries   []SourceEntry
+	Notice    string
+	CSRFToken string
+}
+
+// SourceEntry is an entry of a source's manifest; AgentURL links the
+// agent it became, if any.
+type SourceEntry struct {
+	Identifier, DisplayName, Type, URL string
+	ManifestURL                        string
+	Depth                              int
+	Outcome, Reason, Message           string
+	AgentID, AgentURL, TrustFlag       string
+	Tags, Queries                      []string
+}
+
+// Provenance is one way an agent came, on its page.
+type Provenance struct {
+	Kind, By, Relation       string
+	SourceURL, SourcePageURL string
+	EntryID, ManifestURL     string
+	FirstAt                  time.Time
+	EndedAt                  *time.Time
+}
