@@ -702,34 +702,41 @@ func provenanceFacets(col string) []facetRecord {
 // stored card came (ins[i].Via, else an import or a person's
 // registration), and brings the provenance facet of the documents the
 // write publishes up to date; agents whose facet changed without a new
-// document get a new seq and an update in place after commit.
+// document get a new seq and an update in place after commit. A batch
+// costs a few statements, not a few per card (a source's first check
+// stores thousands).
 func recordProvenance(tx *txn, actor Actor, ins []UpsertInput, results []UpsertResult, docs []indexedDoc) ([]fieldUpdate, error) {
 	ids := make([]string, 0, len(results))
 	for _, r := range results {
 		ids = append(ids, r.Agent.ID)
 	}
-	pkOf := map[string]int64{}
+	type agentRow struct {
+		pk, seq int64
+		prov    string
+	}
+	byID := map[string]agentRow{}
 	for chunk := range slices.Chunk(ids, 500) {
 		var recs []agentRecord
-		if err := tx.Select("pk", "id").Where("id IN ?", chunk).Find(&recs).Error; err != nil {
+		if err := tx.Select("pk", "id", "seq", "provenance").Where("id IN ?", chunk).Find(&recs).Error; err != nil {
 			return nil, fmt.Errorf("agents of provenance: %w", err)
 		}
 		for _, r := range recs {
-			pkOf[r.ID] = r.PK
+			byID[r.ID] = agentRow{r.PK, r.Seq, r.Provenance}
 		}
 	}
 	now := time.Now().UTC()
+	rows := make([]provenanceRecord, 0, len(ins))
 	var pks []int64
 	for i, in := range ins {
-		pk, ok := pkOf[results[i].Agent.ID]
+		a, ok := byID[results[i].Agent.ID]
 		if !ok {
 			continue
 		}
-		rec := provenanceOf(actor, in, pk, now)
-		if err := upsertProvenance(tx, rec); err != nil {
-			return nil, err
-		}
-		pks = append(pks, pk)
+		rows = append(rows, provenanceOf(actor, in, a.pk, now))
+		pks = append(pks, a.pk)
+	}
+	if err := upsertProvenance(tx, rows, pks); err != nil {
+		return nil, err
 	}
 	slices.Sort(pks)
 	pks = slices.Compact(pks)
@@ -742,34 +749,41 @@ func recordProvenance(tx *txn, actor Actor, ins []UpsertInput, results []UpsertR
 		inDocs[d.pk] = i
 	}
 	var ups []fieldUpdate
-	for chunk := range slices.Chunk(pks, 500) {
-		var recs []agentRecord
-		if err := tx.Select("pk", "id", "seq", "provenance").Where("pk IN ?", chunk).Find(&recs).Error; err != nil {
-			return nil, fmt.Errorf("agents of provenance: %w", err)
+	quiet := map[string][]int64{} // new facet column → agents whose document this write publishes
+	seen := map[int64]bool{}
+	for _, a := range byID {
+		if seen[a.pk] {
+			continue
 		}
-		for _, r := range recs {
-			cur := facets[r.PK]
-			if i, ok := inDocs[r.PK]; ok {
-				docs[i].facets = append(slices.DeleteFunc(docs[i].facets, func(f facetRecord) bool { return f.Field == FieldProvenance }),
-					provenanceFacets(cur)...)
-				if cur != r.Provenance {
-					if err := tx.Exec("UPDATE agents SET provenance = ? WHERE pk = ?", cur, r.PK).Error; err != nil {
-						return nil, fmt.Errorf("provenance of agent %s: %w", r.ID, err)
-					}
-				}
-				continue
+		seen[a.pk] = true
+		cur := facets[a.pk]
+		if i, ok := inDocs[a.pk]; ok {
+			docs[i].facets = append(slices.DeleteFunc(docs[i].facets, func(f facetRecord) bool { return f.Field == FieldProvenance }),
+				provenanceFacets(cur)...)
+			if cur != a.prov {
+				quiet[cur] = append(quiet[cur], a.pk)
 			}
-			if cur == r.Provenance {
-				continue
+			continue
+		}
+		if cur == a.prov {
+			continue
+		}
+		seqs, err := allocate(tx, "seq", 1)
+		if err != nil {
+			return nil, err
+		}
+		if err := tx.Exec("UPDATE agents SET provenance = ?, seq = ?, updated_at = ? WHERE pk = ?", cur, seqs[0], now, a.pk).Error; err != nil {
+			return nil, fmt.Errorf("provenance of agent %d: %w", a.pk, err)
+		}
+		ups = append(ups, fieldUpdate{pk: a.pk, prev: a.seq, seq: seqs[0], values: map[string][]string{FieldProvenance: provenanceTokens(cur)}})
+	}
+	// The write's own documents carry the new seq already: only the
+	// column changes, a statement per distinct value.
+	for val, list := range quiet {
+		for chunk := range slices.Chunk(list, 500) {
+			if err := tx.Exec("UPDATE agents SET provenance = ? WHERE pk IN ?", val, chunk).Error; err != nil {
+				return nil, fmt.Errorf("provenance of agents: %w", err)
 			}
-			seqs, err := allocate(tx, "seq", 1)
-			if err != nil {
-				return nil, err
-			}
-			if err := tx.Exec("UPDATE agents SET provenance = ?, seq = ?, updated_at = ? WHERE pk = ?", cur, seqs[0], now, r.PK).Error; err != nil {
-				return nil, fmt.Errorf("provenance of agent %s: %w", r.ID, err)
-			}
-			ups = append(ups, fieldUpdate{pk: r.PK, prev: r.Seq, seq: seqs[0], values: map[string][]string{FieldProvenance: provenanceTokens(cur)}})
 		}
 	}
 	return ups, nil
@@ -793,19 +807,55 @@ func provenanceOf(actor Actor, in UpsertInput, pk int64, now time.Time) provenan
 	return r
 }
 
-// upsertProvenance inserts r, or notes that its origin named the agent
-// again (last_at, and a row that had ended starts again).
-func upsertProvenance(tx *txn, r provenanceRecord) error {
-	res := tx.Exec("UPDATE agent_provenance SET last_at = ?, ended_at = NULL, manifest_url = ?, relation = ? WHERE agent_pk = ? AND kind = ? AND origin_key = ?",
-		r.LastAt, r.ManifestURL, r.Relation, r.AgentPK, r.Kind, r.OriginKey)
-	if res.Error != nil {
-		return fmt.Errorf("recording provenance: %w", res.Error)
+// upsertProvenance inserts rows (agents pks), or for those whose origin
+// named the agent before notes that it named it again (last_at, the
+// manifest and relation as they are now, and a row that had ended
+// starts again).
+func upsertProvenance(tx *txn, rows []provenanceRecord, pks []int64) error {
+	type key struct {
+		pk        int64
+		kind, key string
 	}
-	if res.RowsAffected > 0 {
-		return nil
+	existing := map[key]int64{}
+	for chunk := range slices.Chunk(pks, 500) {
+		var recs []provenanceRecord
+		if err := tx.Select("pk", "agent_pk", "kind", "origin_key").Where("agent_pk IN ?", chunk).Find(&recs).Error; err != nil {
+			return fmt.Errorf("recording provenance: %w", err)
+		}
+		for _, r := range recs {
+			existing[key{r.AgentPK, r.Kind, r.OriginKey}] = r.PK
+		}
 	}
-	if err := tx.Create(&r).Error; err != nil {
-		return fmt.Errorf("recording provenance: %w", err)
+	var fresh []provenanceRecord
+	// Rows named again, grouped by what the update writes.
+	type again struct{ manifest, relation string }
+	renewed := map[again][]int64{}
+	added := map[key]bool{}
+	for _, r := range rows {
+		k := key{r.AgentPK, r.Kind, r.OriginKey}
+		if pk, ok := existing[k]; ok {
+			a := again{r.ManifestURL, r.Relation}
+			renewed[a] = append(renewed[a], pk)
+			continue
+		}
+		if !added[k] {
+			added[k] = true
+			fresh = append(fresh, r)
+		}
+	}
+	now := time.Now().UTC()
+	for a, list := range renewed {
+		for chunk := range slices.Chunk(list, 500) {
+			if err := tx.Exec("UPDATE agent_provenance SET last_at = ?, ended_at = NULL, manifest_url = ?, relation = ? WHERE pk IN ?",
+				now, a.manifest, a.relation, chunk).Error; err != nil {
+				return fmt.Errorf("recording provenance: %w", err)
+			}
+		}
+	}
+	for chunk := range slices.Chunk(fresh, 200) {
+		if err := tx.Create(&chunk).Error; err != nil {
+			return fmt.Errorf("recording provenance: %w", err)
+		}
 	}
 	return nil
 }
