@@ -220,6 +220,9 @@ func TestSourceManifest(t *testing.T) {
 		if n := searchProvenance(t, s, catalog.RelationPublishedFrom); n != 3 {
 			t.Errorf("%d agents publishedFrom after a withdrawal, want 3", n)
 		}
+		if !hasEvent(t, s, catalog.EventWithdrawn, two, "left the manifest") || !hasEvent(t, s, catalog.ChangeRemoved, two, "") {
+			t.Error("the withdrawal is not in the events (agent.withdrawn) and the feed (removed)")
+		}
 		if _, err := s.Agent(ctx, catalog.ScopeAll, two); err != nil {
 			t.Errorf("admins read a withdrawn agent: %v", err)
 		}
@@ -321,6 +324,9 @@ func TestBadSources(t *testing.T) {
 		if page.Total != 0 {
 			t.Errorf("bad sources catalogued %d agents", page.Total)
 		}
+		if !hasEvent(t, s, catalog.EventSourceFailed, "", "too_many_entries") {
+			t.Error("a failing source sent no source_failed event")
+		}
 		if _, err := svc.Add(t.Context(), person, "ftp://x"); err == nil {
 			t.Error("an ftp source was accepted")
 		}
@@ -390,4 +396,20 @@ func TestRefreshBusy(t *testing.T) {
 	if _, err := svc.Refresh(t.Context(), src.ID); err != sources.ErrBusy {
 		t.Errorf("refresh of a leased source: %v", err)
 	}
+}
+
+// hasEvent tells whether the changes table holds an event of kind about
+// agentID whose detail contains detail.
+func hasEvent(t *testing.T, s *catalog.Store, kind, agentID, detail string) bool {
+	t.Helper()
+	events, err := s.Events(t.Context(), 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range events {
+		if e.Kind == kind && e.AgentID == agentID && strings.Contains(string(e.Detail), detail) {
+			return true
+		}
+	}
+	return false
 }
