@@ -6,14 +6,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/a2aregistry/registry/internal/auth"
 	"github.com/a2aregistry/registry/internal/catalog"
-	"github.com/a2aregistry/registry/internal/query"
 	"github.com/a2aregistry/registry/internal/webhook"
 )
 
@@ -26,12 +24,9 @@ type Webhooks interface {
 	WebhookDeliveries(ctx context.Context, id string, limit int) ([]catalog.WebhookDelivery, error)
 }
 
-// Bounds of a subscription request.
-const (
-	maxWebhookBody   = 8 << 10
-	maxWebhookURLLen = 2048
-	maxWebhookFilter = 1000
-)
+// maxWebhookBody bounds a subscription request; webhook.Request.Check
+// bounds its fields.
+const maxWebhookBody = 8 << 10
 
 // WebhookRequest is the body of POST /webhooks.
 type WebhookRequest struct {
@@ -116,22 +111,11 @@ func (a *API) createWebhook(c echo.Context) error {
 	if err := decodeJSONBody(c, &in, maxWebhookBody, `{"url": "https://...", "event_types": ["agent.updated"], "filter": "q=..."}`); err != nil {
 		return err
 	}
-	u, err := url.Parse(in.URL)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil || len(in.URL) > maxWebhookURLLen {
-		return invalidWebhookField("url", "url must be an absolute http(s) URL without credentials, at most %d bytes", maxWebhookURLLen)
+	w, secret, problems := webhook.NewSubscription(webhook.Request{URL: in.URL, EventTypes: in.EventTypes, Filter: in.Filter},
+		actorOf(c).Name, a.now())
+	if len(problems) > 0 {
+		return invalidWebhookField(problems[0].Field, "%s", problems[0].Message)
 	}
-	if err := webhook.ValidEventTypes(in.EventTypes); err != nil {
-		return invalidWebhookField("event_types", "event_types must name one or more of %s", strings.Join(webhook.EventTypes(), ", "))
-	}
-	if len(in.Filter) > maxWebhookFilter {
-		return invalidWebhookField("filter", "filter is at most %d bytes", maxWebhookFilter)
-	}
-	if _, err := query.ParseString(in.Filter); err != nil {
-		return invalidWebhookField("filter", "filter is not a valid search query: %s", err.Error())
-	}
-	w := catalog.Webhook{ID: webhook.NewID(), URL: in.URL, EventTypes: in.EventTypes, Filter: in.Filter,
-		CreatedAt: a.now().UTC().Truncate(time.Microsecond), CreatedBy: actorOf(c).Name}
-	secret := webhook.NewSecret()
 	if err := a.webhooks.CreateWebhook(c.Request().Context(), actorOf(c), w, secret); err != nil {
 		return fmt.Errorf("creating webhook: %w", err)
 	}
