@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -85,8 +86,10 @@ func TestPublisherAgainstStore(t *testing.T) {
 				if rec := env.do(t, http.MethodGet, "/api/v1/publishers/nobody.example.org", "", nil); rec.Code != http.StatusNotFound {
 					t.Errorf("unknown publisher = %d", rec.Code)
 				}
-				if rec := env.do(t, http.MethodGet, "/api/v1/publishers/a%20b", "", nil); rec.Code != http.StatusBadRequest {
-					t.Errorf("a publisher that cannot be one = %d %s", rec.Code, rec.Body)
+				for _, bad := range []string{"a%20b", strings.Repeat("a", 300) + ".com"} {
+					if rec := env.do(t, http.MethodGet, "/api/v1/publishers/"+bad, "", nil); rec.Code != http.StatusBadRequest {
+						t.Errorf("a publisher that cannot be one = %d %s", rec.Code, rec.Body)
+					}
 				}
 			})
 		}

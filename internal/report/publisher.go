@@ -49,6 +49,11 @@ func PublisherReport(ctx context.Context, s Searcher, sc catalog.Scope, domain s
 	}
 	filter := map[string][]string{catalog.FieldPublisher: {d}}
 	page, err := s.Search(ctx, catalog.Query{Filters: filter, Limit: PublisherAgentsLimit, FacetLimit: facetLimit, Scope: sc})
+	if errors.Is(err, catalog.ErrInvalidQuery) {
+		// A host the search refuses as a filter (longer than any DNS
+		// name) is no publisher either.
+		return Publisher{}, fmt.Errorf("%q: %w", domain, ErrNoPublisher)
+	}
 	if err != nil {
 		return Publisher{}, fmt.Errorf("reporting on publisher %s: %w", d, err)
 	}
