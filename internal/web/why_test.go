@@ -99,7 +99,9 @@ func TestComplete(t *testing.T) {
 	if page := f.get(t, "/", viewer).Body.String(); !strings.Contains(page, `list="q-completions"`) || !strings.Contains(page, `hx-get="/complete"`) {
 		t.Error("the search box asks for no completions")
 	}
-	if rec := f.get(t, "/complete?q="+strings.Repeat("a", catalog.MaxQueryTextLen+1), withHX); rec.Code != http.StatusOK {
-		t.Errorf("overlong text = %d, want an empty answer", rec.Code)
+	for _, bad := range []string{"/complete?q=" + strings.Repeat("a", catalog.MaxQueryTextLen+1), "/complete?q=%zz", "/complete?q=%ff"} {
+		if rec := f.get(t, bad, withHX); rec.Code != http.StatusOK {
+			t.Errorf("%.40s = %d, want an empty answer", bad, rec.Code)
+		}
 	}
 }
