@@ -22,6 +22,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/a2aregistry/registry/internal/background"
@@ -130,6 +131,12 @@ type Service struct {
 	client  *safehttp.Client
 	cfg     Config
 	log     *slog.Logger
+
+	// checking holds the sources this process checks now: a lease is
+	// its owner's to renew (a restarted replica takes its own back), so
+	// it does not keep two checks of one replica apart.
+	mu       sync.Mutex
+	checking map[string]bool
 }
 
 // New wires a Service. client is the guarded client for manifests (its
@@ -139,7 +146,26 @@ func New(store Store, reg Registrar, fetcher *crawler.Fetcher, client *safehttp.
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{store: store, reg: reg, fetcher: fetcher, client: client, cfg: cfg.withDefaults(), log: log}
+	return &Service{store: store, reg: reg, fetcher: fetcher, client: client, cfg: cfg.withDefaults(), log: log,
+		checking: map[string]bool{}}
+}
+
+// begin marks source id as checked by this process; false when it is
+// already. end unmarks it.
+func (s *Service) begin(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.checking[id] {
+		return false
+	}
+	s.checking[id] = true
+	return true
+}
+
+func (s *Service) end(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.checking, id)
 }
 
 // Add stores a new source, due for its first check at once. Errors:
@@ -177,6 +203,10 @@ func (s *Service) Delete(ctx context.Context, actor catalog.Actor, id string) ([
 // Refresh checks a source now, whatever its schedule, and returns it as
 // the check left it. ErrBusy while another check holds it.
 func (s *Service) Refresh(ctx context.Context, id string) (catalog.Source, error) {
+	if !s.begin(id) {
+		return catalog.Source{}, ErrBusy
+	}
+	defer s.end(id)
 	src, ok, err := s.store.ClaimSource(ctx, id, s.cfg.Owner, time.Now(), s.cfg.Lease)
 	if err != nil {
 		return catalog.Source{}, err
@@ -198,7 +228,13 @@ func (s *Service) Run(ctx context.Context, tick time.Duration) {
 			return fmt.Errorf("claiming due sources: %w", err)
 		}
 		for _, src := range due {
-			if err := s.Check(ctx, src); err != nil && ctx.Err() == nil {
+			if !s.begin(src.ID) {
+				// A refresh checks it now, and records it.
+				continue
+			}
+			err := s.Check(ctx, src)
+			s.end(src.ID)
+			if err != nil && ctx.Err() == nil {
 				s.log.Error("checking source", "source_id", src.ID, "err", err)
 			}
 		}

@@ -398,6 +398,46 @@ func TestRefreshBusy(t *testing.T) {
 	}
 }
 
+// TestRefreshBusyInProcess: a second refresh of a source while this
+// process checks it is ErrBusy, though the lease is this process's own.
+func TestRefreshBusyInProcess(t *testing.T) {
+	s := catalogtest.SQLite(t)
+	arrived, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		first := false
+		once.Do(func() { first = true })
+		if first {
+			close(arrived)
+			<-release
+		}
+		http.NotFound(w, r)
+	}))
+	defer srv.Close()
+	svc := newService(t, s, sources.Config{})
+	src, err := svc.Add(t.Context(), person, srv.URL+"/m.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := svc.Refresh(t.Context(), src.ID)
+		done <- err
+	}()
+	<-arrived
+	_, err = svc.Refresh(t.Context(), src.ID)
+	close(release)
+	if err != sources.ErrBusy {
+		t.Errorf("second refresh during a check: %v, want ErrBusy", err)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("first refresh: %v", err)
+	}
+	if _, err := svc.Refresh(t.Context(), src.ID); err != nil {
+		t.Errorf("refresh after the check ended: %v", err)
+	}
+}
+
 // hasEvent tells whether the changes table holds an event of kind about
 // agentID whose detail contains detail.
 func hasEvent(t *testing.T, s *catalog.Store, kind, agentID, detail string) bool {
