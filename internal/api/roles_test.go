@@ -10,6 +10,7 @@ import (
 
 	"github.com/a2aregistry/registry/internal/auth"
 	"github.com/a2aregistry/registry/internal/catalog/catalogtest"
+	"github.com/a2aregistry/registry/internal/sources"
 )
 
 // authorizerFunc adapts a function to auth.Authorizer.
@@ -43,8 +44,13 @@ func TestRouteRoles(t *testing.T) {
 	cat := newFakeCatalog()
 	a := New(Options{Catalog: cat, Registrar: &fakeRegistrar{}, Refresher: &fakeRefresher{},
 		Runs: newRunService(cat, newFakeRunStore(), nil), Audit: &fakeAuditLog{}, Operator: store, Keys: store, Crawl: store,
-		Annotator: store, Curator: store, Webhooks: store})
+		Annotator: store, Curator: store, Webhooks: store, Sources: sources.New(store, nil, nil, nil, sources.Config{}, nil)})
 	operator := map[string]auth.Role{
+		"GET /sources":                               auth.Editor,
+		"POST /sources":                              auth.Editor,
+		"GET /sources/:id":                           auth.Editor,
+		"DELETE /sources/:id":                        auth.Editor,
+		"POST /sources/:id/refresh":                  auth.Editor,
 		"GET /webhooks":                              auth.Admin,
 		"POST /webhooks":                             auth.Admin,
 		"DELETE /webhooks/:id":                       auth.Admin,
