@@ -129,7 +129,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	})
 	px := proxy.New(proxy.Options{Client: proxytest.Loopback(), Logger: log})
 	handler = newHandler(handlerDeps{log: log, store: store, registrar: registrar, auth: authn,
-		agents: store, pauser: store, keys: store, annotator: store, oauth: px,
+		agents: store, pauser: store, keys: store, annotator: store, oauth: px, ops: store,
 		runs:    runs.New(runs.Options{Runner: px, Store: store, Keeper: proxy.NewKeeper(0, 0), Logger: log}),
 		curator: store})
 
@@ -702,6 +702,36 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.Click(`form.member-form .candidate-list button[name="agent_id"][value="`+ids["invoice"]+`"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`main li a[href="/agents/`+ids["invoice"]+`"]`, chromedp.ByQuery),
 	)
+
+	// The admin subscribes a webhook: a bad URL comes back with the boxes
+	// still ticked and says why; the secret is shown once, on the answer
+	// only; deleting asks first.
+	var secretShown, secretListed string
+	hook := `form[action="/webhooks"]`
+	run("subscribe a webhook and delete it",
+		chromedp.Navigate(srv.URL+"/webhooks"),
+		chromedp.WaitVisible(hook+` input[name="url"]`, chromedp.ByQuery),
+		chromedp.SendKeys(hook+` input[name="url"]`, "hooks.example.com/in", chromedp.ByQuery),
+		chromedp.Click(hook+` input[name="event_types"][value="agent.registered"]`, chromedp.ByQuery),
+		chromedp.Click(hook+` button[type="submit"]`, chromedp.ByQuery),
+		// Polls only once the answer is in: a poll across a navigation fails.
+		chromedp.WaitVisible(`.field-error[data-field="url"]`, chromedp.ByQuery),
+		waitFor(`document.querySelector('`+hook+` input[name="event_types"][value="agent.registered"]').checked`),
+		chromedp.SetValue(hook+` input[name="url"]`, "https://hooks.example.com/in", chromedp.ByQuery),
+		chromedp.Click(hook+` button[type="submit"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#webhook-secret`, chromedp.ByQuery),
+		chromedp.Text(`#webhook-secret`, &secretShown, chromedp.ByQuery),
+		chromedp.Navigate(srv.URL+"/webhooks"),
+		chromedp.WaitVisible(`a[href$="/delete"]`, chromedp.ByQuery),
+		chromedp.Evaluate(`document.body.textContent.includes('whsec_') ? 'shown' : ''`, &secretListed),
+		chromedp.Click(`a[href$="/delete"]`, chromedp.ByQuery),
+		chromedp.Click(`main form button.danger`, chromedp.ByQuery),
+		chromedp.WaitVisible(hook, chromedp.ByQuery),
+		waitFor(`location.pathname === '/webhooks' && document.body.textContent.includes('No subscriptions')`),
+	)
+	if !strings.HasPrefix(secretShown, "whsec_") || secretListed != "" {
+		t.Errorf("secret on the answer %q, on the list %q; want it on the answer only", secretShown, secretListed)
+	}
 
 	mu.Lock()
 	defer mu.Unlock()
