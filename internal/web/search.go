@@ -336,18 +336,15 @@ func (h *Console) why(c echo.Context) error {
 // options of its <datalist> (htmx), or as a page of links to the searches
 // they filter (a browser without script never asks; a link might).
 func (h *Console) complete(c echo.Context) error {
-	var got []catalog.Completion
 	values, err := url.ParseQuery(c.Request().URL.RawQuery)
-	if err == nil {
-		got, err = h.opts.Searcher.Complete(c.Request().Context(), h.scope(c), values.Get(query.ParamText), 0)
+	if err != nil {
+		// A malformed address (a bad escape, a semicolon: no browser
+		// sends one): nothing to offer, as for text the search refuses.
+		values = url.Values{}
 	}
-	var escape url.EscapeError
+	got, err := h.opts.Searcher.Complete(c.Request().Context(), h.scope(c), values.Get(query.ParamText), 0)
 	switch {
 	case err == nil:
-	case errors.As(err, &escape):
-		// A malformed address (no browser sends one): nothing to offer,
-		// as for text the search refuses.
-		got = nil
 	case h.opts.IndexNotReady != nil && errors.Is(err, h.opts.IndexNotReady), errors.Is(err, catalog.ErrInvalidQuery):
 		// Nothing to offer; the search itself will say what is wrong.
 		got = nil

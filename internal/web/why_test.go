@@ -99,7 +99,7 @@ func TestComplete(t *testing.T) {
 	if page := f.get(t, "/", viewer).Body.String(); !strings.Contains(page, `list="q-completions"`) || !strings.Contains(page, `hx-get="/complete"`) {
 		t.Error("the search box asks for no completions")
 	}
-	for _, bad := range []string{"/complete?q=" + strings.Repeat("a", catalog.MaxQueryTextLen+1), "/complete?q=%zz", "/complete?q=%ff"} {
+	for _, bad := range []string{"/complete?q=" + strings.Repeat("a", catalog.MaxQueryTextLen+1), "/complete?q=%zz", "/complete?q=a;b", "/complete?q=%ff"} {
 		if rec := f.get(t, bad, withHX); rec.Code != http.StatusOK {
 			t.Errorf("%.40s = %d, want an empty answer", bad, rec.Code)
 		}
