@@ -100,6 +100,7 @@ func (a *app) serveHTTP(ctx context.Context, ready func(net.Addr)) error {
 		log.Warn("serving without sign-in on a non-loopback address: anyone who can reach it can register agents",
 			"addr", ln.Addr().String())
 	}
+	warnUnsealedSecrets(log, cfg, listenHost(ln.Addr()))
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -158,4 +159,19 @@ func importExamples(ctx context.Context, store *catalog.Store, cfg config.Config
 	}
 	log.Info("catalog was empty: imported example cards", "count", len(results))
 	return nil
+}
+
+// warnUnsealedSecrets says, once at start, that stored secrets (webhook
+// signing secrets, the registry's own keys) are kept unencrypted because
+// no --secret-key-file is given: a warning for a deployment (sign-in on,
+// or reachable beyond loopback), a note for a developer's loopback run.
+func warnUnsealedSecrets(log *slog.Logger, cfg config.Config, host string) {
+	if cfg.Storage.SecretKeyFile != "" {
+		return
+	}
+	level := slog.LevelInfo
+	if cfg.SignIn() || !config.IsLoopbackHost(host) {
+		level = slog.LevelWarn
+	}
+	log.Log(context.Background(), level, "no secret key configured (--secret-key-file): webhook secrets and the registry's own keys are stored unencrypted")
 }

@@ -175,9 +175,6 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		sqlDB.Close()
 		return nil, err
 	}
-	if len(cfg.SecretKeys) == 0 {
-		log.Warn("no secret key configured (--secret-key-file): webhook secrets and the registry's own keys are stored unencrypted")
-	}
 	s.index.Store(newSearchIndex())
 	s.SetListingPolicy(cfg.Listing)
 	return s, nil
