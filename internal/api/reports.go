@@ -21,7 +21,9 @@ type SecurityReport struct {
 	SecurityScheme []ReportCount `json:"security_scheme"`
 	Anonymous      ReportCount   `json:"anonymous"`
 	Findings       []ReportCount `json:"findings"`
-	KeyChanges     ReportCount   `json:"key_changes"`
+	// Severity counts agents per finding severity: error, warning, info.
+	Severity   []ReportCount `json:"severity"`
+	KeyChanges ReportCount   `json:"key_changes"`
 	// PlainHTTP counts agents declaring an interface over plain http.
 	PlainHTTP ReportCount `json:"plain_http"`
 	// PublisherVerified counts agents whose publisher proved it holds
@@ -111,6 +113,7 @@ func (a *API) securityReport(c echo.Context) error {
 		SecurityScheme:    newReportCounts(r.SecurityScheme),
 		Anonymous:         newReportCount(r.Anonymous),
 		Findings:          newReportCounts(r.Findings),
+		Severity:          newReportCounts(r.Severity),
 		KeyChanges:        newReportCount(r.KeyChanges),
 		PlainHTTP:         newReportCount(r.PlainHTTP),
 		PublisherVerified: newReportCount(r.PublisherVerified),

@@ -157,6 +157,10 @@ func TestAgainstStore(t *testing.T) {
 			t.Errorf("security report = %+v, stored %d", rep, len(ids))
 		}
 		counts := append(append(append([]ReportCount{rep.Anonymous, rep.KeyChanges, rep.PlainHTTP, rep.PublisherVerified}, rep.Signature...), rep.SecurityScheme...), rep.Findings...)
+		if len(rep.Severity) != 3 || rep.Severity[0].Query != "severity=error" {
+			t.Errorf("severity counts = %+v, want error, warning and info", rep.Severity)
+		}
+		counts = append(counts, rep.Severity...)
 		for _, c := range counts {
 			if l := decodeJSON[SearchResponse](t, get(c.Search, nil)); l.Total != c.Count {
 				t.Errorf("%s counts %d, its search lists %d", c.Search, c.Count, l.Total)

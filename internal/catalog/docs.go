@@ -3,6 +3,7 @@ package catalog
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/a2aregistry/registry/internal/card"
@@ -16,9 +17,9 @@ import (
 // and the index build both use it, so a document is the same whichever
 // way it reached the index. With skillParts it yields the same pairs as
 // facetsOf on the card the summary was made from (a test holds them
-// together), plus the audit codes. Values keep their display form;
+// together), plus the audit codes and their severities. Values keep their display form;
 // matching is case-insensitive (termKey).
-func docFacets(sum summaryRecord, signature, trust, pubVerified, health, works string, audit []string, pl placement) []facetRecord {
+func docFacets(sum summaryRecord, signature, trust, pubVerified, health, works string, audit, severities []string, pl placement) []facetRecord {
 	out := make([]facetRecord, 0, 8+4*len(sum.Skills)+len(sum.InputModes)+len(sum.OutputModes))
 	seen := make(map[[2]string]struct{}, cap(out))
 	add := func(field, value string) {
@@ -58,6 +59,9 @@ func docFacets(sum summaryRecord, signature, trust, pubVerified, health, works s
 	add(FieldWorks, works)
 	for _, c := range audit {
 		add(FieldAudit, c)
+	}
+	for _, v := range severities {
+		add(FieldSeverity, v)
 	}
 	add(FieldListing, pl.listing)
 	for _, c := range pl.collections {
@@ -156,7 +160,7 @@ func decodeAuditCodes(raw string) ([]string, error) {
 
 // storedDocFacets is docFacets and skillParts over the stored columns of
 // one agent and its skills.
-func storedDocFacets(summary, signature, trust, pubVerified, health, works, auditCodes string, pl placement,
+func storedDocFacets(summary, signature, trust, pubVerified, health, works, auditCodes, severities string, pl placement,
 	skills []indexedSkill) ([]facetRecord, [][]facetRecord, error) {
 	sum, err := decodeSummaryRecord(summary)
 	if err != nil {
@@ -166,7 +170,11 @@ func storedDocFacets(summary, signature, trust, pubVerified, health, works, audi
 	if err != nil {
 		return nil, nil, err
 	}
-	return docFacets(sum, signature, trust, pubVerified, health, works, audit, pl), skillParts(skills, sum), nil
+	sevs, err := decodeStrings(severities)
+	if err != nil {
+		return nil, nil, fmt.Errorf("decoding finding severities: %w", err)
+	}
+	return docFacets(sum, signature, trust, pubVerified, health, works, audit, sevs, pl), skillParts(skills, sum), nil
 }
 
 // Values of agents.publisher_verified and of the publisher_verified facet.
@@ -183,4 +191,27 @@ func publisherVerifiedValue(stored string) string {
 		return publisherVerifiedTrue
 	}
 	return publisherVerifiedFalse
+}
+
+// severitiesColumn is a stored agents.finding_severities, "[]" for a row
+// written without one (a new agent's, before its first verification).
+func severitiesColumn(stored string) string {
+	if stored == "" {
+		return "[]"
+	}
+	return stored
+}
+
+// findingSeverities is the sorted set of known severities (card.Severity)
+// among sevs; anything else is dropped, so the facet holds only the values
+// the severity filter accepts.
+func findingSeverities(sevs []string) []string {
+	out := make([]string, 0, len(Severities))
+	for _, s := range Severities {
+		if slices.Contains(sevs, s) {
+			out = append(out, s)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

@@ -273,7 +273,7 @@ func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(
 	// apart from the card (see annotations.go). Removed agents are never
 	// indexed. The skills of a full build need no such filter: the merge
 	// below skips skills of agents it does not read.
-	agentsQ := "SELECT pk, seq, agents.card_url, name, description, provider, summary, signature_status, signature_trust, publisher_verified, health, works, audit_codes, " +
+	agentsQ := "SELECT pk, seq, agents.card_url, name, description, provider, summary, signature_status, signature_trust, publisher_verified, health, works, audit_codes, finding_severities, " +
 		"listing, collections, visibility, provenance, n.owner_team, n.classification, n.labels " +
 		"FROM agents LEFT JOIN annotations n ON n.card_url = agents.card_url WHERE agents.removed_at IS NULL"
 	skillsQ := "SELECT agent_pk, skill_id, name, description, tags, examples, input_modes, output_modes FROM skills"
@@ -344,10 +344,11 @@ func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(
 			cardURL                                           string
 			name, desc, provider                              string
 			summary, sig, trust, pubVer, health, works, audit string
+			severities                                        string
 			listing, collections, visibility, prov            string
 			owner, class, labels                              sql.NullString
 		)
-		if err := agents.Scan(&pk, &seq, &cardURL, &name, &desc, &provider, &summary, &sig, &trust, &pubVer, &health, &works, &audit,
+		if err := agents.Scan(&pk, &seq, &cardURL, &name, &desc, &provider, &summary, &sig, &trust, &pubVer, &health, &works, &audit, &severities,
 			&listing, &collections, &visibility, &prov, &owner, &class, &labels); err != nil {
 			return err
 		}
@@ -364,7 +365,7 @@ func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(
 				return err
 			}
 		}
-		fs, parts, err := storedDocFacets(summary, sig, trust, pubVer, health, works, audit, pl, sks)
+		fs, parts, err := storedDocFacets(summary, sig, trust, pubVer, health, works, audit, severities, pl, sks)
 		if err != nil {
 			return fmt.Errorf("facets of agent %d: %w", pk, err)
 		}

@@ -140,3 +140,59 @@ func TestMigrationMovesAuditCodes(t *testing.T) {
 		})
 	}
 }
+
+// Migration 00027 fills agents.finding_severities from the stored report
+// of each agent's current card version (security and content findings),
+// so the severity filter finds agents verified before the upgrade; a
+// report on an older version, a report without findings and a severity
+// the registry does not know add nothing.
+func TestMigrationFillsFindingSeverities(t *testing.T) {
+	for name, dsn := range map[string]func(testing.TB) string{"sqlite": catalogtest.SQLiteDSN, "postgres": catalogtest.PostgresDSN} {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			dsn := dsn(t)
+			s := catalogtest.Open(t, dsn)
+			now := time.Now()
+			record := func(id string, version int, report string) {
+				t.Helper()
+				if err := s.RecordVerifications(ctx, testActor, []catalog.VerificationInput{{AgentID: id, Version: version,
+					Status: catalog.SignatureUnsigned, Report: []byte(report), VerifiedAt: now, RecheckAt: now.Add(time.Hour)}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			mixed := upsert(t, s, "https://mixed.example/.well-known/agent-card.json", v10Card).Agent.ID
+			record(mixed, 1, `{"security_findings": [{"code": "no_security", "severity": "warning"}, {"code": "invalid_scheme", "severity": "error"}],
+				"content_findings": [{"code": "content_foreign_link", "severity": "info"}, {"code": "content_zero_width", "severity": "warning"}]}`)
+			odd := upsert(t, s, "https://odd.example/.well-known/agent-card.json", v03Card).Agent.ID
+			record(odd, 1, `{"security_findings": [{"code": "x", "severity": "fatal"}, {"code": "y", "severity": "warning"}], "content_findings": null}`)
+			clean := upsert(t, s, "https://clean.example/.well-known/agent-card.json", v02Card).Agent.ID
+			record(clean, 1, `{}`)
+			// The report is on version 1; version 2, current, is not verified yet.
+			moved := upsert(t, s, "https://moved.example/.well-known/agent-card.json", v10Card).Agent.ID
+			record(moved, 1, `{"security_findings": [{"code": "invalid_scheme", "severity": "error"}]}`)
+			if res := upsert(t, s, "https://moved.example/.well-known/agent-card.json", strings.Replace(v10Card, "1.0.0", "1.0.1", 1)); !res.NewVersion {
+				t.Fatalf("second card of %s stored no new version: %+v", moved, res)
+			}
+
+			if err := s.MigrateDownTo(ctx, 26); err != nil {
+				t.Fatalf("migrating down: %v", err)
+			}
+			s = catalogtest.Open(t, dsn) // up again: 00027 fills the column
+			for sev, want := range map[string][]string{"error": {mixed}, "warning": {mixed, odd}, "info": {mixed}} {
+				page, err := s.Search(ctx, catalog.Query{Filters: map[string][]string{catalog.FieldSeverity: {sev}}, Limit: 10})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got []string
+				for _, it := range page.Items {
+					got = append(got, it.ID)
+				}
+				slices.Sort(got)
+				want = slices.Sorted(slices.Values(want))
+				if !slices.Equal(got, want) {
+					t.Errorf("severity=%s after the migration lists %v, want %v", sev, got, want)
+				}
+			}
+		})
+	}
+}

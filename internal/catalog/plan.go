@@ -262,7 +262,7 @@ func (p *runPlan) revive(i int, in UpsertInput, seq int64, now time.Time) error 
 		return fmt.Errorf("restoring agent %s: %w", rec.ID, err)
 	}
 	skills := skillsOf(in.Card)
-	fs, parts, err := storedDocFacets(rec.Summary, rec.SignatureStatus, rec.SignatureTrust, rec.PublisherVerified, rec.Health, rec.Works, rec.AuditCodes, pl, skills)
+	fs, parts, err := storedDocFacets(rec.Summary, rec.SignatureStatus, rec.SignatureTrust, rec.PublisherVerified, rec.Health, rec.Works, rec.AuditCodes, rec.FindingSeverities, pl, skills)
 	if err != nil {
 		return fmt.Errorf("restoring agent %s: %w", rec.ID, err)
 	}
@@ -307,6 +307,7 @@ func (p *runPlan) write(i int, w cardWrite, policy ListingPolicy, now time.Time)
 	// unchecked, without audit findings, until the verification runner
 	// reports on it.
 	rec.SignatureStatus, rec.AuditCodes, rec.SignatureTrust = SignatureUnchecked, "[]", ""
+	rec.FindingSeverities = "[]"
 	rec.PublisherVerified = publisherVerifiedFalse
 	p.planListing(rec, w.created, policy, now)
 	pl, err := storedPlacement(rec.Listing, rec.Collections, rec.Visibility)
@@ -334,7 +335,7 @@ func (p *runPlan) write(i int, w cardWrite, policy ListingPolicy, now time.Time)
 		Version: rec.CurrentVersion, At: now})
 	skills := skillsOf(c)
 	p.docs = append(p.docs, indexedDoc{pk: rec.PK, seq: rec.Seq, sortKey: sortKeyOf(c.Name),
-		facets: append(docFacets(sum, rec.SignatureStatus, rec.SignatureTrust, rec.PublisherVerified, rec.Health, rec.Works, nil, pl),
+		facets: append(docFacets(sum, rec.SignatureStatus, rec.SignatureTrust, rec.PublisherVerified, rec.Health, rec.Works, nil, nil, pl),
 			identityFacets(rec.CardURL)...), parts: skillParts(skills, sum),
 		text: textOfParts(c.Name, c.Description, providerOf(c), skills)})
 	p.results[i] = UpsertResult{Agent: agentOf(*rec, c), Created: w.created, NewVersion: true, Restored: w.restored}

@@ -33,6 +33,9 @@ type agentRecord struct {
 	// AuditCodes is the sorted JSON array of the security-audit finding
 	// codes of the current version's verification report.
 	AuditCodes string
+	// FindingSeverities is the sorted JSON array of the severities those
+	// findings have (card.Severity values), the severity facet.
+	FindingSeverities string
 	// SignatureTrust says what vouched for the key that verified the
 	// current version's signature (verify.Trust*); empty when none did.
 	SignatureTrust string
@@ -75,12 +78,12 @@ var agentsTable = bulkTable[agentRecord]{
 		{"summary", pgText}, {"signature_status", pgText}, {"health", pgText}, {"current_version", pgInteger},
 		{"raw_sha256", pgText}, {"seq", pgBigint}, {"created_at", pgTimestamp}, {"updated_at", pgTimestamp},
 		{"fetched_at", pgTimestamp}, {"audit_codes", pgText}, {"signature_trust", pgText}, {"works", pgText}, {"listing", pgText},
-		{"approved_version", pgInteger}, {"derived_sha256", pgText}, {"publisher_verified", pgText}},
+		{"approved_version", pgInteger}, {"derived_sha256", pgText}, {"publisher_verified", pgText}, {"finding_severities", pgText}},
 	args: func(a []any, r agentRecord) []any {
 		return append(a, r.PK, r.ID, r.CardURL, r.Name, r.Description, r.Provider, r.AgentVersion, r.Shape,
 			r.ProtocolVersions, r.Summary, r.SignatureStatus, r.Health, r.CurrentVersion, r.RawSHA256, r.Seq,
 			r.CreatedAt, r.UpdatedAt, r.FetchedAt, r.AuditCodes, r.SignatureTrust, r.Works, r.Listing, r.ApprovedVersion, r.DerivedSHA256,
-			publisherVerifiedValue(r.PublisherVerified))
+			publisherVerifiedValue(r.PublisherVerified), severitiesColumn(r.FindingSeverities))
 	},
 }
 
@@ -92,11 +95,13 @@ var agentCardUpdate = bulkUpdate[agentRecord]{
 		{"agent_version", pgText}, {"shape", pgText}, {"protocol_versions", pgText}, {"summary", pgText},
 		{"raw_sha256", pgText}, {"seq", pgBigint}, {"current_version", pgInteger}, {"updated_at", pgTimestamp},
 		{"fetched_at", pgTimestamp}, {"signature_status", pgText}, {"audit_codes", pgText}, {"signature_trust", pgText},
-		{"approved_version", pgInteger}, {"derived_sha256", pgText}, {"health", pgText}, {"publisher_verified", pgText}},
+		{"approved_version", pgInteger}, {"derived_sha256", pgText}, {"health", pgText}, {"publisher_verified", pgText},
+		{"finding_severities", pgText}},
 	args: func(a []any, r agentRecord) []any {
 		return append(a, r.PK, r.Name, r.Description, r.Provider, r.AgentVersion, r.Shape, r.ProtocolVersions,
 			r.Summary, r.RawSHA256, r.Seq, r.CurrentVersion, r.UpdatedAt, r.FetchedAt, r.SignatureStatus, r.AuditCodes,
-			r.SignatureTrust, r.ApprovedVersion, r.DerivedSHA256, r.Health, publisherVerifiedValue(r.PublisherVerified))
+			r.SignatureTrust, r.ApprovedVersion, r.DerivedSHA256, r.Health, publisherVerifiedValue(r.PublisherVerified),
+			severitiesColumn(r.FindingSeverities))
 	},
 }
 

@@ -262,6 +262,11 @@ const (
 	// codes of the current card's verification report (verify.Finding*,
 	// contentscan.Code*).
 	FieldAudit = "audit"
+	// FieldSeverity values are the severities (Severities) those findings
+	// have: an agent with a warning and an info finding has both values.
+	// A code's severity is not fixed (invalid_scheme takes the lint
+	// finding's), so the field is recorded with the codes, not derived.
+	FieldSeverity = "severity"
 	// FieldSignatureTrust says what vouches for the key of a verified
 	// signature (verify.Trust*): a pinned key, an operator-trusted jku
 	// origin, or only the card's own origin. Absent when not verified.
@@ -285,11 +290,14 @@ const (
 	FieldCollection = "collection"
 )
 
+// Severities are the values of FieldSeverity (card.Severity's).
+var Severities = []string{"error", "warning", "info"}
+
 // FilterFields lists every filter field in a stable order.
 var FilterFields = []string{
 	FieldSkill, FieldTag, FieldInputMode, FieldOutputMode, FieldBinding,
 	FieldProtocolVersion, FieldSecurityScheme, FieldProvider, FieldSignature, FieldHealth,
-	FieldAudit, FieldSignatureTrust, FieldPublisher, FieldPublisherVerified, FieldWorks, FieldListing, FieldCollection,
+	FieldAudit, FieldSeverity, FieldSignatureTrust, FieldPublisher, FieldPublisherVerified, FieldWorks, FieldListing, FieldCollection,
 	FieldOwnerTeam, FieldClassification, FieldLabel, FieldProvenance,
 }
 

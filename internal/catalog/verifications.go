@@ -43,6 +43,9 @@ type VerificationInput struct {
 	// AuditCodes are the security-audit and content-scan finding codes
 	// (the audit facet).
 	AuditCodes []string
+	// Severities are the severities those findings have (card.Severity
+	// values; the severity facet). Unknown values are dropped.
+	Severities []string
 	// Trust is the signature_trust facet value; empty when no signature
 	// verified.
 	Trust string
@@ -184,7 +187,7 @@ func recordReports(tx *txn, _ Actor, ins []VerificationInput) ([]fieldUpdate, er
 	// The agent row lock serializes reports on one agent from several
 	// replicas, and with card upserts, so two writers never both decide
 	// on the verdict columns from the same stored values.
-	agentQ := "SELECT pk, seq, current_version, card_url, signature_status, audit_codes, signature_trust, publisher_verified FROM agents WHERE id = ?"
+	agentQ := "SELECT pk, seq, current_version, card_url, signature_status, audit_codes, finding_severities, signature_trust, publisher_verified FROM agents WHERE id = ?"
 	if tx.d == dialectPostgres {
 		agentQ += " FOR UPDATE"
 	}
@@ -194,9 +197,10 @@ func recordReports(tx *txn, _ Actor, ins []VerificationInput) ([]fieldUpdate, er
 			pk, seq              int64
 			current              int
 			status, audit, trust string
+			severities           string
 			pubVerified, cardURL string
 		)
-		err := tx.Raw(agentQ, in.AgentID).Row().Scan(&pk, &seq, &current, &cardURL, &status, &audit, &trust, &pubVerified)
+		err := tx.Raw(agentQ, in.AgentID).Row().Scan(&pk, &seq, &current, &cardURL, &status, &audit, &severities, &trust, &pubVerified)
 		if errors.Is(err, sql.ErrNoRows) {
 			continue
 		}
@@ -232,7 +236,7 @@ func recordReports(tx *txn, _ Actor, ins []VerificationInput) ([]fieldUpdate, er
 		if err := replaceNameKeys(tx, in.AgentID, pk, in.NameKeys); err != nil {
 			return nil, err
 		}
-		up, err := setVerdict(tx, pk, seq, storedVerdict{status, audit, trust, pubVerified}, in, now)
+		up, err := setVerdict(tx, pk, seq, storedVerdict{status, audit, severities, trust, pubVerified}, in, now)
 		if err != nil {
 			return nil, err
 		}
@@ -254,10 +258,11 @@ func recordReports(tx *txn, _ Actor, ins []VerificationInput) ([]fieldUpdate, er
 
 // storedVerdict is what the agents row holds of the current verdict.
 type storedVerdict struct {
-	status, audit, trust, publisherVerified string
+	status, audit, severities, trust, publisherVerified string
 }
 
-// setVerdict writes the signature status, audit codes, signature trust
+// setVerdict writes the signature status, audit codes and their
+// severities, signature trust
 // and publisher verification of one agent when they differ from the
 // stored ones, bumping its seq and updated_at so that the index (and other
 // replicas' Sync) pick it up. It returns the index change, nil when
@@ -269,24 +274,29 @@ func setVerdict(tx *txn, pk, prev int64, was storedVerdict, in VerificationInput
 	if err != nil {
 		return nil, fmt.Errorf("agent %s: %w", in.AgentID, err)
 	}
+	sevs := findingSeverities(in.Severities)
+	storedSevs, err := decodeStrings(was.severities)
+	if err != nil {
+		return nil, fmt.Errorf("agent %s: decoding finding severities: %w", in.AgentID, err)
+	}
 	trust := cleanText(in.Trust)
 	pubVerified := publisherVerifiedFalse
 	if in.PublisherVerified {
 		pubVerified = publisherVerifiedTrue
 	}
-	if was.status == in.Status && slices.Equal(stored, codes) && was.trust == trust && publisherVerifiedValue(was.publisherVerified) == pubVerified {
+	if was.status == in.Status && slices.Equal(stored, codes) && slices.Equal(storedSevs, sevs) && was.trust == trust && publisherVerifiedValue(was.publisherVerified) == pubVerified {
 		return nil, nil
 	}
 	seqs, err := allocate(tx, "seq", 1)
 	if err != nil {
 		return nil, err
 	}
-	if err := tx.Exec("UPDATE agents SET signature_status = ?, audit_codes = ?, signature_trust = ?, publisher_verified = ?, seq = ?, updated_at = ? WHERE pk = ?",
-		in.Status, jsonArray(codes), trust, pubVerified, seqs[0], now, pk).Error; err != nil {
+	if err := tx.Exec("UPDATE agents SET signature_status = ?, audit_codes = ?, finding_severities = ?, signature_trust = ?, publisher_verified = ?, seq = ?, updated_at = ? WHERE pk = ?",
+		in.Status, jsonArray(codes), jsonArray(sevs), trust, pubVerified, seqs[0], now, pk).Error; err != nil {
 		return nil, fmt.Errorf("updating verdict of agent %s: %w", in.AgentID, err)
 	}
 	return &fieldUpdate{pk: pk, prev: prev, seq: seqs[0], values: map[string][]string{
-		FieldSignature: {in.Status}, FieldSignatureTrust: {trust}, FieldPublisherVerified: {pubVerified}, FieldAudit: codes}}, nil
+		FieldSignature: {in.Status}, FieldSignatureTrust: {trust}, FieldPublisherVerified: {pubVerified}, FieldAudit: codes, FieldSeverity: sevs}}, nil
 }
 
 // Verification returns the report on the agent's current card version;

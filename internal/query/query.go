@@ -46,6 +46,7 @@ var enumFilters = map[string][]string{
 	catalog.FieldWorks:             {catalog.WorksAll, catalog.WorksSome, catalog.WorksNone, catalog.WorksUnchecked},
 	catalog.FieldListing:           catalog.ListingStates,
 	catalog.FieldPublisherVerified: {"true", "false"},
+	catalog.FieldSeverity:          catalog.Severities,
 	// The provenance facet's values are the registry's own words.
 	catalog.FieldProvenance: catalog.ProvenanceValues,
 }

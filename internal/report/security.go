@@ -58,6 +58,10 @@ type Security struct {
 	// Findings counts agents per finding code of the current card's
 	// security audit and content scan.
 	Findings []Count
+	// Severity counts agents per severity of those findings, error,
+	// warning then info, each present (0 when no agent has one); an agent
+	// with findings of several severities is counted under each.
+	Severity []Count
 	// KeyChanges counts agents whose current card is signed by a key
 	// other than the previous version's (verify.FindingSigningKeyChanged).
 	KeyChanges Count
@@ -87,11 +91,16 @@ func SecurityReport(ctx context.Context, s Searcher, sc catalog.Scope) (Security
 		Signature:      counts(catalog.FieldSignature, page.Facets[catalog.FieldSignature]),
 		SecurityScheme: counts(catalog.FieldSecurityScheme, page.Facets[catalog.FieldSecurityScheme]),
 		Findings:       counts(catalog.FieldAudit, page.Facets[catalog.FieldAudit]),
+		Severity:       make([]Count, 0, len(catalog.Severities)),
 		Anonymous:      Count{Value: "none", Query: queryOf(catalog.FieldSecurityScheme, "none")},
 		KeyChanges:     Count{Value: verify.FindingSigningKeyChanged, Query: queryOf(catalog.FieldAudit, verify.FindingSigningKeyChanged)},
 		PlainHTTP:      Count{Value: verify.FindingPlainHTTPInterface, Query: queryOf(catalog.FieldAudit, verify.FindingPlainHTTPInterface)},
 		PublisherVerified: Count{Value: "true", Query: queryOf(catalog.FieldPublisherVerified, "true"),
 			Count: countOf(page.Facets[catalog.FieldPublisherVerified], "true")},
+	}
+	for _, v := range catalog.Severities {
+		r.Severity = append(r.Severity, Count{Value: v, Query: queryOf(catalog.FieldSeverity, v),
+			Count: countOf(page.Facets[catalog.FieldSeverity], v)})
 	}
 	for _, c := range r.SecurityScheme {
 		if strings.EqualFold(c.Value, "none") {

@@ -142,3 +142,59 @@ func listed(t *testing.T, s *catalog.Store, sc catalog.Scope, query string) int 
 	}
 	return page.Total
 }
+
+// TestSecurityReportSeverity holds the findings-by-severity counts to the
+// severity search of each, in a viewer's scope (a pending agent hidden)
+// and an admin's, and to a new report that changes an agent's severities.
+func TestSecurityReportSeverity(t *testing.T) {
+	catalogtest.ForEach(t, func(t *testing.T, s *catalog.Store) {
+		ctx := context.Background()
+		verified := func(id string, version int, sevs ...string) {
+			t.Helper()
+			if err := s.RecordVerifications(ctx, actor, []catalog.VerificationInput{{AgentID: id, Version: version,
+				Status: catalog.SignatureUnsigned, Report: []byte(`{}`), VerifiedAt: time.Now(), RecheckAt: time.Now().Add(time.Hour),
+				AuditCodes: []string{"no_security"}, Severities: sevs}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		both := add(t, s, "both", "", catalog.SignatureUnsigned)
+		verified(both, 1, "warning", "error", "warning")
+		verified(add(t, s, "warned", "", catalog.SignatureUnsigned), 1, "warning")
+		// A severity the registry does not know is not recorded.
+		verified(add(t, s, "clean", "", catalog.SignatureUnsigned), 1, "fatal")
+		hidden := add(t, s, "hidden", "", catalog.SignatureUnsigned)
+		verified(hidden, 1, "info", "error")
+		if _, err := s.SetListing(ctx, actor, catalog.ScopeAll, hidden, catalog.ListingChange{State: catalog.ListingPending, Reason: "test"}); err != nil {
+			t.Fatal(err)
+		}
+		check := func(t *testing.T, sc catalog.Scope, want map[string]int) {
+			t.Helper()
+			r, err := report.SecurityReport(ctx, s, sc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Severity) != len(catalog.Severities) {
+				t.Fatalf("severities = %+v, want one count for each of %v", r.Severity, catalog.Severities)
+			}
+			for i, c := range r.Severity {
+				if c.Value != catalog.Severities[i] || c.Query != "severity="+c.Value {
+					t.Errorf("severity count %d = %+v", i, c)
+				}
+				if c.Count != want[c.Value] {
+					t.Errorf("%s counts %d, want %d", c.Value, c.Count, want[c.Value])
+				}
+				if n := listed(t, s, sc, c.Query); n != c.Count {
+					t.Errorf("%s counts %d, its search %q lists %d", c.Value, c.Count, c.Query, n)
+				}
+			}
+		}
+		t.Run("viewer", func(t *testing.T) { check(t, catalog.Scope{}, map[string]int{"error": 1, "warning": 2}) })
+		t.Run("admin", func(t *testing.T) { check(t, catalog.ScopeAll, map[string]int{"error": 2, "warning": 2, "info": 1}) })
+		// A new report replaces the severities in the index at once.
+		verified(both, 1, "info")
+		t.Run("reverified", func(t *testing.T) {
+			check(t, catalog.Scope{}, map[string]int{"warning": 1, "info": 1})
+			check(t, catalog.ScopeAll, map[string]int{"error": 1, "warning": 1, "info": 2})
+		})
+	})
+}

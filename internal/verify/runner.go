@@ -227,15 +227,19 @@ func (r *Runner) verifyTarget(ctx context.Context, t catalog.VerifyTarget, gen i
 			in.KIDs = append(in.KIDs, e.KID)
 		}
 	}
-	for _, f := range rep.Security {
-		if !slices.Contains(in.AuditCodes, f.Code) {
-			in.AuditCodes = append(in.AuditCodes, f.Code)
+	finding := func(code string, sev Severity) {
+		if !slices.Contains(in.AuditCodes, code) {
+			in.AuditCodes = append(in.AuditCodes, code)
+		}
+		if !slices.Contains(in.Severities, string(sev)) {
+			in.Severities = append(in.Severities, string(sev))
 		}
 	}
+	for _, f := range rep.Security {
+		finding(f.Code, f.Severity)
+	}
 	for _, f := range rep.Content {
-		if !slices.Contains(in.AuditCodes, f.Code) {
-			in.AuditCodes = append(in.AuditCodes, f.Code)
-		}
+		finding(f.Code, f.Severity)
 	}
 	if c != nil {
 		in.NameKeys = nameKeys(c)

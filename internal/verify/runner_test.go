@@ -168,6 +168,34 @@ func TestRunnerKeepsCatalogVerdictsCurrent(t *testing.T) {
 		if got := facets[catalog.FieldAudit]; !slices.Equal(got, []catalog.FacetCount{{Value: FindingNoSecurity, Count: 2}}) {
 			t.Errorf("audit facet within audit=no_security: %v", got)
 		}
+		// The severity facet holds the severities of each agent's stored
+		// findings, security audit and content scan alike.
+		wantSev := map[string][]string{}
+		for _, id := range sorted(signed, tampered, unsigned) {
+			stored, err := s.Verification(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rep Report
+			if err := json.Unmarshal(stored.Report, &rep); err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range rep.Security {
+				wantSev[string(f.Severity)] = append(wantSev[string(f.Severity)], id)
+			}
+			for _, f := range rep.Content {
+				wantSev[string(f.Severity)] = append(wantSev[string(f.Severity)], id)
+			}
+		}
+		if len(wantSev) == 0 {
+			t.Fatal("the fixtures' reports hold no findings")
+		}
+		for _, sev := range catalog.Severities {
+			want := slices.Compact(wantSev[sev])
+			if ids, _ := searchIDs(t, s, catalog.FieldSeverity, sev); !slices.Equal(ids, want) {
+				t.Errorf("severity=%s found %v, want %v", sev, ids, want)
+			}
+		}
 
 		// Revoking the key re-verifies exactly the cards that name its kid.
 		if _, err := s.RevokeTrustedKey(ctx, testActor, key.ID, now.Add(-time.Second)); err != nil {

@@ -137,7 +137,7 @@ func newFixture(t *testing.T, fo fixtureOptions) *fixture {
 	if err := store.RecordVerifications(ctx, catalog.System("test"), []catalog.VerificationInput{{
 		AgentID: f.ids["evil"], Version: 2, Status: catalog.SignatureInvalid, Report: rb,
 		VerifiedAt: t0.Add(2 * time.Hour), RecheckAt: t0.Add(26 * time.Hour), KIDs: []string{"key-1"},
-		AuditCodes: []string{"no_security"},
+		AuditCodes: []string{"no_security"}, Severities: []string{"warning"},
 	}}); err != nil {
 		t.Fatalf("recording verification: %v", err)
 	}

@@ -32,6 +32,7 @@ var facetLabels = map[string]string{
 	catalog.FieldSignature:         "Signature",
 	catalog.FieldHealth:            "Health",
 	catalog.FieldAudit:             "Security audit",
+	catalog.FieldSeverity:          "Finding severity",
 	catalog.FieldPublisher:         "Publisher",
 	catalog.FieldPublisherVerified: "Publisher verified",
 	catalog.FieldOwnerTeam:         "Owner team",

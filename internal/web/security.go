@@ -33,7 +33,7 @@ func (h *Console) security(c echo.Context) error {
 		return h.errorPage(c, http.StatusInternalServerError, "Something went wrong", "The registry could not count the agents. The failure is in its log.")
 	}
 	v := view.Security{Agents: r.Agents, Signature: securityCounts(r.Signature), Schemes: securityCounts(r.SecurityScheme),
-		Findings: securityCounts(r.Findings), Anonymous: securityCount(r.Anonymous), KeyChanges: securityCount(r.KeyChanges),
+		Findings: securityCounts(r.Findings), Severity: securityCounts(r.Severity), Anonymous: securityCount(r.Anonymous), KeyChanges: securityCount(r.KeyChanges),
 		PlainHTTP:         securityCount(r.PlainHTTP),
 		PublisherVerified: securityCount(r.PublisherVerified)}
 	if h.opts.History != nil {

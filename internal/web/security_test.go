@@ -37,8 +37,10 @@ func TestSecurityPage(t *testing.T) {
 		want, wantNot []string
 	}{
 		{name: "development mode counts the pending agent", f: dev, agents: all.Total,
-			want: []string{`<a href="/?signature=invalid">1</a>`, `<a href="/?audit=no_security">1</a>`}},
+			want: []string{`<a href="/?signature=invalid">1</a>`, `<a href="/?audit=no_security">1</a>`,
+				`<a href="/?severity=warning">1</a>`, `<a href="/?severity=error">0</a>`}},
 		{name: "a viewer does not", f: signed, header: map[string]string{testCaller: "vic:viewer"}, agents: all.Total - 1,
+			want:    []string{`<a href="/?severity=warning">0</a>`},
 			wantNot: []string{`/?signature=invalid`, `/?audit=no_security`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

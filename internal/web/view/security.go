@@ -6,9 +6,11 @@ type Security struct {
 	// Agents counts the agents the caller sees.
 	Agents                       int
 	Signature, Schemes, Findings []SecurityCount
-	Anonymous, KeyChanges        SecurityCount
-	PlainHTTP                    SecurityCount
-	PublisherVerified            SecurityCount
+	// Severity counts agents per finding severity, error first.
+	Severity              []SecurityCount
+	Anonymous, KeyChanges SecurityCount
+	PlainHTTP             SecurityCount
+	PublisherVerified     SecurityCount
 	// Charts draw the report's daily history; HistoryNote says whose
 	// agents it counts.
 	Charts      []Chart
