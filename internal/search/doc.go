@@ -32,7 +32,9 @@ type Facet struct {
 // skill's name says more about a document than one in a tag, a tag more
 // than the description, and the description more than an example prompt
 // (which repeats the user's words for what the skill does, but also
-// carries sample data: city names, amounts).
+// carries sample data: city names, amounts). Queries are the questions a
+// publisher's manifest says an agent answers (ARD's representativeQueries):
+// users' words as the examples are, without the sample data.
 const (
 	ColName = iota
 	ColTags
@@ -40,13 +42,14 @@ const (
 	ColDescription
 	ColProvider
 	ColExamples
+	ColQueries
 	NumCols
 )
 
 // Text is a document's searchable text, by column.
 type Text [NumCols]string
 
-var colWeights = [NumCols]float64{4, 2.5, 4, 1.5, 1.5, 0.75}
+var colWeights = [NumCols]float64{4, 2.5, 4, 1.5, 1.5, 0.75, 1}
 
 // Doc is what the index holds of one document.
 type Doc struct {

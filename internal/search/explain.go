@@ -36,7 +36,7 @@ type WordMatch struct {
 }
 
 // ColumnNames name the text columns in explanations.
-var ColumnNames = [NumCols]string{"name", "tags", "skills", "description", "provider", "examples"}
+var ColumnNames = [NumCols]string{"name", "tags", "skills", "description", "provider", "examples", "queries"}
 
 func (k MatchKind) String() string {
 	switch k {

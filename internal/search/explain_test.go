@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -187,4 +188,55 @@ func TestQuestionsDuringApply(t *testing.T) {
 	}
 	close(done)
 	wg.Wait()
+}
+
+// TestQueriesColumn: a manifest's representative queries are a column of
+// their own, counted apart from the others (a word repeated past tfMax in
+// one column leaves its neighbours' counts alone), kept through the
+// packed word list, and named in explanations.
+func TestQueriesColumn(t *testing.T) {
+	x := newTestIndex()
+	var d Doc
+	d.ID, d.Seq = 1, 1
+	d.Text[ColName] = "Ledger"
+	d.Text[ColExamples] = "payroll"
+	d.Text[ColQueries] = "run payroll for my team\n" + strings.Repeat("payroll ", 40)
+	x.Apply([]Doc{d, {ID: 2, Seq: 1, Text: Text{ColName: "Team roster"}}})
+	x.MarkReady()
+	a := analyze(&d.Text)
+	counted := false
+	for _, w := range a.words {
+		if w.word != "payrol" {
+			continue
+		}
+		counted = true
+		if got := [NumCols]uint32{ColExamples: 1, ColQueries: tfMax}; w.tf != packCols(got) {
+			t.Errorf("payroll counted %#x, want %#x", w.tf, packCols(got))
+		}
+		if back := unpackTF(packTF(w.tf)); back != w.tf {
+			t.Errorf("packed and unpacked %#x, want %#x", back, w.tf)
+		}
+	}
+	if !counted {
+		t.Errorf("payroll not counted: %+v", a.words)
+	}
+	e, ok := x.Explain("payroll", 1)
+	if !ok || len(e.Words) != 1 || !slices.Equal(e.Words[0].Columns, []string{"examples", "queries"}) {
+		t.Fatalf("explanation %+v", e)
+	}
+	r, err := x.Search(Query{Text: "payroll for my team", Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Hits) != 2 || r.Hits[0].ID != 1 {
+		t.Errorf("hits %+v, want the ledger first", r.Hits)
+	}
+}
+
+func packCols(counts [NumCols]uint32) uint32 {
+	var tf uint32
+	for c, n := range counts {
+		tf |= n << (c * tfBits)
+	}
+	return tf
 }

@@ -35,7 +35,7 @@ const (
 // phraseCol tells the columns whose word order is kept. Tags and the
 // provider are lists and a name, not sentences; skill names are kept, one
 // after another, since a skill's name is the phrase people type.
-var phraseCol = [NumCols]bool{ColName: true, ColSkills: true, ColDescription: true, ColExamples: true}
+var phraseCol = [NumCols]bool{ColName: true, ColSkills: true, ColDescription: true, ColExamples: true, ColQueries: true}
 
 // phraseList is a document's phrase columns, encoded (see above).
 type phraseList []byte

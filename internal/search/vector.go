@@ -58,12 +58,13 @@ func (f Fusion) withDefaults() Fusion {
 
 // EmbedText is the text of a document that the semantic layer embeds:
 // the columns the words are indexed from, most telling first (name, skill
-// names, tags, descriptions, examples, provider), one a line. It is the
+// names, tags, descriptions, examples, a manifest's representative
+// queries, provider), one a line. It is the
 // one owner of what is embedded; its digest tells whether a stored vector
 // is of the document's current text.
 func EmbedText(t Text) string {
 	var b strings.Builder
-	for _, c := range [...]int{ColName, ColSkills, ColTags, ColDescription, ColExamples, ColProvider} {
+	for _, c := range [...]int{ColName, ColSkills, ColTags, ColDescription, ColExamples, ColQueries, ColProvider} {
 		s := strings.TrimSpace(t[c])
 		if s == "" {
 			continue

@@ -16,7 +16,7 @@ type wordList []byte
 // packOrder lists the columns by how often their words are counted, so
 // that the usual frequencies (a word or two in the description and the
 // skills) pack into one byte.
-var packOrder = [NumCols]int{ColDescription, ColSkills, ColTags, ColName, ColProvider, ColExamples}
+var packOrder = [NumCols]int{ColDescription, ColSkills, ColTags, ColName, ColProvider, ColExamples, ColQueries}
 
 const packBits = 3
 
