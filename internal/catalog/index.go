@@ -263,7 +263,7 @@ func (s *Store) buildIndex(ctx context.Context, idx *search.Index) error {
 }
 
 // loadDocs streams the index documents of the listed (not removed) agents
-// matching where (all when empty) in pk order: two result sets (agents, skills) ordered by pk
+// matching where (all when empty) in pk order: three result sets (agents, skills, queries) ordered by pk
 // and merged, so memory stays flat whatever the catalog size. Facets come
 // from the agents row (see docFacets).
 func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(search.Doc)) error {
@@ -295,7 +295,11 @@ func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(
 		return err
 	}
 	defer skills.Close()
-
+	queries, err := s.entryQueries(ctx, where, args[:n])
+	if err != nil {
+		return err
+	}
+	defer queries.rows.Close()
 	type skillRow struct {
 		pk int64
 		st indexedSkill
@@ -376,8 +380,11 @@ func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(
 		fs = append(fs, af...)
 		fs = append(fs, provenanceFacets(prov)...)
 		fs = append(fs, identityFacets(cardURL)...)
-		fn(indexedDoc{pk: pk, seq: seq, sortKey: sortKeyOf(name), facets: fs, parts: parts,
-			text: textOfParts(name, desc, provider, sks)}.searchDoc())
+		text, err := queries.textOf(pk, textOfParts(name, desc, provider, sks))
+		if err != nil {
+			return err
+		}
+		fn(indexedDoc{pk: pk, seq: seq, sortKey: sortKeyOf(name), facets: fs, parts: parts, text: text}.searchDoc())
 	}
 	return agents.Err()
 }

@@ -409,6 +409,7 @@ func (s *Store) RecordSourceCheck(ctx context.Context, actor Actor, c SourceChec
 	}
 	var withdrawn []string
 	var ups []fieldUpdate
+	var requeried []int64
 	err := s.transact(ctx, func(tx *txn) error {
 		var recs []sourceRecord
 		if err := tx.locked().Where("id = ?", c.SourceID).Find(&recs).Error; err != nil {
@@ -442,10 +443,15 @@ func (s *Store) RecordSourceCheck(ctx context.Context, actor Actor, c SourceChec
 		if !c.Changed {
 			return nil
 		}
-		if err := replaceEntries(tx, c.SourceID, c.Entries); err != nil {
-			return err
+		named := make([]string, 0, len(c.Entries))
+		for _, e := range c.Entries {
+			named = append(named, e.AgentID)
 		}
 		var err error
+		requeried, err = requery(tx, c.SourceID, named, at, func() error { return replaceEntries(tx, c.SourceID, c.Entries) })
+		if err != nil {
+			return err
+		}
 		withdrawn, ups, err = endSourceProvenance(tx, actor, c.SourceID, c.Keep, at, "its entry left the manifest of source "+recs[0].URL)
 		return err
 	})
@@ -453,6 +459,7 @@ func (s *Store) RecordSourceCheck(ctx context.Context, actor Actor, c SourceChec
 		return nil, err
 	}
 	s.afterProvenance(ctx, ups)
+	s.afterRequery(ctx, requeried)
 	return withdrawn, nil
 }
 
@@ -488,6 +495,8 @@ func (s *Store) DeleteSource(ctx context.Context, actor Actor, id string) ([]str
 	}
 	var withdrawn []string
 	var ups []fieldUpdate
+	var requeried []int64
+	now := time.Now().UTC()
 	err := s.transact(ctx, func(tx *txn) error {
 		var recs []sourceRecord
 		if err := tx.locked().Where("id = ?", id).Find(&recs).Error; err != nil {
@@ -496,14 +505,20 @@ func (s *Store) DeleteSource(ctx context.Context, actor Actor, id string) ([]str
 		if len(recs) == 0 {
 			return fmt.Errorf("source %s: %w", id, ErrNotFound)
 		}
-		if err := tx.Exec("DELETE FROM source_entries WHERE source_id = ?", id).Error; err != nil {
-			return fmt.Errorf("deleting entries of source %s: %w", id, err)
+		var err error
+		requeried, err = requery(tx, id, nil, now, func() error {
+			if err := tx.Exec("DELETE FROM source_entries WHERE source_id = ?", id).Error; err != nil {
+				return fmt.Errorf("deleting entries of source %s: %w", id, err)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 		if err := tx.Exec("DELETE FROM sources WHERE id = ?", id).Error; err != nil {
 			return fmt.Errorf("deleting source %s: %w", id, err)
 		}
-		var err error
-		withdrawn, ups, err = endSourceProvenance(tx, actor, id, nil, time.Now().UTC(), "source "+recs[0].URL+" was deleted")
+		withdrawn, ups, err = endSourceProvenance(tx, actor, id, nil, now, "source "+recs[0].URL+" was deleted")
 		if err != nil {
 			return err
 		}
@@ -514,6 +529,7 @@ func (s *Store) DeleteSource(ctx context.Context, actor Actor, id string) ([]str
 		return nil, err
 	}
 	s.afterProvenance(ctx, ups)
+	s.afterRequery(ctx, requeried)
 	return withdrawn, nil
 }
 

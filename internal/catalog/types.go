@@ -189,7 +189,8 @@ type WordMatch struct {
 	// word from WordNet or the domain list).
 	How string
 	// Fields are where the matched word is: name, tags, skills,
-	// description, provider, examples.
+	// description, provider, examples, queries (a source manifest's
+	// representativeQueries).
 	Fields []string
 }
 

@@ -275,6 +275,9 @@ func applyRun(tx *txn, actor Actor, p *runPlan, now time.Time) error {
 		return err
 	}
 	addProvenanceFacets(p.docs, p.recs)
+	if err := addSourceQueries(tx, p.docs, p.recs); err != nil {
+		return err
+	}
 	if err := insertRows(tx, cardVersionsTable, p.versions); err != nil {
 		return err
 	}

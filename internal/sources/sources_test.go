@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -452,4 +453,125 @@ func hasEvent(t *testing.T, s *catalog.Store, kind, agentID, detail string) bool
 		}
 	}
 	return false
+}
+
+// payrollHits searches s for text as sc sees it: the ids found, in rank
+// order, and the fields the first hit's words matched in.
+func payrollHits(t *testing.T, s *catalog.Store, sc catalog.Scope, text string) ([]string, []string) {
+	t.Helper()
+	page, err := s.Search(t.Context(), catalog.Query{Text: text, Scope: sc, Explain: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids, fields []string
+	for i, it := range page.Items {
+		ids = append(ids, it.ID)
+		if i == 0 && it.Explanation != nil {
+			for _, w := range it.Explanation.Words {
+				fields = append(fields, w.Fields...)
+			}
+		}
+	}
+	return ids, fields
+}
+
+func TestRepresentativeQueriesSearched(t *testing.T) {
+	for _, db := range []struct {
+		name string
+		dsn  func(testing.TB) string
+	}{{"sqlite", catalogtest.SQLiteDSN}, {"postgres", catalogtest.PostgresDSN}} {
+		t.Run(db.name, func(t *testing.T) {
+			ctx := t.Context()
+			dsn := db.dsn(t)
+			s := catalogtest.Open(t, dsn)
+			f := newFleet(t)
+			ledger := a2a(f, "ledger")
+			ledger.Queries = []string{"run payroll for my team", " Run payroll for my TEAM "}
+			team := a2a(f, "team")
+			team.Queries = nil
+			f.set("/ard.json", manifest(ledger, team))
+			svc := newService(t, s, sources.Config{})
+			src, err := svc.Add(ctx, person, f.srv.URL+"/ard.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := svc.Refresh(ctx, src.ID); err != nil {
+				t.Fatal(err)
+			}
+			_, entries, err := svc.Get(ctx, src.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var id string
+			for _, e := range entries {
+				if e.Identifier == ledger.Identifier {
+					id = e.AgentID
+				}
+			}
+			if id == "" {
+				t.Fatalf("no agent for the ledger entry: %+v", entries)
+			}
+			viewer := catalog.Scope{}
+			found := func(s *catalog.Store, sc catalog.Scope, when string) {
+				t.Helper()
+				ids, fields := payrollHits(t, s, sc, "payroll")
+				if len(ids) != 1 || ids[0] != id || !slices.Contains(fields, "queries") {
+					t.Errorf("%s: payroll finds %v (fields %v), want %s by its queries", when, ids, fields, id)
+				}
+				ids, _ = payrollHits(t, s, sc, "payroll for my team")
+				if len(ids) != 2 || ids[0] != id {
+					t.Errorf("%s: payroll for my team finds %v, want %s first, then the agent named team", when, ids, id)
+				}
+			}
+			notFound := func(s *catalog.Store, sc catalog.Scope, when string) {
+				t.Helper()
+				if ids, _ := payrollHits(t, s, sc, "payroll"); len(ids) != 0 {
+					t.Errorf("%s: payroll finds %v, want none", when, ids)
+				}
+			}
+			found(s, viewer, "live index")
+			found(catalogtest.Open(t, dsn), viewer, "rebuilt index")
+
+			// Hidden from a viewer: its queries do not show it.
+			if _, err := s.SetListing(ctx, person, catalog.ScopeAll, id, catalog.ListingChange{State: catalog.ListingRejected, Reason: "no"}); err != nil {
+				t.Fatal(err)
+			}
+			notFound(s, viewer, "rejected, live index")
+			notFound(catalogtest.Open(t, dsn), viewer, "rejected, rebuilt index")
+			found(s, catalog.ScopeAll, "rejected, as an admin")
+
+			// The queries leave the manifest: the words leave the index.
+			ledger.Queries = []string{"count the gizmo stock"}
+			f.set("/ard.json", manifest(ledger, team))
+			if _, err := svc.Refresh(ctx, src.ID); err != nil {
+				t.Fatal(err)
+			}
+			notFound(s, catalog.ScopeAll, "queries changed, live index")
+			notFound(catalogtest.Open(t, dsn), catalog.ScopeAll, "queries changed, rebuilt index")
+			for _, st := range []*catalog.Store{s, catalogtest.Open(t, dsn)} {
+				if ids, _ := payrollHits(t, st, catalog.ScopeAll, "gizmo"); len(ids) != 1 || ids[0] != id {
+					t.Errorf("the new queries find %v, want %s", ids, id)
+				}
+			}
+
+			// Registered by hand too, the agent outlives its source's
+			// deletion, and its queries go with the source.
+			reg := crawler.NewRegistrar(crawler.NewFetcher(safehttp.New(safehttp.Config{
+				AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}), 0), s, card.Limits{}, nil)
+			if _, err := reg.Register(ctx, person, catalog.ScopeAll, ledger.URL); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := svc.Delete(ctx, person, src.ID); err != nil {
+				t.Fatal(err)
+			}
+			for _, st := range []*catalog.Store{s, catalogtest.Open(t, dsn)} {
+				if ids, _ := payrollHits(t, st, catalog.ScopeAll, "gizmo"); len(ids) != 0 {
+					t.Errorf("after the source's deletion the queries find %v, want none", ids)
+				}
+				if ids, _ := payrollHits(t, st, catalog.ScopeAll, "ledger"); len(ids) != 1 || ids[0] != id {
+					t.Errorf("after the source's deletion the agent's name finds %v, want %s", ids, id)
+				}
+			}
+		})
+	}
 }
