@@ -319,17 +319,8 @@ func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(
 		if err := skills.Scan(&r.pk, &r.st.id, &r.st.name, &r.st.description, &tags, &examples, &in, &out); err != nil {
 			return err
 		}
-		if err := json.Unmarshal([]byte(in), &r.st.inputModes); err != nil {
-			return fmt.Errorf("skill input modes of agent %d: %w", r.pk, err)
-		}
-		if err := json.Unmarshal([]byte(out), &r.st.outputModes); err != nil {
-			return fmt.Errorf("skill output modes of agent %d: %w", r.pk, err)
-		}
-		if err := json.Unmarshal([]byte(tags), &r.st.tags); err != nil {
-			return fmt.Errorf("skill tags of agent %d: %w", r.pk, err)
-		}
-		if err := json.Unmarshal([]byte(examples), &r.st.examples); err != nil {
-			return fmt.Errorf("skill examples of agent %d: %w", r.pk, err)
+		if err := r.st.decodeLists(r.pk, tags, examples, in, out); err != nil {
+			return err
 		}
 		nextSkill = &r
 		return nil
@@ -387,4 +378,17 @@ func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(
 		fn(indexedDoc{pk: pk, seq: seq, sortKey: sortKeyOf(name), facets: fs, parts: parts, text: text}.searchDoc())
 	}
 	return agents.Err()
+}
+
+// decodeLists decodes the JSON lists of agent pk's skills row into st.
+func (st *indexedSkill) decodeLists(pk int64, tags, examples, in, out string) error {
+	for _, l := range []struct {
+		raw, what string
+		into      *[]string
+	}{{in, "input modes", &st.inputModes}, {out, "output modes", &st.outputModes}, {tags, "tags", &st.tags}, {examples, "examples", &st.examples}} {
+		if err := json.Unmarshal([]byte(l.raw), l.into); err != nil {
+			return fmt.Errorf("skill %s of agent %d: %w", l.what, pk, err)
+		}
+	}
+	return nil
 }
