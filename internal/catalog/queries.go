@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/a2aregistry/registry/internal/card"
 	"github.com/a2aregistry/registry/internal/search"
 )
 
@@ -19,6 +20,11 @@ import (
 // (loadDocs, entryQueries). They are no part of the card, so a source
 // check or deletion that changes them gives the agent a new seq and
 // reloads its document (requery).
+
+// Only a manifest on the card's own registrable domain (card.PublisherOfCard)
+// speaks for it here: another domain's manifest may list an agent, and
+// brings it in, but its words must not rank someone else's agent
+// (ownQueries).
 
 // Bounds on what an agent's queries add to its text: a manifest is the
 // publisher's word, and a long list would bury the card's own.
@@ -61,19 +67,36 @@ func queriesText(stored []string) string {
 	return strings.Join(kept, "\n")
 }
 
+// ownQueries tells whether an entry of the manifest at manifestURL may
+// add its queries to the text of the agent whose card is at cardURL: the
+// manifest is on the card's registrable domain.
+func ownQueries(manifestURL, cardURL string) bool {
+	m, err := card.PublisherOfCard(manifestURL)
+	if err != nil {
+		return false
+	}
+	c, err := card.PublisherOfCard(cardURL)
+	return err == nil && m == c
+}
+
 // sourceQueries reads the stored queries of the entries naming agents
-// ids, by agent id.
+// ids that may speak for them (ownQueries), by agent id.
 func sourceQueries(tx *txn, ids []string) (map[string][]string, error) {
 	out := map[string][]string{}
 	for chunk := range slices.Chunk(ids, 500) {
-		var rows []sourceEntryRecord
-		if err := tx.Table("source_entries AS e").Select("e.agent_id", "e.representative_queries").
+		var rows []struct {
+			AgentID, RepresentativeQueries, ManifestURL, CardURL string
+		}
+		if err := tx.Table("source_entries AS e").Joins("JOIN agents a ON a.id = e.agent_id").
+			Select("e.agent_id", "e.representative_queries", "e.manifest_url", "a.card_url").
 			Where(entryQueriesWhere+" AND e.agent_id IN ?", chunk).Order("e.source_id, e.position").
 			Find(&rows).Error; err != nil {
 			return nil, fmt.Errorf("representative queries of agents: %w", err)
 		}
 		for _, r := range rows {
-			out[r.AgentID] = append(out[r.AgentID], r.RepresentativeQueries)
+			if ownQueries(r.ManifestURL, r.CardURL) {
+				out[r.AgentID] = append(out[r.AgentID], r.RepresentativeQueries)
+			}
 		}
 	}
 	return out, nil
@@ -109,12 +132,14 @@ type queryRowsByPK struct {
 	rows *sql.Rows
 	pk   int64 // of the row read ahead; 0 when done
 	raw  string
+	// own: the row's manifest may speak for the agent (ownQueries).
+	own bool
 }
 
 // entryQueries starts loadDocs' read of the entries' queries; where (on
 // agents) narrows it like the agents' read.
 func (s *Store) entryQueries(ctx context.Context, where string, args []any) (*queryRowsByPK, error) {
-	q := "SELECT a.pk, e.representative_queries FROM source_entries e JOIN agents a ON a.id = e.agent_id WHERE " + entryQueriesWhere
+	q := "SELECT a.pk, e.representative_queries, e.manifest_url, a.card_url FROM source_entries e JOIN agents a ON a.id = e.agent_id WHERE " + entryQueriesWhere
 	if where != "" {
 		q += " AND e.agent_id IN (SELECT id FROM agents WHERE " + where + ")"
 	}
@@ -135,7 +160,12 @@ func (q *queryRowsByPK) advance() error {
 	if !q.rows.Next() {
 		return q.rows.Err()
 	}
-	return q.rows.Scan(&q.pk, &q.raw)
+	var manifestURL, cardURL string
+	if err := q.rows.Scan(&q.pk, &q.raw, &manifestURL, &cardURL); err != nil {
+		return err
+	}
+	q.own = ownQueries(manifestURL, cardURL)
+	return nil
 }
 
 // textOf sets the queries column of agent pk's text t, skipping the
@@ -143,7 +173,7 @@ func (q *queryRowsByPK) advance() error {
 func (q *queryRowsByPK) textOf(pk int64, t searchText) (searchText, error) {
 	var stored []string
 	for q.pk != 0 && q.pk <= pk {
-		if q.pk == pk {
+		if q.pk == pk && q.own {
 			stored = append(stored, q.raw)
 		}
 		if err := q.advance(); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -573,5 +574,53 @@ func TestRepresentativeQueriesSearched(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestThirdPartyQueriesNotSearched: a manifest on another registrable
+// domain may bring an agent in, but its representative queries do not
+// rank someone else's agent; the card's own domain's manifest does.
+func TestThirdPartyQueriesNotSearched(t *testing.T) {
+	ctx := t.Context()
+	dsn := catalogtest.SQLiteDSN(t)
+	s := catalogtest.Open(t, dsn)
+	f := newFleet(t) // 127.0.0.1: the card's publisher
+	own := a2a(f, "ledger")
+	own.Queries = []string{"run payroll for my team"}
+	f.set("/ard.json", manifest(own))
+
+	// 127.0.0.2 is another publisher listing the same card.
+	ln, err := net.Listen("tcp", "127.0.0.2:0")
+	if err != nil {
+		t.Skipf("no second loopback address: %v", err)
+	}
+	foreign := own
+	foreign.Queries = []string{"wire money abroad cheaply"}
+	other := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, manifest(foreign))
+	}))
+	other.Listener.Close()
+	other.Listener = ln
+	other.Start()
+	t.Cleanup(other.Close)
+
+	svc := newService(t, s, sources.Config{})
+	for _, u := range []string{other.URL + "/ard.json", f.srv.URL + "/ard.json"} {
+		src, err := svc.Add(ctx, person, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.Refresh(ctx, src.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, st := range []*catalog.Store{s, catalogtest.Open(t, dsn)} { // live, rebuilt
+		if ids, _ := payrollHits(t, st, catalog.ScopeAll, "payroll"); len(ids) != 1 {
+			t.Errorf("the card's own manifest's queries find %v, want the agent", ids)
+		}
+		if ids, _ := payrollHits(t, st, catalog.ScopeAll, "wire money abroad"); len(ids) != 0 {
+			t.Errorf("another domain's manifest's queries find %v, want none", ids)
+		}
 	}
 }
