@@ -58,10 +58,20 @@ type app struct {
 	// agents through registrar.
 	sources        *sources.Service
 	manifestClient *safehttp.Client
+	// policy is the admission policy file; nil when there is none.
+	policy *policyFile
 }
 
 // newApp opens the catalog (migrating it) and wires the parts over it.
 func newApp(ctx context.Context, cfg config.Config, log *slog.Logger) (*app, error) {
+	// A bad policy stops serve before it touches the database.
+	var pol *policyFile
+	if cfg.Listing.Policy != "" {
+		var err error
+		if pol, err = loadPolicyFile(cfg.Listing.Policy, log); err != nil {
+			return nil, err
+		}
+	}
 	self, err := registrySelf(cfg.Server)
 	if err != nil {
 		return nil, err
@@ -74,6 +84,9 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger) (*app, err
 	if err != nil {
 		return nil, err
 	}
+	if pol != nil {
+		pol.attach(func(adm *verify.Admission) { store.SetAdmission(adm) })
+	}
 	authn, err := newAuthenticator(cfg, store, log)
 	if err != nil {
 		closeStore(store, log)
@@ -85,6 +98,7 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger) (*app, err
 		return nil, err
 	}
 	a := &app{
+		policy:         pol,
 		semantic:       sem,
 		semanticClient: semClient,
 		ardTokenKey:    ardKey,

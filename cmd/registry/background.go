@@ -95,6 +95,12 @@ func (a *app) startBackground(ctx context.Context) (*background.Group, error) {
 		a.runner.Run(ctx)
 		return nil
 	})
+	if a.policy != nil {
+		bg.Go("admission policy", func(ctx context.Context) error {
+			a.policy.watchSignals(ctx)
+			return nil
+		})
+	}
 	if seeds != nil {
 		bg.Go("seeds", func(ctx context.Context) error {
 			a.watchSeeds(ctx, seeds, firstSeeds)

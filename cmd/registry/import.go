@@ -10,6 +10,7 @@ import (
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/config"
 	"github.com/a2aregistry/registry/internal/importer"
+	"github.com/a2aregistry/registry/internal/verify"
 )
 
 // runImport adds card files to the catalog, one line per file on stdout:
@@ -24,10 +25,11 @@ import (
 // served: then under that canonical card URL, the agent registering or
 // crawling the URL updates (one file only, since a URL names one agent).
 func runImport(ctx context.Context, args []string, stdout, stderr io.Writer, getenv env) int {
-	var servedAt, fromExport string
+	var servedAt, fromExport, policyPath string
 	urlFlag := func(fs *flag.FlagSet) {
 		fs.StringVar(&servedAt, "url", "", "the card URL the (single) FILE is served at; the card is filed under that agent")
 		fs.StringVar(&fromExport, "from-export", "", "restore an empty catalog from FILE, written by `registry export`")
+		fs.StringVar(&policyPath, "policy", "", "admission policy file: cards it refuses are not imported (an error line each), the others judged by it")
 	}
 	cfg, fs, code, ok := loadConfig("import", "[flags] FILE... | --url URL FILE | --from-export FILE", config.Logging|config.Storage|config.Cards, args, stderr, getenv, urlFlag)
 	if !ok {
@@ -50,7 +52,18 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer, get
 		fmt.Fprintf(stderr, "registry import: %v\n", err)
 		return exitUsage
 	}
+	var pol *policyFile
+	if policyPath != "" {
+		var err error
+		if pol, err = loadPolicyFile(policyPath, newLogger(cfg, stderr)); err != nil {
+			fmt.Fprintf(stderr, "registry import: %v\n", err)
+			return exitFail
+		}
+	}
 	return withStore(ctx, "import", cfg, stderr, func(store *catalog.Store, _ *slog.Logger) int {
+		if pol != nil {
+			pol.attach(func(adm *verify.Admission) { store.SetAdmission(adm) })
+		}
 		im := &importer.Importer{Store: store, Limits: cardLimits(cfg)}
 		if failed := importFiles(ctx, im, fs.Args(), servedAt, stdout); failed > 0 {
 			fmt.Fprintf(stderr, "registry import: %d of %d files failed\n", failed, fs.NArg())

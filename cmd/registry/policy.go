@@ -2,12 +2,13 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/a2aregistry/registry/internal/card"
@@ -49,14 +50,16 @@ func runPolicy(ctx context.Context, args []string, stdout, stderr io.Writer, get
 
 // policyTally counts what a policy would do across the catalog.
 type policyTally struct {
-	agents, unreadable int
-	byAction           map[policy.Action]int
-	failed, errored    map[string]int
-	ruleOrder          []string
+	agents, unreadable, changed int
+	byAction                    map[policy.Action]int
+	failed, errored             map[string]int
+	ruleOrder                   []string
 }
 
-// testPolicy prints one line per agent the policy would act on, then the
-// totals by action and by rule.
+// testPolicy prints one line per agent the policy would act on or whose
+// stored results it would change (id, card URL, what it would do, the
+// rules failing, the change from the stored results), then the totals by
+// action and by rule.
 func testPolicy(ctx context.Context, store *catalog.Store, p *policy.Policy, lim card.Limits, w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	t := policyTally{byAction: map[policy.Action]int{}, failed: map[string]int{}, errored: map[string]int{}}
@@ -80,11 +83,19 @@ func testPolicy(ctx context.Context, store *catalog.Store, p *policy.Policy, lim
 				t.errored[r.RuleID]++
 			}
 		}
-		if ev.Action == "" {
+		change := resultsChange(c.PolicyFailing, ev.Failing())
+		if change != "" {
+			t.changed++
+		}
+		if ev.Action == "" && change == "" {
 			return nil
 		}
-		t.byAction[ev.Action]++
-		fmt.Fprintf(bw, "%s\t%s\t%s\t%s\n", c.AgentID, c.CardURL, wouldDo(ev, c.Listing), describeFailures(ev))
+		do := "pass"
+		if ev.Action != "" {
+			t.byAction[ev.Action]++
+			do = wouldDo(ev, c.Listing)
+		}
+		fmt.Fprintf(bw, "%s\t%s\t%s\t%s\t%s\n", c.AgentID, c.CardURL, do, describeFailures(ev), cmp.Or(change, "results unchanged"))
 		return nil
 	})
 	if err != nil {
@@ -92,6 +103,7 @@ func testPolicy(ctx context.Context, store *catalog.Store, p *policy.Policy, lim
 	}
 	fmt.Fprintf(bw, "\n%d agents judged: %d would be refused, %d held, %d flagged, %d unreadable; nothing was changed\n",
 		t.agents, t.byAction[policy.ActionReject], t.byAction[policy.ActionHold], t.byAction[policy.ActionFlag], t.unreadable)
+	fmt.Fprintf(bw, "%d agents' stored results would change\n", t.changed)
 	for _, id := range t.ruleOrder {
 		fmt.Fprintf(bw, "rule %s: %d failing, %d errored\n", id, t.failed[id], t.errored[id])
 	}
@@ -117,6 +129,32 @@ func wouldDo(ev policy.Evaluation, listing string) string {
 	return "flag"
 }
 
+// resultsChange says how the rules failing now differ from those stored
+// for the agent's current version ("" when they do not): the rules that
+// would start failing and those that would stop.
+func resultsChange(stored, now []string) string {
+	now = slices.Compact(slices.Sorted(slices.Values(now)))
+	var started, stopped []string
+	for _, id := range now {
+		if !slices.Contains(stored, id) {
+			started = append(started, id)
+		}
+	}
+	for _, id := range stored {
+		if !slices.Contains(now, id) {
+			stopped = append(stopped, id)
+		}
+	}
+	var parts []string
+	if len(started) > 0 {
+		parts = append(parts, "newly failing: "+strings.Join(started, ", "))
+	}
+	if len(stopped) > 0 {
+		parts = append(parts, "no longer failing: "+strings.Join(stopped, ", "))
+	}
+	return strings.Join(parts, "; ")
+}
+
 func describeFailures(ev policy.Evaluation) string {
 	var parts []string
 	for _, r := range ev.Results {
@@ -139,18 +177,6 @@ func policyInput(c catalog.CurrentCard, lim card.Limits, withCard bool) (policy.
 	if err != nil {
 		return policy.Agent{}, fmt.Errorf("%w: %w", errNoCard, err)
 	}
-	a, err := policy.FromCard(parsed, withCard)
-	if err != nil {
-		return policy.Agent{}, err
-	}
-	if c.Report != nil {
-		var r verify.Report
-		if err := json.Unmarshal(c.Report, &r); err != nil {
-			return policy.Agent{}, fmt.Errorf("reading the verification report: %w", err)
-		}
-		verify.PolicyFacts(&a, r)
-	}
-	a.SignatureStatus = c.SignatureStatus
-	a.Health = c.Health
-	return a, nil
+	return verify.PolicyInput(catalog.AdmissionInput{AgentID: c.AgentID, CardURL: c.CardURL, Card: parsed,
+		Report: c.Report, SignatureStatus: c.SignatureStatus, Health: c.Health, Source: c.Source}, withCard)
 }

@@ -44,6 +44,8 @@ type readiness struct {
 	// alone while the embeddings API is down.
 	semantic func() *readySemantic
 	log      *slog.Logger
+	// policy is the admission policy's state; nil without --policy.
+	policy func() *readyPolicy
 }
 
 // readySemantic is the semantic layer in /readyz's answer.
@@ -68,6 +70,10 @@ type readyBody struct {
 	BinaryVersion int64 `json:"binary_schema_version,omitempty"`
 	// Semantic is search's semantic layer, when configured.
 	Semantic *readySemantic `json:"semantic,omitempty"`
+	// Policy is the admission policy in force, and why the file as it
+	// is now was refused, if it was (the replica stays ready: the policy
+	// in force still holds).
+	Policy *readyPolicy `json:"policy,omitempty"`
 }
 
 // check returns the body and whether the replica is ready.
@@ -89,6 +95,9 @@ func (r *readiness) check(ctx context.Context) (readyBody, bool) {
 	body := readyBody{Status: "ready", SchemaVersion: have, BinaryVersion: want}
 	if r.semantic != nil {
 		body.Semantic = r.semantic()
+	}
+	if r.policy != nil {
+		body.Policy = r.policy()
 	}
 	switch {
 	case have < want:

@@ -42,6 +42,9 @@ func (a *app) handler() http.Handler {
 		d.doors.agent, d.doors.self, d.doors.signingKey = a.store, a.self, a.cfg.Doors.SigningKey
 	}
 	d.ready = &readiness{store: a.store, indexReady: func() bool { return a.store.IndexState().Ready }, semantic: a.readySemantic, log: a.log}
+	if a.policy != nil {
+		d.ready.policy = a.policy.state
+	}
 	if a.proxy != nil {
 		// One run service for both doors: runs count against the same
 		// limits, and a run's credentials serve its follow-ups, whichever

@@ -116,6 +116,11 @@ func (a *API) agentDetail(c echo.Context, id string) (AgentDetail, error) {
 		return AgentDetail{}, fmt.Errorf("agent %s: %w", id, err)
 	}
 	d.Annotations = newAnnotations(v.Annotations, a.seesNotes(c))
+	ps, err := a.catalog.PolicyState(c.Request().Context(), a.scope(c), id)
+	if err != nil {
+		return AgentDetail{}, fmt.Errorf("agent %s: %w", id, err)
+	}
+	d.Policy = newAgentPolicy(ps)
 	if d.Check, err = a.latestCheck(c.Request().Context(), a.scope(c), id); err != nil {
 		return AgentDetail{}, err
 	}

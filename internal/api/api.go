@@ -57,6 +57,9 @@ type Catalog interface {
 	// Complete returns the tags and skill names of the agents the scope
 	// sees that typed begins, at most limit (0: the default).
 	Complete(ctx context.Context, sc catalog.Scope, typed string, limit int) ([]catalog.Completion, error)
+	// PolicyState is the admission policy's standing on the agent's
+	// current version.
+	PolicyState(ctx context.Context, sc catalog.Scope, id string) (catalog.PolicyState, error)
 }
 
 // Registrar fetches, checks and stores the card behind a URL.

@@ -192,7 +192,7 @@ func TestSearch(t *testing.T) {
 				"tag": {"a", "b"}, "input_mode": {"image/*"}, "signature": {"verified"}, "health": {"up"},
 			}})},
 		{name: "every filter field accepted", wantStatus: http.StatusOK,
-			target: "/api/v1/agents?skill=s&tag=t&input_mode=m&output_mode=m&binding=GRPC&protocol_version=1.0&security_scheme=oauth2&provider=p&signature=unsigned&health=down&audit=no_security&severity=warning&signature_trust=pinned&publisher=acme.co.uk&publisher_verified=true&owner_team=o&classification=c&label=env:prod&works=some&listing=pending&collection=Finance&provenance=registered",
+			target: "/api/v1/agents?skill=s&tag=t&input_mode=m&output_mode=m&binding=GRPC&protocol_version=1.0&security_scheme=oauth2&provider=p&signature=unsigned&health=down&audit=no_security&severity=warning&signature_trust=pinned&publisher=acme.co.uk&publisher_verified=true&owner_team=o&classification=c&label=env:prod&works=some&listing=pending&collection=Finance&provenance=registered&policy=https-only",
 			check: func(t *testing.T, _ *httptest.ResponseRecorder, c *fakeCatalog, _ *fakeRegistrar) {
 				if len(c.lastQuery.Filters) != len(catalog.FilterFields) {
 					t.Errorf("filters passed on: %v, want one per field %v", c.lastQuery.Filters, catalog.FilterFields)

@@ -48,6 +48,9 @@ const (
 	// CodeSourceBusy answers a refresh while another check of the source
 	// runs.
 	CodeSourceBusy = "source_busy"
+	// CodePolicyRefused: a rule of the admission policy (action reject)
+	// refused the card; Error.Rule names it.
+	CodePolicyRefused = "policy_refused"
 
 	// Codes of test runs (the proxy's, see proxy.ErrorCode, and the run
 	// routes' own).

@@ -390,6 +390,14 @@ func (f *fakeCatalog) AgentRemoval(_ context.Context, id string) (*catalog.Remov
 	return a.Removed, nil
 }
 
+// The fake has no admission policy.
+func (f *fakeCatalog) PolicyState(_ context.Context, _ catalog.Scope, id string) (catalog.PolicyState, error) {
+	if _, ok := f.agents[id]; !ok {
+		return catalog.PolicyState{}, catalog.ErrNotFound
+	}
+	return catalog.PolicyState{}, nil
+}
+
 // The fake has no stored cards: the findings export lists nothing.
 func (f *fakeCatalog) CurrentCards(context.Context, catalog.Scope, func(catalog.CurrentCard) error) error {
 	return nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/crawler"
 )
 
@@ -67,6 +68,13 @@ func decodeRegisterRequest(c echo.Context) (RegisterRequest, error) {
 // fault (the crawler's Problem says what is wrong, in words safe to show),
 // or passes it on as our own fault.
 func registerFailure(input string, err error) error {
+	var refused *catalog.RefusedError
+	if errors.As(err, &refused) {
+		e := newError(http.StatusUnprocessableEntity, CodePolicyRefused, "refused by admission policy rule %q: %s",
+			refused.RuleID, refused.Message)
+		e.body.Rule, e.body.URL = refused.RuleID, input
+		return e
+	}
 	p, ok := crawler.ProblemOf(err)
 	if !ok {
 		return fmt.Errorf("registering %q: %w", input, err)

@@ -150,6 +150,9 @@ type AgentDetail struct {
 	// agent: its ARD identifier, tags, representative queries and trust
 	// manifest as its publishers describe it.
 	SourceEntries []SourceEntry `json:"source_entries"`
+	// Policy is the admission policy's standing on the current version;
+	// absent when no policy judged it and none refused a crawled card.
+	Policy *AgentPolicy `json:"policy,omitempty"`
 }
 
 // Removal says who removed an agent and when.
@@ -255,6 +258,8 @@ type Error struct {
 	// code and the JSON path it points at.
 	ParseCode string `json:"parse_code,omitempty"`
 	Path      string `json:"path,omitempty"`
+	// Rule names the admission-policy rule of policy_refused.
+	Rule string `json:"rule,omitempty"`
 }
 
 // The conversions from the catalog's domain types to the wire shapes,
@@ -394,4 +399,40 @@ func nonNil[T any](s []T) []T {
 		return []T{}
 	}
 	return s
+}
+
+// AgentPolicy is what the admission policy found on an agent.
+type AgentPolicy struct {
+	// Digest names the policy that judged the current version; empty
+	// when none did.
+	Digest string `json:"digest,omitempty"`
+	// Results are the rules that did not pass on the current version.
+	Results []PolicyResult `json:"results"`
+	// RefusedBy is the rule that refused the last card a crawl brought;
+	// the agent kept its current version and is stale.
+	RefusedBy   string     `json:"refused_by,omitempty"`
+	EvaluatedAt *time.Time `json:"evaluated_at,omitempty"`
+}
+
+// PolicyResult is one rule that failed, or errored, on a card version.
+type PolicyResult struct {
+	Rule    string `json:"rule"`
+	Action  string `json:"action"`
+	Outcome string `json:"outcome"`
+	Message string `json:"message"`
+}
+
+func newAgentPolicy(ps catalog.PolicyState) *AgentPolicy {
+	if !ps.Judged && ps.RefusedBy == "" {
+		return nil
+	}
+	p := &AgentPolicy{Digest: ps.Digest, Results: make([]PolicyResult, len(ps.Results)), RefusedBy: ps.RefusedBy}
+	for i, r := range ps.Results {
+		p.Results[i] = PolicyResult{Rule: r.RuleID, Action: r.Action, Outcome: r.Outcome, Message: r.Message}
+	}
+	if !ps.EvaluatedAt.IsZero() {
+		at := ps.EvaluatedAt
+		p.EvaluatedAt = &at
+	}
+	return p
 }

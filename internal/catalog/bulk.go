@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	"gorm.io/gorm"
+
+	"github.com/a2aregistry/registry/internal/card"
 )
 
 // txn is a write transaction: gorm's transaction and what the write
@@ -23,6 +25,10 @@ type txn struct {
 	stmts *stmtCache
 	// listing is the Store's listing policy, for new and changed cards.
 	listing ListingPolicy
+	// admission is the Store's admission policy; nil when none. limits
+	// bound the parsing of stored cards it judges again.
+	admission Admission
+	limits    card.Limits
 }
 
 // transact runs fn in one write transaction.
@@ -34,7 +40,8 @@ func (s *Store) transact(ctx context.Context, fn func(tx *txn) error) error {
 	s.stmts.prepareWanted(ctx)
 	return s.db.WithContext(ctx).Transaction(func(g *gorm.DB) error {
 		sqlTx, _ := g.Statement.ConnPool.(*sql.Tx)
-		return fn(&txn{DB: g, ctx: ctx, sql: sqlTx, d: s.dialect, stmts: s.stmts, listing: s.ListingPolicy()})
+		return fn(&txn{DB: g, ctx: ctx, sql: sqlTx, d: s.dialect, stmts: s.stmts, listing: s.ListingPolicy(),
+			admission: s.Admission(), limits: s.limits})
 	})
 }
 

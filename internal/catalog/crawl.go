@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -181,7 +182,7 @@ func recordOutcomes(tx *txn, actor Actor, outs []FetchOutcome, results []UpsertR
 	}
 	var recs []agentRecord
 	// A check that was under way when its agent was removed is dropped.
-	if err := tx.locked().Select("pk", "id", "card_url", "health", "current_version", "seq", "raw_sha256").
+	if err := tx.locked().Select("pk", "id", "card_url", "health", "current_version", "seq", "raw_sha256", "policy_refused").
 		Where("id IN ? AND removed_at IS NULL", ids).Find(&recs).Error; err != nil {
 		return nil, nil, fmt.Errorf("looking up agents: %w", err)
 	}
@@ -207,6 +208,19 @@ func recordOutcomes(tx *txn, actor Actor, outs []FetchOutcome, results []UpsertR
 	if err := updateRows(tx, agentHealthUpdate, healthRows); err != nil {
 		return nil, nil, err
 	}
+	// A change of health is judged again by the admission policy, in
+	// this transaction.
+	pks := make([]int64, len(healthRows))
+	for i, r := range healthRows {
+		pks[i] = r.PK
+	}
+	vals, err := rejudge(tx, actor, pks, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, u := range healthUps {
+		maps.Copy(u.values, vals[u.pk])
+	}
 	// Two checks of one agent apply in order: each run of distinct agents
 	// is one statement.
 	err = runsWithoutRepeats(w.state, func(r crawlOutcomeRow) int64 { return r.AgentPK }, func(from, to int) error {
@@ -229,10 +243,11 @@ func recordOutcomes(tx *txn, actor Actor, outs []FetchOutcome, results []UpsertR
 		}
 	}
 	res := make([]UpsertResult, len(w.cards))
-	docs, err := storeCards(tx, actor, w.cards, w.hints, res)
+	docs, fields, err := storeCards(tx, actor, w.cards, w.hints, res)
 	if err != nil {
 		return nil, nil, err
 	}
+	healthUps = append(healthUps, fields...)
 	for j, i := range w.cardAt {
 		results[i] = res[j]
 	}
@@ -282,6 +297,11 @@ func checkWritesOf(outs []FetchOutcome, byID map[string]agentRecord, now time.Ti
 		health := o.Health
 		if o.Removed {
 			health = HealthRemoved
+		}
+		if health == HealthUp && rec.PolicyRefused != "" && o.Card == nil {
+			// The card the policy refused is still served (a 304): the
+			// agent stays stale on its last compliant version.
+			health = HealthStale
 		}
 		var hint crawlHint
 		if o.Card != nil && checks[o.AgentID] == 1 {

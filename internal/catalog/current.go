@@ -23,6 +23,13 @@ type CurrentCard struct {
 	// Report is the current version's verification report (verify.Report
 	// as JSON); nil when the version has none yet.
 	Report json.RawMessage
+	// Source is how the current version came (Source*).
+	Source string
+	// PolicyFailing are the admission policy's rules failing (or
+	// errored) on the current version, as stored; PolicyDigest names the
+	// policy that judged it ("" none).
+	PolicyFailing []string
+	PolicyDigest  string
 }
 
 type currentCardRow struct {
@@ -35,6 +42,9 @@ type currentCardRow struct {
 	SignatureStatus string
 	Raw             []byte
 	Report          *string
+	Source          string
+	PolicyFailing   string
+	PolicyDigest    string
 }
 
 // CurrentCards calls fn with the current card of every agent sc sees that
@@ -54,7 +64,7 @@ func (s *Store) CurrentCards(ctx context.Context, sc Scope, fn func(CurrentCard)
 		var rows []currentCardRow
 		args := append(append([]any{after}, scopeArgs...), exportPage)
 		err := s.db.WithContext(ctx).Raw(`SELECT a.pk, a.id, a.card_url, a.health, a.listing, a.current_version,
-			a.signature_status, v.raw, r.report
+			a.signature_status, v.raw, r.report, v.source, a.policy_failing, a.policy_digest
 			FROM agents a JOIN card_versions v ON v.agent_pk = a.pk AND v.number = a.current_version
 			LEFT JOIN verifications r ON r.agent_pk = a.pk AND r.version = a.current_version
 			WHERE a.pk > ? AND `+where+` ORDER BY a.pk LIMIT ?`, args...).Scan(&rows).Error
@@ -66,7 +76,13 @@ func (s *Store) CurrentCards(ctx context.Context, sc Scope, fn func(CurrentCard)
 		}
 		for _, r := range rows {
 			c := CurrentCard{AgentID: r.ID, CardURL: r.CardURL, Health: r.Health, Listing: r.Listing,
-				Version: r.CurrentVersion, SignatureStatus: r.SignatureStatus, Raw: r.Raw}
+				Version: r.CurrentVersion, SignatureStatus: r.SignatureStatus, Raw: r.Raw, Source: r.Source,
+				PolicyDigest: r.PolicyDigest}
+			failing, err := decodeStrings(r.PolicyFailing)
+			if err != nil {
+				return fmt.Errorf("policy results of agent %s: %w", r.ID, err)
+			}
+			c.PolicyFailing = failing
 			if r.Report != nil {
 				c.Report = json.RawMessage(*r.Report)
 			}

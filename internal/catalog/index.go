@@ -274,7 +274,7 @@ func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(
 	// indexed. The skills of a full build need no such filter: the merge
 	// below skips skills of agents it does not read.
 	agentsQ := "SELECT pk, seq, agents.card_url, name, description, provider, summary, signature_status, signature_trust, publisher_verified, health, works, audit_codes, finding_severities, " +
-		"listing, collections, visibility, provenance, n.owner_team, n.classification, n.labels " +
+		"listing, collections, visibility, provenance, policy_failing, n.owner_team, n.classification, n.labels " +
 		"FROM agents LEFT JOIN annotations n ON n.card_url = agents.card_url WHERE agents.removed_at IS NULL"
 	skillsQ := "SELECT agent_pk, skill_id, name, description, tags, examples, input_modes, output_modes FROM skills"
 	if where != "" {
@@ -340,11 +340,11 @@ func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(
 			name, desc, provider                              string
 			summary, sig, trust, pubVer, health, works, audit string
 			severities                                        string
-			listing, collections, visibility, prov            string
+			listing, collections, visibility, prov, failing   string
 			owner, class, labels                              sql.NullString
 		)
 		if err := agents.Scan(&pk, &seq, &cardURL, &name, &desc, &provider, &summary, &sig, &trust, &pubVer, &health, &works, &audit, &severities,
-			&listing, &collections, &visibility, &prov, &owner, &class, &labels); err != nil {
+			&listing, &collections, &visibility, &prov, &failing, &owner, &class, &labels); err != nil {
 			return err
 		}
 		pl, err := storedPlacement(listing, collections, visibility)
@@ -371,6 +371,11 @@ func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(
 		fs = append(fs, af...)
 		fs = append(fs, provenanceFacets(prov)...)
 		fs = append(fs, identityFacets(cardURL)...)
+		pf, err := policyFacets(failing)
+		if err != nil {
+			return fmt.Errorf("policy results of agent %d: %w", pk, err)
+		}
+		fs = append(fs, pf...)
 		text, err := queries.textOf(pk, textOfParts(name, desc, provider, sks))
 		if err != nil {
 			return err

@@ -54,6 +54,11 @@ const (
 	// actionUpdate: new bytes for a known agent, restoring it when it was
 	// removed.
 	actionUpdate
+	// actionRefuse: a crawl brought new bytes the admission policy
+	// refuses. They are not stored: the agent keeps its current (last
+	// compliant) version and goes stale, the rule named, until a card
+	// that complies comes.
+	actionRefuse
 )
 
 // cardStep is the decision on one input.
@@ -72,6 +77,11 @@ type cardStep struct {
 	// resume: registering by URL an agent known from an import starts
 	// crawling it.
 	resume bool
+	// verdict is the admission policy's judgement of a new version
+	// (actionCreate, actionUpdate); nil without a policy. refusal is the
+	// rule of actionRefuse.
+	verdict *Judgement
+	refusal PolicyResult
 }
 
 // decideRun decides what each input of a run (distinct card URLs) does,
@@ -108,6 +118,46 @@ func decideRun(ins []UpsertInput, hints []crawlHint, found map[string]*agentReco
 	return steps
 }
 
+// judgeRun judges the new versions of steps against the admission
+// policy (none: nothing to do). A version the policy refuses fails the
+// whole write when a person or an import brought it, with a
+// *RefusedError naming the rule; a crawl's is not stored (actionRefuse).
+// A new version has no verification report yet: its signature is
+// unchecked until the verifier reports, and the policy judges it again
+// then (recordReports).
+func judgeRun(adm Admission, ins []UpsertInput, hints []crawlHint, steps []cardStep) error {
+	if adm == nil {
+		return nil
+	}
+	for i := range steps {
+		st := &steps[i]
+		if st.action != actionCreate && st.action != actionUpdate {
+			continue
+		}
+		in := AdmissionInput{CardURL: st.url, Card: ins[i].Card, Source: ins[i].Source,
+			SignatureStatus: SignatureUnchecked, Health: hintAt(hints, i).health}
+		if st.rec != nil {
+			in.AgentID = st.rec.ID
+			if in.Health == "" {
+				in.Health = st.rec.Health
+			}
+		}
+		if in.Health == "" {
+			in.Health = HealthUnknown
+		}
+		j := adm.Judge(in)
+		if r, ok := j.First(PolicyReject); ok {
+			if ins[i].Source != SourceCrawl || st.rec == nil {
+				return &RefusedError{CardURL: ins[i].CardURL, RuleID: r.RuleID, Message: r.Message}
+			}
+			st.action, st.refusal = actionRefuse, r
+			continue
+		}
+		st.verdict = &j
+	}
+	return nil
+}
+
 // freshIDs are the identities a plan hands out, in input order: seqs for
 // the revived agents first, then for the written ones; pks and ids for
 // the created ones.
@@ -121,7 +171,7 @@ type freshIDs struct {
 func needs(steps []cardStep) (seqs, pks int) {
 	for _, st := range steps {
 		switch st.action {
-		case actionRevive, actionUpdate:
+		case actionRevive, actionUpdate, actionRefuse:
 			seqs++
 		case actionCreate:
 			seqs++
@@ -161,6 +211,12 @@ type runPlan struct {
 	// docs are the index documents to publish after commit, revived
 	// agents first.
 	docs []indexedDoc
+	// policy is what the admission policy's judgements write; refused
+	// are the agents whose crawled card it refused, as they are left,
+	// and fields their index changes.
+	policy  policyPlan
+	refused []agentRecord
+	fields  []fieldUpdate
 }
 
 // fetchedRow names one agent a statement of its own changes.
@@ -174,11 +230,12 @@ type fetchedRow struct {
 // and fills results, one per input. fresh holds the identities needs
 // counted; now is the catalog's clock (updated_at: replicas sync their
 // search index by it, see Sync).
-func planRun(ins []UpsertInput, hints []crawlHint, steps []cardStep, fresh freshIDs, policy ListingPolicy, now time.Time,
-	results []UpsertResult) (*runPlan, error) {
+func planRun(ins []UpsertInput, hints []crawlHint, steps []cardStep, fresh freshIDs, policy ListingPolicy, adm Admission,
+	now time.Time, results []UpsertResult) (*runPlan, error) {
 	// Sized once: a run is up to a few hundred cards, and growing these
 	// by appends showed in the write path's allocations.
 	nseq, ncreate := needs(steps)
+	nseq -= countAction(steps, actionRefuse)
 	p := &runPlan{results: results, recs: make([]agentRecord, len(ins)), docs: make([]indexedDoc, 0, nseq)}
 	if nwrite := nseq - countAction(steps, actionRevive); nwrite > 0 {
 		p.versions = make([]cardVersionRecord, 0, nwrite)
@@ -211,11 +268,15 @@ func planRun(ins []UpsertInput, hints []crawlHint, steps []cardStep, fresh fresh
 	}
 	seqs := fresh.seqs
 	for i, st := range steps {
-		if st.action != actionRevive {
+		switch st.action {
+		case actionRevive:
+			if err := p.revive(i, ins[i], seqs[0], now); err != nil {
+				return nil, err
+			}
+		case actionRefuse:
+			p.refuse(i, st, seqs[0], now)
+		default:
 			continue
-		}
-		if err := p.revive(i, ins[i], seqs[0], now); err != nil {
-			return nil, err
 		}
 		seqs = seqs[1:]
 	}
@@ -225,14 +286,14 @@ func planRun(ins []UpsertInput, hints []crawlHint, steps []cardStep, fresh fresh
 		case actionCreate:
 			p.recs[i] = agentRecord{PK: pks[0], ID: ids[0], CardURL: st.url, SignatureStatus: SignatureUnchecked,
 				Health: HealthUnknown, Works: WorksUnchecked, CreatedAt: now, Listing: policy.initial(),
-				Visibility: `["public"]`, Collections: "[]"}
+				Visibility: `["public"]`, Collections: "[]", PolicyFailing: "[]"}
 			pks, ids = pks[1:], ids[1:]
 		case actionUpdate:
 		default:
 			continue
 		}
 		w := cardWrite{in: ins[i], health: hintAt(hints, i).health, digest: st.digest, seq: seqs[0],
-			created: st.action == actionCreate, restored: st.restore}
+			created: st.action == actionCreate, restored: st.restore, verdict: st.verdict, digestOfPolicy: digestOf(adm)}
 		if err := p.write(i, w, policy, now); err != nil {
 			return nil, err
 		}
@@ -267,11 +328,38 @@ func (p *runPlan) revive(i int, in UpsertInput, seq int64, now time.Time) error 
 		return fmt.Errorf("restoring agent %s: %w", rec.ID, err)
 	}
 	fs = append(fs, identityFacets(rec.CardURL)...)
+	pf, err := policyFacets(rec.PolicyFailing)
+	if err != nil {
+		return fmt.Errorf("restoring agent %s: %w", rec.ID, err)
+	}
+	fs = append(fs, pf...)
 	p.revived = append(p.revived, *rec)
 	p.docs = append(p.docs, indexedDoc{pk: rec.PK, seq: rec.Seq, sortKey: sortKeyOf(rec.Name), facets: fs, parts: parts,
 		text: textOfParts(in.Card.Name, in.Card.Description, providerOf(in.Card), skills)})
 	p.results[i] = UpsertResult{Agent: agentOf(*rec, in.Card), Restored: true}
 	return nil
+}
+
+// refuse plans the refusal of input i's crawled card (actionRefuse): the
+// agent keeps its version, goes stale with the rule named, and takes a
+// new seq for the index change.
+func (p *runPlan) refuse(i int, st cardStep, seq int64, now time.Time) {
+	rec := &p.recs[i]
+	prev := rec.Seq
+	rec.Seq, rec.UpdatedAt = seq, now
+	rec.Health, rec.PolicyRefused = HealthStale, cleanText(st.refusal.RuleID)
+	p.refused = append(p.refused, *rec)
+	p.fields = append(p.fields, fieldUpdate{pk: rec.PK, prev: prev, seq: seq, values: map[string][]string{FieldHealth: {HealthStale}}})
+	r := st.refusal
+	p.results[i] = UpsertResult{Agent: agentOf(*rec, nil), Refused: &r}
+}
+
+// digestOf is the digest of adm; "" when there is no policy.
+func digestOf(adm Admission) string {
+	if adm == nil {
+		return ""
+	}
+	return adm.Digest()
 }
 
 // cardWrite is one new card version to plan.
@@ -282,6 +370,10 @@ type cardWrite struct {
 	seq      int64
 	created  bool
 	restored bool
+	// verdict is the admission policy's, nil without one; digestOfPolicy
+	// names the policy.
+	verdict        *Judgement
+	digestOfPolicy string
 }
 
 // write plans input i's new card version onto p.recs[i]: the agents row,
@@ -310,6 +402,12 @@ func (p *runPlan) write(i int, w cardWrite, policy ListingPolicy, now time.Time)
 	rec.FindingSeverities = "[]"
 	rec.PublisherVerified = publisherVerifiedFalse
 	p.planListing(rec, w.created, policy, now)
+	rec.PolicyRefused = ""
+	if w.verdict != nil {
+		p.policy.judge(rec, *w.verdict, w.digestOfPolicy, policy, true, now)
+	} else {
+		rec.PolicyFailing, rec.PolicyDigest = "[]", ""
+	}
 	pl, err := storedPlacement(rec.Listing, rec.Collections, rec.Visibility)
 	if err != nil {
 		return fmt.Errorf("agent %s: %w", rec.ID, err)
@@ -334,10 +432,14 @@ func (p *runPlan) write(i int, w cardWrite, policy ListingPolicy, now time.Time)
 	p.changes = append(p.changes, changeRow{AgentPK: rec.PK, AgentID: rec.ID, CardURL: rec.CardURL, Kind: kind,
 		Version: rec.CurrentVersion, At: now})
 	skills := skillsOf(c)
-	p.docs = append(p.docs, indexedDoc{pk: rec.PK, seq: rec.Seq, sortKey: sortKeyOf(c.Name),
-		facets: append(docFacets(sum, rec.SignatureStatus, rec.SignatureTrust, rec.PublisherVerified, rec.Health, rec.Works, nil, nil, pl),
-			identityFacets(rec.CardURL)...), parts: skillParts(skills, sum),
-		text: textOfParts(c.Name, c.Description, providerOf(c), skills)})
+	pf, err := policyFacets(rec.PolicyFailing)
+	if err != nil {
+		return fmt.Errorf("agent %s: %w", rec.ID, err)
+	}
+	fs := append(docFacets(sum, rec.SignatureStatus, rec.SignatureTrust, rec.PublisherVerified, rec.Health, rec.Works, nil, nil, pl),
+		identityFacets(rec.CardURL)...)
+	p.docs = append(p.docs, indexedDoc{pk: rec.PK, seq: rec.Seq, sortKey: sortKeyOf(c.Name), facets: append(fs, pf...),
+		parts: skillParts(skills, sum), text: textOfParts(c.Name, c.Description, providerOf(c), skills)})
 	p.results[i] = UpsertResult{Agent: agentOf(*rec, c), Created: w.created, NewVersion: true, Restored: w.restored}
 	return nil
 }

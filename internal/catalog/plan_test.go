@@ -86,7 +86,7 @@ func planned(t *testing.T, ins []UpsertInput, hints []crawlHint, found []agentRe
 		fresh.pks = append(fresh.pks, int64(201+i))
 		fresh.ids = append(fresh.ids, fmt.Sprintf("new-%d", i))
 	}
-	p, err := planRun(ins, hints, steps, fresh, policy, planNow, make([]UpsertResult, len(ins)))
+	p, err := planRun(ins, hints, steps, fresh, policy, nil, planNow, make([]UpsertResult, len(ins)))
 	if err != nil {
 		t.Fatal(err)
 	}

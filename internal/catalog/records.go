@@ -67,6 +67,14 @@ type agentRecord struct {
 	// DerivedSHA256 is the digest of the current version's derived rows
 	// (derivedDigest); empty when not known.
 	DerivedSHA256 string `gorm:"column:derived_sha256"`
+	// PolicyFailing is the sorted JSON array of the admission policy's
+	// rules failing (or errored) on the current version; PolicyDigest
+	// names the policy that judged it ('' none); PolicyRefused is the rule
+	// that refused the last card a crawl brought ('' none). See
+	// admission.go.
+	PolicyFailing string
+	PolicyDigest  string
+	PolicyRefused string
 }
 
 func (agentRecord) TableName() string { return "agents" }
@@ -78,12 +86,13 @@ var agentsTable = bulkTable[agentRecord]{
 		{"summary", pgText}, {"signature_status", pgText}, {"health", pgText}, {"current_version", pgInteger},
 		{"raw_sha256", pgText}, {"seq", pgBigint}, {"created_at", pgTimestamp}, {"updated_at", pgTimestamp},
 		{"fetched_at", pgTimestamp}, {"audit_codes", pgText}, {"signature_trust", pgText}, {"works", pgText}, {"listing", pgText},
-		{"approved_version", pgInteger}, {"derived_sha256", pgText}, {"publisher_verified", pgText}, {"finding_severities", pgText}},
+		{"approved_version", pgInteger}, {"derived_sha256", pgText}, {"publisher_verified", pgText}, {"finding_severities", pgText}, {"policy_failing", pgText},
+		{"policy_digest", pgText}},
 	args: func(a []any, r agentRecord) []any {
 		return append(a, r.PK, r.ID, r.CardURL, r.Name, r.Description, r.Provider, r.AgentVersion, r.Shape,
 			r.ProtocolVersions, r.Summary, r.SignatureStatus, r.Health, r.CurrentVersion, r.RawSHA256, r.Seq,
 			r.CreatedAt, r.UpdatedAt, r.FetchedAt, r.AuditCodes, r.SignatureTrust, r.Works, r.Listing, r.ApprovedVersion, r.DerivedSHA256,
-			publisherVerifiedValue(r.PublisherVerified), severitiesColumn(r.FindingSeverities))
+			publisherVerifiedValue(r.PublisherVerified), severitiesColumn(r.FindingSeverities), r.PolicyFailing, r.PolicyDigest)
 	},
 }
 
@@ -96,12 +105,12 @@ var agentCardUpdate = bulkUpdate[agentRecord]{
 		{"raw_sha256", pgText}, {"seq", pgBigint}, {"current_version", pgInteger}, {"updated_at", pgTimestamp},
 		{"fetched_at", pgTimestamp}, {"signature_status", pgText}, {"audit_codes", pgText}, {"signature_trust", pgText},
 		{"approved_version", pgInteger}, {"derived_sha256", pgText}, {"health", pgText}, {"publisher_verified", pgText},
-		{"finding_severities", pgText}},
+		{"finding_severities", pgText}, {"policy_failing", pgText}, {"policy_digest", pgText}, {"policy_refused", pgText}},
 	args: func(a []any, r agentRecord) []any {
 		return append(a, r.PK, r.Name, r.Description, r.Provider, r.AgentVersion, r.Shape, r.ProtocolVersions,
 			r.Summary, r.RawSHA256, r.Seq, r.CurrentVersion, r.UpdatedAt, r.FetchedAt, r.SignatureStatus, r.AuditCodes,
 			r.SignatureTrust, r.ApprovedVersion, r.DerivedSHA256, r.Health, publisherVerifiedValue(r.PublisherVerified),
-			severitiesColumn(r.FindingSeverities))
+			severitiesColumn(r.FindingSeverities), r.PolicyFailing, r.PolicyDigest, r.PolicyRefused)
 	},
 }
 

@@ -92,6 +92,8 @@ type Store struct {
 
 	// listing is the ListingPolicy of writes.
 	listing atomic.Pointer[ListingPolicy]
+	// admission is the admission policy of writes (admission.go).
+	admission atomic.Pointer[admissionBox]
 	// restricted caches restrictedCollections; nil when not read yet.
 	restricted atomic.Pointer[map[string][]string]
 	// summaries keeps the result summaries searches read, by agent and

@@ -245,6 +245,9 @@ type UpsertResult struct {
 	// Restored is true when the card URL was that of an agent an admin
 	// had removed: it is listed again, with its id and history.
 	Restored bool
+	// Refused is the admission policy's rule that refused a crawled card:
+	// it was not stored, and the agent kept its version (stale).
+	Refused *PolicyResult
 }
 
 // Filter fields, as the API names them in query parameters and facets.
@@ -289,6 +292,9 @@ const (
 	// FieldCollection values are the names of the collections an agent is
 	// in; a scope never sees the names of collections hidden from it.
 	FieldCollection = "collection"
+	// FieldPolicy values are the ids of the admission policy's rules that
+	// fail (or errored) on the current card version (admission.go).
+	FieldPolicy = "policy"
 )
 
 // Severities are the values of FieldSeverity (card.Severity's).
@@ -298,7 +304,7 @@ var Severities = []string{"error", "warning", "info"}
 var FilterFields = []string{
 	FieldSkill, FieldTag, FieldInputMode, FieldOutputMode, FieldBinding,
 	FieldProtocolVersion, FieldSecurityScheme, FieldProvider, FieldSignature, FieldHealth,
-	FieldAudit, FieldSeverity, FieldSignatureTrust, FieldPublisher, FieldPublisherVerified, FieldWorks, FieldListing, FieldCollection,
+	FieldAudit, FieldSeverity, FieldSignatureTrust, FieldPublisher, FieldPublisherVerified, FieldWorks, FieldListing, FieldCollection, FieldPolicy,
 	FieldOwnerTeam, FieldClassification, FieldLabel, FieldProvenance,
 }
 

@@ -55,10 +55,11 @@ func (s *Store) upsertBatch(ctx context.Context, actor Actor, ins []UpsertInput,
 	results := make([]UpsertResult, len(ins))
 	var changed []indexedDoc
 	var ups []fieldUpdate
+	var fields []fieldUpdate
 	store := func(tx *txn) error {
 		tx.listing = policy
 		var err error
-		changed, err = storeCards(tx, actor, ins, nil, results)
+		changed, fields, err = storeCards(tx, actor, ins, nil, results)
 		if err != nil {
 			return err
 		}
@@ -79,6 +80,9 @@ func (s *Store) upsertBatch(ctx context.Context, actor Actor, ins []UpsertInput,
 	}
 	s.publish(changed)
 	s.afterProvenance(ctx, ups)
+	if err := s.publishFields(ctx, fields); err != nil {
+		s.log.Warn("refreshing search index after a refused card", "err", err)
+	}
 	return results, nil
 }
 
@@ -119,18 +123,23 @@ func validateInput(in *UpsertInput) error {
 // in order: the inputs are cut into runs without repeats, each stored by
 // storeRun. The caller records the audit rows: a card stored by a check is
 // audited as the check.
-func storeCards(tx *txn, actor Actor, ins []UpsertInput, hints []crawlHint, results []UpsertResult) ([]indexedDoc, error) {
-	var docs []indexedDoc
+func storeCards(tx *txn, actor Actor, ins []UpsertInput, hints []crawlHint, results []UpsertResult) ([]indexedDoc, []fieldUpdate, error) {
+	var (
+		docs   []indexedDoc
+		fields []fieldUpdate
+	)
 	err := runsWithoutRepeats(ins, func(in UpsertInput) string { return in.CardURL }, func(from, to int) error {
 		var h []crawlHint
 		if hints != nil {
 			h = hints[from:to]
 		}
-		d, err := storeRun(tx, actor, ins[from:to], h, results[from:to])
-		docs = append(docs, d...)
+		p, err := storeRun(tx, actor, ins[from:to], h, results[from:to])
+		if p != nil {
+			docs, fields = append(docs, p.docs...), append(fields, p.fields...)
+		}
 		return err
 	})
-	return docs, err
+	return docs, fields, err
 }
 
 // runsWithoutRepeats cuts items into consecutive runs in which no key
@@ -170,26 +179,29 @@ func rawDigest(raw []byte) string {
 // removed must not undo the removal. hints is nil or one per input.
 //
 // It is lookup (the agents rows, locked), a plan made without I/O
-// (decideRun, planRun; see plan.go) and applyRun.
-func storeRun(tx *txn, actor Actor, ins []UpsertInput, hints []crawlHint, results []UpsertResult) ([]indexedDoc, error) {
+// (decideRun, judgeRun, planRun; see plan.go) and applyRun.
+func storeRun(tx *txn, actor Actor, ins []UpsertInput, hints []crawlHint, results []UpsertResult) (*runPlan, error) {
 	found, err := lookupRun(tx, ins)
 	if err != nil {
 		return nil, err
 	}
 	steps := decideRun(ins, hints, found)
+	if err := judgeRun(tx.admission, ins, hints, steps); err != nil {
+		return nil, err
+	}
 	fresh, err := allocateFresh(tx, steps)
 	if err != nil {
 		return nil, err
 	}
 	now := time.Now().UTC()
-	p, err := planRun(ins, hints, steps, fresh, tx.listing, now, results)
+	p, err := planRun(ins, hints, steps, fresh, tx.listing, tx.admission, now, results)
 	if err != nil {
 		return nil, err
 	}
 	if err := applyRun(tx, actor, p, now); err != nil {
 		return nil, err
 	}
-	return p.docs, nil
+	return p, nil
 }
 
 // lookupRun reads, and on PostgreSQL locks, the agents rows the inputs
@@ -239,7 +251,7 @@ func allocateFresh(tx *txn, steps []cardStep) (freshIDs, error) {
 // read, and the change feed comes last (appendChanges).
 func applyRun(tx *txn, actor Actor, p *runPlan, now time.Time) error {
 	for _, r := range p.touched {
-		if err := tx.Exec("UPDATE agents SET fetched_at = ? WHERE pk = ?", r.at, r.pk).Error; err != nil {
+		if err := tx.Exec("UPDATE agents SET fetched_at = ?, policy_refused = '' WHERE pk = ?", r.at, r.pk).Error; err != nil {
 			return fmt.Errorf("storing card %s: %w", r.cardURL, err)
 		}
 	}
@@ -266,6 +278,12 @@ func applyRun(tx *txn, actor Actor, p *runPlan, now time.Time) error {
 		return err
 	}
 	if err := sendBackToReview(tx, actor, p.reapprove); err != nil {
+		return err
+	}
+	if err := p.policy.apply(tx, actor); err != nil {
+		return err
+	}
+	if err := refuseCrawled(tx, p.refused); err != nil {
 		return err
 	}
 	// Read once the agents rows are written: on PostgreSQL the update
@@ -536,4 +554,21 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// refuseCrawled writes the refusals of crawled cards: the agent stays at
+// its version, stale, the rule named. Its crawl validators are cleared,
+// so the next check fetches the card whole and judges it again, under
+// whatever policy is then in force.
+func refuseCrawled(tx *txn, recs []agentRecord) error {
+	for _, r := range recs {
+		if err := tx.Exec("UPDATE agents SET health = ?, policy_refused = ?, seq = ?, updated_at = ? WHERE pk = ?",
+			r.Health, r.PolicyRefused, r.Seq, r.UpdatedAt, r.PK).Error; err != nil {
+			return fmt.Errorf("refusing the card of agent %s: %w", r.ID, err)
+		}
+		if err := tx.Exec("UPDATE crawl_state SET etag = '', last_modified = '' WHERE agent_pk = ?", r.PK).Error; err != nil {
+			return fmt.Errorf("refusing the card of agent %s: %w", r.ID, err)
+		}
+	}
+	return nil
 }

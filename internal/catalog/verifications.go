@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -172,7 +173,7 @@ func (s *Store) RecordVerifications(ctx context.Context, actor Actor, ins []Veri
 // recordReports stores reports inside tx and returns the index changes of
 // the agents whose signature status, trust or audit codes changed. The actor is the audit
 // log's (a later change records it here).
-func recordReports(tx *txn, _ Actor, ins []VerificationInput) ([]fieldUpdate, error) {
+func recordReports(tx *txn, actor Actor, ins []VerificationInput) ([]fieldUpdate, error) {
 	var changed []fieldUpdate
 	// On PostgreSQL the share lock orders this transaction against
 	// key changes (which update the row); see migration 00003.
@@ -252,6 +253,19 @@ func recordReports(tx *txn, _ Actor, ins []VerificationInput) ([]fieldUpdate, er
 		if err := emitContentFindings(tx, rec, audit, in.AuditCodes, now); err != nil {
 			return nil, err
 		}
+	}
+	// A new verdict is judged again by the admission policy, in this
+	// transaction: the signature fields are what most rules read.
+	pks := make([]int64, len(changed))
+	for i, u := range changed {
+		pks[i] = u.pk
+	}
+	vals, err := rejudge(tx, actor, pks, now)
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range changed {
+		maps.Copy(u.values, vals[u.pk])
 	}
 	return changed, nil
 }

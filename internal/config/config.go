@@ -295,6 +295,9 @@ type Listing struct {
 	// an approved agent back to pending when its card changes.
 	RequireApproval   bool
 	ReapproveOnChange bool
+	// Policy is the admission policy file (YAML rules in CEL, see
+	// docs/security.md); empty: no policy.
+	Policy string
 }
 
 // Crawl is the crawler's schedule and limits.

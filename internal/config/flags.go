@@ -73,6 +73,8 @@ func Settings() []Setting {
 			func(c *Config) flag.Value { return (*boolValue)(&c.Listing.RequireApproval) }},
 		{Storage, "reapprove-on-change", "REGISTRY_REAPPROVE_ON_CHANGE", "a new card version of an approved agent sends it back to pending review",
 			func(c *Config) flag.Value { return (*boolValue)(&c.Listing.ReapproveOnChange) }},
+		{Serving, "policy", "REGISTRY_POLICY", "admission policy file (YAML rules in CEL): flag, hold or refuse cards; refused whole if a rule is invalid, reloaded on SIGHUP and when the file changes",
+			func(c *Config) flag.Value { return (*stringValue)(&c.Listing.Policy) }},
 		{Fetching, "allow-networks", "REGISTRY_ALLOW_NETWORKS",
 			"comma-separated CIDRs of private networks agents may live on (private, loopback and link-local addresses are refused otherwise)",
 			func(c *Config) flag.Value { return (*prefixesValue)(&c.Outbound.AllowNetworks) }},

@@ -175,6 +175,11 @@ func (r *Registrar) RegisterMany(ctx context.Context, actor catalog.Actor, sc ca
 		return out
 	}
 	stored, err := r.store.UpsertBatch(ctx, actor, ins)
+	if errors.Is(err, catalog.ErrRefused) {
+		// The admission policy refused a card of the write: each is
+		// stored on its own, so a refusal refuses only its own card.
+		stored, idx, err = r.storeEach(ctx, actor, regs, out, ins, idx)
+	}
 	if err != nil {
 		r.log.ErrorContext(ctx, "registering agents: storing cards failed", "cards", len(ins), "error", err)
 		for _, i := range idx {
@@ -277,4 +282,31 @@ func (r *Registrar) visible(ctx context.Context, sc catalog.Scope, cardURLs ...s
 		return fmt.Errorf("registering: %w", ErrAlreadyCatalogued)
 	}
 	return nil
+}
+
+// storeEach stores ins one by one; a card the admission policy refuses is
+// its registration's error (the rule named), the others are stored. It
+// returns the stored results and the indexes of regs they belong to.
+func (r *Registrar) storeEach(ctx context.Context, actor catalog.Actor, regs []Registration, out []Registered,
+	ins []catalog.UpsertInput, idx []int) ([]catalog.UpsertResult, []int, error) {
+	var (
+		stored []catalog.UpsertResult
+		kept   []int
+	)
+	for k, i := range idx {
+		res, err := r.store.UpsertBatch(ctx, actor, ins[k:k+1])
+		switch {
+		case errors.Is(err, catalog.ErrRefused):
+			r.log.InfoContext(ctx, "registering agent: refused by the admission policy", "card_url", ins[k].CardURL, "error", err)
+			out[i].Err = fmt.Errorf("registering %s: %w", regs[i].Input, err)
+		case err != nil:
+			for j, kk := range kept {
+				out[kk].Result = stored[j]
+			}
+			return nil, idx[k:], err
+		default:
+			stored, kept = append(stored, res[0]), append(kept, i)
+		}
+	}
+	return stored, kept, nil
 }

@@ -44,12 +44,23 @@ type Agent struct {
 	ContentFindings    []Finding   `cel:"content_findings"`
 	LintFindings       []Finding   `cel:"lint_findings"`
 	// Publisher is who publishes the agent and whether it proved it
-	// holds the signing key, from the verification report: its domain is
-	// "" before the first report and for a card without a URL.
+	// holds the signing key, from the verification report; before the
+	// first report verify.PolicyInput takes its domain from the card URL
+	// ("" for a card without one).
 	Publisher Publisher `cel:"publisher"`
 	// Health is the crawler's view of the agent (catalog.Health*): up,
 	// down, stale, removed (its card is gone) or unknown.
 	Health string `cel:"health"`
+	// Provenance is how the registry came by this version.
+	Provenance Provenance `cel:"provenance"`
+}
+
+// Provenance is how the registry came by a card version.
+type Provenance struct {
+	// Source is how the version reached the catalog: "url" (registered by
+	// URL), "crawl" (a scheduled check) or "import" (a card file, the
+	// seeds and examples included).
+	Source string `cel:"source"`
 }
 
 // Interface is one declared interface and what its live probe found.

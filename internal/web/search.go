@@ -41,6 +41,7 @@ var facetLabels = map[string]string{
 	catalog.FieldWorks:             "Interfaces work (last check)",
 	catalog.FieldListing:           "Listing",
 	catalog.FieldCollection:        "Collection",
+	catalog.FieldPolicy:            "Admission policy (rules failing)",
 }
 
 // howLabels say in words how a search word met a result
