@@ -32,6 +32,9 @@ type SecurityReport struct {
 	// History is the report's headline numbers per day, oldest first,
 	// over the last report.HistoryDays days; [] when none is recorded.
 	History []ReportDay `json:"history"`
+	// Policy counts agents per admission-policy rule failing, or
+	// errored, on the current card.
+	Policy []ReportCount `json:"policy"`
 }
 
 // ReportDay is one day of the security report's history. Scope is `all`
@@ -118,5 +121,6 @@ func (a *API) securityReport(c echo.Context) error {
 		PlainHTTP:         newReportCount(r.PlainHTTP),
 		PublisherVerified: newReportCount(r.PublisherVerified),
 		History:           newReportDays(days),
+		Policy:            newReportCounts(r.Policy),
 	})
 }

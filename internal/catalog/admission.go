@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -189,12 +190,14 @@ type policyPlan struct {
 }
 
 // judge applies j, made on rec's current version, to rec: the policy
-// columns, the results, and a hold or its release. changed says the
+// columns, the results, and a hold or its release. newVersion says the
 // version is new, so a hold applies again even if an editor overrode the
-// previous version's.
-func (pp *policyPlan) judge(rec *agentRecord, j Judgement, digest string, lp ListingPolicy, newVersion bool, now time.Time) {
-	prevFailing := rec.PolicyFailing
+// previous version's. It reports whether the rules failing changed (a
+// policyEvent, which the caller appends).
+func (pp *policyPlan) judge(rec *agentRecord, j Judgement, digest string, lp ListingPolicy, newVersion bool, now time.Time) (changed bool) {
+	prevFailing := cmp.Or(rec.PolicyFailing, "[]")
 	rec.PolicyFailing, rec.PolicyDigest = jsonArray(j.failing()), digest
+	changed = prevFailing != rec.PolicyFailing
 	pp.judged, pp.at = append(pp.judged, rec.PK), append(pp.at, rec.CurrentVersion)
 	for _, r := range j.Results {
 		pp.rows = append(pp.rows, policyResultRow{AgentPK: rec.PK, Version: rec.CurrentVersion, RuleID: cleanText(r.RuleID),
@@ -213,11 +216,11 @@ func (pp *policyPlan) judge(rec *agentRecord, j Judgement, digest string, lp Lis
 		// holds again only when the failures change or a new version
 		// comes.
 		if !newVersion && rec.Listing == ListingApproved && prevFailing == rec.PolicyFailing {
-			return
+			return changed
 		}
 		reason := holdReason(hold)
 		if heldByPolicy(rec) && rec.ListingReason == reason {
-			return
+			return changed
 		}
 		from := rec.Listing
 		at := now
@@ -233,6 +236,7 @@ func (pp *policyPlan) judge(rec *agentRecord, j Judgement, digest string, lp Lis
 		}
 		pp.moves = append(pp.moves, listingMove{rec: *rec, from: ListingPending})
 	}
+	return changed
 }
 
 // apply writes pp inside tx: the results of the judged versions replace
@@ -351,7 +355,10 @@ func rejudge(tx *txn, cause Actor, pks []int64, now time.Time) (map[int64]map[st
 	}
 	digest := tx.admission.Digest()
 	out := make(map[int64]map[string][]string, len(pks))
-	var pp policyPlan
+	var (
+		pp      policyPlan
+		changes []changeRow
+	)
 	for chunk := range slices.Chunk(pks, 500) {
 		var recs []agentRecord
 		if err := tx.Where("pk IN ? AND removed_at IS NULL", chunk).Find(&recs).Error; err != nil {
@@ -381,7 +388,9 @@ func rejudge(tx *txn, cause Actor, pks []int64, now time.Time) (map[int64]map[st
 			}
 			j := tx.admission.Judge(in)
 			listing := rec.Listing
-			pp.judge(rec, j, digest, tx.listing, false, now)
+			if pp.judge(rec, j, digest, tx.listing, false, now) {
+				changes = append(changes, policyEvent(*rec, now, ""))
+			}
 			if err := tx.Exec("UPDATE agents SET policy_failing = ?, policy_digest = ? WHERE pk = ?",
 				rec.PolicyFailing, rec.PolicyDigest, rec.PK).Error; err != nil {
 				return nil, fmt.Errorf("storing the policy results of agent %s: %w", rec.ID, err)
@@ -401,5 +410,20 @@ func rejudge(tx *txn, cause Actor, pks []int64, now time.Time) (map[int64]map[st
 	if err := pp.apply(tx, cause); err != nil {
 		return nil, err
 	}
+	if err := appendChanges(tx, changes); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// policyEvent is the EventPolicy row of rec as a judgement leaves it: the
+// rules now failing, or the rule that refused a crawled card.
+func policyEvent(rec agentRecord, at time.Time, refusedBy string) changeRow {
+	detail := `{"failing":` + cmp.Or(rec.PolicyFailing, "[]") + `}`
+	if refusedBy != "" {
+		b, _ := json.Marshal(map[string]string{"refused_by": refusedBy}) // strings always encode
+		detail = string(b)
+	}
+	return changeRow{AgentPK: rec.PK, AgentID: rec.ID, CardURL: rec.CardURL, Kind: EventPolicy, Version: rec.CurrentVersion,
+		At: at.UTC(), Detail: detail}
 }

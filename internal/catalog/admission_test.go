@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -124,6 +125,19 @@ func TestPolicyHoldUntilComply(t *testing.T) {
 		}
 		if want := []string{"pending>approved:", "approved>pending:no-beta"}; !slices.Equal(moves, want) {
 			t.Errorf("audited policy moves (newest first) = %v, want %v", moves, want)
+		}
+		// The feed says when the failing rules changed (agent.policy
+		// webhooks): on the held version and on the complying one.
+		feed, err := s.Changes(ctx, catalog.ScopeAll, 0, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var kinds []string
+		for _, c := range feed {
+			kinds = append(kinds, fmt.Sprintf("%s@%d", c.Kind, c.Version))
+		}
+		if want := []string{"created@1", "policy@1", "updated@2", "policy@2"}; !slices.Equal(kinds, want) {
+			t.Errorf("change feed = %v, want %v", kinds, want)
 		}
 	})
 }

@@ -30,6 +30,8 @@ type CurrentCard struct {
 	// policy that judged it ("" none).
 	PolicyFailing []string
 	PolicyDigest  string
+	// Policy are the stored results of those rules, in rule id order.
+	Policy []PolicyResult
 }
 
 type currentCardRow struct {
@@ -74,6 +76,10 @@ func (s *Store) CurrentCards(ctx context.Context, sc Scope, fn func(CurrentCard)
 		if len(rows) == 0 {
 			return nil
 		}
+		results, err := s.currentPolicyResults(ctx, rows)
+		if err != nil {
+			return err
+		}
 		for _, r := range rows {
 			c := CurrentCard{AgentID: r.ID, CardURL: r.CardURL, Health: r.Health, Listing: r.Listing,
 				Version: r.CurrentVersion, SignatureStatus: r.SignatureStatus, Raw: r.Raw, Source: r.Source,
@@ -82,7 +88,7 @@ func (s *Store) CurrentCards(ctx context.Context, sc Scope, fn func(CurrentCard)
 			if err != nil {
 				return fmt.Errorf("policy results of agent %s: %w", r.ID, err)
 			}
-			c.PolicyFailing = failing
+			c.PolicyFailing, c.Policy = failing, results[r.PK]
 			if r.Report != nil {
 				c.Report = json.RawMessage(*r.Report)
 			}
@@ -97,3 +103,40 @@ func (s *Store) CurrentCards(ctx context.Context, sc Scope, fn func(CurrentCard)
 // CardLimits are the limits stored cards are re-parsed under (with
 // StoredCardLimits), for a reader of CurrentCard.Raw.
 func (s *Store) CardLimits() card.Limits { return s.limits }
+
+// currentPolicyResults reads the stored policy results of the current
+// versions of rows' agents, by agent pk: one query per page.
+func (s *Store) currentPolicyResults(ctx context.Context, rows []currentCardRow) (map[int64][]PolicyResult, error) {
+	pks := make([]int64, 0, len(rows))
+	version := make(map[int64]int, len(rows))
+	for _, r := range rows {
+		if r.PolicyFailing != "" && r.PolicyFailing != "[]" {
+			pks = append(pks, r.PK)
+			version[r.PK] = r.CurrentVersion
+		}
+	}
+	out := make(map[int64][]PolicyResult, len(pks))
+	if len(pks) == 0 {
+		return out, nil
+	}
+	res, err := s.db.WithContext(ctx).Raw(`SELECT agent_pk, version, rule_id, action, outcome, message FROM policy_results
+		WHERE agent_pk IN ? ORDER BY agent_pk, rule_id`, pks).Rows()
+	if err != nil {
+		return nil, fmt.Errorf("reading policy results: %w", err)
+	}
+	defer res.Close()
+	for res.Next() {
+		var (
+			pk int64
+			v  int
+			r  PolicyResult
+		)
+		if err := res.Scan(&pk, &v, &r.RuleID, &r.Action, &r.Outcome, &r.Message); err != nil {
+			return nil, fmt.Errorf("reading policy results: %w", err)
+		}
+		if v == version[pk] {
+			out[pk] = append(out[pk], r)
+		}
+	}
+	return out, res.Err()
+}

@@ -32,6 +32,10 @@ const (
 	// EventSourceFailed: a source could not be resolved or crawled; the
 	// event names no agent (AgentID empty, CardURL the source's URL).
 	EventSourceFailed = "source_failed"
+	// EventPolicy: the admission policy's rules failing (or errored) on
+	// the agent's current version changed (detail failing), or it
+	// refused a card a crawl brought (detail refused_by); admission.go.
+	EventPolicy = "policy"
 )
 
 // feedKinds are the kinds the public change feed reports.

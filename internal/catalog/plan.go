@@ -352,6 +352,7 @@ func (p *runPlan) refuse(i int, st cardStep, seq int64, now time.Time) {
 	p.fields = append(p.fields, fieldUpdate{pk: rec.PK, prev: prev, seq: seq, values: map[string][]string{FieldHealth: {HealthStale}}})
 	r := st.refusal
 	p.results[i] = UpsertResult{Agent: agentOf(*rec, nil), Refused: &r}
+	p.changes = append(p.changes, policyEvent(*rec, now, rec.PolicyRefused))
 }
 
 // digestOf is the digest of adm; "" when there is no policy.
@@ -403,8 +404,9 @@ func (p *runPlan) write(i int, w cardWrite, policy ListingPolicy, now time.Time)
 	rec.PublisherVerified = publisherVerifiedFalse
 	p.planListing(rec, w.created, policy, now)
 	rec.PolicyRefused = ""
+	policyChanged := false
 	if w.verdict != nil {
-		p.policy.judge(rec, *w.verdict, w.digestOfPolicy, policy, true, now)
+		policyChanged = p.policy.judge(rec, *w.verdict, w.digestOfPolicy, policy, true, now)
 	} else {
 		rec.PolicyFailing, rec.PolicyDigest = "[]", ""
 	}
@@ -431,6 +433,9 @@ func (p *runPlan) write(i int, w cardWrite, policy ListingPolicy, now time.Time)
 		Size: len(c.Raw), Source: in.Source, ReceivedAt: in.ReceivedAt, Raw: c.Raw})
 	p.changes = append(p.changes, changeRow{AgentPK: rec.PK, AgentID: rec.ID, CardURL: rec.CardURL, Kind: kind,
 		Version: rec.CurrentVersion, At: now})
+	if policyChanged {
+		p.changes = append(p.changes, policyEvent(*rec, now, ""))
+	}
 	skills := skillsOf(c)
 	pf, err := policyFacets(rec.PolicyFailing)
 	if err != nil {

@@ -16,6 +16,9 @@ const (
 	SourceLint      = "lint"
 	SourceContent   = "content"
 	SourceSignature = "signature"
+	// SourcePolicy: a rule of the admission policy that failed, or
+	// errored, on the current version (its id is the code).
+	SourcePolicy = "policy"
 )
 
 // Finding is one current finding of one agent, flattened for export. Every
@@ -45,9 +48,9 @@ type CardReader interface {
 
 // Findings calls fn with every current finding of every agent sc sees:
 // the security audit, the card lint, the content scan and each signature
-// that did not verify. The catalog applies the scope and reads in pages,
-// so the export streams at any catalog size. Policy outcomes are not
-// stored per version yet and are not exported.
+// that did not verify, and each admission-policy rule failing or errored
+// on the current version. The catalog applies the scope and reads in
+// pages, so the export streams at any catalog size.
 func Findings(ctx context.Context, r CardReader, sc catalog.Scope, fn func(Finding) error) error {
 	lim := r.CardLimits()
 	err := r.CurrentCards(ctx, sc, func(c catalog.CurrentCard) error {
@@ -87,6 +90,9 @@ func Findings(ctx context.Context, r CardReader, sc catalog.Scope, fn func(Findi
 					Path: fmt.Sprintf("$.signatures[%d]", e.Index), Message: msg})
 			}
 		}
+		for _, r := range c.Policy {
+			fs = append(fs, Finding{Source: SourcePolicy, Code: r.RuleID, Severity: policySeverity(r), Message: r.Message})
+		}
 		for _, f := range fs {
 			f.AgentID, f.URN, f.Name, f.CardURL = base.AgentID, base.URN, base.Name, base.CardURL
 			if err := fn(f); err != nil {
@@ -110,4 +116,14 @@ func signatureSeverity(r verify.Result) card.Severity {
 		return card.SeverityWarning
 	}
 	return card.SeverityError
+}
+
+// policySeverity ranks an admission-policy result: a failed rule that
+// holds or refuses is an error, a flag a warning, and an errored rule (the
+// expression could not be judged on this agent, never enforced) a warning.
+func policySeverity(r catalog.PolicyResult) card.Severity {
+	if r.Outcome == catalog.PolicyFail && (r.Action == catalog.PolicyHold || r.Action == catalog.PolicyReject) {
+		return card.SeverityError
+	}
+	return card.SeverityWarning
 }

@@ -75,6 +75,9 @@ type Security struct {
 	// PublisherVerified counts agents whose publisher proved it holds
 	// the key that signs the current card (verify.PublisherReport).
 	PublisherVerified Count
+	// Policy counts agents per admission-policy rule failing (or
+	// errored) on the current version.
+	Policy []Count
 }
 
 // SecurityReport computes the report from one faceted search in sc: the
@@ -92,6 +95,7 @@ func SecurityReport(ctx context.Context, s Searcher, sc catalog.Scope) (Security
 		SecurityScheme: counts(catalog.FieldSecurityScheme, page.Facets[catalog.FieldSecurityScheme]),
 		Findings:       counts(catalog.FieldAudit, page.Facets[catalog.FieldAudit]),
 		Severity:       make([]Count, 0, len(catalog.Severities)),
+		Policy:         counts(catalog.FieldPolicy, page.Facets[catalog.FieldPolicy]),
 		Anonymous:      Count{Value: "none", Query: queryOf(catalog.FieldSecurityScheme, "none")},
 		KeyChanges:     Count{Value: verify.FindingSigningKeyChanged, Query: queryOf(catalog.FieldAudit, verify.FindingSigningKeyChanged)},
 		PlainHTTP:      Count{Value: verify.FindingPlainHTTPInterface, Query: queryOf(catalog.FieldAudit, verify.FindingPlainHTTPInterface)},

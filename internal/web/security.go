@@ -35,7 +35,7 @@ func (h *Console) security(c echo.Context) error {
 	v := view.Security{Agents: r.Agents, Signature: securityCounts(r.Signature), Schemes: securityCounts(r.SecurityScheme),
 		Findings: securityCounts(r.Findings), Severity: securityCounts(r.Severity), Anonymous: securityCount(r.Anonymous), KeyChanges: securityCount(r.KeyChanges),
 		PlainHTTP:         securityCount(r.PlainHTTP),
-		PublisherVerified: securityCount(r.PublisherVerified)}
+		PublisherVerified: securityCount(r.PublisherVerified), Policy: securityCounts(r.Policy)}
 	if h.opts.History != nil {
 		sc := h.scope(c)
 		days, err := report.History(ctx, h.opts.History, sc, h.now())

@@ -41,6 +41,9 @@ const (
 	EventWithdrawn      = "agent.withdrawn"
 	EventContentFinding = "agent.content_finding"
 	EventSourceFailed   = "source.failed"
+	// EventPolicy: the admission policy's rules failing on the agent
+	// changed, or it refused a card a crawl brought.
+	EventPolicy = "agent.policy"
 )
 
 // eventTypes maps change feed and event kinds onto event types.
@@ -55,6 +58,7 @@ var eventTypes = map[string]string{
 	catalog.EventWithdrawn:      EventWithdrawn,
 	catalog.EventContentFinding: EventContentFinding,
 	catalog.EventSourceFailed:   EventSourceFailed,
+	catalog.EventPolicy:         EventPolicy,
 }
 
 // EventTypes lists the event types a subscription may name.

@@ -15,6 +15,8 @@ type Security struct {
 	// agents it counts.
 	Charts      []Chart
 	HistoryNote string
+	// Policy counts agents per admission-policy rule failing.
+	Policy []SecurityCount
 }
 
 // SecurityCount is one number of the report. Label is a facet value (a
