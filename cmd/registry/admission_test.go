@@ -2,7 +2,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -12,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2aregistry/registry/internal/catalog/catalogtest"
+	"github.com/a2aregistry/registry/internal/config"
 	"github.com/a2aregistry/registry/internal/verify"
 )
 
@@ -125,5 +131,117 @@ func TestPolicyFileReload(t *testing.T) {
 	st = pf.state()
 	if st.Error != "" || st.Digest == first || st.Digest != rec.last().Digest() || st.Rules != 1 {
 		t.Errorf("after a good change: state %+v", st)
+	}
+}
+
+// TestServeRefusesByPolicy registers, through the API of a running serve
+// with --policy, a card a reject rule refuses: 422 policy_refused naming
+// the rule, nothing stored; /readyz shows the policy in force.
+func TestServeRefusesByPolicy(t *testing.T) {
+	agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, plainHTTPCard)
+	}))
+	defer agent.Close()
+	path := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(path, []byte(`rules:
+  - id: https-only
+    expression: agent.interfaces.all(i, i.url.startsWith("https://"))
+    action: reject
+    message: every interface over https
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, db := range []struct {
+		name string
+		dsn  func(testing.TB) string
+	}{
+		{"sqlite", catalogtest.SQLiteDSN},
+		{"postgres", catalogtest.PostgresDSN},
+	} {
+		t.Run(db.name, func(t *testing.T) {
+			base := startServeWith(t, db.dsn(t), func(c *config.Config) { c.Listing.Policy = path })
+			resp, err := http.Post(base+"/api/v1/agents", "application/json", strings.NewReader(`{"url":"`+agent.URL+`"}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var body struct {
+				Error struct{ Code, Rule, Message string }
+			}
+			err = json.NewDecoder(resp.Body).Decode(&body)
+			resp.Body.Close()
+			if err != nil || resp.StatusCode != http.StatusUnprocessableEntity || body.Error.Code != "policy_refused" || body.Error.Rule != "https-only" {
+				t.Fatalf("register: %d %+v, %v", resp.StatusCode, body, err)
+			}
+			resp, err = http.Get(base + "/api/v1/agents")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var page struct{ Total int }
+			err = json.NewDecoder(resp.Body).Decode(&page)
+			resp.Body.Close()
+			if err != nil || page.Total != 0 {
+				t.Errorf("after the refusal the catalog lists %d agents (%v)", page.Total, err)
+			}
+			resp, err = http.Get(base + "/readyz")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ready readyBody
+			err = json.NewDecoder(resp.Body).Decode(&ready)
+			resp.Body.Close()
+			if err != nil || ready.Policy == nil || ready.Policy.Rules != 1 || ready.Policy.Digest == "" || ready.Policy.Error != "" {
+				t.Errorf("readyz policy = %+v (%v)", ready.Policy, err)
+			}
+		})
+	}
+}
+
+// TestImportRefusesByPolicy: `registry import --policy` prints an error
+// line naming the rule for each card a reject rule refuses, stores the
+// others, and fails.
+func TestImportRefusesByPolicy(t *testing.T) {
+	dir := t.TempDir()
+	db := "sqlite:" + filepath.Join(dir, "reg.db")
+	pol := filepath.Join(dir, "policy.yaml")
+	plain := filepath.Join(dir, "plain.json")
+	secure := filepath.Join(dir, "secure.json")
+	for path, body := range map[string]string{
+		pol: `rules:
+  - id: https-only
+    expression: agent.interfaces.all(i, i.url.startsWith("https://"))
+    action: reject
+    message: every interface over https
+`,
+		plain:  plainHTTPCard,
+		secure: strings.ReplaceAll(strings.ReplaceAll(plainHTTPCard, "http://", "https://"), "Open Echo", "Closed Echo"),
+	} {
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out, errOut strings.Builder
+	code := run(context.Background(), []string{"import", "--db", db, "--policy", pol, plain, secure}, &out, &errOut, func(string) string { return "" })
+	if code != exitFail {
+		t.Errorf("exit %d, want %d", code, exitFail)
+	}
+	var plainLine, secureLine string
+	for _, l := range strings.Split(out.String(), "\n") {
+		switch {
+		case strings.HasPrefix(l, plain+":"):
+			plainLine = l
+		case strings.HasPrefix(l, secure+":"):
+			secureLine = l
+		}
+	}
+	if !strings.Contains(plainLine, "error") || !strings.Contains(plainLine, `"https-only"`) {
+		t.Errorf("refused card's line = %q", plainLine)
+	}
+	if strings.Contains(secureLine, "error") || secureLine == "" {
+		t.Errorf("complying card's line = %q", secureLine)
+	}
+	s := catalogtest.Open(t, db)
+	if n, err := s.Count(context.Background()); err != nil || n != 1 {
+		t.Errorf("stored %d agents (%v), want the complying one", n, err)
 	}
 }

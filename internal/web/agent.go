@@ -118,6 +118,11 @@ func (h *Console) loadAgent(c echo.Context) (view.Agent, error) {
 		return view.Agent{}, err
 	}
 	a.Annotations = h.annotationsView(c, id, v.Annotations)
+	ps, err := h.opts.Agents.PolicyState(ctx, h.scope(c), id)
+	if err != nil {
+		return view.Agent{}, fmt.Errorf("reading the policy results of agent %s: %w", id, err)
+	}
+	a.Policy = policyView(ps)
 	a.Listing = h.listingView(c, ag.Listing)
 	a.Collections = ag.Collections
 	if h.canReview(c) {
@@ -285,4 +290,18 @@ func (h *Console) latestCheck(c echo.Context, a *view.Agent) error {
 		}
 	}
 	return nil
+}
+
+// policyView is the agent page's admission-policy panel; nil when there
+// is nothing to show.
+func policyView(ps catalog.PolicyState) *view.AgentPolicy {
+	if len(ps.Results) == 0 && ps.RefusedBy == "" {
+		return nil
+	}
+	p := &view.AgentPolicy{RefusedBy: ps.RefusedBy}
+	for _, r := range ps.Results {
+		p.Results = append(p.Results, view.PolicyResult{Rule: r.RuleID, Action: r.Action, Outcome: r.Outcome, Message: r.Message,
+			SearchURL: "/?" + url.Values{catalog.FieldPolicy: {r.RuleID}}.Encode()})
+	}
+	return p
 }

@@ -56,6 +56,9 @@ type AgentReader interface {
 	// VisibleAgents reports which of ids the scope sees (removed agents
 	// only ScopeAll): the agent page links no other agent outside it.
 	VisibleAgents(ctx context.Context, sc catalog.Scope, ids []string) (map[string]bool, error)
+	// PolicyState is the admission policy's standing on the agent's
+	// current version.
+	PolicyState(ctx context.Context, sc catalog.Scope, id string) (catalog.PolicyState, error)
 }
 
 // Principal is the signed-in caller as the console shows them.

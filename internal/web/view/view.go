@@ -263,6 +263,9 @@ type Agent struct {
 	// (only the collections the caller sees).
 	Listing     Listing
 	Collections []string
+	// Policy is what the admission policy found; nil when no policy
+	// judged the current version and none refused a crawled card.
+	Policy *AgentPolicy
 	// Annotations are the operator's, with their edit form for editors.
 	Annotations Annotations
 	// Removed is set when an admin removed the agent (only admins see
@@ -500,4 +503,19 @@ type Error struct {
 	Status  int
 	Title   string
 	Message string
+}
+
+// AgentPolicy is the admission policy's standing on an agent: the rules
+// failing (or errored) on its current version, and the rule that refused
+// the last card a crawl brought.
+type AgentPolicy struct {
+	Results   []PolicyResult
+	RefusedBy string
+}
+
+// PolicyResult is one rule that did not pass; SearchURL lists every
+// agent failing it.
+type PolicyResult struct {
+	Rule, Action, Outcome, Message string
+	SearchURL                      string
 }
