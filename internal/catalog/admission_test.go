@@ -216,6 +216,16 @@ func TestPolicyRejectCrawl(t *testing.T) {
 		if st, _ := s.PolicyState(ctx, catalog.ScopeAll, a.ID); st.RefusedBy != "no-evil" {
 			t.Errorf("refused by %q", st.RefusedBy)
 		}
+		// A check that finds the refused card unchanged (a 304) does not
+		// bring the agent back up.
+		now := time.Now()
+		if _, err := s.RecordFetches(ctx, testActor, []catalog.FetchOutcome{{AgentID: a.ID, At: now, Status: 304,
+			NotModified: true, Health: catalog.HealthUp, NextCheckAt: now.Add(time.Hour)}}); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := s.Agent(ctx, catalog.ScopeAll, a.ID); got.Health != catalog.HealthStale {
+			t.Errorf("after a 304 of the refused card: health %s", got.Health)
+		}
 		p, err := s.Search(ctx, catalog.Query{Filters: map[string][]string{catalog.FieldHealth: {catalog.HealthStale}}, Scope: catalog.ScopeAll})
 		if err != nil || !slices.Contains(ids(p), "good") {
 			t.Errorf("health=stale finds %v, %v", ids(p), err)
@@ -275,6 +285,43 @@ func TestPolicyRuntimeErrorContained(t *testing.T) {
 		}
 		if got := policyNames(t, s, "broken"); !slices.Equal(got, []string{"e"}) {
 			t.Errorf("policy=broken finds %v", got)
+		}
+	})
+}
+
+// TestPolicyJudgedAgainOnHealth: a hold rule on health holds the agent in
+// the write that records it going down, and releases it in the write that
+// records it up again.
+func TestPolicyJudgedAgainOnHealth(t *testing.T) {
+	catalogtest.ForEach(t, func(t *testing.T, s *catalog.Store) {
+		ctx := context.Background()
+		s.SetAdmission(fakeAdmission{{id: "not-down", action: catalog.PolicyHold, message: "down agents wait",
+			fails: func(in catalog.AdmissionInput) bool { return in.Health == catalog.HealthDown }}})
+		a := store(t, s, "https://health.example/card.json", namedCard("h", "1"), catalog.SourceURL).Agent
+		now := time.Now()
+		check := func(health string) catalog.Agent {
+			t.Helper()
+			if _, err := s.RecordFetches(ctx, testActor, []catalog.FetchOutcome{{AgentID: a.ID, At: now, Status: 200,
+				NotModified: true, Health: health, NextCheckAt: now.Add(time.Hour)}}); err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.Agent(ctx, catalog.ScopeAll, a.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return got
+		}
+		if got := check(catalog.HealthDown); got.Listing.State != catalog.ListingPending || got.Health != catalog.HealthDown {
+			t.Fatalf("down: %s, listing %+v", got.Health, got.Listing)
+		}
+		if got := policyNames(t, s, "not-down"); !slices.Equal(got, []string{"h"}) {
+			t.Errorf("down: policy=not-down finds %v", got)
+		}
+		if got := check(catalog.HealthUp); got.Listing.State != catalog.ListingApproved {
+			t.Fatalf("up again: listing %+v", got.Listing)
+		}
+		if got := policyNames(t, s, "not-down"); len(got) != 0 {
+			t.Errorf("up again: policy=not-down finds %v", got)
 		}
 	})
 }
