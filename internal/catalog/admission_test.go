@@ -126,18 +126,20 @@ func TestPolicyHoldUntilComply(t *testing.T) {
 		if want := []string{"pending>approved:", "approved>pending:no-beta"}; !slices.Equal(moves, want) {
 			t.Errorf("audited policy moves (newest first) = %v, want %v", moves, want)
 		}
-		// The feed says when the failing rules changed (agent.policy
+		// An event says when the failing rules changed (agent.policy
 		// webhooks): on the held version and on the complying one.
-		feed, err := s.Changes(ctx, catalog.ScopeAll, 0, 100)
+		events, err := s.Events(ctx, 0, 100)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var kinds []string
-		for _, c := range feed {
-			kinds = append(kinds, fmt.Sprintf("%s@%d", c.Kind, c.Version))
+		var policyEvents []string
+		for _, e := range events {
+			if e.Kind == catalog.EventPolicy {
+				policyEvents = append(policyEvents, fmt.Sprintf("%d:%s", e.Version, e.Detail))
+			}
 		}
-		if want := []string{"created@1", "policy@1", "updated@2", "policy@2"}; !slices.Equal(kinds, want) {
-			t.Errorf("change feed = %v, want %v", kinds, want)
+		if want := []string{`1:{"failing":["no-beta"]}`, `2:{"failing":[]}`}; !slices.Equal(policyEvents, want) {
+			t.Errorf("policy events = %v, want %v", policyEvents, want)
 		}
 	})
 }
