@@ -171,7 +171,7 @@ func TestSearchParametersDocumented(t *testing.T) {
 	for _, p := range op.Parameters {
 		documented = append(documented, p.Value.Name)
 	}
-	want := append([]string{query.ParamText, paramLimit, paramCursor, query.ParamExplain}, catalog.FilterFields...)
+	want := append([]string{query.ParamText, paramLimit, paramCursor, query.ParamExplain, query.ParamKeyChangedSince}, catalog.FilterFields...)
 	sort.Strings(documented)
 	sort.Strings(want)
 	if !slices.Equal(documented, want) {

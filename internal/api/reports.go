@@ -24,6 +24,8 @@ type SecurityReport struct {
 	// Severity counts agents per finding severity: error, warning, info.
 	Severity   []ReportCount `json:"severity"`
 	KeyChanges ReportCount   `json:"key_changes"`
+	// RecentKeyChanges counts the key changes of the last 30 days.
+	RecentKeyChanges ReportCount `json:"key_changes_30d"`
 	// PlainHTTP counts agents declaring an interface over plain http.
 	PlainHTTP ReportCount `json:"plain_http"`
 	// PublisherVerified counts agents whose publisher proved it holds
@@ -96,7 +98,7 @@ func newReportCounts(cs []report.Count) []ReportCount {
 // read-only security teams it is for.
 func (a *API) securityReport(c echo.Context) error {
 	ctx := c.Request().Context()
-	r, err := report.SecurityReport(ctx, a.catalog, a.scope(c))
+	r, err := report.SecurityReport(ctx, a.catalog, a.scope(c), time.Now())
 	switch {
 	case errors.Is(err, catalog.ErrIndexNotReady):
 		c.Response().Header().Set("Retry-After", indexRetryAfter)
@@ -118,6 +120,7 @@ func (a *API) securityReport(c echo.Context) error {
 		Findings:          newReportCounts(r.Findings),
 		Severity:          newReportCounts(r.Severity),
 		KeyChanges:        newReportCount(r.KeyChanges),
+		RecentKeyChanges:  newReportCount(r.RecentKeyChanges),
 		PlainHTTP:         newReportCount(r.PlainHTTP),
 		PublisherVerified: newReportCount(r.PublisherVerified),
 		History:           newReportDays(days),

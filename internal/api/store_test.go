@@ -161,6 +161,7 @@ func TestAgainstStore(t *testing.T) {
 			t.Errorf("severity counts = %+v, want error, warning and info", rep.Severity)
 		}
 		counts = append(counts, rep.Severity...)
+		counts = append(counts, rep.RecentKeyChanges)
 		for _, c := range counts {
 			if l := decodeJSON[SearchResponse](t, get(c.Search, nil)); l.Total != c.Count {
 				t.Errorf("%s counts %d, its search lists %d", c.Search, c.Count, l.Total)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/a2aregistry/registry/internal/card"
 )
@@ -19,7 +20,7 @@ import (
 // facetsOf on the card the summary was made from (a test holds them
 // together), plus the audit codes and their severities. Values keep their display form;
 // matching is case-insensitive (termKey).
-func docFacets(sum summaryRecord, signature, trust, pubVerified, health, works string, audit, severities []string, pl placement) []facetRecord {
+func docFacets(sum summaryRecord, signature, trust, pubVerified, health, works string, audit, severities []string, keyChanged string, pl placement) []facetRecord {
 	out := make([]facetRecord, 0, 8+4*len(sum.Skills)+len(sum.InputModes)+len(sum.OutputModes))
 	seen := make(map[[2]string]struct{}, cap(out))
 	add := func(field, value string) {
@@ -63,6 +64,7 @@ func docFacets(sum summaryRecord, signature, trust, pubVerified, health, works s
 	for _, v := range severities {
 		add(FieldSeverity, v)
 	}
+	add(FilterKeyChangedDay, keyChanged)
 	add(FieldListing, pl.listing)
 	for _, c := range pl.collections {
 		add(FieldCollection, c)
@@ -160,7 +162,8 @@ func decodeAuditCodes(raw string) ([]string, error) {
 
 // storedDocFacets is docFacets and skillParts over the stored columns of
 // one agent and its skills.
-func storedDocFacets(summary, signature, trust, pubVerified, health, works, auditCodes, severities string, pl placement,
+// received is when the current card version came (zero when unknown).
+func storedDocFacets(summary, signature, trust, pubVerified, health, works, auditCodes, severities string, received time.Time, pl placement,
 	skills []indexedSkill) ([]facetRecord, [][]facetRecord, error) {
 	sum, err := decodeSummaryRecord(summary)
 	if err != nil {
@@ -174,7 +177,7 @@ func storedDocFacets(summary, signature, trust, pubVerified, health, works, audi
 	if err != nil {
 		return nil, nil, fmt.Errorf("decoding finding severities: %w", err)
 	}
-	return docFacets(sum, signature, trust, pubVerified, health, works, audit, sevs, pl), skillParts(skills, sum), nil
+	return docFacets(sum, signature, trust, pubVerified, health, works, audit, sevs, keyChangedDay(audit, received), pl), skillParts(skills, sum), nil
 }
 
 // Values of agents.publisher_verified and of the publisher_verified facet.

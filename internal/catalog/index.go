@@ -274,8 +274,9 @@ func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(
 	// indexed. The skills of a full build need no such filter: the merge
 	// below skips skills of agents it does not read.
 	agentsQ := "SELECT pk, seq, agents.card_url, name, description, provider, summary, signature_status, signature_trust, publisher_verified, health, works, audit_codes, finding_severities, " +
-		"listing, collections, visibility, provenance, policy_failing, n.owner_team, n.classification, n.labels " +
-		"FROM agents LEFT JOIN annotations n ON n.card_url = agents.card_url WHERE agents.removed_at IS NULL"
+		"listing, collections, visibility, provenance, policy_failing, n.owner_team, n.classification, n.labels, v.received_at " +
+		"FROM agents LEFT JOIN annotations n ON n.card_url = agents.card_url " +
+		"LEFT JOIN card_versions v ON v.agent_pk = agents.pk AND v.number = agents.current_version WHERE agents.removed_at IS NULL"
 	skillsQ := "SELECT agent_pk, skill_id, name, description, tags, examples, input_modes, output_modes FROM skills"
 	if where != "" {
 		agentsQ += " AND (" + where + ")"
@@ -342,9 +343,10 @@ func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(
 			severities                                        string
 			listing, collections, visibility, prov, failing   string
 			owner, class, labels                              sql.NullString
+			received                                          sql.NullTime
 		)
 		if err := agents.Scan(&pk, &seq, &cardURL, &name, &desc, &provider, &summary, &sig, &trust, &pubVer, &health, &works, &audit, &severities,
-			&listing, &collections, &visibility, &prov, &failing, &owner, &class, &labels); err != nil {
+			&listing, &collections, &visibility, &prov, &failing, &owner, &class, &labels, &received); err != nil {
 			return err
 		}
 		pl, err := storedPlacement(listing, collections, visibility)
@@ -360,7 +362,7 @@ func (s *Store) loadDocs(ctx context.Context, where string, args []any, fn func(
 				return err
 			}
 		}
-		fs, parts, err := storedDocFacets(summary, sig, trust, pubVer, health, works, audit, severities, pl, sks)
+		fs, parts, err := storedDocFacets(summary, sig, trust, pubVer, health, works, audit, severities, received.Time, pl, sks)
 		if err != nil {
 			return fmt.Errorf("facets of agent %d: %w", pk, err)
 		}

@@ -27,7 +27,7 @@ func synthDocs(tb testing.TB, gen *synth.Generator, from, n int, seq int64) []se
 		}
 		sum := recordOfSummary(summaryOf(c))
 		d := indexedDoc{pk: int64(i + 1), seq: seq, sortKey: sortKeyOf(c.Name),
-			facets: docFacets(sum, SignatureUnchecked, "", "", healths[(from+i)%len(healths)], WorksUnchecked, nil, nil, placement{}),
+			facets: docFacets(sum, SignatureUnchecked, "", "", healths[(from+i)%len(healths)], WorksUnchecked, nil, nil, "", placement{}),
 			parts:  skillParts(skillsOf(c), sum), text: textOf(c)}
 		docs = append(docs, d.searchDoc())
 	}

@@ -323,7 +323,10 @@ func (p *runPlan) revive(i int, in UpsertInput, seq int64, now time.Time) error 
 		return fmt.Errorf("restoring agent %s: %w", rec.ID, err)
 	}
 	skills := skillsOf(in.Card)
-	fs, parts, err := storedDocFacets(rec.Summary, rec.SignatureStatus, rec.SignatureTrust, rec.PublisherVerified, rec.Health, rec.Works, rec.AuditCodes, rec.FindingSeverities, pl, skills)
+	// The plan does not read when the version came, so a revived agent
+	// whose card changed key is off the key-change days (FilterKeyChangedDay)
+	// until the index is next built from the database.
+	fs, parts, err := storedDocFacets(rec.Summary, rec.SignatureStatus, rec.SignatureTrust, rec.PublisherVerified, rec.Health, rec.Works, rec.AuditCodes, rec.FindingSeverities, time.Time{}, pl, skills)
 	if err != nil {
 		return fmt.Errorf("restoring agent %s: %w", rec.ID, err)
 	}
@@ -441,7 +444,7 @@ func (p *runPlan) write(i int, w cardWrite, policy ListingPolicy, now time.Time)
 	if err != nil {
 		return fmt.Errorf("agent %s: %w", rec.ID, err)
 	}
-	fs := append(docFacets(sum, rec.SignatureStatus, rec.SignatureTrust, rec.PublisherVerified, rec.Health, rec.Works, nil, nil, pl),
+	fs := append(docFacets(sum, rec.SignatureStatus, rec.SignatureTrust, rec.PublisherVerified, rec.Health, rec.Works, nil, nil, "", pl),
 		identityFacets(rec.CardURL)...)
 	p.docs = append(p.docs, indexedDoc{pk: rec.PK, seq: rec.Seq, sortKey: sortKeyOf(c.Name), facets: append(fs, pf...),
 		parts: skillParts(skills, sum), text: textOfParts(c.Name, c.Description, providerOf(c), skills)})

@@ -145,7 +145,7 @@ func TestDocFacetsMatchCard(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := docFacets(sum, SignatureVerified, "", "", HealthUp, WorksSome, []string{"no_tls"}, nil, placement{})
+		got := docFacets(sum, SignatureVerified, "", "", HealthUp, WorksSome, []string{"no_tls"}, nil, "", placement{})
 		for _, p := range skillParts(skillsOf(c), sum) {
 			got = append(got, p...)
 		}

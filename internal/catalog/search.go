@@ -286,7 +286,7 @@ func normalizeQuery(q Query) (Query, error) {
 	q.Filters = filters
 	groups := make([]FilterGroup, 0, len(q.AnyOf))
 	for _, g := range q.AnyOf {
-		if !slices.Contains(FilterFields, g.Field) && g.Field != FilterCardURL && g.Field != FilterURNPublisher {
+		if !slices.Contains(FilterFields, g.Field) && g.Field != FilterCardURL && g.Field != FilterURNPublisher && g.Field != FilterKeyChangedDay {
 			return q, fmt.Errorf("%w: unknown filter %q", ErrInvalidQuery, g.Field)
 		}
 		vals := make([]string, 0, len(g.Values))

@@ -325,7 +325,8 @@ type Query struct {
 	// AnyOf narrows the search further: an agent must carry at least one
 	// value of every group (OR within a group, AND across groups and with
 	// Filters), as ARD's filter object asks (spec/ard.md §7.1). A group's
-	// field is one of FilterFields, FilterCardURL or FilterURNPublisher.
+	// field is one of FilterFields, FilterCardURL, FilterURNPublisher or
+	// FilterKeyChangedDay.
 	AnyOf []FilterGroup
 	// Explain asks each hit of the page why it matched the text
 	// (Summary.Explanation).

@@ -309,8 +309,16 @@ func setVerdict(tx *txn, pk, prev int64, was storedVerdict, in VerificationInput
 		in.Status, jsonArray(codes), jsonArray(sevs), trust, pubVerified, seqs[0], now, pk).Error; err != nil {
 		return nil, fmt.Errorf("updating verdict of agent %s: %w", in.AgentID, err)
 	}
-	return &fieldUpdate{pk: pk, prev: prev, seq: seqs[0], values: map[string][]string{
-		FieldSignature: {in.Status}, FieldSignatureTrust: {trust}, FieldPublisherVerified: {pubVerified}, FieldAudit: codes, FieldSeverity: sevs}}, nil
+	values := map[string][]string{FieldSignature: {in.Status}, FieldSignatureTrust: {trust},
+		FieldPublisherVerified: {pubVerified}, FieldAudit: codes, FieldSeverity: sevs, FilterKeyChangedDay: nil}
+	if slices.Contains(codes, auditSigningKeyChanged) {
+		var received time.Time
+		if err := tx.Raw("SELECT received_at FROM card_versions WHERE agent_pk = ? AND number = ?", pk, in.Version).Row().Scan(&received); err != nil {
+			return nil, fmt.Errorf("reading when agent %s's card came: %w", in.AgentID, err)
+		}
+		values[FilterKeyChangedDay] = []string{keyChangedDay(codes, received)}
+	}
+	return &fieldUpdate{pk: pk, prev: prev, seq: seqs[0], values: values}, nil
 }
 
 // Verification returns the report on the agent's current card version;

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/a2aregistry/registry/internal/card"
@@ -23,6 +24,10 @@ const (
 	ParamCursor = "cursor"
 	// ParamExplain, "true", asks each hit of the page why it matched.
 	ParamExplain = "explain"
+	// ParamKeyChangedSince, a UTC day (YYYY-MM-DD), keeps the agents whose
+	// current card came signed by a new key on that day or later
+	// (catalog.KeyChangedSince).
+	ParamKeyChangedSince = "key_changed_since"
 )
 
 // Input bounds beyond those of catalog. Filter values are short tokens
@@ -76,11 +81,17 @@ type Request struct {
 	Cursor  string
 	// Explain asks each hit why it matched the text.
 	Explain bool
+	// KeyChangedSince, when not zero, is ParamKeyChangedSince's day.
+	KeyChangedSince time.Time
 }
 
 // Query is the catalog query of r for a caller who sees sc.
 func (r Request) Query(sc catalog.Scope) catalog.Query {
-	return catalog.Query{Text: r.Text, Filters: r.Filters, Limit: r.Limit, Cursor: r.Cursor, Scope: sc, Explain: r.Explain}
+	q := catalog.Query{Text: r.Text, Filters: r.Filters, Limit: r.Limit, Cursor: r.Cursor, Scope: sc, Explain: r.Explain}
+	if !r.KeyChangedSince.IsZero() {
+		q.AnyOf = []catalog.FilterGroup{catalog.KeyChangedSince(r.KeyChangedSince, time.Now())}
+	}
+	return q
 }
 
 // Error is a search the registry refuses, in words for people. Err, when
@@ -142,6 +153,13 @@ func Parse(values url.Values) (Request, error) {
 	default:
 		return r, invalid(ParamExplain, "explain must be true or false")
 	}
+	if s := values.Get(ParamKeyChangedSince); s != "" {
+		day, err := time.Parse(catalog.KeyChangedDayLayout, s)
+		if err != nil {
+			return r, invalid(ParamKeyChangedSince, "key_changed_since must be a day, YYYY-MM-DD")
+		}
+		r.KeyChangedSince = day
+	}
 	r.Cursor = values.Get(ParamCursor)
 	if len(r.Cursor) > MaxCursorLen {
 		e := invalid(ParamCursor, "cursor is invalid or expired; repeat the search without it")
@@ -157,7 +175,7 @@ func parseFilters(values url.Values) (map[string][]string, error) {
 	filters := make(map[string][]string)
 	for name, vals := range values {
 		switch name {
-		case ParamText, ParamLimit, ParamCursor, ParamExplain:
+		case ParamText, ParamLimit, ParamCursor, ParamExplain, ParamKeyChangedSince:
 			if len(vals) > 1 {
 				return nil, invalid(name, "parameter %s given %d times; give it once", name, len(vals))
 			}

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/a2aregistry/registry/internal/catalog"
 )
@@ -41,6 +42,10 @@ func TestParse(t *testing.T) {
 		{name: "oversized cursor is an invalid cursor", raw: "cursor=" + strings.Repeat("c", MaxCursorLen+1),
 			wantErr: true, wantParam: "cursor", cursorErr: true},
 		{name: "malformed query string", raw: "q=%zz", wantErr: true},
+		{name: "key changes since a day", raw: "key_changed_since=2026-10-28",
+			want: Request{Limit: catalog.DefaultLimit, KeyChangedSince: time.Date(2026, 10, 28, 0, 0, 0, 0, time.UTC)}},
+		{name: "key changes since no day", raw: "key_changed_since=2026-13-01", wantErr: true, wantParam: "key_changed_since"},
+		{name: "key changes since twice", raw: "key_changed_since=2026-10-28&key_changed_since=2026-10-29", wantErr: true, wantParam: "key_changed_since"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ParseString(tc.raw)
@@ -73,5 +78,22 @@ func TestRequestQueryCarriesScope(t *testing.T) {
 	q := r.Query(sc)
 	if q.Text != "x" || q.Filters["tag"][0] != "t" || q.Limit != catalog.DefaultLimit || !reflect.DeepEqual(q.Scope, sc) || !q.Explain {
 		t.Errorf("Query = %+v", q)
+	}
+}
+
+// key_changed_since becomes the days from that day to today.
+func TestRequestQueryKeyChangedSince(t *testing.T) {
+	since := time.Now().UTC().AddDate(0, 0, -2)
+	r, err := ParseString("key_changed_since=" + since.Format(time.DateOnly))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := r.Query(catalog.Scope{})
+	if len(q.AnyOf) != 1 || q.AnyOf[0].Field != catalog.FilterKeyChangedDay || len(q.AnyOf[0].Values) != 3 ||
+		q.AnyOf[0].Values[0] != since.Format(time.DateOnly) {
+		t.Errorf("Query.AnyOf = %+v", q.AnyOf)
+	}
+	if q := (Request{}).Query(catalog.Scope{}); q.AnyOf != nil {
+		t.Errorf("without the parameter AnyOf = %+v", q.AnyOf)
 	}
 }

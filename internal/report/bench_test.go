@@ -68,7 +68,7 @@ func BenchmarkSecurityReport(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		t := time.Now()
-		r, err := report.SecurityReport(ctx, s, catalog.Scope{})
+		r, err := report.SecurityReport(ctx, s, catalog.Scope{}, time.Now())
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -36,7 +36,7 @@ func Snapshot(ctx context.Context, s Searcher, h HistoryStore, now time.Time) (i
 		if have {
 			continue
 		}
-		r, err := SecurityReport(ctx, s, catalog.ScopeOfHistory(scope))
+		r, err := SecurityReport(ctx, s, catalog.ScopeOfHistory(scope), now)
 		if err != nil {
 			return written, err
 		}

@@ -3,6 +3,7 @@ package report_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/a2aregistry/registry/internal/card"
 	"github.com/a2aregistry/registry/internal/catalog"
@@ -36,7 +37,7 @@ func TestPolicyInReports(t *testing.T) {
 		open := add(t, s, "open", "", catalog.SignatureUnsigned)
 		add(t, s, "keyed", `"apiKeySecurityScheme": {"location": "header", "name": "X-Key"}`, catalog.SignatureUnsigned)
 
-		r, err := report.SecurityReport(ctx, s, catalog.ScopeAll)
+		r, err := report.SecurityReport(ctx, s, catalog.ScopeAll, time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,8 +11,10 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/a2aregistry/registry/internal/catalog"
+	"github.com/a2aregistry/registry/internal/query"
 	"github.com/a2aregistry/registry/internal/verify"
 )
 
@@ -26,6 +28,9 @@ const (
 	KindSecurityAudit = "security_audit"
 	KindContent       = "content"
 )
+
+// KeyChangeDays is the span, today included, of Security.RecentKeyChanges.
+const KeyChangeDays = 30
 
 // facetLimit is well above the number of distinct signature statuses,
 // security scheme types and audit codes the registry can produce (a few
@@ -65,6 +70,10 @@ type Security struct {
 	// KeyChanges counts agents whose current card is signed by a key
 	// other than the previous version's (verify.FindingSigningKeyChanged).
 	KeyChanges Count
+	// RecentKeyChanges counts, among those, the agents whose current card
+	// came within the last KeyChangeDays days (Value is the first day,
+	// UTC); its Query is key_changed_since=that day.
+	RecentKeyChanges Count
 	// PlainHTTP counts agents whose current card declares at least one
 	// interface over plain http (verify.FindingPlainHTTPInterface, which
 	// the security audit reports once per card). The URL the card was
@@ -84,11 +93,22 @@ type Security struct {
 // index counts every field at once over the caller's agents, so the cost
 // does not grow with a scan of the catalog and hidden agents are never
 // counted, exactly as search would not list them.
-func SecurityReport(ctx context.Context, s Searcher, sc catalog.Scope) (Security, error) {
+//
+// The recent key changes are a second search, of a span of days: the
+// days are values of a field of their own, which accumulate over the
+// years, so a facet listing could leave some of the last days out.
+func SecurityReport(ctx context.Context, s Searcher, sc catalog.Scope, now time.Time) (Security, error) {
 	page, err := s.Search(ctx, catalog.Query{Limit: 1, FacetLimit: facetLimit, Scope: sc})
 	if err != nil {
 		return Security{}, fmt.Errorf("counting the fleet: %w", err)
 	}
+	since := now.UTC().AddDate(0, 0, -(KeyChangeDays - 1))
+	recent, err := s.Search(ctx, catalog.Query{Limit: 1, FacetLimit: 1, Scope: sc,
+		AnyOf: []catalog.FilterGroup{catalog.KeyChangedSince(since, now)}})
+	if err != nil {
+		return Security{}, fmt.Errorf("counting recent key changes: %w", err)
+	}
+	sinceDay := since.Format(catalog.KeyChangedDayLayout)
 	r := Security{
 		Agents:         page.Total,
 		Signature:      counts(catalog.FieldSignature, page.Facets[catalog.FieldSignature]),
@@ -98,7 +118,9 @@ func SecurityReport(ctx context.Context, s Searcher, sc catalog.Scope) (Security
 		Policy:         counts(catalog.FieldPolicy, page.Facets[catalog.FieldPolicy]),
 		Anonymous:      Count{Value: "none", Query: queryOf(catalog.FieldSecurityScheme, "none")},
 		KeyChanges:     Count{Value: verify.FindingSigningKeyChanged, Query: queryOf(catalog.FieldAudit, verify.FindingSigningKeyChanged)},
-		PlainHTTP:      Count{Value: verify.FindingPlainHTTPInterface, Query: queryOf(catalog.FieldAudit, verify.FindingPlainHTTPInterface)},
+		RecentKeyChanges: Count{Value: sinceDay, Count: recent.Total,
+			Query: url.Values{query.ParamKeyChangedSince: {sinceDay}}.Encode()},
+		PlainHTTP: Count{Value: verify.FindingPlainHTTPInterface, Query: queryOf(catalog.FieldAudit, verify.FindingPlainHTTPInterface)},
 		PublisherVerified: Count{Value: "true", Query: queryOf(catalog.FieldPublisherVerified, "true"),
 			Count: countOf(page.Facets[catalog.FieldPublisherVerified], "true")},
 	}

@@ -3,13 +3,13 @@ package report_test
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"testing"
 	"time"
 
 	"github.com/a2aregistry/registry/internal/card"
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/catalog/catalogtest"
+	"github.com/a2aregistry/registry/internal/query"
 	"github.com/a2aregistry/registry/internal/report"
 	"github.com/a2aregistry/registry/internal/verify"
 )
@@ -82,7 +82,7 @@ func TestSecurityReport(t *testing.T) {
 			{"all", catalog.ScopeAll, want{agents: 6, anonymous: 4, keyChanges: 2, invalid: 2, zeroWidth: 2, plainHTTP: 2}},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				r, err := report.SecurityReport(ctx, s, tc.scope)
+				r, err := report.SecurityReport(ctx, s, tc.scope, time.Now())
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -130,13 +130,15 @@ func find(cs []report.Count, value string) report.Count {
 }
 
 // listed is how many agents the search of query (a Count's) finds in sc.
-func listed(t *testing.T, s *catalog.Store, sc catalog.Scope, query string) int {
+// It reads the query as the doors do (query.ParseString).
+func listed(t *testing.T, s *catalog.Store, sc catalog.Scope, rawQuery string) int {
 	t.Helper()
-	filters, err := url.ParseQuery(query)
+	req, err := query.ParseString(rawQuery)
 	if err != nil {
 		t.Fatal(err)
 	}
-	page, err := s.Search(context.Background(), catalog.Query{Filters: filters, Limit: 1, Scope: sc})
+	req.Limit = 1
+	page, err := s.Search(context.Background(), req.Query(sc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +171,7 @@ func TestSecurityReportSeverity(t *testing.T) {
 		}
 		check := func(t *testing.T, sc catalog.Scope, want map[string]int) {
 			t.Helper()
-			r, err := report.SecurityReport(ctx, s, sc)
+			r, err := report.SecurityReport(ctx, s, sc, time.Now())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -197,4 +199,85 @@ func TestSecurityReportSeverity(t *testing.T) {
 			check(t, catalog.ScopeAll, map[string]int{"error": 1, "warning": 1, "info": 2})
 		})
 	})
+}
+
+// TestSecurityReportRecentKeyChanges: the key changes of the last 30 days
+// are the agents whose current card, carrying the signing-key-change
+// finding, came within them; the count is what its key_changed_since
+// search lists, in a viewer's scope (a pending agent hidden) and an
+// admin's, and a report without the finding takes the agent off.
+func TestSecurityReportRecentKeyChanges(t *testing.T) {
+	catalogtest.ForEach(t, func(t *testing.T, s *catalog.Store) {
+		ctx := context.Background()
+		now := time.Now()
+		came := func(name string, at time.Time, codes ...string) string {
+			t.Helper()
+			raw := fmt.Sprintf(`{"name": %q, "description": "d", "version": "1.0.0",
+  "supportedInterfaces": [{"url": "https://agents.example/%s/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+  "capabilities": {}, "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"], "skills": []}`, name, name)
+			c, err := card.Parse([]byte(raw), card.DefaultLimits())
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := s.Upsert(ctx, actor, catalog.UpsertInput{CardURL: "https://agents.example/" + name + "/.well-known/agent-card.json",
+				Card: c, Source: catalog.SourceURL, ReceivedAt: at})
+			if err != nil {
+				t.Fatal(err)
+			}
+			record(t, s, res.Agent.ID, codes...)
+			return res.Agent.ID
+		}
+		fresh := came("fresh", now.Add(-48*time.Hour), verify.FindingSigningKeyChanged, "no_security")
+		came("old", now.AddDate(0, 0, -40), verify.FindingSigningKeyChanged)
+		came("same-key", now, "no_security")
+		dropped := came("dropped", now, verify.FindingSigningKeyChanged)
+		hidden := came("hidden", now.AddDate(0, 0, -29), verify.FindingSigningKeyChanged)
+		if _, err := s.SetListing(ctx, actor, catalog.ScopeAll, hidden, catalog.ListingChange{State: catalog.ListingPending, Reason: "test"}); err != nil {
+			t.Fatal(err)
+		}
+		// A later report on the same version without the finding.
+		record(t, s, dropped, "no_security")
+		for _, tc := range []struct {
+			name        string
+			scope       catalog.Scope
+			recent, all int
+		}{
+			{"viewer", catalog.Scope{}, 1, 2},
+			{"admin", catalog.ScopeAll, 2, 3},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				r, err := report.SecurityReport(ctx, s, tc.scope, now)
+				if err != nil {
+					t.Fatal(err)
+				}
+				since := now.UTC().AddDate(0, 0, -29).Format(time.DateOnly)
+				if c := r.RecentKeyChanges; c.Count != tc.recent || c.Value != since || c.Query != "key_changed_since="+since {
+					t.Errorf("recent key changes = %+v, want %d since %s", c, tc.recent, since)
+				}
+				if r.KeyChanges.Count != tc.all {
+					t.Errorf("key changes = %d, want %d", r.KeyChanges.Count, tc.all)
+				}
+				for _, c := range []report.Count{r.RecentKeyChanges, r.KeyChanges} {
+					if n := listed(t, s, tc.scope, c.Query); n != c.Count {
+						t.Errorf("%s counts %d, its search %q lists %d", c.Value, c.Count, c.Query, n)
+					}
+				}
+			})
+		}
+		if n := listed(t, s, catalog.Scope{}, "key_changed_since="+now.UTC().Format(time.DateOnly)); n != 0 {
+			t.Errorf("key changes since today list %d, want 0 (fresh came two days ago)", n)
+		}
+		if n := listed(t, s, catalog.Scope{}, "key_changed_since="+now.UTC().AddDate(0, 0, -2).Format(time.DateOnly)); n != 1 {
+			t.Errorf("key changes since two days ago list %d, want 1 (%s)", n, fresh)
+		}
+	})
+}
+
+// record stores a report on version 1 of agent id with codes.
+func record(t *testing.T, s *catalog.Store, id string, codes ...string) {
+	t.Helper()
+	if err := s.RecordVerifications(context.Background(), actor, []catalog.VerificationInput{{AgentID: id, Version: 1,
+		Status: catalog.SignatureUnsigned, Report: []byte(`{}`), VerifiedAt: time.Now(), RecheckAt: time.Now().Add(time.Hour), AuditCodes: codes}}); err != nil {
+		t.Fatal(err)
+	}
 }

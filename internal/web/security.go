@@ -23,7 +23,7 @@ func (h *Console) mountSecurity(e *echo.Echo) {
 
 func (h *Console) security(c echo.Context) error {
 	ctx := c.Request().Context()
-	r, err := report.SecurityReport(ctx, h.opts.Searcher, h.scope(c))
+	r, err := report.SecurityReport(ctx, h.opts.Searcher, h.scope(c), h.now())
 	switch {
 	case errors.Is(err, catalog.ErrIndexNotReady):
 		c.Response().Header().Set("Retry-After", "5")
@@ -34,6 +34,7 @@ func (h *Console) security(c echo.Context) error {
 	}
 	v := view.Security{Agents: r.Agents, Signature: securityCounts(r.Signature), Schemes: securityCounts(r.SecurityScheme),
 		Findings: securityCounts(r.Findings), Severity: securityCounts(r.Severity), Anonymous: securityCount(r.Anonymous), KeyChanges: securityCount(r.KeyChanges),
+		RecentKeyChanges:  securityCount(r.RecentKeyChanges),
 		PlainHTTP:         securityCount(r.PlainHTTP),
 		PublisherVerified: securityCount(r.PublisherVerified), Policy: securityCounts(r.Policy)}
 	if h.opts.History != nil {

@@ -50,7 +50,8 @@ func TestSecurityPage(t *testing.T) {
 			}
 			body := rec.Body.String()
 			want := append([]string{`href="/security"`, `href="/?security_scheme=none"`,
-				`href="/?audit=signing_key_changed"><strong>0</strong>`, `href="/?audit=plain_http_interface"><strong>`,
+				`href="/?audit=signing_key_changed"><strong>0</strong>`,
+				`href="/?key_changed_since=`, `"><strong>0</strong> of them in the last 30 days`, `href="/?audit=plain_http_interface"><strong>`,
 				`<strong>` + strconv.Itoa(tc.agents) + `</strong> agents`}, tc.want...)
 			for _, w := range want {
 				if !strings.Contains(body, w) {

@@ -9,8 +9,10 @@ type Security struct {
 	// Severity counts agents per finding severity, error first.
 	Severity              []SecurityCount
 	Anonymous, KeyChanges SecurityCount
-	PlainHTTP             SecurityCount
-	PublisherVerified     SecurityCount
+	// RecentKeyChanges are the key changes of the last 30 days.
+	RecentKeyChanges  SecurityCount
+	PlainHTTP         SecurityCount
+	PublisherVerified SecurityCount
 	// Charts draw the report's daily history; HistoryNote says whose
 	// agents it counts.
 	Charts      []Chart
