@@ -36,6 +36,11 @@ const (
 	// the agent's current version changed (detail failing), or it
 	// refused a card a crawl brought (detail refused_by); admission.go.
 	EventPolicy = "policy"
+	// EventKeyChanged: the agent's current version is signed by a key
+	// other than the previous version's (the signing-key-change finding),
+	// whatever the verdict (detail kids, the new version's key ids, and
+	// status); keychange.go.
+	EventKeyChanged = "key_changed"
 )
 
 // feedKinds are the kinds the public change feed reports.

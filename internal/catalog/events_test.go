@@ -87,3 +87,36 @@ func TestEvents(t *testing.T) {
 		}
 	})
 }
+
+// A card version signed by a new key is an event of its own, whatever the
+// verdict, once per version: its rechecks do not repeat it.
+func TestKeyChangedEvent(t *testing.T) {
+	catalogtest.ForEach(t, func(t *testing.T, s *catalog.Store) {
+		ctx := context.Background()
+		now := time.Now()
+		a := upsert(t, s, "https://keys.example.com/.well-known/agent-card.json", v03Card).Agent
+		verify := func(status string, codes ...string) {
+			t.Helper()
+			if err := s.RecordVerifications(ctx, testActor, []catalog.VerificationInput{{AgentID: a.ID, Version: 1,
+				Status: status, AuditCodes: codes, KIDs: []string{"k2"}, Report: json.RawMessage(`{}`),
+				VerifiedAt: now, RecheckAt: now.Add(time.Hour)}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		verify(catalog.SignatureInvalid, "signing_key_changed")
+		verify(catalog.SignatureInvalid, "signing_key_changed") // a recheck
+		events, err := s.Events(ctx, 0, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keyChanges []string
+		for _, e := range events {
+			if e.Kind == catalog.EventKeyChanged {
+				keyChanges = append(keyChanges, string(e.Detail))
+			}
+		}
+		if want := `{"kids":["k2"],"status":"invalid"}`; len(keyChanges) != 1 || keyChanges[0] != want {
+			t.Errorf("key change events %q, want one %s", keyChanges, want)
+		}
+	})
+}

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"fmt"
 	"slices"
 	"time"
 )
@@ -50,4 +51,25 @@ func keyChangedDay(codes []string, received time.Time) string {
 		return ""
 	}
 	return received.UTC().Format(KeyChangedDayLayout)
+}
+
+// emitKeyChange writes an EventKeyChanged when the verification in of the
+// agent's current version reports the signing-key-change finding that
+// the stored audit codes (audit) did not hold: once per card version,
+// whatever the verdict, not again at its rechecks.
+func emitKeyChange(tx *txn, rec agentRecord, audit string, in VerificationInput, now time.Time) error {
+	if !slices.Contains(in.AuditCodes, auditSigningKeyChanged) {
+		return nil
+	}
+	stored, err := decodeAuditCodes(audit)
+	if err != nil {
+		return fmt.Errorf("agent %s: %w", rec.ID, err)
+	}
+	if slices.Contains(stored, auditSigningKeyChanged) {
+		return nil
+	}
+	kids := dedupe(in.KIDs, func(s string) string { return cleanText(s) })
+	slices.Sort(kids)
+	return emitEvent(tx, NewEvent{Kind: EventKeyChanged, AgentPK: rec.PK, AgentID: rec.ID, CardURL: rec.CardURL,
+		Version: rec.CurrentVersion, At: now, Detail: map[string]any{"kids": kids, "status": in.Status}})
 }

@@ -253,6 +253,9 @@ func recordReports(tx *txn, actor Actor, ins []VerificationInput) ([]fieldUpdate
 		if err := emitContentFindings(tx, rec, audit, in.AuditCodes, now); err != nil {
 			return nil, err
 		}
+		if err := emitKeyChange(tx, rec, audit, in, now); err != nil {
+			return nil, err
+		}
 	}
 	// A new verdict is judged again by the admission policy, in this
 	// transaction: the signature fields are what most rules read.

@@ -44,6 +44,9 @@ const (
 	// EventPolicy: the admission policy's rules failing on the agent
 	// changed, or it refused a card a crawl brought.
 	EventPolicy = "agent.policy"
+	// EventKeyChanged: the agent's current version is signed by a key
+	// other than the previous version's, whatever the verdict.
+	EventKeyChanged = "agent.key_changed"
 )
 
 // eventTypes maps change feed and event kinds onto event types.
@@ -59,6 +62,7 @@ var eventTypes = map[string]string{
 	catalog.EventContentFinding: EventContentFinding,
 	catalog.EventSourceFailed:   EventSourceFailed,
 	catalog.EventPolicy:         EventPolicy,
+	catalog.EventKeyChanged:     EventKeyChanged,
 }
 
 // EventTypes lists the event types a subscription may name.
