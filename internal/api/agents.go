@@ -11,6 +11,7 @@ import (
 
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/query"
+	"github.com/a2aregistry/registry/internal/sources"
 )
 
 // maxIDLen bounds an agent id in a path.
@@ -126,24 +127,17 @@ func (a *API) agentDetail(c echo.Context, id string) (AgentDetail, error) {
 	}
 	d.Provenance, d.SourceEntries = []ProvenanceEntry{}, []SourceEntry{}
 	if a.prov != nil {
-		ps, err := a.prov.AgentProvenance(c.Request().Context(), id)
+		who := sources.AudienceViewer
+		if a.seesNotes(c) {
+			who = sources.AudienceOperator
+		}
+		o, err := sources.AgentOrigins(c.Request().Context(), a.prov, id, who)
 		if err != nil {
 			return AgentDetail{}, fmt.Errorf("agent %s: %w", id, err)
 		}
-		d.Provenance = newProvenance(ps)
-		if !a.seesNotes(c) {
-			// Who registered an agent is the editors' to know, as the
-			// operator's notes are.
-			for i := range d.Provenance {
-				d.Provenance[i].By = ""
-			}
-		}
-		es, err := a.prov.AgentSourceEntries(c.Request().Context(), id)
-		if err != nil {
-			return AgentDetail{}, fmt.Errorf("agent %s: %w", id, err)
-		}
-		for _, e := range es {
-			d.SourceEntries = append(d.SourceEntries, newSourceEntry(e))
+		d.Provenance = newProvenance(o.Provenance)
+		for _, e := range o.Entries {
+			d.SourceEntries = append(d.SourceEntries, newEntryView(e))
 		}
 	}
 	return d, nil

@@ -26,11 +26,9 @@ type Sources interface {
 }
 
 // Provenance reads how agents came and what sources say of them
-// (*catalog.Store implements it).
-type Provenance interface {
-	AgentProvenance(ctx context.Context, id string) ([]catalog.Provenance, error)
-	AgentSourceEntries(ctx context.Context, id string) ([]catalog.SourceEntry, error)
-}
+// (*catalog.Store implements it); what a caller may read of it is
+// sources.AgentOrigins' to say.
+type Provenance = sources.OriginReader
 
 const maxSourceBody = 4 << 10
 
@@ -61,7 +59,8 @@ type Source struct {
 // with it.
 type SourceEntry struct {
 	Position              int             `json:"position"`
-	ManifestURL           string          `json:"manifest_url"`
+	ManifestURL           string          `json:"manifest_url,omitempty"`
+	ManifestHost          string          `json:"manifest_host,omitempty"`
 	Depth                 int             `json:"depth"`
 	Identifier            string          `json:"identifier"`
 	DisplayName           string          `json:"display_name,omitempty"`
@@ -96,16 +95,18 @@ type SourceDeleted struct {
 
 // Provenance is one way an agent came to the catalog.
 type ProvenanceEntry struct {
-	Kind        string     `json:"kind"`
-	By          string     `json:"by,omitempty"`
-	SourceID    string     `json:"source_id,omitempty"`
-	SourceURL   string     `json:"source_url,omitempty"`
-	ManifestURL string     `json:"manifest_url,omitempty"`
-	EntryID     string     `json:"entry_id,omitempty"`
-	Relation    string     `json:"relation,omitempty"`
-	FirstAt     time.Time  `json:"first_at"`
-	LastAt      time.Time  `json:"last_at"`
-	EndedAt     *time.Time `json:"ended_at,omitempty"`
+	Kind        string `json:"kind"`
+	By          string `json:"by,omitempty"`
+	SourceID    string `json:"source_id,omitempty"`
+	SourceURL   string `json:"source_url,omitempty"`
+	ManifestURL string `json:"manifest_url,omitempty"`
+	// ManifestHost is all of the manifest's URL a viewer reads.
+	ManifestHost string     `json:"manifest_host,omitempty"`
+	EntryID      string     `json:"entry_id,omitempty"`
+	Relation     string     `json:"relation,omitempty"`
+	FirstAt      time.Time  `json:"first_at"`
+	LastAt       time.Time  `json:"last_at"`
+	EndedAt      *time.Time `json:"ended_at,omitempty"`
 }
 
 func (a *API) sourceRoutes() []route {
@@ -144,11 +145,18 @@ func nonNilStrings(s []string) []string {
 	return s
 }
 
-func newProvenance(ps []catalog.Provenance) []ProvenanceEntry {
+// newEntryView is an entry naming an agent as its reader may see it.
+func newEntryView(e sources.EntryView) SourceEntry {
+	out := newSourceEntry(e.SourceEntry)
+	out.ManifestHost = e.ManifestHost
+	return out
+}
+
+func newProvenance(ps []sources.Origin) []ProvenanceEntry {
 	out := make([]ProvenanceEntry, len(ps))
 	for i, p := range ps {
 		out[i] = ProvenanceEntry{Kind: p.Kind, By: p.By, SourceID: p.SourceID, SourceURL: p.SourceURL, ManifestURL: p.ManifestURL,
-			EntryID: p.EntryID, Relation: p.Relation, FirstAt: p.FirstAt, LastAt: p.LastAt, EndedAt: p.EndedAt}
+			ManifestHost: p.ManifestHost, EntryID: p.EntryID, Relation: p.Relation, FirstAt: p.FirstAt, LastAt: p.LastAt, EndedAt: p.EndedAt}
 	}
 	return out
 }

@@ -6,8 +6,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"strings"
 	"testing"
 
+	"github.com/a2aregistry/registry/internal/auth"
 	"github.com/a2aregistry/registry/internal/card"
 	"github.com/a2aregistry/registry/internal/catalog/catalogtest"
 	"github.com/a2aregistry/registry/internal/crawler"
@@ -15,8 +17,10 @@ import (
 	"github.com/a2aregistry/registry/internal/sources"
 )
 
-// TestSourcesAPI adds a manifest on loopback as a source, checks it, reads
-// what each entry became and the agent's provenance, then deletes it.
+// TestSourcesAPI adds a manifest on loopback as a source (its URL holding
+// a token), checks it, reads what each entry became and the agent's
+// provenance as each role may (a viewer never reads the source's URL),
+// then deletes it.
 func TestSourcesAPI(t *testing.T) {
 	store := catalogtest.SQLite(t)
 	var srv *httptest.Server
@@ -47,7 +51,8 @@ func TestSourcesAPI(t *testing.T) {
 	if rec := env.do(t, http.MethodPost, BasePath+"/sources", `{"url": "ftp://x"}`, jsonCT); rec.Code != http.StatusBadRequest {
 		t.Errorf("POST an ftp source: %d %s", rec.Code, rec.Body)
 	}
-	rec := env.do(t, http.MethodPost, BasePath+"/sources", `{"url": "`+srv.URL+`/ard.json"}`, jsonCT)
+	const secret = "tok3n-s3cret"
+	rec := env.do(t, http.MethodPost, BasePath+"/sources", `{"url": "`+srv.URL+`/ard.json?token=`+secret+`"}`, jsonCT)
 	if rec.Code != http.StatusCreated {
 		t.Fatalf("POST /sources: %d %s", rec.Code, rec.Body)
 	}
@@ -55,7 +60,7 @@ func TestSourcesAPI(t *testing.T) {
 	if err := json.Unmarshal(rec.Body.Bytes(), &src); err != nil || src.Status != "pending" {
 		t.Fatalf("created %+v, %v", src, err)
 	}
-	if rec := env.do(t, http.MethodPost, BasePath+"/sources", `{"url": "`+srv.URL+`/ard.json"}`, jsonCT); rec.Code != http.StatusConflict {
+	if rec := env.do(t, http.MethodPost, BasePath+"/sources", `{"url": "`+srv.URL+`/ard.json?token=`+secret+`"}`, jsonCT); rec.Code != http.StatusConflict {
 		t.Errorf("POST the same source again: %d", rec.Code)
 	}
 	rec = env.do(t, http.MethodPost, BasePath+"/sources/"+src.ID+"/refresh", "", nil)
@@ -79,6 +84,28 @@ func TestSourcesAPI(t *testing.T) {
 	if len(a.Provenance) != 1 || a.Provenance[0].Relation != "publishedFrom" || a.Provenance[0].SourceID != src.ID ||
 		len(a.SourceEntries) != 1 || len(a.SourceEntries[0].RepresentativeQueries) != 2 {
 		t.Errorf("agent provenance %+v, entries %+v", a.Provenance, a.SourceEntries)
+	}
+	if p := a.Provenance[0]; p.ManifestHost != "127.0.0.1" || !strings.Contains(p.SourceURL, secret) || a.SourceEntries[0].ManifestURL == "" {
+		t.Errorf("an admin reads provenance %+v, entry %+v", p, a.SourceEntries[0])
+	}
+	for _, role := range []auth.Role{auth.Viewer, auth.Tester, auth.Editor} {
+		roleEnv := newTestEnv(t, func(o *Options) {
+			o.Sources, o.Provenance, o.Catalog, o.Authorizer = svc, store, store, signedInAs(role)
+		})
+		rec := roleEnv.do(t, http.MethodGet, BasePath+"/agents/"+agentID, "", nil)
+		var ra AgentDetail
+		if err := json.Unmarshal(rec.Body.Bytes(), &ra); err != nil || rec.Code != http.StatusOK || len(ra.Provenance) != 1 || len(ra.SourceEntries) != 1 {
+			t.Fatalf("GET agent as %s: %d %s", role, rec.Code, rec.Body)
+		}
+		p, e := ra.Provenance[0], ra.SourceEntries[0]
+		operator := role.Includes(auth.Editor)
+		if leaked := strings.Contains(rec.Body.String(), secret) || strings.Contains(rec.Body.String(), "/ard.json"); leaked != operator {
+			t.Errorf("%s reads the source's URL: %v, want %v: %s", role, leaked, operator, rec.Body)
+		}
+		if p.Relation != "publishedFrom" || p.EntryID != "urn:air:127.0.0.1:t:echo" || p.ManifestHost != "127.0.0.1" || e.ManifestHost != "127.0.0.1" ||
+			len(e.RepresentativeQueries) != 2 || (p.SourceID != "") != operator || (e.URL != "") != operator {
+			t.Errorf("%s reads provenance %+v, entry %+v", role, p, e)
+		}
 	}
 	rec = env.do(t, http.MethodGet, BasePath+"/agents?provenance=publishedFrom", "", nil)
 	if rec.Code != http.StatusOK || !json.Valid(rec.Body.Bytes()) {

@@ -3,7 +3,6 @@ package web
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 
@@ -26,10 +25,9 @@ type Sources interface {
 	Refresh(ctx context.Context, id string) (catalog.Source, error)
 }
 
-// Provenance reads how an agent came (*catalog.Store).
-type Provenance interface {
-	AgentProvenance(ctx context.Context, id string) ([]catalog.Provenance, error)
-}
+// Provenance reads how an agent came (*catalog.Store); what a caller may
+// read of it is sources.AgentOrigins' to say.
+type Provenance = sources.OriginReader
 
 // mountSources adds the sources pages (editor).
 func (h *Console) mountSources(e *echo.Echo) {
@@ -156,25 +154,26 @@ func (h *Console) deleteSource(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, "/sources")
 }
 
-// provenanceView is how an agent came, for its page; who registered it
-// only for editors and admins.
+// provenanceView is how an agent came, for its page, as the caller may
+// see it (sources.AgentOrigins).
 func (h *Console) provenanceView(c echo.Context, id string) ([]view.Provenance, error) {
 	if h.opts.Provenance == nil {
 		return nil, nil
 	}
-	ps, err := h.opts.Provenance.AgentProvenance(c.Request().Context(), id)
-	if err != nil {
-		return nil, fmt.Errorf("provenance of agent %s: %w", id, err)
+	who := sources.AudienceViewer
+	if h.canOperate(c) {
+		who = sources.AudienceOperator
 	}
-	out := make([]view.Provenance, len(ps))
-	for i, p := range ps {
-		out[i] = view.Provenance{Kind: p.Kind, Relation: p.Relation, SourceURL: p.SourceURL, EntryID: p.EntryID,
-			ManifestURL: p.ManifestURL, FirstAt: p.FirstAt, EndedAt: p.EndedAt}
-		if h.canOperate(c) {
-			out[i].By = p.By
-			if h.opts.Sources != nil && p.SourceID != "" && p.EndedAt == nil {
-				out[i].SourcePageURL = "/sources/" + p.SourceID
-			}
+	o, err := sources.AgentOrigins(c.Request().Context(), h.opts.Provenance, id, who)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]view.Provenance, len(o.Provenance))
+	for i, p := range o.Provenance {
+		out[i] = view.Provenance{Kind: p.Kind, By: p.By, Relation: p.Relation, SourceURL: p.SourceURL, EntryID: p.EntryID,
+			ManifestURL: p.ManifestURL, ManifestHost: p.ManifestHost, FirstAt: p.FirstAt, EndedAt: p.EndedAt}
+		if who == sources.AudienceOperator && h.opts.Sources != nil && p.SourceID != "" && p.EndedAt == nil {
+			out[i].SourcePageURL = "/sources/" + p.SourceID
 		}
 	}
 	return out, nil

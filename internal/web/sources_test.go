@@ -11,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/a2aregistry/registry/internal/auth"
 	"github.com/a2aregistry/registry/internal/card"
 	"github.com/a2aregistry/registry/internal/crawler"
 	"github.com/a2aregistry/registry/internal/safehttp"
@@ -53,7 +54,8 @@ func TestSourcesPages(t *testing.T) {
 	if rec := f.post(t, "/sources", url.Values{"url": {"ftp://x"}, csrfField: {tok}}, nil); rec.Code != http.StatusBadRequest {
 		t.Errorf("an ftp source: %d", rec.Code)
 	}
-	rec := f.post(t, "/sources", url.Values{"url": {srv.URL + "/m.json"}, csrfField: {tok}}, nil)
+	const secret = "tok3n-s3cret"
+	rec := f.post(t, "/sources", url.Values{"url": {srv.URL + "/m.json?token=" + secret}, csrfField: {tok}}, nil)
 	if rec.Code != http.StatusSeeOther {
 		t.Fatalf("add: %d %s", rec.Code, rec.Body)
 	}
@@ -76,8 +78,25 @@ func TestSourcesPages(t *testing.T) {
 	}
 	_, entries, _ := svc.Get(t.Context(), strings.TrimPrefix(page, "/sources/"))
 	agentPage := agentURL(entries[0].AgentID)
-	if body := f.get(t, agentPage, nil).Body.String(); !strings.Contains(body, "publishedFrom") {
-		t.Error("the agent's page does not say where it came from")
+	if body := f.get(t, agentPage, nil).Body.String(); !strings.Contains(body, "publishedFrom") || !strings.Contains(body, secret) {
+		t.Error("the agent's page does not say where it came from to its admin")
+	}
+	for _, role := range []auth.Role{auth.Viewer, auth.Tester, auth.Editor} {
+		as := func(echo.Context) (Principal, bool) { return Principal{Name: "p", Role: role}, true }
+		g := &fixture{store: f.store, e: echo.New()}
+		g.console = New(Options{Searcher: f.store, Agents: f.store, Sources: svc, Provenance: f.store, Principal: as, Logger: quietLog})
+		g.console.Mount(g.e)
+		body := g.get(t, agentPage, nil).Body.String()
+		operator := role.Includes(auth.Editor)
+		if !strings.Contains(body, "publishedFrom") || !strings.Contains(body, "urn:air:127.0.0.1:t:x") {
+			t.Errorf("%s: the agent's page does not say where it came from", role)
+		}
+		if leaked := strings.Contains(body, secret) || strings.Contains(body, "/m.json"); leaked != operator {
+			t.Errorf("%s reads the source's URL: %v, want %v", role, leaked, operator)
+		}
+		if !operator && !strings.Contains(body, "a manifest on") {
+			t.Errorf("%s is not told the manifest's host", role)
+		}
 	}
 	if rec := f.post(t, page+"/delete", url.Values{csrfField: {tok}}, nil); rec.Code != http.StatusSeeOther {
 		t.Fatalf("delete: %d", rec.Code)

@@ -45,6 +45,9 @@ type Provenance struct {
 	Kind, By, Relation       string
 	SourceURL, SourcePageURL string
 	EntryID, ManifestURL     string
-	FirstAt                  time.Time
-	EndedAt                  *time.Time
+	// ManifestHost is all of the manifest's URL a viewer reads (then
+	// SourceURL and ManifestURL are empty).
+	ManifestHost string
+	FirstAt      time.Time
+	EndedAt      *time.Time
 }
