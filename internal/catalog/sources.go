@@ -71,6 +71,9 @@ type SourceEntry struct {
 	RepresentativeQueries []string
 	// TrustManifest is the entry's trustManifest as JSON, "" when none.
 	TrustManifest string
+	// ETag and LastModified are the validators a nested catalog (Outcome
+	// followed) was read with, for the next check's conditional request.
+	ETag, LastModified string
 }
 
 // Provenance kinds: how an agent came to the catalog.
@@ -172,6 +175,8 @@ type sourceEntryRecord struct {
 	Tags                  string
 	RepresentativeQueries string
 	TrustManifest         string
+	ETag                  string `gorm:"column:etag"`
+	LastModified          string
 }
 
 func (sourceEntryRecord) TableName() string { return "source_entries" }
@@ -283,7 +288,7 @@ func (r sourceEntryRecord) entry() SourceEntry {
 	return SourceEntry{Position: r.Position, ManifestURL: r.ManifestURL, Depth: r.Depth, Identifier: r.Identifier,
 		DisplayName: r.DisplayName, Type: r.Type, URL: r.URL, Outcome: r.Outcome, Reason: r.Reason, Message: r.Message,
 		AgentID: r.AgentID, TrustFlag: r.TrustFlag, Tags: nonNil(tags), RepresentativeQueries: nonNil(qs),
-		TrustManifest: r.TrustManifest}
+		TrustManifest: r.TrustManifest, ETag: r.ETag, LastModified: r.LastModified}
 }
 
 // AgentSourceEntries lists the entries of every source that name agent
@@ -475,7 +480,8 @@ func replaceEntries(tx *txn, sourceID string, entries []SourceEntry) error {
 		recs[i] = sourceEntryRecord{SourceID: sourceID, Position: i, ManifestURL: cleanText(e.ManifestURL), Depth: e.Depth,
 			Identifier: cleanText(e.Identifier), DisplayName: cleanText(e.DisplayName), Type: cleanText(e.Type), URL: cleanText(e.URL),
 			Outcome: e.Outcome, Reason: e.Reason, Message: cleanText(e.Message), AgentID: e.AgentID, TrustFlag: e.TrustFlag,
-			Tags: cleanText(string(tags)), RepresentativeQueries: cleanText(string(qs)), TrustManifest: cleanText(e.TrustManifest)}
+			Tags: cleanText(string(tags)), RepresentativeQueries: cleanText(string(qs)), TrustManifest: cleanText(e.TrustManifest),
+			ETag: cleanText(e.ETag), LastModified: cleanText(e.LastModified)}
 	}
 	for chunk := range slices.Chunk(recs, 200) {
 		if err := tx.Create(&chunk).Error; err != nil {

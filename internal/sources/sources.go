@@ -296,10 +296,22 @@ func (s *Service) read(ctx context.Context, src catalog.Source) catalog.SourceCh
 		res, err := s.fetcher.FetchURL(ctx, src.ResolvedURL, crawler.Conditional{ETag: src.ETag, LastModified: src.LastModified})
 		switch {
 		case err == nil && res.NotModified:
-			return catalog.SourceCheck{Status: catalog.SourceOK, ResolvedURL: src.ResolvedURL, ResolvedVia: src.ResolvedVia,
-				ETag: res.ETag, LastModified: res.LastModified, Message: "unchanged since the last check (304)"}
+			sw, err := s.sweepNested(ctx, src)
+			if err != nil {
+				return failed("store", "the catalog could not be read; the check will be retried")
+			}
+			if !sw.changed {
+				return catalog.SourceCheck{Status: catalog.SourceOK, ResolvedURL: src.ResolvedURL, ResolvedVia: src.ResolvedVia,
+					ETag: res.ETag, LastModified: res.LastModified, Message: sw.unchangedMessage()}
+			}
+			// A nested catalog changed: the manifest's body, to read whole.
+			full, err := s.fetcher.FetchURL(ctx, src.ResolvedURL, crawler.Conditional{})
+			if err != nil {
+				return fetchFailed("the manifest "+src.ResolvedURL, err)
+			}
+			return s.fromManifest(ctx, src, full, src.ResolvedVia, sw.fetched)
 		case err == nil:
-			return s.fromManifest(ctx, src, res, src.ResolvedVia)
+			return s.fromManifest(ctx, src, res, src.ResolvedVia, nil)
 		case res == nil || (res.Status != http.StatusNotFound && res.Status != http.StatusGone):
 			return fetchFailed("the manifest "+src.ResolvedURL, err)
 		}
@@ -311,13 +323,13 @@ func (s *Service) read(ctx context.Context, src catalog.Source) catalog.SourceCh
 		if err != nil {
 			return fetchFailed("the source "+src.URL, err)
 		}
-		return s.fromManifest(ctx, src, res, ViaManifest)
+		return s.fromManifest(ctx, src, res, ViaManifest, nil)
 	}
 	var firstErr error
 	for _, c := range []struct{ path, via string }{{ardPath, ViaARD}, {aiCatalogPath, ViaAICatalog}} {
 		res, err := s.fetcher.FetchURL(ctx, origin+c.path, crawler.Conditional{})
 		if err == nil {
-			return s.fromManifest(ctx, src, res, c.via)
+			return s.fromManifest(ctx, src, res, c.via, nil)
 		}
 		if firstErr == nil && (res == nil || res.Status != http.StatusNotFound) {
 			firstErr = err
@@ -328,7 +340,7 @@ func (s *Service) read(ctx context.Context, src catalog.Source) catalog.SourceCh
 		if err != nil {
 			return fetchFailed("the manifest "+u+" ("+via+")", err)
 		}
-		return s.fromManifest(ctx, src, res, via)
+		return s.fromManifest(ctx, src, res, via, nil)
 	}
 	// No manifest: the origin's own agent card, through the registration
 	// path (which tries agent-card.json, then the legacy agent.json).
@@ -354,8 +366,10 @@ func urnOf(cardURL string) string {
 }
 
 // fromManifest reads the entries of a fetched manifest (or of the one
-// card a manifest URL served) and catalogues them.
-func (s *Service) fromManifest(ctx context.Context, src catalog.Source, res *crawler.Result, via string) catalog.SourceCheck {
+// card a manifest URL served) and catalogues them; nested catalogs in
+// fetched (by canonical URL) are not fetched again.
+func (s *Service) fromManifest(ctx context.Context, src catalog.Source, res *crawler.Result, via string,
+	fetched map[string]*crawler.Result) catalog.SourceCheck {
 	entries, isManifest, err := parseManifest(res.Body, s.cfg.MaxEntries)
 	var tooMany *tooManyError
 	switch {
@@ -373,7 +387,7 @@ func (s *Service) fromManifest(ctx context.Context, src catalog.Source, res *cra
 		c.ResolvedURL, c.ResolvedVia, c.ETag, c.LastModified = res.URL, ViaAgentCard, "", ""
 		return c
 	}
-	w := &walker{s: s, visited: map[string]bool{res.URL: true}, seen: map[string]bool{}}
+	w := &walker{s: s, visited: map[string]bool{res.URL: true}, seen: map[string]bool{}, fetched: fetched}
 	if err := w.walk(ctx, res.URL, entries, 0); err != nil {
 		return failed(ProblemTooManyEntries, err.Error()+"; nothing was changed")
 	}
@@ -400,6 +414,8 @@ type walker struct {
 	total   int
 	settled []positioned
 	pending []pendingEntry
+	// fetched are nested catalogs read already by this check.
+	fetched map[string]*crawler.Result
 }
 
 type positioned struct {
@@ -485,7 +501,10 @@ func (w *walker) nested(ctx context.Context, se catalog.SourceEntry, depth int) 
 		return nil
 	}
 	w.visited[canon] = true
-	res, err := w.s.fetcher.FetchURL(ctx, canon, crawler.Conditional{})
+	res, ok := w.fetched[canon]
+	if !ok {
+		res, err = w.s.fetcher.FetchURL(ctx, canon, crawler.Conditional{})
+	}
 	if err != nil {
 		p, _ := crawler.ProblemOf(err)
 		w.settle(se, p.Class, "the nested catalog could not be read: "+p.Message)
@@ -502,6 +521,7 @@ func (w *walker) nested(ctx context.Context, se catalog.SourceEntry, depth int) 
 	}
 	followed := se
 	followed.Outcome, followed.Message = EntryFollowed, fmt.Sprintf("%d entries read", len(entries))
+	followed.ETag, followed.LastModified = res.ETag, res.LastModified
 	w.settled = append(w.settled, positioned{w.total, followed})
 	return w.walk(ctx, canon, entries, depth+1)
 }
