@@ -114,6 +114,10 @@ func (r *Registrar) Register(ctx context.Context, actor catalog.Actor, sc catalo
 type Registration struct {
 	Input string
 	Via   *catalog.Via
+	// Expect, when set, judges the fetched card before it is stored: its
+	// error is the registration's (a source's inline card names the
+	// agent the URL must serve).
+	Expect func(*card.Card) error
 }
 
 // Registered is the outcome of one Registration, as Register answers.
@@ -148,6 +152,9 @@ func (r *Registrar) RegisterMany(ctx context.Context, actor catalog.Actor, sc ca
 		wg.Go(func() {
 			defer func() { <-sem }()
 			out[i].Fetched, cards[i], out[i].Err = r.fetchCard(ctx, sc, reg.Input)
+			if out[i].Err == nil && reg.Expect != nil {
+				out[i].Err = reg.Expect(cards[i])
+			}
 		})
 	}
 	wg.Wait()

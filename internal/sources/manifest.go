@@ -24,7 +24,6 @@ const (
 	ReasonNotA2A            = "not_a2a"
 	ReasonInvalidURN        = "invalid_urn"
 	ReasonInvalidEntry      = "invalid_entry"
-	ReasonInlineCard        = "inline_card"
 	ReasonDepthLimit        = "depth_limit"
 	ReasonLoop              = "catalog_loop"
 	ReasonDuplicate         = "duplicate"

@@ -404,6 +404,8 @@ type pendingEntry struct {
 	pos   int
 	entry catalog.SourceEntry
 	input string
+	// expect judges the fetched card (an inline card's), nil for none.
+	expect func(*card.Card) error
 }
 
 // walker reads a manifest's entries and those of the catalogs it nests.
@@ -462,23 +464,38 @@ func (w *walker) walk(ctx context.Context, manifestURL string, raws []json.RawMe
 		case t != TypeA2ACard && t != TypeAgentCard:
 			w.settle(se, ReasonNotA2A, fmt.Sprintf("type %q is not an A2A agent card", e.Type))
 		case e.URL == "":
-			w.settle(se, ReasonInlineCard, "an inline card (data) without a url: the registry catalogues cards by the URL that serves them")
-		case w.seen[id]:
-			w.settle(se, ReasonDuplicate, "the identifier is listed already by an earlier entry")
-		case w.s.cfg.Trust != TrustOff && trustDisagrees(e.TrustManifest, id):
-			if w.s.cfg.Trust == TrustReject {
-				w.settle(se, ReasonPublisherMismatch, "the trustManifest identity's domain is not the identifier's publisher "+publisherOf(id)+" (ARD §4.5.1)")
+			input, expect, reason, message := inlineTarget(manifestURL, e.Data)
+			if reason != "" {
+				w.settle(se, reason, message)
 				continue
 			}
-			se.TrustFlag = ReasonPublisherMismatch
-			w.seen[id] = true
-			w.pending = append(w.pending, pendingEntry{pos: w.total, entry: se, input: e.URL})
+			w.accept(se, e, pendingEntry{entry: se, input: input, expect: expect})
 		default:
-			w.seen[id] = true
-			w.pending = append(w.pending, pendingEntry{pos: w.total, entry: se, input: e.URL})
+			w.accept(se, e, pendingEntry{entry: se, input: e.URL})
 		}
 	}
 	return nil
+}
+
+// accept leaves an A2A entry to registration, unless it repeats an
+// identifier or (--source-trust=reject) its trustManifest disagrees
+// with its publisher.
+func (w *walker) accept(se catalog.SourceEntry, e rawEntry, p pendingEntry) {
+	id := se.Identifier
+	switch {
+	case w.seen[id]:
+		w.settle(se, ReasonDuplicate, "the identifier is listed already by an earlier entry")
+		return
+	case w.s.cfg.Trust != TrustOff && trustDisagrees(e.TrustManifest, id):
+		if w.s.cfg.Trust == TrustReject {
+			w.settle(se, ReasonPublisherMismatch, "the trustManifest identity's domain is not the identifier's publisher "+publisherOf(id)+" (ARD §4.5.1)")
+			return
+		}
+		p.entry.TrustFlag = ReasonPublisherMismatch
+	}
+	w.seen[id] = true
+	p.pos = w.total
+	w.pending = append(w.pending, p)
 }
 
 // nested follows a nested catalog entry (depth limit, loops, its fetch).
@@ -595,7 +612,7 @@ func (s *Service) catalogue(ctx context.Context, src catalog.Source, manifestURL
 			e := pending[i].entry
 			regs[k] = crawler.Registration{Input: pending[i].input, Via: &catalog.Via{Kind: catalog.ProvenanceSource,
 				SourceID: src.ID, SourceURL: src.URL, ManifestURL: e.ManifestURL, EntryID: e.Identifier,
-				Relation: relation(e.ManifestURL, cands[i][0])}}
+				Relation: relation(e.ManifestURL, cands[i][0])}, Expect: pending[i].expect}
 		}
 		out := s.reg.RegisterMany(ctx, sourcesActor, catalog.ScopeAll, regs, s.cfg.Concurrency)
 		for k, i := range batch {
@@ -611,6 +628,9 @@ func (s *Service) catalogue(ctx context.Context, src catalog.Source, manifestURL
 					// A card that fails for now still stands in the manifest.
 					c.Keep = append(c.Keep, e.Identifier)
 				}
+			case errors.Is(o.Err, errInlineMismatch):
+				e.Outcome, e.Reason = catalog.EntrySkipped, ReasonInlineMismatch
+				e.Message = "the card " + o.Fetched.URL + " is another agent: none of its interfaces is the inline card's"
 			case errors.Is(o.Err, crawler.ErrAlreadyCatalogued):
 				e.Outcome, e.Reason, e.Message = catalog.EntrySkipped, ReasonHidden, "the agent is catalogued already"
 			default:
