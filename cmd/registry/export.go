@@ -19,12 +19,16 @@ import (
 )
 
 // The export format: JSON lines, one object per line with a "type". The
-// first line is the header; then every agent, then every trusted key.
+// first line is the header; then every source, every agent, then every
+// trusted key.
 // Raw card bytes are base64 (encoding/json's []byte), so they come back
 // byte for byte. An agent's annotations and listing state travel with it;
 // annotations kept for a removed agent's return have lines of their own,
 // after the agents, and so do collections with their members (which name
-// agents, so they come after them). Sign-in sessions, verification
+// agents, so they come after them). Each agent carries its provenance
+// (how it came, ended rows included); sources come before the agents,
+// each with the entries of its last check, so that an agent is indexed
+// with the representative queries of the entries naming it. Sign-in sessions, verification
 // reports, the fetch log and the change feed are not exported: the first
 // are secrets, the others are rebuilt or belong to the old catalog.
 const (
@@ -35,13 +39,70 @@ const (
 )
 
 type exportLine struct {
-	Type       string          `json:"type"` // header, agent, annotations, collection, trusted_key
+	Type       string          `json:"type"` // header, agent, annotations, collection, source, trusted_key
 	Header     *exportHeader   `json:"header,omitempty"`
 	Agent      *exportAgent    `json:"agent,omitempty"`
 	TrustedKey *exportTrustKey `json:"trusted_key,omitempty"`
 	// Annotations are those of a card URL without an agent.
 	Annotations *exportOrphanAnnotations `json:"annotations,omitempty"`
 	Collection  *exportCollection        `json:"collection,omitempty"`
+	Source      *exportSource            `json:"source,omitempty"`
+}
+
+// exportSource is a source and the entries of its last check. A source
+// holds no credential; its lease stays with the old catalog.
+type exportSource struct {
+	ID                  string              `json:"id"`
+	URL                 string              `json:"url"`
+	CreatedAt           time.Time           `json:"created_at"`
+	CreatedBy           string              `json:"created_by,omitempty"`
+	ResolvedURL         string              `json:"resolved_url,omitempty"`
+	ResolvedVia         string              `json:"resolved_via,omitempty"`
+	Status              string              `json:"status"`
+	Problem             string              `json:"problem,omitempty"`
+	Message             string              `json:"message,omitempty"`
+	ETag                string              `json:"etag,omitempty"`
+	LastModified        string              `json:"last_modified,omitempty"`
+	CheckedAt           *time.Time          `json:"checked_at,omitempty"`
+	ChangedAt           *time.Time          `json:"changed_at,omitempty"`
+	NextCheckAt         time.Time           `json:"next_check_at"`
+	ConsecutiveFailures int                 `json:"consecutive_failures,omitempty"`
+	EntryCount          int                 `json:"entry_count"`
+	Entries             []exportSourceEntry `json:"entries"`
+}
+
+type exportSourceEntry struct {
+	ManifestURL           string   `json:"manifest_url"`
+	Depth                 int      `json:"depth,omitempty"`
+	Identifier            string   `json:"identifier"`
+	DisplayName           string   `json:"display_name,omitempty"`
+	Type                  string   `json:"type,omitempty"`
+	URL                   string   `json:"url,omitempty"`
+	Outcome               string   `json:"outcome"`
+	Reason                string   `json:"reason,omitempty"`
+	Message               string   `json:"message,omitempty"`
+	AgentID               string   `json:"agent_id,omitempty"`
+	TrustFlag             string   `json:"trust_flag,omitempty"`
+	Tags                  []string `json:"tags,omitempty"`
+	RepresentativeQueries []string `json:"representative_queries,omitempty"`
+	TrustManifest         string   `json:"trust_manifest,omitempty"`
+	ETag                  string   `json:"etag,omitempty"`
+	LastModified          string   `json:"last_modified,omitempty"`
+}
+
+// exportProvenance is one way an agent came.
+type exportProvenance struct {
+	Kind        string     `json:"kind"`
+	OriginKey   string     `json:"origin_key,omitempty"`
+	By          string     `json:"by,omitempty"`
+	SourceID    string     `json:"source_id,omitempty"`
+	SourceURL   string     `json:"source_url,omitempty"`
+	ManifestURL string     `json:"manifest_url,omitempty"`
+	EntryID     string     `json:"entry_id,omitempty"`
+	Relation    string     `json:"relation,omitempty"`
+	FirstAt     time.Time  `json:"first_at"`
+	LastAt      time.Time  `json:"last_at"`
+	EndedAt     *time.Time `json:"ended_at,omitempty"`
 }
 
 type exportHeader struct {
@@ -71,6 +132,9 @@ type exportAgent struct {
 	// Listing is the agent's listing state. Exports made before the
 	// lifecycle existed have none: their agents import approved.
 	Listing *exportListing `json:"listing,omitempty"`
+	// Provenance is how the agent came, ended rows included. Exports
+	// without it (older releases) import credited as their versions say.
+	Provenance []exportProvenance `json:"provenance,omitempty"`
 }
 
 type exportListing struct {
@@ -113,6 +177,9 @@ type exportAnnotations struct {
 type exportRemoval struct {
 	At time.Time `json:"at"`
 	By string    `json:"by"`
+	// Withdrawn says why the registry withdrew it (nothing vouched for
+	// it any more); absent for an admin's removal.
+	Withdrawn string `json:"withdrawn,omitempty"`
 }
 
 type exportVersion struct {
@@ -195,6 +262,12 @@ func exportCatalog(ctx context.Context, store *catalog.Store, w io.Writer) (agen
 		ExportedAt: time.Now().UTC(), RegistryVersion: versionString(), SchemaVersion: schema, Database: store.Dialect()}}); err != nil {
 		return 0, 0, err
 	}
+	err = store.ExportSources(ctx, func(src catalog.ExportedSource) error {
+		return enc.Encode(exportLine{Type: "source", Source: sourceToExport(src)})
+	})
+	if err != nil {
+		return 0, 0, err
+	}
 	err = store.ExportAgents(ctx, func(a catalog.ExportedAgent) error {
 		agents++
 		return enc.Encode(exportLine{Type: "agent", Agent: agentToExport(a)})
@@ -239,7 +312,7 @@ func agentToExport(a catalog.ExportedAgent) *exportAgent {
 			LastCheckAt: c.LastCheckAt, LastSuccessAt: c.LastSuccessAt, LastErrorClass: c.LastErrorClass,
 			LastErrorMessage: c.LastErrorMessage, LastErrorStatus: c.LastErrorStatus, LastErrorAt: c.LastErrorAt}}
 	if a.Removed != nil {
-		e.Removed = &exportRemoval{At: a.Removed.At, By: a.Removed.By}
+		e.Removed = &exportRemoval{At: a.Removed.At, By: a.Removed.By, Withdrawn: a.Removed.Withdrawn}
 	}
 	if l := a.Listing; l != nil {
 		e.Listing = &exportListing{State: l.State, Reason: l.Reason, Replacement: l.Replacement, By: l.By, At: l.At,
@@ -250,6 +323,11 @@ func agentToExport(a catalog.ExportedAgent) *exportAgent {
 	}
 	if a.Annotations != nil {
 		e.Annotations = toExportAnnotations(a.Annotations)
+	}
+	for _, p := range a.Provenance {
+		e.Provenance = append(e.Provenance, exportProvenance{Kind: p.Kind, OriginKey: p.OriginKey, By: p.By, SourceID: p.SourceID,
+			SourceURL: p.SourceURL, ManifestURL: p.ManifestURL, EntryID: p.EntryID, Relation: p.Relation, FirstAt: p.FirstAt,
+			LastAt: p.LastAt, EndedAt: p.EndedAt})
 	}
 	return e
 }
@@ -262,7 +340,7 @@ func agentFromExport(e *exportAgent) catalog.ExportedAgent {
 			LastCheckAt: c.LastCheckAt, LastSuccessAt: c.LastSuccessAt, LastErrorClass: c.LastErrorClass,
 			LastErrorMessage: c.LastErrorMessage, LastErrorStatus: c.LastErrorStatus, LastErrorAt: c.LastErrorAt}}
 	if e.Removed != nil {
-		a.Removed = &catalog.Removal{At: e.Removed.At, By: e.Removed.By}
+		a.Removed = &catalog.Removal{At: e.Removed.At, By: e.Removed.By, Withdrawn: e.Removed.Withdrawn}
 	}
 	if l := e.Listing; l != nil {
 		a.Listing = &catalog.Listing{State: l.State, Reason: l.Reason, Replacement: l.Replacement, By: l.By, At: l.At,
@@ -275,7 +353,40 @@ func agentFromExport(e *exportAgent) catalog.ExportedAgent {
 		n := fromExportAnnotations(*e.Annotations)
 		a.Annotations = &n
 	}
+	for _, p := range e.Provenance {
+		a.Provenance = append(a.Provenance, catalog.ExportedProvenance{OriginKey: p.OriginKey, Provenance: catalog.Provenance{
+			Kind: p.Kind, By: p.By, SourceID: p.SourceID, SourceURL: p.SourceURL, ManifestURL: p.ManifestURL, EntryID: p.EntryID,
+			Relation: p.Relation, FirstAt: p.FirstAt, LastAt: p.LastAt, EndedAt: p.EndedAt}})
+	}
 	return a
+}
+
+func sourceToExport(s catalog.ExportedSource) *exportSource {
+	e := &exportSource{ID: s.ID, URL: s.URL, CreatedAt: s.CreatedAt, CreatedBy: s.CreatedBy, ResolvedURL: s.ResolvedURL,
+		ResolvedVia: s.ResolvedVia, Status: s.Status, Problem: s.Problem, Message: s.Message, ETag: s.ETag,
+		LastModified: s.LastModified, CheckedAt: s.CheckedAt, ChangedAt: s.ChangedAt, NextCheckAt: s.NextCheckAt,
+		ConsecutiveFailures: s.ConsecutiveFailures, EntryCount: s.EntryCount, Entries: make([]exportSourceEntry, len(s.Entries))}
+	for i, en := range s.Entries {
+		e.Entries[i] = exportSourceEntry{ManifestURL: en.ManifestURL, Depth: en.Depth, Identifier: en.Identifier,
+			DisplayName: en.DisplayName, Type: en.Type, URL: en.URL, Outcome: en.Outcome, Reason: en.Reason, Message: en.Message,
+			AgentID: en.AgentID, TrustFlag: en.TrustFlag, Tags: en.Tags, RepresentativeQueries: en.RepresentativeQueries,
+			TrustManifest: en.TrustManifest, ETag: en.ETag, LastModified: en.LastModified}
+	}
+	return e
+}
+
+func sourceFromExport(e *exportSource) catalog.ExportedSource {
+	s := catalog.ExportedSource{Source: catalog.Source{ID: e.ID, URL: e.URL, CreatedAt: e.CreatedAt, CreatedBy: e.CreatedBy,
+		ResolvedURL: e.ResolvedURL, ResolvedVia: e.ResolvedVia, Status: e.Status, Problem: e.Problem, Message: e.Message,
+		ETag: e.ETag, LastModified: e.LastModified, CheckedAt: e.CheckedAt, ChangedAt: e.ChangedAt, NextCheckAt: e.NextCheckAt,
+		ConsecutiveFailures: e.ConsecutiveFailures, EntryCount: e.EntryCount}, Entries: make([]catalog.SourceEntry, len(e.Entries))}
+	for i, en := range e.Entries {
+		s.Entries[i] = catalog.SourceEntry{Position: i, ManifestURL: en.ManifestURL, Depth: en.Depth, Identifier: en.Identifier,
+			DisplayName: en.DisplayName, Type: en.Type, URL: en.URL, Outcome: en.Outcome, Reason: en.Reason, Message: en.Message,
+			AgentID: en.AgentID, TrustFlag: en.TrustFlag, Tags: en.Tags, RepresentativeQueries: en.RepresentativeQueries,
+			TrustManifest: en.TrustManifest, ETag: en.ETag, LastModified: en.LastModified}
+	}
+	return s
 }
 
 func toExportAnnotations(n *catalog.Annotations) *exportAnnotations {
@@ -373,6 +484,10 @@ func importCatalog(ctx context.Context, store *catalog.Store, r io.ReadSeeker, c
 			if err := store.RestoreCollection(ctx, cliActor, collectionFromExport(l.Collection)); err != nil {
 				return fmt.Errorf("line %d: %w", line, err)
 			}
+		case "source":
+			if err := store.RestoreSource(ctx, cliActor, sourceFromExport(l.Source)); err != nil {
+				return fmt.Errorf("line %d: %w", line, err)
+			}
 		case "trusted_key":
 			if err := store.RestoreTrustedKey(ctx, keyFromExport(l.TrustedKey)); err != nil {
 				return fmt.Errorf("line %d: %w", line, err)
@@ -406,6 +521,8 @@ func checkExport(r io.Reader, lim card.Limits) error {
 			err = orphanFromExport(l.Annotations).Check()
 		case "collection":
 			err = collectionFromExport(l.Collection).Check()
+		case "source":
+			err = sourceFromExport(l.Source).Check()
 		case "trusted_key":
 			err = verify.CheckRestoredKey(keyFromExport(l.TrustedKey))
 		}
@@ -455,7 +572,8 @@ func eachExportLine(r io.Reader, fn func(line int, l exportLine) error) error {
 		}
 		switch {
 		case l.Type == "agent" && l.Agent != nil, l.Type == "annotations" && l.Annotations != nil,
-			l.Type == "collection" && l.Collection != nil, l.Type == "trusted_key" && l.TrustedKey != nil:
+			l.Type == "collection" && l.Collection != nil, l.Type == "trusted_key" && l.TrustedKey != nil,
+			l.Type == "source" && l.Source != nil:
 		default:
 			return fmt.Errorf("%w: line %d: unknown entry %q", errBadExport, line, l.Type)
 		}

@@ -592,6 +592,15 @@ func TestImportRefusesAlteredExport(t *testing.T) {
 		{"the same agent twice", []string{lines[1], lines[1]}, "line 3"},
 		{"collection member not a UUID", []string{lines[1], `{"type":"collection","collection":{"name":"X","groups":[],` +
 			`"created_at":"2026-01-01T00:00:00Z","members":[{"agent_id":"nobody","added_at":"2026-01-01T00:00:00Z"}]}}`}, "line 3"},
+		{"unknown provenance kind", []string{agent(func(a *exportAgent) {
+			a.Provenance = []exportProvenance{{Kind: "stolen", FirstAt: time.Now(), LastAt: time.Now()}}
+		}), lines[2]}, "line 2"},
+		{"provenance of a source that is no id", []string{agent(func(a *exportAgent) {
+			a.Provenance = []exportProvenance{{Kind: "source", SourceID: "x", Relation: "publishedFrom", FirstAt: time.Now(), LastAt: time.Now()}}
+		}), lines[2]}, "line 2"},
+		{"source with an unknown status", []string{`{"type":"source","source":{"id":"01a21bd8-2b71-7536-8d6f-bb2a148ffbc8",` +
+			`"url":"https://pub.example/ard.json","created_at":"2026-01-01T00:00:00Z","status":"sideways","next_check_at":"2026-01-01T00:00:00Z",` +
+			`"entry_count":0,"entries":[]}}`, lines[1], lines[2]}, "line 2"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			to := catalogtest.SQLite(t)

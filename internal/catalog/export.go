@@ -39,6 +39,10 @@ type ExportedAgent struct {
 	// approved at its last version, as migration 00011 approved every
 	// agent it found.
 	Listing *Listing
+	// Provenance is how the agent came, ended rows included, oldest
+	// first. Nil in exports made before provenance travelled: the import
+	// then credits the agent as its versions' sources say.
+	Provenance []ExportedProvenance
 }
 
 // ExportedVersion is one stored version of a card.
@@ -92,6 +96,7 @@ type exportRow struct {
 	LastErrorAt         *time.Time
 	RemovedAt           *time.Time
 	RemovedBy           string
+	WithdrawnReason     string
 	Listing             string
 	ListingReason       string
 	ListingReplacement  string
@@ -119,7 +124,7 @@ func (s *Store) ExportAgents(ctx context.Context, fn func(ExportedAgent) error) 
 		err := s.db.WithContext(ctx).Raw(`SELECT a.pk, a.id, a.card_url, a.health, a.created_at, a.updated_at, a.fetched_at,
 			c.next_check_at, c.paused, c.etag, c.last_modified, c.served_url, c.legacy_path, c.consecutive_failures,
 			c.last_check_at, c.last_success_at, c.last_error_class, c.last_error_message, c.last_error_status, c.last_error_at,
-			a.removed_at, a.removed_by, a.listing, a.listing_reason, a.listing_replacement, a.listing_by, a.listing_at,
+			a.removed_at, a.removed_by, a.withdrawn_reason, a.listing, a.listing_reason, a.listing_replacement, a.listing_by, a.listing_at,
 			a.approved_version
 			FROM agents a LEFT JOIN crawl_state c ON c.agent_pk = a.pk
 			WHERE a.pk > ? ORDER BY a.pk LIMIT ?`, after, exportPage).Scan(&rows).Error
@@ -151,8 +156,13 @@ func (s *Store) ExportAgents(ctx context.Context, fn func(ExportedAgent) error) 
 		if err != nil {
 			return fmt.Errorf("exporting annotations: %w", err)
 		}
+		provs, err := exportProvenance(s.db.WithContext(ctx), pks)
+		if err != nil {
+			return err
+		}
 		for _, r := range rows {
 			a := exportedAgent(r, versions[r.PK])
+			a.Provenance = provs[r.PK]
 			if ann, ok := anns[r.CardURL]; ok {
 				ann.ChangedAt = exportTime(ann.ChangedAt)
 				a.Annotations = &ann
@@ -175,7 +185,7 @@ func exportedAgent(r exportRow, versions []ExportedVersion) ExportedAgent {
 	a := ExportedAgent{ID: r.ID, CardURL: r.CardURL, Health: r.Health, CreatedAt: exportTime(r.CreatedAt),
 		UpdatedAt: exportTime(r.UpdatedAt), FetchedAt: exportTime(r.FetchedAt), Versions: versions}
 	if r.RemovedAt != nil {
-		a.Removed = &Removal{At: exportTime(*r.RemovedAt), By: r.RemovedBy}
+		a.Removed = &Removal{At: exportTime(*r.RemovedAt), By: r.RemovedBy, Withdrawn: r.WithdrawnReason}
 	}
 	a.Listing = &Listing{State: r.Listing, Reason: r.ListingReason, Replacement: r.ListingReplacement, By: r.ListingBy,
 		At: ExportTimePtr(r.ListingAt), ApprovedVersion: r.ApprovedVersion}
@@ -295,17 +305,22 @@ func (s *Store) ImportAgent(ctx context.Context, actor Actor, a ExportedAgent, l
 		}
 		seq = seqs[0]
 		var removedAt *time.Time
-		var removedBy string
+		var removedBy, withdrawn string
 		if a.Removed != nil {
 			at := a.Removed.At.UTC()
-			removedAt, removedBy = &at, a.Removed.By
+			removedAt, removedBy, withdrawn = &at, a.Removed.By, a.Removed.Withdrawn
 		}
 		if err := tx.Exec(`UPDATE agents SET id = ?, created_at = ?, updated_at = ?, fetched_at = ?, health = ?, seq = ?,
-			removed_at = ?, removed_by = ?, listing = ?, listing_reason = ?, listing_replacement = ?, listing_by = ?,
+			removed_at = ?, removed_by = ?, withdrawn_reason = ?, listing = ?, listing_reason = ?, listing_replacement = ?, listing_by = ?,
 			listing_at = ?, approved_version = ? WHERE pk = ?`,
-			a.ID, a.CreatedAt.UTC(), a.UpdatedAt.UTC(), a.FetchedAt.UTC(), a.Health, seq, removedAt, removedBy,
+			a.ID, a.CreatedAt.UTC(), a.UpdatedAt.UTC(), a.FetchedAt.UTC(), a.Health, seq, removedAt, removedBy, withdrawn,
 			listing.State, listing.Reason, listing.Replacement, listing.By, utcPtr(listing.At), listing.ApprovedVersion, pk).Error; err != nil {
 			return err
+		}
+		if a.Provenance != nil {
+			if err := restoreProvenance(tx, pk, a.Provenance, a.Removed != nil); err != nil {
+				return fmt.Errorf("agent %s: %w", a.ID, err)
+			}
 		}
 		if err := tx.Exec(`UPDATE changes SET agent_id = ? WHERE agent_pk = ?`, a.ID, pk).Error; err != nil {
 			return err

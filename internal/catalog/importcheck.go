@@ -100,6 +100,11 @@ func (a ExportedAgent) Check(lim card.Limits) error {
 			return fmt.Errorf("%w: agent %s: %w", ErrInvalidImport, a.ID, err)
 		}
 	}
+	for _, p := range a.Provenance {
+		if err := p.Check(); err != nil {
+			return fmt.Errorf("agent %s: %w", a.ID, err)
+		}
+	}
 	return nil
 }
 
