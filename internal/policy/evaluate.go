@@ -3,6 +3,7 @@ package policy
 import (
 	"errors"
 
+	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
 )
 
@@ -68,10 +69,26 @@ var errNotBool = errors.New("the expression did not give a bool")
 // is that rule's Errored result.
 func (p *Policy) Evaluate(a *Agent) Evaluation {
 	ev := Evaluation{Results: make([]Result, len(p.rules))}
-	vars := map[string]any{"agent": a}
+	bounded := a.bounded()
+	// One activation for every rule, holding the agent already adapted
+	// to a CEL value: each Eval would otherwise wrap both again.
+	vars, err := cel.NewActivation(map[string]any{"agent": p.adapter.NativeToValue(a)})
+	if err != nil {
+		// A map of values is always an activation; should cel-go ever
+		// refuse one, every rule says so rather than pass.
+		for i, r := range p.rules {
+			ev.Results[i] = Result{RuleID: r.ID, Action: r.Action, Outcome: OutcomeErrored, Message: err.Error()}
+		}
+		ev.Action = ActionFlag
+		return ev
+	}
 	for i, r := range p.rules {
 		res := Result{RuleID: r.ID, Action: r.Action, Outcome: OutcomePass}
-		out, _, err := r.prg.Eval(vars)
+		prg := r.metered
+		if bounded && r.unmetered != nil {
+			prg = r.unmetered
+		}
+		out, _, err := prg.Eval(vars)
 		if err == nil {
 			if b, ok := out.(types.Bool); !ok {
 				err = errNotBool

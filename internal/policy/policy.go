@@ -26,6 +26,7 @@ import (
 
 	"github.com/google/cel-go/cel"
 	celast "github.com/google/cel-go/common/ast"
+	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/ext"
 	"gopkg.in/yaml.v3"
 )
@@ -118,6 +119,8 @@ type Policy struct {
 	// published card decoded for the rules (a third of the cost of
 	// judging one stored agent).
 	readsCard bool
+	// adapter turns an *Agent into the CEL value the rules read.
+	adapter types.Adapter
 }
 
 // ReadsCard reports whether any rule reads `agent.card`; when none does,
@@ -126,7 +129,10 @@ func (p *Policy) ReadsCard() bool { return p.readsCard }
 
 type compiled struct {
 	Rule
-	prg cel.Program
+	// metered runs under the run-time cost limit; unmetered without it,
+	// nil unless the rule's static worst case on a bounded agent stays
+	// under CostLimit (staticCost).
+	metered, unmetered cel.Program
 }
 
 // Rules returns the policy's rules in file order.
@@ -193,10 +199,10 @@ func Parse(raw []byte) (*Policy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("policy: building the CEL environment: %w", err)
 	}
-	p := &Policy{rules: make([]compiled, 0, len(f.Rules))}
+	p := &Policy{rules: make([]compiled, 0, len(f.Rules)), adapter: e.CELTypeAdapter()}
 	seen := make(map[string]bool, len(f.Rules))
 	for i, r := range f.Rules {
-		prg, readsCard, err := compile(e, r)
+		c, readsCard, err := compile(e, r)
 		if err == nil && seen[r.ID] {
 			err = errors.New("the id is used by another rule")
 		}
@@ -204,37 +210,43 @@ func Parse(raw []byte) (*Policy, error) {
 			return nil, &RuleError{Index: i, ID: r.ID, Err: err}
 		}
 		seen[r.ID] = true
-		p.rules = append(p.rules, compiled{Rule: r, prg: prg})
+		p.rules = append(p.rules, c)
 		p.readsCard = p.readsCard || readsCard
 	}
 	return p, nil
 }
 
-func compile(e *cel.Env, r Rule) (prg cel.Program, readsCard bool, err error) {
+func compile(e *cel.Env, r Rule) (c compiled, readsCard bool, err error) {
 	switch {
 	case !ruleID.MatchString(r.ID):
-		return nil, false, errors.New("id must be 1-64 of a-z, 0-9, '_', '.', '-', starting with a letter or digit")
+		return c, false, errors.New("id must be 1-64 of a-z, 0-9, '_', '.', '-', starting with a letter or digit")
 	case r.Action.rank() == 0:
-		return nil, false, fmt.Errorf("action %q is none of flag, hold, reject", r.Action)
+		return c, false, fmt.Errorf("action %q is none of flag, hold, reject", r.Action)
 	case strings.TrimSpace(r.Message) == "":
-		return nil, false, errors.New("message is empty")
+		return c, false, errors.New("message is empty")
 	case len(r.Message) > MaxMessageBytes:
-		return nil, false, fmt.Errorf("message is longer than %d bytes", MaxMessageBytes)
+		return c, false, fmt.Errorf("message is longer than %d bytes", MaxMessageBytes)
 	case strings.TrimSpace(r.Expression) == "":
-		return nil, false, errors.New("expression is empty")
+		return c, false, errors.New("expression is empty")
 	case len(r.Expression) > MaxExpressionBytes:
-		return nil, false, fmt.Errorf("expression is longer than %d bytes", MaxExpressionBytes)
+		return c, false, fmt.Errorf("expression is longer than %d bytes", MaxExpressionBytes)
 	}
 	ast, iss := e.Compile(r.Expression)
 	if iss.Err() != nil {
-		return nil, false, fmt.Errorf("expression: %w", iss.Err())
+		return c, false, fmt.Errorf("expression: %w", iss.Err())
 	}
 	if !ast.OutputType().IsExactType(cel.BoolType) {
-		return nil, false, fmt.Errorf("expression gives %s, not bool", ast.OutputType())
+		return c, false, fmt.Errorf("expression gives %s, not bool", ast.OutputType())
 	}
-	prg, err = e.Program(ast, cel.CostLimit(CostLimit), cel.EvalOptions(cel.OptOptimize))
+	c.Rule = r
+	c.metered, err = e.Program(ast, cel.CostLimit(CostLimit), cel.EvalOptions(cel.OptOptimize))
 	if err != nil {
-		return nil, false, fmt.Errorf("expression: %w", err)
+		return c, false, fmt.Errorf("expression: %w", err)
+	}
+	if est, err := e.EstimateCost(ast, boundedAgent{}); err == nil && est.Max <= CostLimit {
+		if c.unmetered, err = e.Program(ast, cel.EvalOptions(cel.OptOptimize)); err != nil {
+			return c, false, fmt.Errorf("expression: %w", err)
+		}
 	}
 	// Any selection of a field named card counts: `agent` is the only
 	// value with such a field, however the expression reaches it.
@@ -242,5 +254,5 @@ func compile(e *cel.Env, r Rule) (prg cel.Program, readsCard bool, err error) {
 		return x.Kind() == celast.SelectKind && x.AsSelect().FieldName() == "card"
 	}
 	readsCard = len(celast.MatchDescendants(celast.NavigateAST(ast.NativeRep()), selectsCard)) > 0
-	return prg, readsCard, nil
+	return c, readsCard, nil
 }

@@ -250,3 +250,49 @@ func TestReadsCard(t *testing.T) {
 		}
 	}
 }
+
+// A rule whose worst case on a bounded agent is under the cost limit runs
+// without the run-time meter, but only on an agent within the bounds: on
+// a longer list than the estimate assumed, the meter is back and stops
+// the rule at the limit rather than let it run past it.
+func TestUnmeteredOnlyWhenBounded(t *testing.T) {
+	tests := []struct {
+		expr      string
+		unmetered bool
+	}{
+		{`agent.protocol_versions.all(v, v.size() > 0)`, true},
+		{`agent.interfaces.all(i, i.url.startsWith("https://"))`, true},
+		{`!agent.name.lowerAscii().contains("test")`, true},
+		{`agent.card.name == agent.name`, true},
+		// The published card's lists have no bound the estimate knows.
+		{`agent.card.skills.all(s, s.name != "")`, false},
+		{`agent.protocol_versions.all(a, agent.protocol_versions.all(b, a + b != ""))`, false},
+	}
+	for _, tc := range tests {
+		p, err := Parse(rulesYAML(rule("r", tc.expr, "reject", "m")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.rules[0].unmetered != nil; got != tc.unmetered {
+			t.Errorf("%s: unmetered %v, want %v", tc.expr, got, tc.unmetered)
+		}
+	}
+	p, err := Parse(rulesYAML(rule("each", `agent.protocol_versions.all(v, v.size() > 0)`, "reject", "m")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := testAgent(t)
+	if ev := p.Evaluate(a); ev.Results[0].Outcome != OutcomePass {
+		t.Fatalf("bounded agent: %+v", ev.Results[0])
+	}
+	a.ProtocolVersions = make([]string, 100*boundList)
+	for i := range a.ProtocolVersions {
+		a.ProtocolVersions[i] = "1.0"
+	}
+	if a.bounded() {
+		t.Fatal("an agent with a list past boundList is bounded")
+	}
+	if ev := p.Evaluate(a); ev.Results[0].Outcome != OutcomeErrored || !strings.Contains(ev.Results[0].Message, "cost") {
+		t.Errorf("unbounded agent: %+v, want the cost limit", ev.Results[0])
+	}
+}
