@@ -122,7 +122,8 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger) (*app, err
 	if cfg.Verify.Fetch {
 		vopts.Client, vopts.FetchOIDC, vopts.Probe = a.client, true, cfg.Verify.Probes
 	}
-	a.runner = verify.NewRunner(verify.New(vopts), a.metrics.ObserveVerifications(store), verify.RunnerOptions{CardLimits: cardLimits(cfg), Logger: log})
+	verifier := verify.New(vopts)
+	a.runner = verify.NewRunner(verifier, a.metrics.ObserveVerifications(store), verify.RunnerOptions{CardLimits: cardLimits(cfg), Logger: log})
 
 	fetcher := crawler.NewFetcher(a.client, cfg.Outbound.MaxCardBytes)
 	a.registrar = crawler.NewRegistrar(fetcher, store, cardLimits(cfg), log)
@@ -132,6 +133,11 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger) (*app, err
 		a.crawler = crawler.New(ccfg, a.metrics.ObserveCrawl(store), fetcher, log)
 	}
 	wireChecks(a.registrar, a.crawler, a.runner)
+	if pol != nil {
+		// The policy judges the signatures of what it admits: each new
+		// card is checked before the write that stores it.
+		wirePrecheck(a.registrar, a.crawler, verifier)
+	}
 	a.manifestClient = newManifestClient(cfg, self)
 	a.sources = newSources(cfg, store, a.registrar, a.manifestClient, log)
 	a.registerOpsMetrics()

@@ -46,3 +46,12 @@ func wireChecks(r *crawler.Registrar, cr *crawler.Crawler, v crawler.CardVerifie
 		cr.UseVerifier(v)
 	}
 }
+
+// wirePrecheck makes registrations and checks precheck each new card
+// with p before storing it, for the admission policy. cr may be nil.
+func wirePrecheck(r *crawler.Registrar, cr *crawler.Crawler, p crawler.Prechecker) {
+	r.UsePrechecker(p)
+	if cr != nil {
+		cr.UsePrechecker(p)
+	}
+}

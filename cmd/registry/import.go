@@ -31,7 +31,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer, get
 		fs.StringVar(&fromExport, "from-export", "", "restore an empty catalog from FILE, written by `registry export`")
 		fs.StringVar(&policyPath, "policy", "", "admission policy file: cards it refuses are not imported (an error line each), the others judged by it")
 	}
-	cfg, fs, code, ok := loadConfig("import", "[flags] FILE... | --url URL FILE | --from-export FILE", config.Logging|config.Storage|config.Cards, args, stderr, getenv, urlFlag)
+	cfg, fs, code, ok := loadConfig("import", "[flags] FILE... | --url URL FILE | --from-export FILE", config.Logging|config.Storage|config.Cards|config.Fetching, args, stderr, getenv, urlFlag)
 	if !ok {
 		return code
 	}
@@ -65,6 +65,20 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer, get
 			pol.attach(func(adm *verify.Admission) { store.SetAdmission(adm) })
 		}
 		im := &importer.Importer{Store: store, Limits: cardLimits(cfg)}
+		if pol != nil {
+			// The policy judges the signatures of the cards it admits:
+			// keys pinned in the catalog, and jku keys fetched through the
+			// guarded client.
+			self, err := registrySelf(cfg.Server)
+			if err != nil {
+				fmt.Fprintf(stderr, "registry import: %v\n", err)
+				return exitFail
+			}
+			client := newOutboundClient(cfg, self, 0)
+			defer client.CloseIdleConnections()
+			im.Prechecker = verify.New(verify.Options{Client: client, Keys: verify.CatalogKeys{Store: store},
+				Names: verify.CatalogNames{Store: store}, Logger: newLogger(cfg, stderr)})
+		}
 		if failed := importFiles(ctx, im, fs.Args(), servedAt, stdout); failed > 0 {
 			fmt.Fprintf(stderr, "registry import: %d of %d files failed\n", failed, fs.NArg())
 			return exitFail

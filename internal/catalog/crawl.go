@@ -89,7 +89,7 @@ func (s *Store) CrawlTargets(ctx context.Context, agentIDs []string) ([]CrawlTar
 }
 
 func (s *Store) crawlTargets(ctx context.Context, cond string, arg any) ([]CrawlTarget, error) {
-	rows, err := s.db.WithContext(ctx).Raw(`SELECT a.id, a.card_url, a.health, c.etag, c.last_modified,
+	rows, err := s.db.WithContext(ctx).Raw(`SELECT a.id, a.card_url, a.health, a.raw_sha256, c.etag, c.last_modified,
 		c.consecutive_failures, c.next_check_at, c.last_success_at, c.served_url, c.last_check_at
 		FROM crawl_state c JOIN agents a ON a.pk = c.agent_pk WHERE `+cond, arg).Rows()
 	if err != nil {
@@ -104,7 +104,7 @@ func (s *Store) crawlTargets(ctx context.Context, cond string, arg any) ([]Crawl
 			lastCheck sql.NullTime
 			servedURL string
 		)
-		if err := rows.Scan(&t.AgentID, &t.CardURL, &t.Health, &t.ETag, &t.LastModified,
+		if err := rows.Scan(&t.AgentID, &t.CardURL, &t.Health, &t.RawSHA256, &t.ETag, &t.LastModified,
 			&t.ConsecutiveFailures, &t.NextCheckAt, &lastOK, &servedURL, &lastCheck); err != nil {
 			return nil, fmt.Errorf("loading crawl targets: %w", err)
 		}
@@ -333,7 +333,8 @@ func checkWritesOf(outs []FetchOutcome, byID map[string]agentRecord, now time.Ti
 		w.log = append(w.log, fetchLogRow{AgentPK: rec.PK, At: at, OK: success, NotModified: o.NotModified,
 			Status: o.Status, LatencyMS: o.Latency.Milliseconds(), Class: o.Class, Message: truncateRunes(o.Message, 1000)})
 		if o.Card != nil {
-			w.cards = append(w.cards, UpsertInput{CardURL: rec.CardURL, Card: o.Card, Source: SourceCrawl, ReceivedAt: o.At})
+			w.cards = append(w.cards, UpsertInput{CardURL: rec.CardURL, Card: o.Card, Source: SourceCrawl, ReceivedAt: o.At,
+				Precheck: o.Precheck})
 			w.hints = append(w.hints, hint)
 			w.cardAt = append(w.cardAt, i)
 		}

@@ -19,8 +19,11 @@ type CrawlTarget struct {
 	// ConsecutiveFailures counts failed checks since the last success.
 	ConsecutiveFailures int
 	Health              string
-	NextCheckAt         time.Time
-	LastSuccessAt       time.Time // zero when never
+	// RawSHA256 is the hex SHA-256 of the current card's bytes: a check
+	// that brings other bytes prechecks them (crawler.Prechecker).
+	RawSHA256     string
+	NextCheckAt   time.Time
+	LastSuccessAt time.Time // zero when never
 	// LastCheckAt is when the agent was last checked, successfully or
 	// not; zero when never. On-demand checks are throttled by it.
 	LastCheckAt time.Time
@@ -47,6 +50,9 @@ type FetchOutcome struct {
 	// Card is the parsed card of a 200 response; stored as a new version
 	// when its bytes changed.
 	Card *card.Card
+	// Precheck is the verifier's precheck of Card when its bytes are new
+	// (see UpsertInput.Precheck); nil otherwise.
+	Precheck *Precheck
 	// Health, ConsecutiveFailures and NextCheckAt are the crawler's
 	// verdict and schedule after this check.
 	Health              string

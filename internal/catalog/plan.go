@@ -122,9 +122,10 @@ func decideRun(ins []UpsertInput, hints []crawlHint, found map[string]*agentReco
 // policy (none: nothing to do). A version the policy refuses fails the
 // whole write when a person or an import brought it, with a
 // *RefusedError naming the rule; a crawl's is not stored (actionRefuse).
-// A new version has no verification report yet: its signature is
-// unchecked until the verifier reports, and the policy judges it again
-// then (recordReports).
+// A new version has no verification report yet: the policy judges the
+// input's Precheck (its signatures, publisher and content, checked before
+// the write), or an unchecked signature without one, and judges the
+// version again when the verifier reports (recordReports).
 func judgeRun(adm Admission, ins []UpsertInput, hints []crawlHint, steps []cardStep) error {
 	if adm == nil {
 		return nil
@@ -136,6 +137,9 @@ func judgeRun(adm Admission, ins []UpsertInput, hints []crawlHint, steps []cardS
 		}
 		in := AdmissionInput{CardURL: st.url, Card: ins[i].Card, Source: ins[i].Source,
 			SignatureStatus: SignatureUnchecked, Health: hintAt(hints, i).health}
+		if pc := ins[i].Precheck; pc != nil {
+			in.SignatureStatus, in.Report = pc.SignatureStatus, pc.Report
+		}
 		if st.rec != nil {
 			in.AgentID = st.rec.ID
 			if in.Health == "" {

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -232,6 +233,25 @@ type UpsertInput struct {
 	// Via is how the card came when not by a person's registration or an
 	// import (a seed list, a source's entry); see Provenance.
 	Via *Via
+	// Precheck is what the verifier found on the card before this write
+	// (its signatures, its publisher, its content), for the admission
+	// policy to judge; nil judges the card's signature unchecked.
+	Precheck *Precheck
+}
+
+// Precheck is the verifier's check of a card made before the write that
+// would store it (verify.Verifier.Precheck): the admission policy judges
+// the signatures, publisher and content of the card it admits, so a
+// reject rule on them refuses at registration what it names, rather
+// than every card as unchecked. It is not stored: the version's own
+// report comes from the verification runner, and the policy judges the
+// version again then.
+type Precheck struct {
+	// SignatureStatus is the signature_status facet value.
+	SignatureStatus string
+	// Report is a verification report (verify.Report as JSON) holding
+	// what the precheck looked at.
+	Report json.RawMessage
 }
 
 // UpsertResult tells what an upsert changed.

@@ -2,6 +2,8 @@ package crawler
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -45,8 +47,20 @@ func (c *Crawler) Refresh(ctx context.Context, t catalog.CrawlTarget) catalog.Fe
 		res.LegacyPath = strings.HasSuffix(res.URL, LegacyCardPath)
 	}
 	c.fillOutcome(ctx, &o, res, err)
+	if o.Card != nil && c.prechecker != nil && rawDigest(o.Card.Raw) != t.RawSHA256 {
+		// New bytes are checked before the write that judges them; the
+		// same bytes again store nothing new, so need no check.
+		o.Precheck = c.prechecker.Precheck(ctx, o.Card, t.CardURL)
+	}
 	c.policy.Apply(o.At, t, cacheHeadersOf(res), &o)
 	return o
+}
+
+// rawDigest is the hex SHA-256 of a card's bytes, as the catalog stores
+// it (CrawlTarget.RawSHA256).
+func rawDigest(raw []byte) string {
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:])
 }
 
 // fillOutcome copies a fetch into o and parses a changed body.

@@ -41,6 +41,13 @@ type CardVerifier interface {
 	VerifyStored(ctx context.Context, t catalog.VerifyTarget) error
 }
 
+// Prechecker checks a card before the write that would store it, for the
+// admission policy to judge its signatures, publisher and content
+// (*verify.Verifier implements it; catalog.Precheck).
+type Prechecker interface {
+	Precheck(ctx context.Context, c *card.Card, cardURL string) *catalog.Precheck
+}
+
 // registrarActor is who the catalog records as making a registration's
 // follow-up writes (its first check): the audit log records the
 // registration itself, under the actor who asked for it.
@@ -49,12 +56,13 @@ var registrarActor = catalog.System("registrar")
 // Registrar registers an agent from a URL a user submitted, now rather
 // than at the next crawl.
 type Registrar struct {
-	fetcher  *Fetcher
-	store    RegistrarStore
-	limits   card.Limits
-	log      *slog.Logger
-	policy   Policy
-	verifier CardVerifier
+	fetcher    *Fetcher
+	store      RegistrarStore
+	limits     card.Limits
+	log        *slog.Logger
+	policy     Policy
+	verifier   CardVerifier
+	prechecker Prechecker
 }
 
 // NewRegistrar wires a Registrar. A nil log discards. The refresh policy
@@ -78,6 +86,14 @@ func (r *Registrar) UsePolicy(p Policy) *Registrar {
 // Register returns.
 func (r *Registrar) UseVerifier(v CardVerifier) *Registrar {
 	r.verifier = v
+	return r
+}
+
+// UsePrechecker prechecks every card a registration fetches before it is
+// stored, so the admission policy judges its signatures: a reject rule on
+// them refuses the cards it names, not every card as unchecked.
+func (r *Registrar) UsePrechecker(p Prechecker) *Registrar {
+	r.prechecker = p
 	return r
 }
 
@@ -137,6 +153,7 @@ type Registered struct {
 func (r *Registrar) RegisterMany(ctx context.Context, actor catalog.Actor, sc catalog.Scope, regs []Registration, parallel int) []Registered {
 	out := make([]Registered, len(regs))
 	cards := make([]*card.Card, len(regs))
+	checks := make([]*catalog.Precheck, len(regs))
 	sem := make(chan struct{}, max(parallel, 1))
 	var wg sync.WaitGroup
 	for i, reg := range regs {
@@ -154,6 +171,9 @@ func (r *Registrar) RegisterMany(ctx context.Context, actor catalog.Actor, sc ca
 			out[i].Fetched, cards[i], out[i].Err = r.fetchCard(ctx, sc, reg.Input)
 			if out[i].Err == nil && reg.Expect != nil {
 				out[i].Err = reg.Expect(cards[i])
+			}
+			if out[i].Err == nil && r.prechecker != nil {
+				checks[i] = r.prechecker.Precheck(ctx, cards[i], out[i].Fetched.URL)
 			}
 		})
 	}
@@ -175,6 +195,7 @@ func (r *Registrar) RegisterMany(ctx context.Context, actor catalog.Actor, sc ca
 			// below refines it with the crawl state.
 			NextCheckAt: r.policy.NextCheck(res.ReceivedAt, cacheHeadersOf(res)),
 			Via:         reg.Via,
+			Precheck:    checks[i],
 		})
 		idx = append(idx, i)
 	}

@@ -155,6 +155,9 @@ type Crawler struct {
 
 	// verifier, when set, verifies versions RefreshNow stores.
 	verifier CardVerifier
+	// prechecker, when set, checks a check's new card before it is
+	// stored (UsePrechecker).
+	prechecker Prechecker
 
 	mu   sync.Mutex
 	busy map[string]int // running checks per host
@@ -192,6 +195,12 @@ func (c *Crawler) Config() Config { return c.cfg }
 // UseVerifier makes RefreshNow verify the new card versions it stores
 // before returning. Call it before Run.
 func (c *Crawler) UseVerifier(v CardVerifier) { c.verifier = v }
+
+// UsePrechecker makes every check precheck a card whose bytes differ
+// from those stored before recording it, so the admission policy judges
+// its signatures (a crawled card a reject rule refuses is not stored).
+// Call it before Run.
+func (c *Crawler) UsePrechecker(p Prechecker) { c.prechecker = p }
 
 // Policy returns the refresh policy the crawler schedules checks with.
 func (c *Crawler) Policy() Policy { return c.policy }

@@ -51,6 +51,15 @@ type Importer struct {
 	Limits card.Limits
 	// Now stamps ReceivedAt; nil means time.Now.
 	Now func() time.Time
+	// Prechecker, when set, checks each card before it is stored, for the
+	// admission policy to judge its signatures (catalog.Precheck).
+	Prechecker Prechecker
+}
+
+// Prechecker checks a card before the write that would store it
+// (*verify.Verifier implements it).
+type Prechecker interface {
+	Precheck(ctx context.Context, c *card.Card, cardURL string) *catalog.Precheck
 }
 
 // Result is the outcome of importing one card.
@@ -169,10 +178,15 @@ func (im *Importer) CardAt(ctx context.Context, raw []byte, servedAt string) (Re
 	if im.Now != nil {
 		now = im.Now
 	}
+	var pc *catalog.Precheck
+	if im.Prechecker != nil {
+		pc = im.Prechecker.Precheck(ctx, c, cardURL)
+	}
 	res, err := im.Store.Upsert(ctx, importActor, catalog.UpsertInput{
-		CardURL: cardURL,
-		Card:    c,
-		Source:  catalog.SourceImport,
+		CardURL:  cardURL,
+		Card:     c,
+		Source:   catalog.SourceImport,
+		Precheck: pc,
 		// An imported card may be an offline copy of an agent this
 		// registry cannot reach: it is not crawled until registered by URL.
 		Paused:     true,

@@ -121,7 +121,18 @@ func (v *Verifier) now() time.Time { return v.opts.Now() }
 // sources are judged against its origin, or for a file against the origins
 // the card's interfaces declare.
 func (v *Verifier) Verify(ctx context.Context, c *card.Card, cardURL string) *Report {
-	r := &Report{CardURL: cardURL, CheckedAt: v.now().UTC(), Origins: cardOrigins(c, cardURL)}
+	r := v.checkCard(ctx, c, cardURL)
+	r.Security = v.AuditSecurity(ctx, c)
+	if v.opts.Probe {
+		r.Transports = v.ProbeInterfaces(ctx, c)
+	}
+	return r
+}
+
+// checkCard is the part of Verify that Precheck makes too: the
+// signatures, the publisher and the content scan.
+func (v *Verifier) checkCard(ctx context.Context, c *card.Card, cardURL string) *Report {
+	r := &Report{CardURL: cardURL, CheckedAt: v.now().UTC(), Origins: cardOrigins(c, cardURL), Security: []Finding{}}
 	if len(c.Raw) > 0 && !mayHoldSignatures(c.Raw) {
 		// What VerifySignatures answers, without decoding the card again.
 		r.Signatures = SignatureReport{Status: StatusUnsigned, Entries: []SignatureResult{}}
@@ -129,12 +140,8 @@ func (v *Verifier) Verify(ctx context.Context, c *card.Card, cardURL string) *Re
 		r.Signatures = v.VerifySignatures(ctx, c.Raw, r.Origins)
 	}
 	r.Publisher = v.judgePublisher(ctx, cardURL, r.Signatures)
-	r.Security = v.AuditSecurity(ctx, c)
 	if err := v.opts.Priority.Do(ctx, func(ctx context.Context) { r.Content = v.ScanContent(ctx, c, r.Origins) }); err != nil {
 		r.Content = []ContentFinding{}
-	}
-	if v.opts.Probe {
-		r.Transports = v.ProbeInterfaces(ctx, c)
 	}
 	return r
 }
