@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/policy"
 	"github.com/a2aregistry/registry/internal/verify"
 )
@@ -27,6 +28,10 @@ type policyFile struct {
 	path string
 	log  *slog.Logger
 	set  func(*verify.Admission)
+
+	// changed holds a signal when a policy came into force that the
+	// catalog has not been judged by (rejudgeLoop).
+	changed chan struct{}
 
 	mu       sync.Mutex
 	stamp    fileStamp // of the file last read, good or bad
@@ -51,7 +56,11 @@ func loadPolicyFile(path string, log *slog.Logger) (*policyFile, error) {
 		return nil, fmt.Errorf("admission policy %s: %w", path, err)
 	}
 	log.Info("admission policy loaded", "path", path, "rules", len(adm.Policy().Rules()), "digest", adm.Digest())
-	return &policyFile{path: path, log: log, stamp: stamp, loaded: adm, loadedAt: time.Now().UTC()}, nil
+	pf := &policyFile{path: path, log: log, stamp: stamp, loaded: adm, loadedAt: time.Now().UTC(), changed: make(chan struct{}, 1)}
+	// Agents a former policy judged (or none did) are judged by this
+	// one: a restart with a changed file is a reload too.
+	pf.changed <- struct{}{}
+	return pf, nil
 }
 
 // attach hands the policy, and every policy reloaded later, to set.
@@ -105,6 +114,10 @@ func (pf *policyFile) reload(force bool) {
 	}
 	pf.loaded, pf.loadedAt, pf.lastErr = adm, time.Now().UTC(), nil
 	pf.set(adm)
+	select {
+	case pf.changed <- struct{}{}:
+	default: // a judgement is due already; it reads the policy in force
+	}
 	pf.log.Info("admission policy reloaded", "path", pf.path, "rules", len(adm.Policy().Rules()), "digest", adm.Digest())
 }
 
@@ -130,6 +143,42 @@ func (pf *policyFile) watch(ctx context.Context, hup <-chan os.Signal, poll time
 			pf.reload(true)
 		case <-tick.C:
 			pf.reload(false)
+		}
+	}
+}
+
+// rejudger judges the catalog by the policy in force
+// (catalog.Store.Rejudge).
+type rejudger interface {
+	Rejudge(ctx context.Context, actor catalog.Actor) (catalog.RejudgeStats, error)
+}
+
+// policyActor is who the audit log records as judging the catalog again.
+var policyActor = catalog.System("policy")
+
+// rejudgeLoop judges every agent's current version again each time a
+// policy comes into force (at start, for agents a former policy judged,
+// and after each reload), until ctx is done. A run that a newer policy
+// overtakes stops, and the next judges by that one. A policy refused on
+// reload changes nothing: the one in force has judged the catalog.
+func (pf *policyFile) rejudgeLoop(ctx context.Context, store rejudger) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-pf.changed:
+		}
+		start := time.Now()
+		st, err := store.Rejudge(ctx, policyActor)
+		if err != nil {
+			if ctx.Err() == nil {
+				pf.log.Error("judging the catalog by the admission policy failed; the next reload or restart resumes it", "err", err, "digest", st.Digest)
+			}
+			continue
+		}
+		if st.Judged > 0 {
+			pf.log.Info("catalog judged by the admission policy", "digest", st.Digest, "judged", st.Judged, "changed", st.Changed,
+				"held", st.Held, "released", st.Released, "complete", st.Done, "duration_ms", time.Since(start).Milliseconds())
 		}
 	}
 }

@@ -232,3 +232,72 @@ func TestImportJudgesSignatures(t *testing.T) {
 		t.Errorf("stored %d agents (%v), want the signed one", n, err)
 	}
 }
+
+// TestServeRejudgesOnReload: a policy changed on disk judges the catalog
+// already there — the agent a new hold rule fails goes to pending with
+// the rule's message — and a policy refused on reload changes nothing.
+func TestServeRejudgesOnReload(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "policy.yaml")
+	write := func(body string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(goodPolicy)
+	var body atomic.Value
+	body.Store(plainHTTPCard)
+	agent := cardServer(t, &body)
+	base := startServeWith(t, catalogtest.SQLiteDSN(t), func(c *config.Config) { c.Listing.Policy = path })
+	resp, err := http.Post(base+"/api/v1/agents", "application/json", strings.NewReader(`{"url":"`+agent.URL+`"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var created struct{ ID string }
+	err = json.NewDecoder(resp.Body).Decode(&created)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusCreated {
+		t.Fatalf("register: %d, %v", resp.StatusCode, err)
+	}
+	listing := func() (state, reason string) {
+		t.Helper()
+		resp, err := http.Get(base + "/api/v1/agents/" + created.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var d struct {
+			Listing struct{ State, Reason string }
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&d); err != nil {
+			t.Fatal(err)
+		}
+		return d.Listing.State, d.Listing.Reason
+	}
+	if st, _ := listing(); st != "approved" {
+		t.Fatalf("under the first policy the agent is %s", st)
+	}
+	// A refused file changes nothing; the poll (every 5 s) reads it.
+	write("rules:\n  - id: broken\n    expression: agent.nmae == ''\n    action: hold\n    message: m\n")
+	time.Sleep(policyPollInterval + time.Second)
+	if st, _ := listing(); st != "approved" {
+		t.Fatalf("after a refused policy the agent is %s", st)
+	}
+	write(`rules:
+  - id: https-only
+    expression: agent.interfaces.all(i, i.url.startsWith("https://"))
+    action: hold
+    message: every interface over https
+`)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		st, reason := listing()
+		if st == "pending" && strings.Contains(reason, `"https-only"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the new policy the agent is %s (%q), want held", st, reason)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

@@ -100,6 +100,10 @@ func (a *app) startBackground(ctx context.Context) (*background.Group, error) {
 			a.policy.watchSignals(ctx)
 			return nil
 		})
+		bg.Go("admission policy judgement", func(ctx context.Context) error {
+			a.policy.rejudgeLoop(ctx, a.store)
+			return nil
+		})
 	}
 	if seeds != nil {
 		bg.Go("seeds", func(ctx context.Context) error {
