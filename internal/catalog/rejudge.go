@@ -46,8 +46,8 @@ type RejudgeStats struct {
 // agent.policy event when the failing rules change) and moves the
 // agents it changed in the search index. An agent a write judged by the
 // same policy meanwhile is skipped, so a run cut short (ctx, a restart)
-// is resumed by the next. An audit row (ActionPolicyRejudge) records the
-// run. Without a policy it does nothing.
+// is resumed by the next. An audit row (ActionPolicyRejudge) records a
+// run that judged any agent. Without a policy it does nothing.
 func (s *Store) Rejudge(ctx context.Context, actor Actor) (RejudgeStats, error) {
 	if err := actor.validate(); err != nil {
 		return RejudgeStats{}, err
@@ -94,7 +94,7 @@ func (s *Store) Rejudge(ctx context.Context, actor Actor) (RejudgeStats, error) 
 			s.log.Warn("refreshing search index after the admission policy judged again", "err", err)
 		}
 	}
-	if st.Judged > 0 || st.Done {
+	if st.Judged > 0 {
 		row := audit{action: ActionPolicyRejudge, targetKind: TargetPolicy, targetID: st.Digest, detail: st}
 		if err := insertAudit(s.db.WithContext(context.WithoutCancel(ctx)), actor, row); err != nil {
 			return st, fmt.Errorf("recording the admission policy's judgement: %w", err)
