@@ -50,6 +50,9 @@ type app struct {
 	priority *background.Priority
 	// ardTokenKey authenticates ARD page tokens on every replica alike.
 	ardTokenKey []byte
+	// registryID is this registry's id (catalog.Store.RegistryID), which
+	// its ARD manifest and change feed advertise to federating peers.
+	registryID string
 	// semantic is search's semantic layer (nil when off), reaching its
 	// API through semanticClient.
 	semantic       *embeddings.Service
@@ -97,11 +100,17 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger) (*app, err
 		closeStore(store, log)
 		return nil, err
 	}
+	registryID, err := store.RegistryID(ctx)
+	if err != nil {
+		closeStore(store, log)
+		return nil, err
+	}
 	a := &app{
 		policy:         pol,
 		semantic:       sem,
 		semanticClient: semClient,
 		ardTokenKey:    ardKey,
+		registryID:     registryID,
 		cfg:            cfg,
 		log:            log,
 		store:          store,

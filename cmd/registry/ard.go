@@ -32,7 +32,11 @@ func ardPublish(c config.ARD) ard.Publish {
 // and catch-all it wraps) and advertises its manifest on console pages.
 func mountARD(e *echo.Echo, d handlerDeps) {
 	opts := ard.Options{Catalog: d.ardStore, Publish: d.ard, PublicURL: d.publicURL, Logger: d.log, TokenKey: d.ardTokenKey,
-		CardPath: func(id string) string { return api.BasePath + "/agents/" + url.PathEscape(id) + "/card" }}
+		CardPath:   func(id string) string { return api.BasePath + "/agents/" + url.PathEscape(id) + "/card" },
+		RegistryID: d.registryID, ChangeFeedPath: api.BasePath + "/changes"}
+	if d.sources != nil {
+		opts.Peers = d.sources
+	}
 	if d.auth != nil {
 		opts.Authorizer = d.auth
 	}

@@ -49,26 +49,34 @@ type exportLine struct {
 	Source      *exportSource            `json:"source,omitempty"`
 }
 
-// exportSource is a source and the entries of its last check. A source
-// holds no credential; its lease stays with the old catalog.
+// exportSource is a source and the entries of its last check. A peer
+// registry's token is not exported (an export is no place for a
+// credential); its lease stays with the old catalog.
 type exportSource struct {
-	ID                  string              `json:"id"`
-	URL                 string              `json:"url"`
-	CreatedAt           time.Time           `json:"created_at"`
-	CreatedBy           string              `json:"created_by,omitempty"`
-	ResolvedURL         string              `json:"resolved_url,omitempty"`
-	ResolvedVia         string              `json:"resolved_via,omitempty"`
-	Status              string              `json:"status"`
-	Problem             string              `json:"problem,omitempty"`
-	Message             string              `json:"message,omitempty"`
-	ETag                string              `json:"etag,omitempty"`
-	LastModified        string              `json:"last_modified,omitempty"`
-	CheckedAt           *time.Time          `json:"checked_at,omitempty"`
-	ChangedAt           *time.Time          `json:"changed_at,omitempty"`
-	NextCheckAt         time.Time           `json:"next_check_at"`
-	ConsecutiveFailures int                 `json:"consecutive_failures,omitempty"`
-	EntryCount          int                 `json:"entry_count"`
-	Entries             []exportSourceEntry `json:"entries"`
+	ID                  string     `json:"id"`
+	URL                 string     `json:"url"`
+	CreatedAt           time.Time  `json:"created_at"`
+	CreatedBy           string     `json:"created_by,omitempty"`
+	ResolvedURL         string     `json:"resolved_url,omitempty"`
+	ResolvedVia         string     `json:"resolved_via,omitempty"`
+	Status              string     `json:"status"`
+	Problem             string     `json:"problem,omitempty"`
+	Message             string     `json:"message,omitempty"`
+	ETag                string     `json:"etag,omitempty"`
+	LastModified        string     `json:"last_modified,omitempty"`
+	CheckedAt           *time.Time `json:"checked_at,omitempty"`
+	ChangedAt           *time.Time `json:"changed_at,omitempty"`
+	NextCheckAt         time.Time  `json:"next_check_at"`
+	ConsecutiveFailures int        `json:"consecutive_failures,omitempty"`
+	EntryCount          int        `json:"entry_count"`
+	// Kind and the rest are a peer registry's (docs/sources.md#federation).
+	Kind     string              `json:"kind,omitempty"`
+	Cursor   string              `json:"cursor,omitempty"`
+	ParentID string              `json:"parent_id,omitempty"`
+	PeerID   string              `json:"peer_id,omitempty"`
+	PeerURL  string              `json:"peer_url,omitempty"`
+	PeerName string              `json:"peer_name,omitempty"`
+	Entries  []exportSourceEntry `json:"entries"`
 }
 
 type exportSourceEntry struct {
@@ -365,7 +373,8 @@ func sourceToExport(s catalog.ExportedSource) *exportSource {
 	e := &exportSource{ID: s.ID, URL: s.URL, CreatedAt: s.CreatedAt, CreatedBy: s.CreatedBy, ResolvedURL: s.ResolvedURL,
 		ResolvedVia: s.ResolvedVia, Status: s.Status, Problem: s.Problem, Message: s.Message, ETag: s.ETag,
 		LastModified: s.LastModified, CheckedAt: s.CheckedAt, ChangedAt: s.ChangedAt, NextCheckAt: s.NextCheckAt,
-		ConsecutiveFailures: s.ConsecutiveFailures, EntryCount: s.EntryCount, Entries: make([]exportSourceEntry, len(s.Entries))}
+		ConsecutiveFailures: s.ConsecutiveFailures, EntryCount: s.EntryCount, Kind: s.Kind, Cursor: s.Cursor, ParentID: s.ParentID,
+		PeerID: s.PeerID, PeerURL: s.PeerURL, PeerName: s.PeerName, Entries: make([]exportSourceEntry, len(s.Entries))}
 	for i, en := range s.Entries {
 		e.Entries[i] = exportSourceEntry{ManifestURL: en.ManifestURL, Depth: en.Depth, Identifier: en.Identifier,
 			DisplayName: en.DisplayName, Type: en.Type, URL: en.URL, Outcome: en.Outcome, Reason: en.Reason, Message: en.Message,
@@ -379,7 +388,8 @@ func sourceFromExport(e *exportSource) catalog.ExportedSource {
 	s := catalog.ExportedSource{Source: catalog.Source{ID: e.ID, URL: e.URL, CreatedAt: e.CreatedAt, CreatedBy: e.CreatedBy,
 		ResolvedURL: e.ResolvedURL, ResolvedVia: e.ResolvedVia, Status: e.Status, Problem: e.Problem, Message: e.Message,
 		ETag: e.ETag, LastModified: e.LastModified, CheckedAt: e.CheckedAt, ChangedAt: e.ChangedAt, NextCheckAt: e.NextCheckAt,
-		ConsecutiveFailures: e.ConsecutiveFailures, EntryCount: e.EntryCount}, Entries: make([]catalog.SourceEntry, len(e.Entries))}
+		ConsecutiveFailures: e.ConsecutiveFailures, EntryCount: e.EntryCount, Kind: e.Kind, Cursor: e.Cursor, ParentID: e.ParentID,
+		PeerID: e.PeerID, PeerURL: e.PeerURL, PeerName: e.PeerName}, Entries: make([]catalog.SourceEntry, len(e.Entries))}
 	for i, en := range e.Entries {
 		s.Entries[i] = catalog.SourceEntry{Position: i, ManifestURL: en.ManifestURL, Depth: en.Depth, Identifier: en.Identifier,
 			DisplayName: en.DisplayName, Type: en.Type, URL: en.URL, Outcome: en.Outcome, Reason: en.Reason, Message: en.Message,

@@ -66,7 +66,7 @@ func TestExportImportSources(t *testing.T) {
 	defer client.CloseIdleConnections()
 	reg := crawler.NewRegistrar(crawler.NewFetcher(client, 0), src, card.Limits{}, nil)
 	svc := sources.New(src, reg, crawler.NewFetcher(client, 1<<20), client, sources.Config{}, nil)
-	source, err := svc.Add(ctx, catalog.User("sub-ed"), srv.URL+"/ard.json?token=s3cret")
+	source, err := svc.Add(ctx, catalog.User("sub-ed"), sources.Request{URL: srv.URL + "/ard.json?token=s3cret"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,9 @@ func newSources(cfg config.Config, store *catalog.Store, reg *crawler.Registrar,
 		MaxEntries:  cfg.Sources.MaxEntries,
 		Concurrency: cfg.Crawl.Concurrency * 2,
 		Trust:       cfg.Sources.Trust,
+		// A peer's pages are read under the manifest size cap each.
+		MaxPeerEntries: cfg.Sources.FederationMaxEntries,
+		SyncTimeout:    cfg.Sources.FederationSyncTimeout,
 	}, log.With("component", "sources"))
 }
 

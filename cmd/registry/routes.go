@@ -25,7 +25,8 @@ func (a *app) handler() http.Handler {
 	d := handlerDeps{log: a.log, store: a.store, registrar: a.registrar, metrics: a.metrics, auth: a.auth,
 		hosts: a.cfg.Server.AcceptedHosts(), origins: a.cfg.Server.TrustedOrigins(), agents: a.store, pauser: a.store, keys: a.store,
 		ops: a.store, annotator: a.store, publicURL: a.cfg.Server.PublicURL, curator: a.store, priority: a.priority,
-		ard: ardPublish(a.cfg.ARD), ardStore: a.store, ardTokenKey: a.ardTokenKey, sources: a.sources, provenance: a.store}
+		ard: ardPublish(a.cfg.ARD), ardStore: a.store, ardTokenKey: a.ardTokenKey, sources: a.sources, provenance: a.store,
+		registryID: a.registryID}
 	if a.semantic != nil {
 		d.semantic = func() web.SemanticState {
 			st := a.semantic.State(a.store.EmbeddingCoverage())
@@ -92,6 +93,9 @@ type handlerDeps struct {
 	// ardTokenKey authenticates ARD page tokens, the same on every
 	// replica (catalog.Store.Secret); nil: a key of this process only.
 	ardTokenKey []byte
+	// registryID is advertised by the ARD manifest and the change feed;
+	// "": none.
+	registryID string
 	// semantic reports search's semantic layer to the console; nil: off.
 	semantic func() web.SemanticState
 	// sources serves the sources routes and pages; nil: none.
@@ -192,7 +196,7 @@ func newHandler(d handlerDeps) http.Handler {
 	// caller signed in by session cookie: a bearer token is no ambient
 	// credential).
 	console := web.New(consoleOptions(d))
-	opts := api.Options{Catalog: d.store, Registrar: d.registrar, Logger: d.log, CrossSite: web.ErrCrossSite}
+	opts := api.Options{Catalog: d.store, Registrar: d.registrar, Logger: d.log, CrossSite: web.ErrCrossSite, RegistryID: d.registryID}
 	if d.auth != nil {
 		// Every request learns its caller; /auth/* signs in and out.
 		d.auth.Mount(e, console.GuardWrites(nil))

@@ -19,13 +19,16 @@ import (
 
 const sourcesUsage = `Usage:
   registry sources list [--json]
-  registry sources add URL
+  registry sources add [--registry [--token-env NAME]] URL
   registry sources show [--json] ID
   registry sources remove ID
   registry sources refresh ID
 
 Manage sources: ARD or AI Catalog manifests, or origins the registry resolves
-to one, whose agents it catalogues (docs/sources.md). A running server checks
+to one, whose agents it catalogues, and peer registries it federates from
+(--registry; a bearer token the peer expects is read from the environment
+variable --token-env names, stored encrypted and never shown; see
+docs/sources.md). A running server checks
 a new source within seconds and then every --source-interval; refresh checks
 one now, in this process. Removing a source withdraws the agents nothing else
 vouches for (history kept).
@@ -38,8 +41,13 @@ func runSources(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 		fmt.Fprint(stderr, sourcesUsage)
 		return exitUsage
 	}
-	var asJSON bool
+	var asJSON, registry bool
+	var tokenEnv string
 	jsonFlag := func(fs *flag.FlagSet) { fs.BoolVar(&asJSON, "json", false, "print JSON") }
+	addFlags := func(fs *flag.FlagSet) {
+		fs.BoolVar(&registry, "registry", false, "the URL is a peer registry to federate from (its origin or ARD search base)")
+		fs.StringVar(&tokenEnv, "token-env", "", "name of the environment variable holding the peer's bearer token")
+	}
 	noFlags := func(*flag.FlagSet) {}
 	type action struct {
 		usage string
@@ -56,10 +64,20 @@ func runSources(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 			}
 			return writeSources(stdout, ss, asJSON)
 		}},
-		"add": {"URL", 1, noFlags, func(svc *sources.Service, log *slog.Logger, args []string) int {
-			src, err := svc.Add(ctx, cliActor, args[0])
+		"add": {"[--registry [--token-env NAME]] URL", 1, addFlags, func(svc *sources.Service, log *slog.Logger, args []string) int {
+			req := sources.Request{URL: args[0]}
+			if registry {
+				req.Kind = catalog.SourceRegistry
+			}
+			if tokenEnv != "" {
+				if req.Token = getenv(tokenEnv); req.Token == "" {
+					fmt.Fprintf(stderr, "registry sources add: the environment variable %s is empty or unset\n", tokenEnv)
+					return exitUsage
+				}
+			}
+			src, err := svc.Add(ctx, cliActor, req)
 			switch {
-			case errors.Is(err, sources.ErrInvalidURL):
+			case errors.Is(err, sources.ErrInvalidURL), errors.Is(err, sources.ErrInvalidToken), errors.Is(err, sources.ErrInvalidKind):
 				fmt.Fprintf(stderr, "registry sources add: %v\n", err)
 				return exitUsage
 			case errors.Is(err, catalog.ErrConflict):
@@ -161,6 +179,11 @@ type sourceJSON struct {
 	NextCheckAt         time.Time         `json:"next_check_at"`
 	ConsecutiveFailures int               `json:"consecutive_failures"`
 	EntryCount          int               `json:"entry_count"`
+	Kind                string            `json:"kind"`
+	TokenSet            bool              `json:"token_set,omitempty"`
+	Cursor              string            `json:"cursor,omitempty"`
+	ParentID            string            `json:"parent_id,omitempty"`
+	PeerURL             string            `json:"peer_url,omitempty"`
 	Entries             []sourceEntryJSON `json:"entries,omitempty"`
 	CreatedBy           string            `json:"created_by,omitempty"`
 	CreatedAt           time.Time         `json:"created_at"`
@@ -181,7 +204,8 @@ type sourceEntryJSON struct {
 func newSourceJSON(s catalog.Source, entries []catalog.SourceEntry) sourceJSON {
 	out := sourceJSON{ID: s.ID, URL: s.URL, Status: s.Status, Problem: s.Problem, Message: s.Message, ResolvedURL: s.ResolvedURL,
 		ResolvedVia: s.ResolvedVia, CheckedAt: s.CheckedAt, NextCheckAt: s.NextCheckAt, ConsecutiveFailures: s.ConsecutiveFailures,
-		EntryCount: s.EntryCount, CreatedBy: s.CreatedBy, CreatedAt: s.CreatedAt}
+		EntryCount: s.EntryCount, CreatedBy: s.CreatedBy, CreatedAt: s.CreatedAt, Kind: s.Kind, TokenSet: s.HasToken, Cursor: s.Cursor,
+		ParentID: s.ParentID, PeerURL: s.PeerURL}
 	for _, e := range entries {
 		out.Entries = append(out.Entries, sourceEntryJSON{Identifier: e.Identifier, Type: e.Type, URL: e.URL, Depth: e.Depth,
 			Outcome: e.Outcome, Reason: e.Reason, Message: e.Message, AgentID: e.AgentID, TrustFlag: e.TrustFlag})
@@ -198,13 +222,13 @@ func writeSources(stdout io.Writer, ss []catalog.Source, asJSON bool) int {
 		return encodeJSON(stdout, out)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tURL\tSTATUS\tENTRIES\tCHECKED\tMESSAGE")
+	fmt.Fprintln(tw, "ID\tKIND\tURL\tSTATUS\tENTRIES\tCHECKED\tMESSAGE")
 	for _, s := range ss {
 		checked := "never"
 		if s.CheckedAt != nil {
 			checked = s.CheckedAt.Format(time.RFC3339)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", s.ID, s.URL, s.Status, s.EntryCount, checked, s.Message)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", s.ID, s.Kind, s.URL, s.Status, s.EntryCount, checked, s.Message)
 	}
 	if err := tw.Flush(); err != nil {
 		return exitFail
@@ -223,6 +247,9 @@ func writeSource(stdout io.Writer, s catalog.Source, entries []catalog.SourceEnt
 	fmt.Fprintf(stdout, "\n  %s\n", s.Message)
 	if s.ResolvedURL != "" {
 		fmt.Fprintf(stdout, "  resolved to %s via %s\n", s.ResolvedURL, s.ResolvedVia)
+	}
+	if s.Kind == catalog.SourceRegistry {
+		fmt.Fprintf(stdout, "  peer registry %s (token set: %t, feed cursor: %q)\n", s.PeerURL, s.HasToken, s.Cursor)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	if len(entries) > 0 {

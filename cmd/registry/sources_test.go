@@ -58,3 +58,25 @@ func TestSourcesCommand(t *testing.T) {
 		t.Errorf("show after remove: %d %q", code, stderr)
 	}
 }
+
+// A peer registry added from the command line: its token read from the
+// environment variable named, never printed; a token without --registry,
+// or a variable that is unset, is a usage error.
+func TestSourcesAddRegistry(t *testing.T) {
+	const token = "cli-peer-token"
+	env := map[string]string{"REGISTRY_DB": catalogtest.SQLiteDSN(t), "PEER_TOKEN": token}
+	if code, _, stderr := runCmd(t, env, "sources", "add", "--token-env", "PEER_TOKEN", "https://registry.example"); code != exitUsage {
+		t.Errorf("a token for a manifest: %d %q", code, stderr)
+	}
+	if code, _, stderr := runCmd(t, env, "sources", "add", "--registry", "--token-env", "UNSET_VAR", "https://registry.example"); code != exitUsage {
+		t.Errorf("an unset variable: %d %q", code, stderr)
+	}
+	code, stdout, stderr := runCmd(t, env, "sources", "add", "--registry", "--token-env", "PEER_TOKEN", "https://registry.example")
+	if code != exitOK || strings.Contains(stdout+stderr, token) {
+		t.Fatalf("add: %d %q %q", code, stdout, stderr)
+	}
+	code, stdout, _ = runCmd(t, env, "sources", "list", "--json")
+	if code != exitOK || strings.Contains(stdout, token) || !strings.Contains(stdout, `"kind": "registry"`) || !strings.Contains(stdout, `"token_set": true`) {
+		t.Errorf("list: %d %s", code, stdout)
+	}
+}

@@ -79,6 +79,10 @@ type Refresher interface {
 // Options configure an API.
 type Options struct {
 	Catalog Catalog
+	// RegistryID is this registry's id (catalog.Store.RegistryID), sent
+	// with the change feed so that a registry federating from this one
+	// refuses to federate from itself; "" sends none.
+	RegistryID string
 	// Registrar serves POST /agents; when nil the API is read-only and
 	// POST answers 405.
 	Registrar Registrar
@@ -144,6 +148,8 @@ type API struct {
 	history   report.HistoryStore
 	sources   Sources
 	prov      Provenance
+	// registryID is Options.RegistryID.
+	registryID string
 	// crossSite is Options.CrossSite.
 	crossSite error
 	log       *slog.Logger
@@ -175,6 +181,7 @@ func New(opts Options) *API {
 		history:     opts.History,
 		sources:     opts.Sources,
 		prov:        opts.Provenance,
+		registryID:  opts.RegistryID,
 		crossSite:   opts.CrossSite,
 		log:         log,
 		now:         time.Now,

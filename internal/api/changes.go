@@ -32,7 +32,7 @@ func (a *API) listChanges(c echo.Context) error {
 	if err != nil {
 		return fmt.Errorf("reading change feed after %d: %w", since, err)
 	}
-	l := ChangeList{Items: make([]Change, len(items)), NextSince: since}
+	l := ChangeList{Items: make([]Change, len(items)), NextSince: since, RegistryID: a.registryID}
 	for i, ch := range items {
 		l.Items[i] = newChange(ch)
 		// The largest seq rather than the last one: the cursor must never

@@ -18,7 +18,7 @@ import (
 
 // Sources is the sources application layer (*sources.Service).
 type Sources interface {
-	Add(ctx context.Context, actor catalog.Actor, rawURL string) (catalog.Source, error)
+	Add(ctx context.Context, actor catalog.Actor, req sources.Request) (catalog.Source, error)
 	List(ctx context.Context) ([]catalog.Source, error)
 	Get(ctx context.Context, id string) (catalog.Source, []catalog.SourceEntry, error)
 	Delete(ctx context.Context, actor catalog.Actor, id string) ([]string, error)
@@ -30,11 +30,26 @@ type Sources interface {
 // sources.AgentOrigins' to say.
 type Provenance = sources.OriginReader
 
-const maxSourceBody = 4 << 10
+const maxSourceBody = 8 << 10
 
 // SourceRequest is the body of POST /sources.
 type SourceRequest struct {
 	URL string `json:"url"`
+	// Kind is "manifest" (the default) or "registry": a peer registry to
+	// federate from (its origin or its ARD search base).
+	Kind string `json:"kind,omitempty"`
+	// Token is a bearer token the peer registry expects; stored
+	// encrypted, never shown again.
+	Token string `json:"token,omitempty"`
+}
+
+// SourcePeer is the peer registry a registry source resolved to.
+type SourcePeer struct {
+	// URL is its ARD search base.
+	URL  string `json:"url"`
+	Name string `json:"name,omitempty"`
+	// RegistryID is the id it advertises (registries of this kind).
+	RegistryID string `json:"registry_id,omitempty"`
 }
 
 // Source is a source as the API shows it.
@@ -53,6 +68,17 @@ type Source struct {
 	NextCheckAt         time.Time  `json:"next_check_at"`
 	ConsecutiveFailures int        `json:"consecutive_failures"`
 	EntryCount          int        `json:"entry_count"`
+	// Kind is manifest or registry.
+	Kind string `json:"kind"`
+	// TokenSet tells that a bearer token is stored for the peer (the
+	// token itself is never shown).
+	TokenSet bool `json:"token_set,omitempty"`
+	// Cursor is the peer's change-feed seq read up to.
+	Cursor string `json:"cursor,omitempty"`
+	// ParentID names the manifest source whose registry entry made this
+	// source.
+	ParentID string      `json:"parent_id,omitempty"`
+	Peer     *SourcePeer `json:"peer,omitempty"`
 }
 
 // SourceEntry is one entry of a source's last manifest and what was done
@@ -123,9 +149,14 @@ func (a *API) sourceRoutes() []route {
 }
 
 func newSource(s catalog.Source) Source {
-	return Source{ID: s.ID, URL: s.URL, CreatedAt: s.CreatedAt, CreatedBy: s.CreatedBy, Status: s.Status, Problem: s.Problem,
+	out := Source{ID: s.ID, URL: s.URL, CreatedAt: s.CreatedAt, CreatedBy: s.CreatedBy, Status: s.Status, Problem: s.Problem,
 		Message: s.Message, ResolvedURL: s.ResolvedURL, ResolvedVia: s.ResolvedVia, CheckedAt: s.CheckedAt, ChangedAt: s.ChangedAt,
-		NextCheckAt: s.NextCheckAt, ConsecutiveFailures: s.ConsecutiveFailures, EntryCount: s.EntryCount}
+		NextCheckAt: s.NextCheckAt, ConsecutiveFailures: s.ConsecutiveFailures, EntryCount: s.EntryCount,
+		Kind: s.Kind, TokenSet: s.HasToken, Cursor: s.Cursor, ParentID: s.ParentID}
+	if s.PeerURL != "" {
+		out.Peer = &SourcePeer{URL: s.PeerURL, Name: s.PeerName, RegistryID: s.PeerID}
+	}
+	return out
 }
 
 func newSourceEntry(e catalog.SourceEntry) SourceEntry {
@@ -176,12 +207,17 @@ func (a *API) createSource(c echo.Context) error {
 	if err := decodeJSONBody(c, &in, maxSourceBody, `{"url": "https://publisher.example"}`); err != nil {
 		return err
 	}
-	src, err := a.sources.Add(c.Request().Context(), actorOf(c), in.URL)
+	src, err := a.sources.Add(c.Request().Context(), actorOf(c), sources.Request{URL: in.URL, Kind: in.Kind, Token: in.Token})
 	switch {
 	case errors.Is(err, sources.ErrInvalidURL):
-		e := newError(http.StatusBadRequest, CodeInvalidURL, "url must be an absolute http(s) URL of a manifest or an origin")
+		e := newError(http.StatusBadRequest, CodeInvalidURL, "url must be an absolute http(s) URL of a manifest, an origin or a registry")
 		e.body.Parameter = "url"
 		return e
+	case errors.Is(err, sources.ErrInvalidKind):
+		return invalidParameter("kind", "kind must be manifest or registry")
+	case errors.Is(err, sources.ErrInvalidToken):
+		// The message never repeats the token.
+		return invalidParameter("token", "token is for kind registry only, and must be an RFC 6750 bearer token of at most 4096 characters")
 	case errors.Is(err, catalog.ErrConflict):
 		return newError(http.StatusConflict, CodeConflict, "a source with this URL exists already")
 	case err != nil:

@@ -219,6 +219,10 @@ type Change struct {
 	CardURL string    `json:"card_url"`
 	Version int       `json:"version,omitempty"`
 	At      time.Time `json:"at"`
+	// Federated is set when this registry knows the agent only from a
+	// peer registry: a registry federating from this one skips it (no
+	// loops, docs/sources.md#federation).
+	Federated bool `json:"federated,omitempty"`
 }
 
 // ChangeList is the body of GET /changes.
@@ -228,6 +232,9 @@ type ChangeList struct {
 	// NextSince is the seq of the last item, or the request's since when
 	// there is none: the since of the next poll.
 	NextSince int64 `json:"next_since"`
+	// RegistryID is this registry's id: a registry federating from itself
+	// tells by it.
+	RegistryID string `json:"registry_id,omitempty"`
 }
 
 // RegisterRequest is the body of POST /agents.
@@ -389,7 +396,7 @@ func newHealthReport(h catalog.HealthReport) HealthReport {
 }
 
 func newChange(c catalog.Change) Change {
-	return Change{Seq: c.Seq, Kind: c.Kind, AgentID: c.AgentID, CardURL: c.CardURL, Version: c.Version, At: c.At}
+	return Change{Seq: c.Seq, Kind: c.Kind, AgentID: c.AgentID, CardURL: c.CardURL, Version: c.Version, At: c.At, Federated: c.Federated}
 }
 
 // nonNil turns a nil slice into an empty one: the document promises

@@ -70,7 +70,19 @@ type Options struct {
 	// one keep each other's tokens valid. Nil draws a random key: tokens
 	// then hold on this process only.
 	TokenKey []byte
-	Logger   *slog.Logger
+	// RegistryID is this registry's id and ChangeFeedPath the path of
+	// its change feed, both advertised in the manifest's registry entry
+	// for registries that federate from this one; "" leaves each out.
+	RegistryID, ChangeFeedPath string
+	// Peers lists the peer registries this registry federates from: the
+	// referrals of federation referrals and auto. Nil: none.
+	Peers  Peers
+	Logger *slog.Logger
+}
+
+// Peers lists the peer registries (*sources.Service).
+type Peers interface {
+	Peers(ctx context.Context) ([]catalog.Source, error)
 }
 
 // Door holds the ARD handlers.
@@ -82,6 +94,9 @@ type Door struct {
 	cardPath  func(string) string
 	name      string
 	tokens    tokenSigner
+	selfID    string
+	feedPath  string
+	peers     Peers
 	log       *slog.Logger
 }
 
@@ -96,7 +111,8 @@ func New(opts Options) *Door {
 		name = "A2A agent registry"
 	}
 	return &Door{catalog: opts.Catalog, authz: opts.Authorizer, publish: opts.Publish,
-		publicURL: strings.TrimRight(opts.PublicURL, "/"), cardPath: opts.CardPath, name: name, tokens: newTokenSigner(opts.TokenKey), log: log}
+		publicURL: strings.TrimRight(opts.PublicURL, "/"), cardPath: opts.CardPath, name: name, tokens: newTokenSigner(opts.TokenKey),
+		selfID: opts.RegistryID, feedPath: opts.ChangeFeedPath, peers: opts.Peers, log: log}
 }
 
 // Mount adds the registry API under BasePath and the manifest, and wraps

@@ -461,10 +461,11 @@ func TestBadInput(t *testing.T) {
 	if rec := f.do(t, "POST", "/ard/v1/search", `{"query":{"text":"forecast"},"pageSize":1000}`, nil); rec.Code != 200 {
 		t.Errorf("page size 1000: %d %s", rec.Code, rec.Body)
 	}
-	// Federation modes are accepted; referrals lists none.
+	// Federation modes are accepted; referrals and auto list the peers
+	// (none here), none lists no referrals at all.
 	for _, mode := range []string{"auto", "referrals", "none"} {
 		rec := f.do(t, "POST", "/ard/v1/search", `{"query":{"text":"forecast"},"federation":"`+mode+`"}`, nil)
-		if rec.Code != 200 || (mode == "referrals") != strings.Contains(rec.Body.String(), `"referrals":[]`) {
+		if rec.Code != 200 || (mode != "none") != strings.Contains(rec.Body.String(), `"referrals":[]`) {
 			t.Errorf("federation %s: %d %s", mode, rec.Code, rec.Body)
 		}
 	}
@@ -607,6 +608,44 @@ func TestAdvertise(t *testing.T) {
 		got := rec.Header().Get("Link") == `</.well-known/ard.json>; rel="ard"`
 		if got != tc.want {
 			t.Errorf("%s %s: Link %q", tc.method, tc.path, rec.Header().Get("Link"))
+		}
+	}
+}
+
+type fakePeers []catalog.Source
+
+func (p fakePeers) Peers(context.Context) ([]catalog.Source, error) { return p, nil }
+
+// TestFederationAdvertised: the manifest's registry entry advertises the
+// change feed and the registry id to federating registries, agents carry
+// their provenance, and referrals and auto list the peers.
+func TestFederationAdvertised(t *testing.T) {
+	store := catalogtest.SQLite(t)
+	f := newFixture(t, store, 2, Publish{})
+	f.e = echo.New()
+	f.e.Use(withPrincipal)
+	New(Options{Catalog: store, PublicURL: "https://registry.example", RegistryID: "0123abcd", ChangeFeedPath: "/api/v1/changes",
+		Peers: fakePeers{{PeerURL: "https://peer.example/ard/v1/", PeerName: "Peer"}}}).Mount(f.e)
+	m := decode[struct{ Entries []map[string]any }](t, f.do(t, "GET", ManifestPath, "", nil))
+	meta, _ := m.Entries[0]["metadata"].(map[string]any)
+	if meta["change_feed"] != "https://registry.example/api/v1/changes" || meta["registry_id"] != "0123abcd" {
+		t.Errorf("registry entry metadata %v", m.Entries[0]["metadata"])
+	}
+	l := decode[struct{ Items []map[string]any }](t, f.do(t, "GET", "/ard/v1/agents", "", nil))
+	if len(l.Items) == 0 {
+		t.Fatal("no agents")
+	}
+	for _, it := range l.Items {
+		if meta, _ := it["metadata"].(map[string]any); meta["provenance"] != "registered" {
+			t.Errorf("entry %v: metadata.provenance", it["identifier"])
+		}
+	}
+	for _, mode := range []string{"referrals", "auto"} {
+		rec := f.do(t, "POST", "/ard/v1/search", `{"query":{"text":"forecast"},"federation":"`+mode+`"}`, nil)
+		r := decode[struct{ Referrals []referral }](t, rec)
+		if len(r.Referrals) != 1 || r.Referrals[0].URL != "https://peer.example/ard/v1/" || r.Referrals[0].Type != ardentry.TypeRegistry ||
+			r.Referrals[0].Identifier != "urn:air:peer.example:registry:ard" || r.Referrals[0].DisplayName != "Peer" {
+			t.Errorf("%s: %s", mode, rec.Body)
 		}
 	}
 }

@@ -11,18 +11,20 @@ import (
 // entry is an ARD catalog entry on the wire (spec/ard.md §4,
 // ai-catalog.schema.json catalogEntry).
 type entry struct {
-	Identifier            string         `json:"identifier"`
-	DisplayName           string         `json:"displayName"`
-	Type                  string         `json:"type"`
-	URL                   string         `json:"url"`
-	Description           string         `json:"description,omitempty"`
-	Tags                  []string       `json:"tags,omitempty"`
-	Capabilities          []string       `json:"capabilities,omitempty"`
-	RepresentativeQueries []string       `json:"representativeQueries,omitempty"`
-	Version               string         `json:"version,omitempty"`
-	UpdatedAt             string         `json:"updatedAt,omitempty"`
-	Metadata              *metadata      `json:"metadata,omitempty"`
-	TrustManifest         *trustManifest `json:"trustManifest,omitempty"`
+	Identifier            string   `json:"identifier"`
+	DisplayName           string   `json:"displayName"`
+	Type                  string   `json:"type"`
+	URL                   string   `json:"url"`
+	Description           string   `json:"description,omitempty"`
+	Tags                  []string `json:"tags,omitempty"`
+	Capabilities          []string `json:"capabilities,omitempty"`
+	RepresentativeQueries []string `json:"representativeQueries,omitempty"`
+	Version               string   `json:"version,omitempty"`
+	UpdatedAt             string   `json:"updatedAt,omitempty"`
+	// Metadata is *metadata for an agent, *registryMetadata for the
+	// registry's own entry.
+	Metadata      any            `json:"metadata,omitempty"`
+	TrustManifest *trustManifest `json:"trustManifest,omitempty"`
 }
 
 // metadata carries the registry's facts, each under the name of its
@@ -41,6 +43,19 @@ type metadata struct {
 	SignatureTrust  string `json:"signature_trust,omitempty"`
 	Health          string `json:"health,omitempty"`
 	Listing         string `json:"listing,omitempty"`
+	// Provenance is federatedFrom alone for an agent this registry knows
+	// only from a peer registry: a registry federating from this one
+	// skips those (docs/sources.md#federation).
+	Provenance string `json:"provenance,omitempty"`
+}
+
+// registryMetadata marks the registry's own manifest entry as a registry
+// of this kind: its change feed (which a federating registry follows
+// instead of paging GET /agents, so removals propagate) and its id (so a
+// registry never federates from itself). docs/sources.md#federation.
+type registryMetadata struct {
+	ChangeFeed string `json:"change_feed,omitempty"`
+	RegistryID string `json:"registry_id,omitempty"`
 }
 
 type trustManifest struct {
@@ -63,7 +78,8 @@ func wireEntry(e ardentry.Entry) entry {
 		Metadata: &metadata{AgentID: e.ID, Provider: f.Provider, ProtocolVersion: strings.Join(f.ProtocolVersions, ","),
 			Binding: strings.Join(f.Bindings, ","), SecurityScheme: strings.Join(f.SecuritySchemes, ","),
 			InputMode: strings.Join(f.InputModes, ","), OutputMode: strings.Join(f.OutputModes, ","),
-			Signature: f.Signature, SignatureTrust: f.SignatureTrust, Health: f.Health, Listing: f.Listing}}
+			Signature: f.Signature, SignatureTrust: f.SignatureTrust, Health: f.Health, Listing: f.Listing,
+			Provenance: strings.Join(f.Provenance, ",")}}
 	if !e.UpdatedAt.IsZero() {
 		out.UpdatedAt = e.UpdatedAt.UTC().Format(time.RFC3339)
 	}

@@ -83,7 +83,7 @@ func (d *Door) manifest(c echo.Context) error {
 		URL:                   origin + BasePath + "/",
 		Description:           "Search this registry's A2A agents (ARD v0.91 registry API: POST search, POST explore, GET agents).",
 		Tags:                  []string{"registry", "a2a", "search"},
-		RepresentativeQueries: registryQueries}); err != nil {
+		RepresentativeQueries: registryQueries, Metadata: d.registryMetadata(origin)}); err != nil {
 		return abort(err)
 	}
 	if d.publish.Agents {
@@ -101,6 +101,19 @@ func (d *Door) manifest(c echo.Context) error {
 	}
 	w.WriteString("]}\n")
 	return w.Flush()
+}
+
+// registryMetadata is the metadata of the registry's own entry; nil when
+// there is nothing to advertise.
+func (d *Door) registryMetadata(origin string) any {
+	if d.selfID == "" && d.feedPath == "" {
+		return nil
+	}
+	m := &registryMetadata{RegistryID: d.selfID}
+	if d.feedPath != "" {
+		m.ChangeFeed = origin + d.feedPath
+	}
+	return m
 }
 
 // abort ends a response whose status is sent by breaking the connection

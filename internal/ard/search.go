@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/a2aregistry/registry/internal/ardentry"
+	"github.com/a2aregistry/registry/internal/card"
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/query"
 )
@@ -37,10 +38,12 @@ const (
 	routeList   = "list"
 )
 
-// search serves POST /search. Federation: this registry has no upstream
-// registries configured, so every mode searches only its own catalog;
-// "referrals" answers an empty referrals list (none to follow) and
-// "auto" merges nothing.
+// search serves POST /search. Federation (spec/ard.md §8): every mode
+// searches this registry's own catalog; "referrals" and "auto" list the
+// peer registries it federates from as referrals for the client to
+// follow. "auto" fans out to none of them: their agents that this
+// registry may show are federated into its catalog already
+// (docs/sources.md#federation), and a fan-out would wait on every peer.
 func (d *Door) search(c echo.Context) error {
 	var req searchRequest
 	if err := decodeBody(c, &req); err != nil {
@@ -63,8 +66,12 @@ func (d *Door) search(c echo.Context) error {
 		return err
 	}
 	resp := searchResponse{Results: []result{}}
-	if req.Federation == federationReferrals {
-		resp.Referrals = &[]referral{}
+	if req.Federation == federationReferrals || req.Federation == federationAuto {
+		refs, err := d.referrals(c)
+		if err != nil {
+			return err
+		}
+		resp.Referrals = &refs
 	}
 	page, top, next, err := d.find(c, routeSearch, text, req.Query.filter(), size, req.PageToken)
 	if err != nil {
@@ -77,6 +84,30 @@ func (d *Door) search(c echo.Context) error {
 	}
 	resp.PageToken = next
 	return c.JSON(http.StatusOK, resp)
+}
+
+// referrals are the peer registries this registry federates from.
+func (d *Door) referrals(c echo.Context) ([]referral, error) {
+	out := []referral{}
+	if d.peers == nil {
+		return out, nil
+	}
+	peers, err := d.peers.Peers(c.Request().Context())
+	if err != nil {
+		return nil, fmt.Errorf("listing peer registries: %w", err)
+	}
+	for _, p := range peers {
+		origin, err := card.CanonicalOrigin(p.PeerURL)
+		if err != nil {
+			continue
+		}
+		name := p.PeerName
+		if name == "" {
+			name = origin
+		}
+		out = append(out, referral{Identifier: registryURN(origin), DisplayName: name, Type: ardentry.TypeRegistry, URL: p.PeerURL})
+	}
+	return out, nil
 }
 
 // find runs one page of a search for the door's routes: the ARD filter

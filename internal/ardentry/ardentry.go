@@ -85,6 +85,10 @@ type Facts struct {
 	InputModes, OutputModes    []string
 	Signature, SignatureTrust  string
 	Health, Listing            string
+	// Provenance are the kinds and relations that vouch for the agent
+	// (catalog.FieldProvenance): a registry federating from this one
+	// skips an agent whose only one is federatedFrom.
+	Provenance []string
 }
 
 // FromSummary maps a search result onto an entry. top is the best score of
@@ -103,7 +107,8 @@ func FromSummary(s catalog.Summary, top float64) Entry {
 		UpdatedAt:   s.UpdatedAt,
 		Facts: Facts{Provider: s.Provider, ProtocolVersions: s.ProtocolVersions, Bindings: s.Bindings,
 			SecuritySchemes: s.SecuritySchemes, InputModes: s.InputModes, OutputModes: s.OutputModes,
-			Signature: s.SignatureStatus, SignatureTrust: s.SignatureTrust, Health: s.Health, Listing: s.Listing},
+			Signature: s.SignatureStatus, SignatureTrust: s.SignatureTrust, Health: s.Health, Listing: s.Listing,
+			Provenance: s.Provenance},
 		Trust: trustOf(s),
 	}
 	if e.DisplayName == "" {

@@ -399,7 +399,11 @@ func (s *Store) Changes(ctx context.Context, sc Scope, since int64, limit int) (
 		cond = " AND (a.pk IS NULL OR (" + cond + " AND (a.removed_at IS NULL OR c.kind = ?)))"
 		args = append(args, ChangeRemoved)
 	}
-	rows, err := s.db.WithContext(ctx).Raw(`SELECT c.seq, c.kind, c.agent_id, c.card_url, c.version, c.at FROM changes c
+	// Federated: the agent's only live provenance is a peer registry's
+	// (provenance column exactly federatedFrom), so a registry federating
+	// from this one does not take it onward (docs/sources.md#federation).
+	rows, err := s.db.WithContext(ctx).Raw(`SELECT c.seq, c.kind, c.agent_id, c.card_url, c.version, c.at,
+		CASE WHEN a.provenance = '`+RelationFederatedFrom+`' THEN 1 ELSE 0 END FROM changes c
 		LEFT JOIN agents a ON a.pk = c.agent_pk WHERE c.seq > ? AND c.kind IN ?`+cond+` ORDER BY c.seq LIMIT ?`,
 		append(append([]any{since, feedKinds}, args...), limit)...).Rows()
 	if err != nil {
@@ -409,10 +413,11 @@ func (s *Store) Changes(ctx context.Context, sc Scope, since int64, limit int) (
 	out := []Change{}
 	for rows.Next() {
 		var c Change
-		if err := rows.Scan(&c.Seq, &c.Kind, &c.AgentID, &c.CardURL, &c.Version, &c.At); err != nil {
+		var federated int
+		if err := rows.Scan(&c.Seq, &c.Kind, &c.AgentID, &c.CardURL, &c.Version, &c.At, &federated); err != nil {
 			return nil, fmt.Errorf("reading change feed: %w", err)
 		}
-		c.At = c.At.UTC()
+		c.At, c.Federated = c.At.UTC(), federated == 1
 		out = append(out, c)
 	}
 	return out, rows.Err()

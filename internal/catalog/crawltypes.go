@@ -88,6 +88,10 @@ type Change struct {
 	CardURL string
 	Version int
 	At      time.Time
+	// Federated is set when the agent is in this catalog only because a
+	// peer registry lists it: a registry federating from this one skips
+	// it, so federation does not loop.
+	Federated bool
 }
 
 // HealthReport is an agent's recent availability.

@@ -26,7 +26,8 @@ type ExportedProvenance struct {
 
 // ExportedSource is a source as an export carries it: what it is and
 // what its last check read. Its lease is not exported (it belongs to the
-// old catalog's replicas), nor any credential: a source holds none.
+// old catalog's replicas), nor a peer registry's token (HasToken is
+// ignored): add the peer again with its token after a restore.
 type ExportedSource struct {
 	Source
 	Entries []SourceEntry
@@ -132,6 +133,9 @@ func (e ExportedSource) Check() error {
 	if err := CheckCardURL(e.URL); err != nil {
 		return fmt.Errorf("source %s: %w", e.ID, err)
 	}
+	if e.Kind != "" && e.Kind != SourceManifest && e.Kind != SourceRegistry {
+		return fmt.Errorf("%w: source %s: unknown kind %q", ErrInvalidImport, e.ID, e.Kind)
+	}
 	if !slices.Contains([]string{SourcePending, SourceOK, SourceFailed}, e.Status) {
 		return fmt.Errorf("%w: source %s: unknown status %q", ErrInvalidImport, e.ID, e.Status)
 	}
@@ -155,7 +159,11 @@ func (s *Store) RestoreSource(ctx context.Context, actor Actor, e ExportedSource
 		ResolvedURL: cleanText(e.ResolvedURL), ResolvedVia: e.ResolvedVia, Status: e.Status, Problem: e.Problem,
 		Message: cleanText(e.Message), ETag: cleanText(e.ETag), LastModified: cleanText(e.LastModified),
 		CheckedAt: utcPtr(e.CheckedAt), ChangedAt: utcPtr(e.ChangedAt), NextCheckAt: e.NextCheckAt.UTC(),
-		ConsecutiveFailures: e.ConsecutiveFailures, EntryCount: e.EntryCount}
+		ConsecutiveFailures: e.ConsecutiveFailures, EntryCount: e.EntryCount, Kind: e.Kind, FeedCursor: cleanText(e.Cursor),
+		ParentID: e.ParentID, PeerID: cleanText(e.PeerID), PeerURL: cleanText(e.PeerURL), PeerName: cleanText(e.PeerName)}
+	if rec.Kind == "" {
+		rec.Kind = SourceManifest
+	}
 	var requeried []int64
 	err := s.transact(ctx, func(tx *txn) error {
 		var n int64

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -121,11 +122,15 @@ func writeOldShapeCatalog(t *testing.T, s *catalog.Store) (map[string]string, in
 	if err := s.ExecForTest(ctx, "DELETE FROM skills WHERE agent_pk = (SELECT pk FROM agents WHERE name = 'Hub B')"); err != nil {
 		t.Fatal(err)
 	}
-	feed, err := s.Changes(ctx, catalog.ScopeAll, 0, 1000)
+	// Read raw: Changes reads columns of later schemas (agents.provenance).
+	last, err := s.RawStrings(ctx, "SELECT CAST(MAX(seq) AS TEXT) FROM changes")
+	if err != nil || len(last) != 1 {
+		t.Fatal(last, err)
+	}
+	lastSeq, err := strconv.ParseInt(last[0], 10, 64)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lastSeq := feed[len(feed)-1].Seq
 
 	return ids, lastSeq
 }

@@ -13,8 +13,8 @@ import (
 	"strings"
 )
 
-// Secrets the catalog stores (webhook signing secrets, the registry's own
-// keys in registry_secrets) are sealed with AES-256-GCM under the keys of
+// Secrets the catalog stores (webhook signing secrets, peer registries'
+// bearer tokens, the registry's own keys in registry_secrets) are sealed with AES-256-GCM under the keys of
 // Config.SecretKeys: the first seals, every one opens, so a key is rotated
 // by putting the new one first and keeping the old one until Migrate has
 // re-sealed every row (ResealSecrets). A sealed value is
@@ -136,13 +136,15 @@ func (s *Store) ResealSecrets(ctx context.Context) (int, error) {
 	for _, t := range []struct{ table, key, col, at string }{
 		{"webhooks", "id", "secret", "webhooks.secret:"},
 		{"registry_secrets", "name", "value_hex", "registry_secrets.value_hex:"},
+		{"sources", "id", "token", "sources.token:"},
 	} {
 		var rows []struct{ K, V string }
 		if err := s.db.WithContext(ctx).Raw("SELECT " + t.key + " AS k, " + t.col + " AS v FROM " + t.table).Scan(&rows).Error; err != nil {
 			return n, fmt.Errorf("reading %s to re-seal: %w", t.table, err)
 		}
 		for _, r := range rows {
-			if s.seal.current(r.V) {
+			if r.V == "" || s.seal.current(r.V) {
+				// "" is no secret: a source without a token.
 				continue
 			}
 			plain, err := s.seal.open(t.at+r.K, r.V)

@@ -378,7 +378,7 @@ func (s *Store) readSummaries(ctx context.Context, pks []int64, byPK map[int64]S
 		return err
 	}
 	rows, err := s.db.WithContext(s.stmtCtx(ctx)).Raw(
-		"SELECT pk, seq, id, card_url, summary, signature_status, signature_trust, publisher_verified, health, works, listing, updated_at FROM agents WHERE pk IN ?", pks).Rows()
+		"SELECT pk, seq, id, card_url, summary, signature_status, signature_trust, publisher_verified, health, works, listing, provenance, updated_at FROM agents WHERE pk IN ?", pks).Rows()
 	if err != nil {
 		return fmt.Errorf("loading search results: %w", err)
 	}
@@ -393,9 +393,10 @@ func (s *Store) readSummaries(ctx context.Context, pks []int64, byPK map[int64]S
 			pubVer  string
 			listing string
 			works   string
+			prov    string
 			updated time.Time
 		)
-		if err := rows.Scan(&pk, &seq, &id, &url, &raw, &sig, &trust, &pubVer, &hl, &works, &listing, &updated); err != nil {
+		if err := rows.Scan(&pk, &seq, &id, &url, &raw, &sig, &trust, &pubVer, &hl, &works, &listing, &prov, &updated); err != nil {
 			return fmt.Errorf("loading search results: %w", err)
 		}
 		sum, err := decodeSummary(raw)
@@ -403,7 +404,7 @@ func (s *Store) readSummaries(ctx context.Context, pks []int64, byPK map[int64]S
 			return fmt.Errorf("summary of agent %s: %w", id, err)
 		}
 		sum.ID, sum.CardURL, sum.SignatureStatus, sum.Health, sum.UpdatedAt = id, url, sig, hl, updated.UTC()
-		sum.Listing, sum.SignatureTrust, sum.Works = listing, trust, works
+		sum.Listing, sum.SignatureTrust, sum.Works, sum.Provenance = listing, trust, works, provenanceTokens(prov)
 		sum.Publisher, _ = card.PublisherOfCard(url)
 		sum.PublisherVerified = pubVer == publisherVerifiedTrue
 		byPK[pk] = sum

@@ -42,6 +42,21 @@ type Source struct {
 	ConsecutiveFailures  int
 	// EntryCount counts the entries of the last manifest read.
 	EntryCount int
+	// Kind is SourceManifest or SourceRegistry (a peer registry the
+	// registry federates from).
+	Kind string
+	// HasToken tells whether a bearer token for the peer is stored; the
+	// token itself is read only by SourceToken, never shown.
+	HasToken bool
+	// Cursor is where a peer's change feed was read up to ("" before the
+	// first sync, and for other sources).
+	Cursor string
+	// ParentID names the manifest source whose registry entry made this
+	// source; "" for one added by hand.
+	ParentID string
+	// PeerID is the registry id the peer advertised at its last sync;
+	// PeerURL its ARD search base and PeerName its name.
+	PeerID, PeerURL, PeerName string
 }
 
 // Entry outcomes: what a check did with an entry of a source's manifest.
@@ -147,6 +162,13 @@ type sourceRecord struct {
 	EntryCount          int
 	LeaseOwner          string
 	LeaseUntil          *time.Time
+	Kind                string
+	Token               string
+	FeedCursor          string
+	ParentID            string
+	PeerID              string
+	PeerURL             string
+	PeerName            string
 }
 
 func (sourceRecord) TableName() string { return "sources" }
@@ -155,7 +177,9 @@ func (r sourceRecord) source() Source {
 	return Source{ID: r.ID, URL: r.URL, CreatedAt: r.CreatedAt.UTC(), CreatedBy: r.CreatedBy, ResolvedURL: r.ResolvedURL,
 		ResolvedVia: r.ResolvedVia, Status: r.Status, Problem: r.Problem, Message: r.Message, ETag: r.ETag,
 		LastModified: r.LastModified, CheckedAt: utcPtr(r.CheckedAt), ChangedAt: utcPtr(r.ChangedAt),
-		NextCheckAt: r.NextCheckAt.UTC(), ConsecutiveFailures: r.ConsecutiveFailures, EntryCount: r.EntryCount}
+		NextCheckAt: r.NextCheckAt.UTC(), ConsecutiveFailures: r.ConsecutiveFailures, EntryCount: r.EntryCount,
+		Kind: r.Kind, HasToken: r.Token != "", Cursor: r.FeedCursor, ParentID: r.ParentID, PeerID: r.PeerID,
+		PeerURL: r.PeerURL, PeerName: r.PeerName}
 }
 
 type sourceEntryRecord struct {
@@ -211,9 +235,20 @@ const (
 	ActionWithdraw     = "agent.withdraw"
 )
 
+// NewSource is a source to store.
+type NewSource struct {
+	URL string
+	// Kind is SourceManifest ("" too) or SourceRegistry.
+	Kind string
+	// Token is a bearer token for a peer registry; stored sealed.
+	Token string
+	// ParentID names the manifest source whose entry names this peer.
+	ParentID string
+}
+
 // CreateSource stores a new source, due for its first check now.
 // ErrConflict when a source has that URL already.
-func (s *Store) CreateSource(ctx context.Context, actor Actor, url string) (Source, error) {
+func (s *Store) CreateSource(ctx context.Context, actor Actor, in NewSource) (Source, error) {
 	if err := actor.validate(); err != nil {
 		return Source{}, err
 	}
@@ -221,8 +256,20 @@ func (s *Store) CreateSource(ctx context.Context, actor Actor, url string) (Sour
 	if err != nil {
 		return Source{}, err
 	}
+	url := in.URL
+	kind := in.Kind
+	if kind == "" {
+		kind = SourceManifest
+	}
+	if kind != SourceManifest && kind != SourceRegistry {
+		return Source{}, fmt.Errorf("source kind %q: %w", kind, ErrInvalidSource)
+	}
 	now := time.Now().UTC().Truncate(time.Microsecond)
-	rec := sourceRecord{ID: id.String(), URL: url, CreatedAt: now, CreatedBy: removerName(actor), Status: SourcePending, NextCheckAt: now}
+	rec := sourceRecord{ID: id.String(), URL: url, CreatedAt: now, CreatedBy: removerName(actor), Status: SourcePending, NextCheckAt: now,
+		Kind: kind, ParentID: in.ParentID}
+	if in.Token != "" {
+		rec.Token = s.seal.seal(sourceTokenAt(rec.ID), in.Token)
+	}
 	err = s.transact(ctx, func(tx *txn) error {
 		var n int64
 		if err := tx.Model(&sourceRecord{}).Where("url = ?", url).Count(&n).Error; err != nil {
@@ -235,7 +282,7 @@ func (s *Store) CreateSource(ctx context.Context, actor Actor, url string) (Sour
 			return fmt.Errorf("storing source: %w", err)
 		}
 		return writeAudit(tx.DB, actor, audit{action: ActionSourceCreate, targetKind: "source", targetID: rec.ID,
-			detail: map[string]any{"url": url}})
+			detail: map[string]any{"url": url, "kind": kind, "token": rec.Token != ""}})
 	})
 	if err != nil {
 		return Source{}, err
@@ -404,6 +451,15 @@ type SourceCheck struct {
 	// Keep are the identifiers of entries that still vouch for their
 	// agents.
 	Keep []string
+	// Incremental (a peer's change feed) stores Entries in place of the
+	// stored entries of the same identifiers and drops those of Removed,
+	// leaving the others as they are; only the provenance of the
+	// identifiers it names and does not Keep ends.
+	Incremental bool
+	Removed     []string
+	// Cursor, when set, is stored as the source's feed cursor; PeerID,
+	// PeerURL and PeerName as what the peer advertised.
+	Cursor, PeerID, PeerURL, PeerName string
 }
 
 // RecordSourceCheck stores a check of a source and releases its lease.
@@ -430,10 +486,23 @@ func (s *Store) RecordSourceCheck(ctx context.Context, actor Actor, c SourceChec
 			"lease_owner": "", "lease_until": nil}
 		if c.Status == SourceOK {
 			set["resolved_url"], set["resolved_via"], set["etag"], set["last_modified"] = c.ResolvedURL, c.ResolvedVia, c.ETag, c.LastModified
+			if c.Cursor != "" {
+				set["feed_cursor"] = c.Cursor
+			}
+			if c.PeerURL != "" {
+				set["peer_id"], set["peer_url"], set["peer_name"] = c.PeerID, c.PeerURL, cleanText(c.PeerName)
+			}
 		}
 		if c.Changed {
 			set["changed_at"] = at
 			set["entry_count"] = len(c.Entries)
+		}
+		if c.Changed && c.Incremental {
+			n, err := applyIncremental(tx, c)
+			if err != nil {
+				return err
+			}
+			set["entry_count"] = n
 		}
 		if err := tx.Model(&sourceRecord{}).Where("id = ?", c.SourceID).Updates(set).Error; err != nil {
 			return fmt.Errorf("recording check of source %s: %w", c.SourceID, err)
@@ -447,6 +516,22 @@ func (s *Store) RecordSourceCheck(ctx context.Context, actor Actor, c SourceChec
 		}
 		if !c.Changed {
 			return nil
+		}
+		if c.Incremental {
+			var err error
+			withdrawn, ups, err = endEntriesProvenance(tx, actor, c.SourceID, append(entryIDs(c.Entries), c.Removed...), c.Keep, at,
+				"the peer registry "+recs[0].URL+" no longer lists it")
+			return err
+		}
+		if recs[0].Kind == SourceRegistry {
+			// A peer's entries carry no representative queries
+			// (federation.go): no agent's queries change.
+			if err := replaceEntries(tx, c.SourceID, c.Entries); err != nil {
+				return err
+			}
+			var err error
+			withdrawn, ups, err = endSourceProvenance(tx, actor, c.SourceID, c.Keep, at, "the peer registry "+recs[0].URL+" no longer lists it")
+			return err
 		}
 		named := make([]string, 0, len(c.Entries))
 		for _, e := range c.Entries {
@@ -473,11 +558,16 @@ func replaceEntries(tx *txn, sourceID string, entries []SourceEntry) error {
 	if err := tx.Exec("DELETE FROM source_entries WHERE source_id = ?", sourceID).Error; err != nil {
 		return fmt.Errorf("replacing entries of source %s: %w", sourceID, err)
 	}
+	return insertEntries(tx, sourceID, 0, entries)
+}
+
+// insertEntries stores entries of a source at positions from first on.
+func insertEntries(tx *txn, sourceID string, first int, entries []SourceEntry) error {
 	recs := make([]sourceEntryRecord, len(entries))
 	for i, e := range entries {
 		tags, _ := json.Marshal(nonNil(e.Tags))
 		qs, _ := json.Marshal(nonNil(e.RepresentativeQueries))
-		recs[i] = sourceEntryRecord{SourceID: sourceID, Position: i, ManifestURL: cleanText(e.ManifestURL), Depth: e.Depth,
+		recs[i] = sourceEntryRecord{SourceID: sourceID, Position: first + i, ManifestURL: cleanText(e.ManifestURL), Depth: e.Depth,
 			Identifier: cleanText(e.Identifier), DisplayName: cleanText(e.DisplayName), Type: cleanText(e.Type), URL: cleanText(e.URL),
 			Outcome: e.Outcome, Reason: e.Reason, Message: cleanText(e.Message), AgentID: e.AgentID, TrustFlag: e.TrustFlag,
 			Tags: cleanText(string(tags)), RepresentativeQueries: cleanText(string(qs)), TrustManifest: cleanText(e.TrustManifest),

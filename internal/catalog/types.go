@@ -146,8 +146,12 @@ type Summary struct {
 	// (Works*); set on search results.
 	Works string
 	// Listing is the listing state (ListingStates).
-	Listing   string
-	UpdatedAt time.Time
+	Listing string
+	// Provenance are the kinds and relations of how the agent came that
+	// still vouch for it (FieldProvenance's values); set on search
+	// results.
+	Provenance []string
+	UpdatedAt  time.Time
 	// Score is the text relevance; zero when the query has no text.
 	Score float64
 	// Explanation says why the agent matched the text; set only when

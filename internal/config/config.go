@@ -328,6 +328,10 @@ type Sources struct {
 	// Trust is what a publisher-authority mismatch does (ARD §4.5.1):
 	// "reject", "flag" or "off".
 	Trust string
+	// FederationMaxEntries caps what one sync of a peer registry reads;
+	// FederationSyncTimeout is the time limit of reading its pages.
+	FederationMaxEntries  int
+	FederationSyncTimeout time.Duration
 }
 
 // Source defaults.
@@ -336,6 +340,10 @@ const (
 	DefaultSourceMaxEntries = 10_000
 	DefaultSourceMaxBytes   = 8 << 20
 	DefaultSourceTrust      = "flag"
+	// DefaultFederationMaxEntries is a peer of 100,000 agents read in one
+	// sync (the first-sync target of docs/sources.md#federation).
+	DefaultFederationMaxEntries  = 100_000
+	DefaultFederationSyncTimeout = 5 * time.Minute
 )
 
 func (s Sources) validate() error {
@@ -346,6 +354,10 @@ func (s Sources) validate() error {
 		return fmt.Errorf("%w: source-max-entries must be 1 to 1000000, got %d", ErrInvalid, s.MaxEntries)
 	case s.MaxBytes < 1<<10:
 		return fmt.Errorf("%w: source-max-bytes must be at least 1KiB, got %d", ErrInvalid, s.MaxBytes)
+	case s.FederationMaxEntries < 1 || s.FederationMaxEntries > 10_000_000:
+		return fmt.Errorf("%w: federation-max-entries must be 1 to 10000000, got %d", ErrInvalid, s.FederationMaxEntries)
+	case s.FederationSyncTimeout < time.Second:
+		return fmt.Errorf("%w: federation-sync-timeout must be at least 1s, got %v", ErrInvalid, s.FederationSyncTimeout)
 	}
 	switch s.Trust {
 	case "reject", "flag", "off":
@@ -513,7 +525,7 @@ func Default() Config {
 		Verify: Verify{Fetch: true},
 		ARD:    ARD{Publish: ARDPublishNone},
 		Sources: Sources{Interval: DefaultSourceInterval, MaxEntries: DefaultSourceMaxEntries, MaxBytes: DefaultSourceMaxBytes,
-			Trust: DefaultSourceTrust},
+			Trust: DefaultSourceTrust, FederationMaxEntries: DefaultFederationMaxEntries, FederationSyncTimeout: DefaultFederationSyncTimeout},
 		Embeddings: Embeddings{
 			BatchSize:     DefaultEmbeddingsBatchSize,
 			Timeout:       DefaultEmbeddingsTimeout,

@@ -199,7 +199,7 @@ func (f *Fetcher) Fetch(ctx context.Context, input string, cond Conditional) (*R
 	var first *Result
 	var firstErr *FetchError
 	for i, u := range urls {
-		res, ferr := f.fetchOne(ctx, u, cond)
+		res, ferr := f.fetchOne(ctx, u, cond, nil)
 		if res != nil {
 			res.RequestedURL = input
 			res.LegacyPath = i > 0
@@ -225,11 +225,19 @@ func (f *Fetcher) Fetch(ctx context.Context, input string, cond Conditional) (*R
 // with no well-known paths tried (a manifest, not a card: see
 // internal/sources); errors and results as Fetch's.
 func (f *Fetcher) FetchURL(ctx context.Context, u string, cond Conditional) (*Result, error) {
+	return f.FetchURLWith(ctx, u, cond, nil)
+}
+
+// FetchURLWith is FetchURL sending header as well (a peer registry's
+// Authorization: see internal/sources). The client drops Authorization on
+// a redirect to another host (net/http), so a token reaches only the URL
+// it was given for.
+func (f *Fetcher) FetchURLWith(ctx context.Context, u string, cond Conditional, header http.Header) (*Result, error) {
 	canon, err := card.CanonicalCardURL(strings.TrimSpace(u))
 	if err != nil {
 		return nil, &FetchError{Class: ClassInvalidURL, URL: strings.TrimSpace(u), Err: fmt.Errorf("%w: %w", ErrInvalidURL, err)}
 	}
-	res, ferr := f.fetchOne(ctx, canon, cond)
+	res, ferr := f.fetchOne(ctx, canon, cond, header)
 	if res != nil {
 		res.RequestedURL = u
 	}
@@ -239,10 +247,13 @@ func (f *Fetcher) FetchURL(ctx context.Context, u string, cond Conditional) (*Re
 	return res, nil
 }
 
-func (f *Fetcher) fetchOne(ctx context.Context, u string, cond Conditional) (*Result, *FetchError) {
+func (f *Fetcher) fetchOne(ctx context.Context, u string, cond Conditional, header http.Header) (*Result, *FetchError) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, &FetchError{Class: ClassInvalidURL, URL: u, Err: fmt.Errorf("%w: %v", ErrInvalidURL, err)}
+	}
+	for k, v := range header {
+		req.Header[k] = v
 	}
 	// Without A2A-Version a v1.0 server with its v0.3 compatibility layer
 	// on serves the v0.3-shaped card; we want the newest shape it has.

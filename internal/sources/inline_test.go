@@ -40,7 +40,7 @@ func TestInlineCards(t *testing.T) {
 		}})
 		f.set("/m.json", string(m))
 		svc := newService(t, s, sources.Config{})
-		src, err := svc.Add(ctx, person, f.srv.URL+"/m.json")
+		src, err := svc.Add(ctx, person, sources.Request{URL: f.srv.URL + "/m.json"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -21,7 +21,7 @@ func TestNestedCatalogsRecheckedOn304(t *testing.T) {
 		f.set("/n1.json", manifest(a2a(f, "a"), entry{Identifier: "urn:air:127.0.0.1:test:n2", Type: sources.TypeCatalog, URL: f.srv.URL + "/n2.json"}))
 		f.set("/top.json", manifest(a2a(f, "t"), entry{Identifier: "urn:air:127.0.0.1:test:n1", Type: sources.TypeCatalog, URL: f.srv.URL + "/n1.json"}))
 		svc := newService(t, s, sources.Config{})
-		src, err := svc.Add(ctx, person, f.srv.URL+"/top.json")
+		src, err := svc.Add(ctx, person, sources.Request{URL: f.srv.URL + "/top.json"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -75,6 +76,12 @@ type Config struct {
 	// Trust is TrustReject, TrustFlag (the default) or TrustOff.
 	Trust string
 	Lease time.Duration
+	// MaxPeerEntries caps what one sync of a peer registry reads: the
+	// agents of an ARD registry (more fails the sync), the changes of a
+	// change feed (more are read in the next check, due at once).
+	MaxPeerEntries int
+	// SyncTimeout is the time limit of reading a peer's pages in a sync.
+	SyncTimeout time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -96,12 +103,20 @@ func (c Config) withDefaults() Config {
 	if c.Owner == "" {
 		c.Owner = "sources"
 	}
+	if c.MaxPeerEntries <= 0 {
+		c.MaxPeerEntries = DefaultMaxPeerEntries
+	}
+	if c.SyncTimeout <= 0 {
+		c.SyncTimeout = DefaultSyncTimeout
+	}
 	return c
 }
 
 // Store is what sources need from the catalog; *catalog.Store implements it.
 type Store interface {
-	CreateSource(ctx context.Context, actor catalog.Actor, url string) (catalog.Source, error)
+	CreateSource(ctx context.Context, actor catalog.Actor, in catalog.NewSource) (catalog.Source, error)
+	SourceToken(ctx context.Context, id string) (string, error)
+	RegistryID(ctx context.Context) (string, error)
 	Sources(ctx context.Context) ([]catalog.Source, error)
 	Source(ctx context.Context, id string) (catalog.Source, error)
 	SourceEntries(ctx context.Context, id string) ([]catalog.SourceEntry, error)
@@ -168,17 +183,57 @@ func (s *Service) end(id string) {
 	delete(s.checking, id)
 }
 
+// Request is a source to add.
+type Request struct {
+	URL string
+	// Kind is catalog.SourceManifest ("" too) or catalog.SourceRegistry:
+	// a peer registry (its origin, or its ARD search base).
+	Kind string
+	// Token is a bearer token for a peer registry, sent on every request
+	// to it; stored sealed, never shown.
+	Token string
+}
+
 // Add stores a new source, due for its first check at once. Errors:
-// ErrInvalidURL, catalog.ErrConflict for a URL that is a source already.
-func (s *Service) Add(ctx context.Context, actor catalog.Actor, rawURL string) (catalog.Source, error) {
-	if _, err := crawler.ResolveCardURLs(rawURL); err != nil {
+// ErrInvalidURL, ErrInvalidKind, ErrInvalidToken, catalog.ErrConflict for
+// a URL that is a source already.
+func (s *Service) Add(ctx context.Context, actor catalog.Actor, req Request) (catalog.Source, error) {
+	if _, err := crawler.ResolveCardURLs(req.URL); err != nil {
 		return catalog.Source{}, fmt.Errorf("%w: %w", ErrInvalidURL, err)
 	}
-	canon, err := card.CanonicalCardURL(strings.TrimSpace(rawURL))
+	canon, err := card.CanonicalCardURL(strings.TrimSpace(req.URL))
 	if err != nil {
 		return catalog.Source{}, fmt.Errorf("%w: %w", ErrInvalidURL, err)
 	}
-	return s.store.CreateSource(ctx, actor, canon)
+	switch req.Kind {
+	case "", catalog.SourceManifest:
+		if req.Token != "" {
+			return catalog.Source{}, fmt.Errorf("%w: a token is sent to peer registries only (kind registry)", ErrInvalidToken)
+		}
+	case catalog.SourceRegistry:
+		if req.Token != "" && !validToken(req.Token) {
+			return catalog.Source{}, fmt.Errorf("%w: a bearer token is at most %d characters of A-Z a-z 0-9 - . _ ~ + / = (RFC 6750)", ErrInvalidToken, maxTokenLen)
+		}
+	default:
+		return catalog.Source{}, fmt.Errorf("%w: %q; give manifest or registry", ErrInvalidKind, req.Kind)
+	}
+	return s.store.CreateSource(ctx, actor, catalog.NewSource{URL: canon, Kind: req.Kind, Token: req.Token})
+}
+
+// Peers lists the peer registries this registry federates from that
+// answered their last sync (ARD federation=referrals).
+func (s *Service) Peers(ctx context.Context) ([]catalog.Source, error) {
+	all, err := s.store.Sources(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []catalog.Source
+	for _, src := range all {
+		if src.Kind == catalog.SourceRegistry && src.PeerURL != "" && src.Status == catalog.SourceOK {
+			out = append(out, src)
+		}
+	}
+	return out, nil
 }
 
 // List lists the sources.
@@ -197,7 +252,23 @@ func (s *Service) Get(ctx context.Context, id string) (catalog.Source, []catalog
 // Delete deletes a source; the agents only it vouched for are withdrawn.
 // It returns their ids.
 func (s *Service) Delete(ctx context.Context, actor catalog.Actor, id string) ([]string, error) {
-	return s.store.DeleteSource(ctx, actor, id)
+	all, err := s.store.Sources(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var withdrawn []string
+	// The peer sources its manifest's registry entries made go with it.
+	for _, c := range all {
+		if c.ParentID == id {
+			w, err := s.store.DeleteSource(ctx, actor, c.ID)
+			if err != nil && !errors.Is(err, catalog.ErrNotFound) {
+				return nil, err
+			}
+			withdrawn = append(withdrawn, w...)
+		}
+	}
+	w, err := s.store.DeleteSource(ctx, actor, id)
+	return append(withdrawn, w...), err
 }
 
 // Refresh checks a source now, whatever its schedule, and returns it as
@@ -249,9 +320,12 @@ func (s *Service) Check(ctx context.Context, src catalog.Source) error {
 	now := time.Now().UTC()
 	c := s.read(ctx, src)
 	c.SourceID, c.Owner, c.At = src.ID, s.cfg.Owner, now
-	if c.Status == catalog.SourceOK {
+	switch {
+	case c.Status == catalog.SourceOK && !c.NextCheckAt.IsZero():
+		// The check asked to be continued soon (a capped peer sync).
+	case c.Status == catalog.SourceOK:
 		c.NextCheckAt = now.Add(jitter(s.cfg.Interval))
-	} else {
+	default:
 		c.ConsecutiveFailures = src.ConsecutiveFailures + 1
 		c.NextCheckAt = now.Add(backoff(c.ConsecutiveFailures, s.cfg.Interval))
 	}
@@ -292,6 +366,9 @@ func fetchFailed(what string, err error) catalog.SourceCheck {
 // last time changes nothing; otherwise it is resolved again when needed,
 // its entries read and catalogued.
 func (s *Service) read(ctx context.Context, src catalog.Source) catalog.SourceCheck {
+	if src.Kind == catalog.SourceRegistry {
+		return s.federate(ctx, src)
+	}
 	if src.ResolvedURL != "" && src.ResolvedVia != ViaAgentCard {
 		res, err := s.fetcher.FetchURL(ctx, src.ResolvedURL, crawler.Conditional{ETag: src.ETag, LastModified: src.LastModified})
 		switch {
@@ -387,10 +464,17 @@ func (s *Service) fromManifest(ctx context.Context, src catalog.Source, res *cra
 		c.ResolvedURL, c.ResolvedVia, c.ETag, c.LastModified = res.URL, ViaAgentCard, "", ""
 		return c
 	}
-	w := &walker{s: s, visited: map[string]bool{res.URL: true}, seen: map[string]bool{}, fetched: fetched}
+	w := &walker{s: s, visited: map[string]bool{res.URL: true}, seen: map[string]bool{}, fetched: fetched, max: s.cfg.MaxEntries}
 	if err := w.walk(ctx, res.URL, entries, 0); err != nil {
 		return failed(ProblemTooManyEntries, err.Error()+"; nothing was changed")
 	}
+	followed, err := s.followRegistries(ctx, src, w.registries)
+	if err != nil {
+		s.log.ErrorContext(ctx, "following a manifest's registries", "source_id", src.ID, "err", err)
+		return failed("store", "the catalog could not store the manifest's peer registries; the check will be retried")
+	}
+	w.settled = append(w.settled, followed...)
+	slices.SortStableFunc(w.settled, func(a, b positioned) int { return a.pos - b.pos })
 	c := s.catalogue(ctx, src, res.URL, w.pending)
 	// The entries in manifest order: those the walk settled and those it
 	// left to registration, by position.
@@ -418,6 +502,20 @@ type walker struct {
 	pending []pendingEntry
 	// fetched are nested catalogs read already by this check.
 	fetched map[string]*crawler.Result
+	// peer is set for a peer registry's list: its nested catalogs and
+	// registries are not followed, and what it says of an agent beyond
+	// the card URL (tags, queries, trust manifest) is not kept — trust is
+	// never inherited.
+	peer bool
+	max  int
+	// registries are the registry entries of a manifest, each with the
+	// registry id it advertises (followRegistries).
+	registries []registryRef
+}
+
+type registryRef struct {
+	positioned
+	id string
 }
 
 type positioned struct {
@@ -435,8 +533,8 @@ func (w *walker) settle(e catalog.SourceEntry, reason, message string) {
 func (w *walker) walk(ctx context.Context, manifestURL string, raws []json.RawMessage, depth int) error {
 	for _, raw := range raws {
 		w.total++
-		if w.total > w.s.cfg.MaxEntries {
-			return &tooManyError{max: w.s.cfg.MaxEntries}
+		if w.total > w.max {
+			return &tooManyError{max: w.max}
 		}
 		e, err := decodeEntry(raw)
 		base := catalog.SourceEntry{ManifestURL: manifestURL, Depth: depth}
@@ -447,22 +545,32 @@ func (w *walker) walk(ctx context.Context, manifestURL string, raws []json.RawMe
 		id := card.NormalizeURN(e.Identifier)
 		se := base
 		se.Identifier, se.DisplayName, se.Type, se.URL = id, e.DisplayName, e.Type, e.URL
-		se.Tags, se.RepresentativeQueries = e.Tags, e.RepresentativeQueries
-		if len(e.TrustManifest) > 0 && string(e.TrustManifest) != "null" {
-			se.TrustManifest = string(e.TrustManifest)
+		if !w.peer {
+			se.Tags, se.RepresentativeQueries = e.Tags, e.RepresentativeQueries
+			if len(e.TrustManifest) > 0 && string(e.TrustManifest) != "null" {
+				se.TrustManifest = string(e.TrustManifest)
+			}
 		}
 		t := mediaType(e.Type)
 		switch {
 		case !card.URNPattern.MatchString(id):
 			w.settle(se, ReasonInvalidURN, fmt.Sprintf("the identifier %q is not urn:air:<publisher>[:<namespace>]:<name>", e.Identifier))
+		case w.peer && (t == TypeCatalog || t == TypeRegistry):
+			w.settle(se, ReasonRegistry, "listed by a peer registry: its catalogs and registries are not followed (no onward federation)")
 		case t == TypeCatalog:
 			if err := w.nested(ctx, se, depth); err != nil {
 				return err
 			}
 		case t == TypeRegistry:
-			w.settle(se, ReasonRegistry, "a peer registry: federation from registries is not followed by this release")
+			var meta struct {
+				Metadata registryMeta `json:"metadata"`
+			}
+			_ = json.Unmarshal(raw, &meta) // decodeEntry read it already
+			w.registries = append(w.registries, registryRef{positioned{w.total, se}, meta.Metadata.RegistryID})
 		case t != TypeA2ACard && t != TypeAgentCard:
 			w.settle(se, ReasonNotA2A, fmt.Sprintf("type %q is not an A2A agent card", e.Type))
+		case e.URL == "" && w.peer:
+			w.settle(se, ReasonInlineCard, "an inline card listed by a peer registry: the registry catalogues cards by the URL that serves them")
 		case e.URL == "":
 			input, expect, reason, message := inlineTarget(manifestURL, e.Data)
 			if reason != "" {
@@ -486,7 +594,7 @@ func (w *walker) accept(se catalog.SourceEntry, e rawEntry, p pendingEntry) {
 	case w.seen[id]:
 		w.settle(se, ReasonDuplicate, "the identifier is listed already by an earlier entry")
 		return
-	case w.s.cfg.Trust != TrustOff && trustDisagrees(e.TrustManifest, id):
+	case !w.peer && w.s.cfg.Trust != TrustOff && trustDisagrees(e.TrustManifest, id):
 		if w.s.cfg.Trust == TrustReject {
 			w.settle(se, ReasonPublisherMismatch, "the trustManifest identity's domain is not the identifier's publisher "+publisherOf(id)+" (ARD §4.5.1)")
 			return
@@ -527,7 +635,7 @@ func (w *walker) nested(ctx context.Context, se catalog.SourceEntry, depth int) 
 		w.settle(se, p.Class, "the nested catalog could not be read: "+p.Message)
 		return nil
 	}
-	entries, isManifest, err := parseManifest(res.Body, w.s.cfg.MaxEntries)
+	entries, isManifest, err := parseManifest(res.Body, w.max)
 	var tooMany *tooManyError
 	switch {
 	case errors.As(err, &tooMany):
@@ -610,9 +718,13 @@ func (s *Service) catalogue(ctx context.Context, src catalog.Source, manifestURL
 		regs := make([]crawler.Registration, len(batch))
 		for k, i := range batch {
 			e := pending[i].entry
+			rel := relation(e.ManifestURL, cands[i][0])
+			if src.Kind == catalog.SourceRegistry {
+				rel = catalog.RelationFederatedFrom
+			}
 			regs[k] = crawler.Registration{Input: pending[i].input, Via: &catalog.Via{Kind: catalog.ProvenanceSource,
 				SourceID: src.ID, SourceURL: src.URL, ManifestURL: e.ManifestURL, EntryID: e.Identifier,
-				Relation: relation(e.ManifestURL, cands[i][0])}, Expect: pending[i].expect}
+				Relation: rel}, Expect: pending[i].expect}
 		}
 		out := s.reg.RegisterMany(ctx, sourcesActor, catalog.ScopeAll, regs, s.cfg.Concurrency)
 		for k, i := range batch {

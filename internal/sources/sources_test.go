@@ -148,7 +148,7 @@ func TestSourceManifest(t *testing.T) {
 			entry{Identifier: "urn:air:127.0.0.1:test:nested", Type: sources.TypeCatalog, URL: f.srv.URL + "/nested.json"},
 		))
 		svc := newService(t, s, sources.Config{Trust: sources.TrustFlag})
-		src, err := svc.Add(ctx, person, f.srv.URL+"/ard.json")
+		src, err := svc.Add(ctx, person, sources.Request{URL: f.srv.URL + "/ard.json"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -273,7 +273,7 @@ func TestSourceTrustReject(t *testing.T) {
 		ok.TrustManifest = map[string]any{"identity": "spiffe://127.0.0.1/agent"}
 		f.set("/m.json", manifest(e, ok))
 		svc := newService(t, s, sources.Config{Trust: sources.TrustReject})
-		src, err := svc.Add(t.Context(), person, f.srv.URL+"/m.json")
+		src, err := svc.Add(t.Context(), person, sources.Request{URL: f.srv.URL + "/m.json"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -307,7 +307,7 @@ func TestBadSources(t *testing.T) {
 			{"/notobject.json", crawler.ClassNotJSON},
 			{"/missing.json", crawler.ClassHTTP404},
 		} {
-			src, err := svc.Add(t.Context(), person, f.srv.URL+c.path)
+			src, err := svc.Add(t.Context(), person, sources.Request{URL: f.srv.URL + c.path})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -329,7 +329,7 @@ func TestBadSources(t *testing.T) {
 		if !hasEvent(t, s, catalog.EventSourceFailed, "", "too_many_entries") {
 			t.Error("a failing source sent no source_failed event")
 		}
-		if _, err := svc.Add(t.Context(), person, "ftp://x"); err == nil {
+		if _, err := svc.Add(t.Context(), person, sources.Request{URL: "ftp://x"}); err == nil {
 			t.Error("an ftp source was accepted")
 		}
 	})
@@ -369,7 +369,7 @@ func TestOriginResolution(t *testing.T) {
 			f := newFleet(t)
 			c.setup(f)
 			svc := newService(t, s, sources.Config{})
-			src, err := svc.Add(t.Context(), person, f.srv.URL)
+			src, err := svc.Add(t.Context(), person, sources.Request{URL: f.srv.URL})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -388,7 +388,7 @@ func TestOriginResolution(t *testing.T) {
 func TestRefreshBusy(t *testing.T) {
 	s := catalogtest.SQLite(t)
 	svc := newService(t, s, sources.Config{})
-	src, err := svc.Add(t.Context(), person, "http://127.0.0.1:1/m.json")
+	src, err := svc.Add(t.Context(), person, sources.Request{URL: "http://127.0.0.1:1/m.json"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -417,7 +417,7 @@ func TestRefreshBusyInProcess(t *testing.T) {
 	}))
 	defer srv.Close()
 	svc := newService(t, s, sources.Config{})
-	src, err := svc.Add(t.Context(), person, srv.URL+"/m.json")
+	src, err := svc.Add(t.Context(), person, sources.Request{URL: srv.URL + "/m.json"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -492,7 +492,7 @@ func TestRepresentativeQueriesSearched(t *testing.T) {
 			team.Queries = nil
 			f.set("/ard.json", manifest(ledger, team))
 			svc := newService(t, s, sources.Config{})
-			src, err := svc.Add(ctx, person, f.srv.URL+"/ard.json")
+			src, err := svc.Add(ctx, person, sources.Request{URL: f.srv.URL + "/ard.json"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -607,7 +607,7 @@ func TestThirdPartyQueriesNotSearched(t *testing.T) {
 
 	svc := newService(t, s, sources.Config{})
 	for _, u := range []string{other.URL + "/ard.json", f.srv.URL + "/ard.json"} {
-		src, err := svc.Add(ctx, person, u)
+		src, err := svc.Add(ctx, person, sources.Request{URL: u})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -18,7 +18,7 @@ import (
 // Sources is the sources application layer (*sources.Service), the same
 // the API calls.
 type Sources interface {
-	Add(ctx context.Context, actor catalog.Actor, rawURL string) (catalog.Source, error)
+	Add(ctx context.Context, actor catalog.Actor, req sources.Request) (catalog.Source, error)
 	List(ctx context.Context) ([]catalog.Source, error)
 	Get(ctx context.Context, id string) (catalog.Source, []catalog.SourceEntry, error)
 	Delete(ctx context.Context, actor catalog.Actor, id string) ([]string, error)
@@ -44,7 +44,8 @@ func (h *Console) mountSources(e *echo.Echo) {
 func sourceView(s catalog.Source) view.Source {
 	return view.Source{ID: s.ID, URL: s.URL, CreatedBy: s.CreatedBy, Status: s.Status, Problem: s.Problem, Message: s.Message,
 		ResolvedURL: s.ResolvedURL, ResolvedVia: s.ResolvedVia, CheckedAt: s.CheckedAt, ChangedAt: s.ChangedAt,
-		NextCheckAt: s.NextCheckAt, Failures: s.ConsecutiveFailures, EntryCount: s.EntryCount}
+		NextCheckAt: s.NextCheckAt, Failures: s.ConsecutiveFailures, EntryCount: s.EntryCount,
+		Kind: s.Kind, Cursor: s.Cursor, ParentID: s.ParentID, PeerURL: s.PeerURL, PeerName: s.PeerName, TokenSet: s.HasToken}
 }
 
 func (h *Console) sourcesPage(c echo.Context) error {
@@ -68,12 +69,19 @@ func (h *Console) addSource(c echo.Context) error {
 	if err := c.Request().ParseForm(); err != nil {
 		return h.errorPage(c, http.StatusRequestEntityTooLarge, "Too large", "The form is too large or unreadable.")
 	}
-	v := view.Sources{URL: strings.TrimSpace(c.Request().PostForm.Get("url"))}
+	form := c.Request().PostForm
+	v := view.Sources{URL: strings.TrimSpace(form.Get("url")), Kind: form.Get("kind")}
 	ctx := c.Request().Context()
-	src, err := h.opts.Sources.Add(ctx, h.actor(c), v.URL)
+	src, err := h.opts.Sources.Add(ctx, h.actor(c), sources.Request{URL: v.URL, Kind: v.Kind, Token: strings.TrimSpace(form.Get("token"))})
 	switch {
 	case errors.Is(err, sources.ErrInvalidURL):
-		v.Error = "Give an absolute http(s) URL: a manifest, or an origin such as https://publisher.example."
+		v.Error = "Give an absolute http(s) URL: a manifest, an origin such as https://publisher.example, or a registry's search base."
+		return h.renderSources(c, http.StatusBadRequest, v)
+	case errors.Is(err, sources.ErrInvalidKind):
+		v.Error = "Choose a manifest or a peer registry."
+		return h.renderSources(c, http.StatusBadRequest, v)
+	case errors.Is(err, sources.ErrInvalidToken):
+		v.Error = "A token is for a peer registry only, and must be a bearer token (letters, digits and - . _ ~ + / =, at most 4096)."
 		return h.renderSources(c, http.StatusBadRequest, v)
 	case errors.Is(err, catalog.ErrConflict):
 		v.Error = "This URL is a source already."

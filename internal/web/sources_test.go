@@ -104,4 +104,18 @@ func TestSourcesPages(t *testing.T) {
 	if body := f.get(t, agentPage, nil).Body.String(); !strings.Contains(body, "Withdrawn at") || !strings.Contains(body, "was deleted") {
 		t.Error("the withdrawn agent's page does not say why")
 	}
+
+	// A peer registry with a token: the token is stored, never echoed, in
+	// an error answer or on the source's page.
+	const token = "console-peer-token"
+	if rec := f.post(t, "/sources", url.Values{"url": {"https://registry.example"}, "token": {token}, csrfField: {tok}}, nil); rec.Code != http.StatusBadRequest || strings.Contains(rec.Body.String(), token) {
+		t.Errorf("a token for a manifest: %d", rec.Code)
+	}
+	rec = f.post(t, "/sources", url.Values{"url": {"https://registry.example"}, "kind": {"registry"}, "token": {token}, csrfField: {tok}}, nil)
+	if rec.Code != http.StatusSeeOther {
+		t.Fatalf("add a peer: %d %s", rec.Code, rec.Body)
+	}
+	if body := f.get(t, rec.Header().Get("Location"), nil).Body.String(); strings.Contains(body, token) || !strings.Contains(body, "token set") || !strings.Contains(body, "Peer registry") {
+		t.Error("the peer's page shows its token, or does not say one is set")
+	}
 }

@@ -4,8 +4,11 @@ import "time"
 
 // Sources is the sources page: the list and the add form as it was left.
 type Sources struct {
-	Items     []Source
-	URL       string
+	Items []Source
+	URL   string
+	// Kind is the add form's kind (manifest or registry); the token typed
+	// is never echoed back.
+	Kind      string
 	Error     string
 	CSRFToken string
 }
@@ -18,6 +21,13 @@ type Source struct {
 	CheckedAt, ChangedAt     *time.Time
 	NextCheckAt              time.Time
 	Failures, EntryCount     int
+	// Kind is manifest or registry; for a registry, TokenSet tells that a
+	// bearer token is stored, Cursor where its change feed was read to,
+	// PeerURL and PeerName what it resolved to, ParentID the manifest
+	// source that named it.
+	Kind, Cursor, ParentID string
+	PeerURL, PeerName      string
+	TokenSet               bool
 }
 
 // SourceDetail is one source's page: what it resolved to and every entry
