@@ -112,15 +112,24 @@ func validToken(t string) bool {
 	return true
 }
 
-// selfID is this registry's id; "" when it cannot be read (the check
-// that uses it then relies on the guarded client's own refusal of the
-// registry's addresses).
+// selfID is this registry's id, read once (it never changes); "" when it
+// cannot be read (the check that uses it then relies on the guarded
+// client's own refusal of the registry's addresses).
 func (s *Service) selfID(ctx context.Context) string {
+	s.mu.Lock()
+	id := s.registryID
+	s.mu.Unlock()
+	if id != "" {
+		return id
+	}
 	id, err := s.store.RegistryID(ctx)
 	if err != nil {
 		s.log.WarnContext(ctx, "reading the registry id", "err", err)
 		return ""
 	}
+	s.mu.Lock()
+	s.registryID = id
+	s.mu.Unlock()
 	return id
 }
 
@@ -460,6 +469,10 @@ func (s *Service) followRegistries(ctx context.Context, src catalog.Source, regs
 	if err != nil {
 		return nil, err
 	}
+	self := ""
+	if len(regs) > 0 {
+		self = s.selfID(ctx)
+	}
 	children := map[string]catalog.Source{}
 	taken := map[string]bool{}
 	for _, c := range all {
@@ -468,7 +481,6 @@ func (s *Service) followRegistries(ctx context.Context, src catalog.Source, regs
 			children[c.URL] = c
 		}
 	}
-	self := s.selfID(ctx)
 	named := map[string]bool{}
 	out := make([]positioned, 0, len(regs))
 	for _, r := range regs {

@@ -152,6 +152,8 @@ type Service struct {
 	// it does not keep two checks of one replica apart.
 	mu       sync.Mutex
 	checking map[string]bool
+	// registryID is this registry's id once read (selfID).
+	registryID string
 }
 
 // New wires a Service. client is the guarded client for manifests (its
