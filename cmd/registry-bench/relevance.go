@@ -5,16 +5,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net/netip"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/embeddings"
 	"github.com/a2aregistry/registry/internal/embeddings/embeddingstest"
 	"github.com/a2aregistry/registry/internal/relevance"
-	"github.com/a2aregistry/registry/internal/safehttp"
 	"github.com/a2aregistry/registry/internal/search"
 )
 
@@ -23,7 +20,8 @@ import (
 // agents, lexical and, with -hybrid, hybrid side by side. -hybrid fake
 // runs the stand-in embeddings API of embeddingstest (a hashed bag of
 // words: it tests the plumbing and knows no meaning); -embeddings-url
-// names a real OpenAI-compatible server on this machine.
+// names a real OpenAI-compatible server on this machine (such as
+// internal/relevance/testdata/embedserver, a real model run offline).
 func runRelevance(args []string) error {
 	fs := flag.NewFlagSet("relevance", flag.ContinueOnError)
 	n := fs.Int("n", 1000, "synthetic distractor agents")
@@ -33,8 +31,16 @@ func runRelevance(args []string) error {
 	url := fs.String("embeddings-url", "", "with -hybrid: base URL of an OpenAI-compatible embeddings API on this machine")
 	model := fs.String("embeddings-model", "", "with -embeddings-url: the model")
 	dim := fs.Int("embeddings-dimension", 384, "the model's dimension")
+	batch := fs.Int("embeddings-batch-size", embeddings.DefaultBatchSize, "agents' texts sent in one request")
+	timeout := fs.Duration("embeddings-timeout", embeddings.DefaultTimeout, "time limit of one request embedding agents' texts (a model on a loaded CPU needs more than serve's default)")
+	lexW := fs.Float64("lexical-weight", 1, "weight of the lexical ranking in the fusion (serve --embeddings-lexical-weight)")
+	vecW := fs.Float64("vector-weight", 1, "weight of the vector ranking in the fusion (serve --embeddings-vector-weight)")
+	minSim := fs.Float64("min-similarity", 0, "cosine similarity below which an agent is not found by its vector alone (serve --embeddings-min-similarity)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *lexW < 0 || *vecW < 0 || *lexW+*vecW == 0 {
+		return errors.New("-lexical-weight and -vector-weight must be ≥ 0, not both 0")
 	}
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "registry-bench-relevance-")
@@ -61,11 +67,19 @@ func runRelevance(args []string) error {
 		if *url == "" || *model == "" {
 			return errors.New("-hybrid needs -fake-embeddings or -embeddings-url and -embeddings-model")
 		}
-		var stop func()
-		if hstore, stop, err = embedCatalog(ctx, dir, *url, *model, *dim); err != nil {
+		h := relevance.Hybrid{
+			Client: embeddings.ClientConfig{URL: *url, Model: *model, Dimension: *dim},
+			Config: embeddings.Config{BatchSize: *batch, Timeout: *timeout, QueryTimeout: 10 * time.Second},
+			Fusion: search.Fusion{LexicalWeight: *lexW, VectorWeight: *vecW, MinSimilarity: float32(*minSim)},
+		}
+		st, took, stop, err := relevance.OpenHybrid(ctx, dir, h)
+		if err != nil {
 			return err
 		}
 		defer stop()
+		hstore = st
+		fmt.Printf("embedded %d agents with %s (%d dimensions) in %v; fusion: lexical weight %g, vector weight %g, min similarity %g\n",
+			cat.Judged+cat.Synthetic, *model, *dim, took.Round(time.Millisecond), *lexW, *vecW, *minSim)
 	}
 	for _, set := range []string{relevance.SetJudged, relevance.SetHeldOut} {
 		rep, err := relevance.Run(ctx, store, cat, set)
@@ -73,45 +87,23 @@ func runRelevance(args []string) error {
 			return err
 		}
 		rep.Print(os.Stdout, *verbose)
-		if hstore != nil {
-			rep, err := relevance.Run(ctx, hstore, cat, set)
-			if err != nil {
-				return err
-			}
-			rep.Mode = "hybrid (" + *model + ")"
-			rep.Print(os.Stdout, *verbose)
+		if hstore == nil {
+			continue
 		}
+		hrep, err := relevance.Run(ctx, hstore, cat, set)
+		if err != nil {
+			return err
+		}
+		hrep.Mode = "hybrid (" + *model + ")"
+		hrep.Print(os.Stdout, *verbose)
+		// Again, with every query's vector remembered: the search's own
+		// time, without the API's.
+		warm, err := relevance.Run(ctx, hstore, cat, set)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("hybrid, query vectors cached: latency %s\n", warm.LatencySummary())
+		relevance.PrintChanges(os.Stdout, rep, hrep)
 	}
 	return nil
-}
-
-// embedCatalog opens a second store on the relevance catalog whose
-// searches are embedded, and runs the embeddings worker until every agent
-// has a vector.
-func embedCatalog(ctx context.Context, dir, url, model string, dim int) (*catalog.Store, func(), error) {
-	hc := safehttp.New(safehttp.Config{AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")},
-		Timeout: -1, MaxRedirects: -1, MaxBodyBytes: 64 << 20})
-	sem := embeddings.New(embeddings.NewClient(hc, embeddings.ClientConfig{URL: url, Model: model, Dimension: dim}),
-		embeddings.Config{QueryTimeout: 10 * time.Second})
-	store, err := catalog.Open(ctx, catalog.Config{DSN: "sqlite:" + filepath.Join(dir, "relevance.db"), Embedder: sem, Fusion: search.Fusion{}})
-	if err != nil {
-		return nil, nil, err
-	}
-	wctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { defer close(done); sem.Run(wctx, store) }()
-	stop := func() { cancel(); <-done; store.Close() }
-	start := time.Now()
-	for {
-		st := sem.State(store.EmbeddingCoverage())
-		if st.Agents > 0 && st.Embedded == st.Agents {
-			fmt.Printf("embedded %d agents with %s (%d dimensions) in %v\n", st.Agents, model, dim, time.Since(start).Round(time.Millisecond))
-			return store, stop, nil
-		}
-		if st.Degraded && time.Since(start) > 30*time.Second {
-			stop()
-			return nil, nil, fmt.Errorf("embedding the catalog: %s", st.LastError)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }

@@ -25,6 +25,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/a2aregistry/registry/internal/card"
 	"github.com/a2aregistry/registry/internal/catalog"
@@ -201,6 +202,9 @@ type QueryResult struct {
 	// none is in the first ten.
 	Rank int
 	NDCG float64
+	// Took is the search's wall time (with the semantic layer on, the
+	// embedding of the query's text included unless remembered).
+	Took time.Duration
 }
 
 // Report holds the figures of a run.
@@ -234,11 +238,12 @@ func Run(ctx context.Context, store *catalog.Store, cat Catalog, set string) (Re
 	}
 	rep := Report{Catalog: cat, Set: set}
 	for _, j := range js {
+		start := time.Now()
 		page, err := store.Search(ctx, catalog.Query{Text: j.Query, Limit: 10, FacetLimit: 1})
 		if err != nil {
 			return Report{}, fmt.Errorf("searching %q: %w", j.Query, err)
 		}
-		r := QueryResult{Query: j.Query}
+		r := QueryResult{Query: j.Query, Took: time.Since(start)}
 		var gains []int
 		for i, it := range page.Items {
 			r.Top = append(r.Top, it.Name)
@@ -345,16 +350,14 @@ func ndcg(gains, judged []int) float64 {
 func (r Report) Print(w io.Writer, verbose bool) {
 	fmt.Fprintf(w, "%s set: %d judged cards among %d synthetic agents; %d queries, %d answered\n",
 		r.Set, r.Catalog.Judged, r.Catalog.Synthetic, len(r.Queries), r.Answered)
-	mode := r.Mode
-	if mode == "" {
-		mode = "lexical"
-	}
+	mode := r.mode()
 	fmt.Fprintf(w, "%s: success@3 %.3f (%d/%d)  MRR@10 %.3f  nDCG@10 %.3f", mode,
 		r.SuccessAt3, r.Succeeded, len(r.Queries), r.MRR10, r.NDCG10)
 	if r.Hybrid > 0 || r.Mode != "" {
 		fmt.Fprintf(w, "  (%d/%d ranked hybrid)", r.Hybrid, len(r.Queries))
 	}
 	fmt.Fprintln(w)
+	fmt.Fprintf(w, "  search latency %s\n", r.LatencySummary())
 	if !verbose {
 		return
 	}
@@ -366,4 +369,56 @@ func (r Report) Print(w io.Writer, verbose bool) {
 		top := q.Top[:min(len(q.Top), 3)]
 		fmt.Fprintf(w, "  %-5s %-55q %s\n", mark, q.Query, strings.Join(top, " | "))
 	}
+}
+
+// LatencySummary gives the median, 90th percentile and maximum of the
+// searches' wall times.
+func (r Report) LatencySummary() string {
+	ds := make([]time.Duration, 0, len(r.Queries))
+	for _, q := range r.Queries {
+		ds = append(ds, q.Took)
+	}
+	if len(ds) == 0 {
+		return "none"
+	}
+	slices.Sort(ds)
+	at := func(p float64) time.Duration { return ds[min(len(ds)-1, int(p*float64(len(ds))))] }
+	ms := func(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
+	return fmt.Sprintf("p50 %s  p90 %s  max %s (%d searches)", ms(at(0.5)), ms(at(0.9)), ms(ds[len(ds)-1]), len(ds))
+}
+
+// PrintChanges lists the queries whose first good hit moved between two
+// runs of the same set (before → after), the rest being unchanged.
+func PrintChanges(w io.Writer, before, after Report) {
+	rank := func(r int) string {
+		if r == 0 {
+			return "miss"
+		}
+		return fmt.Sprintf("#%d", r)
+	}
+	byQuery := make(map[string]QueryResult, len(after.Queries))
+	for _, q := range after.Queries {
+		byQuery[q.Query] = q
+	}
+	var better, worse int
+	for _, b := range before.Queries {
+		a, ok := byQuery[b.Query]
+		if !ok || a.Rank == b.Rank {
+			continue
+		}
+		if a.Rank != 0 && (b.Rank == 0 || a.Rank < b.Rank) {
+			better++
+		} else {
+			worse++
+		}
+		fmt.Fprintf(w, "  %-5s → %-5s %q\n", rank(b.Rank), rank(a.Rank), b.Query)
+	}
+	fmt.Fprintf(w, "  %s → %s: %d queries ranked better, %d worse, %d the same\n", before.mode(), after.mode(), better, worse, len(before.Queries)-better-worse)
+}
+
+func (r Report) mode() string {
+	if r.Mode == "" {
+		return "lexical"
+	}
+	return r.Mode
 }
