@@ -90,7 +90,7 @@ func startEmbedServer(t *testing.T) embedServer {
 // testdata/embedserver), and holds the hybrid ranking to the lexical
 // floors: the semantic layer must not make answers worse than words alone.
 // Optional (REGISTRY_TEST_EMBEDSERVER=1): embedding the 1,057 agents takes
-// 2 to 4 minutes of one core.
+// 4 to 7 minutes at a load of 8 to 15 on two cores.
 func TestJudgedSetRealModel(t *testing.T) {
 	srv := startEmbedServer(t)
 	ctx := t.Context()
