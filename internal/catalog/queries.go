@@ -224,14 +224,31 @@ func requery(tx *txn, sourceID string, named []string, at time.Time, change func
 		if err != nil {
 			return nil, err
 		}
+		// One statement per chunk, not one per agent: a source's first
+		// check changes the queries of every agent it brings.
+		rows := make([]agentSeqRow, len(recs))
 		for i, r := range recs {
-			if err := tx.Exec("UPDATE agents SET seq = ?, updated_at = ? WHERE pk = ?", seqs[i], at, r.PK).Error; err != nil {
-				return nil, fmt.Errorf("re-indexing agent %d: %w", r.PK, err)
-			}
+			rows[i] = agentSeqRow{PK: r.PK, Seq: seqs[i], UpdatedAt: at}
 			pks = append(pks, r.PK)
+		}
+		if err := updateRows(tx, agentSeqUpdate, rows); err != nil {
+			return nil, fmt.Errorf("re-indexing agents: %w", err)
 		}
 	}
 	return pks, nil
+}
+
+// agentSeqRow gives an agent a new seq, for its document to be read
+// again.
+type agentSeqRow struct {
+	PK, Seq   int64
+	UpdatedAt time.Time
+}
+
+var agentSeqUpdate = bulkUpdate[agentSeqRow]{
+	table: "agents", key: "pk",
+	cols: []bulkCol{{"pk", pgBigint}, {"seq", pgBigint}, {"updated_at", pgTimestamp}},
+	args: func(a []any, r agentSeqRow) []any { return append(a, r.PK, r.Seq, r.UpdatedAt) },
 }
 
 // afterRequery reloads the index documents of agents whose queries a
