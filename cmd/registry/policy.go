@@ -68,7 +68,7 @@ func testPolicy(ctx context.Context, store *catalog.Store, p *policy.Policy, lim
 	}
 	err := store.CurrentCards(ctx, catalog.ScopeAll, func(c catalog.CurrentCard) error {
 		t.agents++
-		a, err := policyInput(c, lim, p.ReadsCard())
+		a, err := policyInput(c, lim)
 		if err != nil {
 			t.unreadable++
 			fmt.Fprintf(bw, "%s\t%s\tunreadable\t%v\n", c.AgentID, c.CardURL, err)
@@ -172,11 +172,12 @@ var errNoCard = errors.New("the stored card does not parse")
 
 // policyInput is what the policy sees of one stored agent: its card, its
 // verification report when it has one, its health.
-func policyInput(c catalog.CurrentCard, lim card.Limits, withCard bool) (policy.Agent, error) {
+func policyInput(c catalog.CurrentCard, lim card.Limits) (policy.Agent, error) {
 	parsed, err := card.Parse(c.Raw, catalog.StoredCardLimits(lim, c.Raw))
 	if err != nil {
 		return policy.Agent{}, fmt.Errorf("%w: %w", errNoCard, err)
 	}
 	return verify.PolicyInput(catalog.AdmissionInput{AgentID: c.AgentID, CardURL: c.CardURL, Card: parsed,
-		Report: c.Report, SignatureStatus: c.SignatureStatus, Health: c.Health, Source: c.Source}, withCard)
+		Report: c.Report, SignatureStatus: c.SignatureStatus, Health: c.Health, Source: c.Source,
+		Provenance: c.Provenance})
 }

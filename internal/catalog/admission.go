@@ -43,6 +43,10 @@ type AdmissionInput struct {
 	Card    *card.Card
 	// Source is how the version came (Source*).
 	Source string
+	// Provenance is how the agent came, as the write leaves it: the
+	// provenance facet's values (registered, seeded, imported, and a
+	// source's publishedFrom, discoveredFrom, federatedFrom).
+	Provenance []string
 	// Report is the verification report on the version (verify.Report as
 	// JSON); nil before the verifier reported.
 	Report          json.RawMessage
@@ -382,7 +386,7 @@ func rejudge(tx *txn, cause Actor, pks []int64, now time.Time) (map[int64]map[st
 				continue
 			}
 			in := AdmissionInput{AgentID: rec.ID, CardURL: rec.CardURL, Card: c, Source: source,
-				SignatureStatus: rec.SignatureStatus, Health: rec.Health}
+				SignatureStatus: rec.SignatureStatus, Health: rec.Health, Provenance: strings.Fields(rec.Provenance)}
 			if report.Valid {
 				in.Report = json.RawMessage(report.String)
 			}

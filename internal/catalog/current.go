@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/a2aregistry/registry/internal/card"
 )
@@ -25,6 +26,9 @@ type CurrentCard struct {
 	Report json.RawMessage
 	// Source is how the current version came (Source*).
 	Source string
+	// Provenance is how the agent came, as the provenance facet says it
+	// (Provenance* kinds, a source's Relation*).
+	Provenance []string
 	// PolicyFailing are the admission policy's rules failing (or
 	// errored) on the current version, as stored; PolicyDigest names the
 	// policy that judged it ("" none).
@@ -45,6 +49,7 @@ type currentCardRow struct {
 	Raw             []byte
 	Report          *string
 	Source          string
+	Provenance      string
 	PolicyFailing   string
 	PolicyDigest    string
 }
@@ -66,7 +71,7 @@ func (s *Store) CurrentCards(ctx context.Context, sc Scope, fn func(CurrentCard)
 		var rows []currentCardRow
 		args := append(append([]any{after}, scopeArgs...), exportPage)
 		err := s.db.WithContext(ctx).Raw(`SELECT a.pk, a.id, a.card_url, a.health, a.listing, a.current_version,
-			a.signature_status, v.raw, r.report, v.source, a.policy_failing, a.policy_digest
+			a.signature_status, v.raw, r.report, v.source, a.provenance, a.policy_failing, a.policy_digest
 			FROM agents a JOIN card_versions v ON v.agent_pk = a.pk AND v.number = a.current_version
 			LEFT JOIN verifications r ON r.agent_pk = a.pk AND r.version = a.current_version
 			WHERE a.pk > ? AND `+where+` ORDER BY a.pk LIMIT ?`, args...).Scan(&rows).Error
@@ -83,7 +88,7 @@ func (s *Store) CurrentCards(ctx context.Context, sc Scope, fn func(CurrentCard)
 		for _, r := range rows {
 			c := CurrentCard{AgentID: r.ID, CardURL: r.CardURL, Health: r.Health, Listing: r.Listing,
 				Version: r.CurrentVersion, SignatureStatus: r.SignatureStatus, Raw: r.Raw, Source: r.Source,
-				PolicyDigest: r.PolicyDigest}
+				PolicyDigest: r.PolicyDigest, Provenance: strings.Fields(r.Provenance)}
 			failing, err := decodeStrings(r.PolicyFailing)
 			if err != nil {
 				return fmt.Errorf("policy results of agent %s: %w", r.ID, err)

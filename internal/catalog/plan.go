@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -145,6 +146,14 @@ func judgeRun(adm Admission, ins []UpsertInput, hints []crawlHint, steps []cardS
 			if in.Health == "" {
 				in.Health = st.rec.Health
 			}
+			in.Provenance = strings.Fields(st.rec.Provenance)
+		}
+		if ins[i].Source != SourceCrawl {
+			// The write records how the card came (recordProvenance):
+			// the policy judges the agent as it leaves it.
+			in.Provenance = append(in.Provenance, provenanceOf(Actor{}, ins[i], 0, time.Time{}).token())
+			slices.Sort(in.Provenance)
+			in.Provenance = slices.Compact(in.Provenance)
 		}
 		if in.Health == "" {
 			in.Health = HealthUnknown

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/a2aregistry/registry/internal/catalog"
@@ -112,6 +113,71 @@ func TestRejudgeOnNewPolicy(t *testing.T) {
 		again, err := s.Rejudge(ctx, catalog.System("policy"))
 		if err != nil || again.Judged != 0 || !again.Done {
 			t.Errorf("a second run: %+v, %v", again, err)
+		}
+	})
+}
+
+// TestPolicyJudgesProvenance: a rule sees how the agent came, as the
+// provenance facet says it — the way the write being judged brings it
+// included — and a re-judgement sees the stored provenance.
+func TestPolicyJudgesProvenance(t *testing.T) {
+	catalogtest.ForEach(t, func(t *testing.T, s *catalog.Store) {
+		ctx := context.Background()
+		var mu sync.Mutex
+		seen := map[string]string{}
+		record := func(in catalog.AdmissionInput) bool {
+			mu.Lock()
+			defer mu.Unlock()
+			seen[in.CardURL] = strings.Join(in.Provenance, ",")
+			return slices.Contains(in.Provenance, catalog.RelationFederatedFrom)
+		}
+		s.SetAdmission(versioned{fakeAdmission{{id: "no-federated", action: catalog.PolicyHold, message: "m", fails: record}}, "p1"})
+		src := &catalog.Via{Kind: catalog.ProvenanceSource, SourceID: "s1", SourceURL: "https://peer.example/",
+			ManifestURL: "https://peer.example/.well-known/ard.json", EntryID: "e1", Relation: catalog.RelationFederatedFrom}
+		ins := []struct {
+			url    string
+			source string
+			via    *catalog.Via
+			want   string
+		}{
+			{"https://r.example/card.json", catalog.SourceURL, nil, "registered"},
+			{"https://s.example/card.json", catalog.SourceURL, &catalog.Via{Kind: catalog.ProvenanceSeeded}, "seeded"},
+			{"https://i.example/card.json", catalog.SourceImport, nil, "imported"},
+			{"https://f.example/card.json", catalog.SourceURL, src, "federatedFrom"},
+		}
+		for _, in := range ins {
+			res, err := s.Upsert(ctx, testActor, catalog.UpsertInput{CardURL: in.url, Card: mustParse(t, namedCard(in.url, "1")),
+				Source: in.source, Via: in.via})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if seen[in.url] != in.want {
+				t.Errorf("%s judged with provenance %q, want %q", in.url, seen[in.url], in.want)
+			}
+			if held := res.Agent.Listing.State == catalog.ListingPending; held != (in.want == "federatedFrom") {
+				t.Errorf("%s: listing %s", in.url, res.Agent.Listing.State)
+			}
+		}
+		// The registered agent is registered by URL again and found in a
+		// source: both ways count.
+		if _, err := s.Upsert(ctx, testActor, catalog.UpsertInput{CardURL: ins[0].url, Card: mustParse(t, namedCard("r", "2")),
+			Source: catalog.SourceURL, Via: &catalog.Via{Kind: catalog.ProvenanceSource, SourceID: "s1", EntryID: "e2",
+				Relation: catalog.RelationPublishedFrom}}); err != nil {
+			t.Fatal(err)
+		}
+		if want := "publishedFrom,registered"; seen[ins[0].url] != want {
+			t.Errorf("second way judged with %q, want %q", seen[ins[0].url], want)
+		}
+		clear(seen)
+		s.SetAdmission(versioned{fakeAdmission{{id: "no-federated", action: catalog.PolicyHold, message: "m", fails: record}}, "p2"})
+		if _, err := s.Rejudge(ctx, catalog.System("policy")); err != nil {
+			t.Fatal(err)
+		}
+		if got := seen[ins[3].url]; got != "federatedFrom" {
+			t.Errorf("re-judged with %q, want federatedFrom", got)
+		}
+		if got := seen[ins[0].url]; got != "publishedFrom,registered" {
+			t.Errorf("re-judged with %q", got)
 		}
 	})
 }

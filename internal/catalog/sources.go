@@ -228,6 +228,15 @@ func (r provenanceRecord) provenance() Provenance {
 		EntryID: r.EntryID, Relation: r.Relation, FirstAt: r.FirstAt.UTC(), LastAt: r.LastAt.UTC(), EndedAt: utcPtr(r.EndedAt)}
 }
 
+// token is the provenance facet's value of r: its kind, or for a
+// source's entry its relation.
+func (r provenanceRecord) token() string {
+	if r.Kind == ProvenanceSource {
+		return r.Relation
+	}
+	return r.Kind
+}
+
 // Audit actions of sources.
 const (
 	ActionSourceCreate = "source.create"
@@ -784,10 +793,7 @@ func provenanceFacetsOf(tx *txn, pks []int64) (map[int64]string, error) {
 	}
 	tokens := map[int64][]string{}
 	for _, r := range rows {
-		t := r.Kind
-		if r.Kind == ProvenanceSource {
-			t = r.Relation
-		}
+		t := r.token()
 		if !slices.Contains(tokens[r.AgentPK], t) {
 			tokens[r.AgentPK] = append(tokens[r.AgentPK], t)
 		}

@@ -1,9 +1,6 @@
 package policy
 
 import (
-	"fmt"
-
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/a2aregistry/registry/internal/card"
@@ -23,13 +20,20 @@ type Agent struct {
 	// a rule can ask about any field the card carries, in the card's own
 	// spelling (`agent.card.supportedInterfaces`, `agent.card.url`).
 	//
-	// It is a google.protobuf.Struct because cel-go's native types cannot
-	// declare a field of Go type any; CEL reads a Struct as a
-	// map(string, dyn), so rules see plain JSON values.
-	Card             *structpb.Struct `cel:"card"`
-	ProtocolVersions []string         `cel:"protocol_versions"`
-	Interfaces       []Interface      `cel:"interfaces"`
-	SecuritySchemes  []Scheme         `cel:"security_schemes"`
+	// FromCard leaves it nil: the card's bytes are decoded when a rule
+	// first reads `agent.card`, once per evaluation of the agent (see
+	// cardField), so a policy that never does pays nothing for it. A
+	// caller may set it instead; the rules then read it. It is a
+	// google.protobuf.Struct because cel-go's native types cannot declare
+	// a field of Go type any; CEL reads it as a map(string, dyn), so
+	// rules see plain JSON values.
+	Card *structpb.Struct `cel:"card"`
+	// raw is the card's bytes, decoded into published on first use.
+	raw              []byte
+	published        map[string]any
+	ProtocolVersions []string    `cel:"protocol_versions"`
+	Interfaces       []Interface `cel:"interfaces"`
+	SecuritySchemes  []Scheme    `cel:"security_schemes"`
 	// Anonymous is true when the card asks for no credentials at all
 	// (card.Card.SecurityTypes is empty), as the search facet judges it.
 	Anonymous bool `cel:"anonymous"`
@@ -51,16 +55,18 @@ type Agent struct {
 	// Health is the crawler's view of the agent (catalog.Health*): up,
 	// down, stale, removed (its card is gone) or unknown.
 	Health string `cel:"health"`
-	// Provenance is how the registry came by this version.
-	Provenance Provenance `cel:"provenance"`
-}
-
-// Provenance is how the registry came by a card version.
-type Provenance struct {
-	// Source is how the version reached the catalog: "url" (registered by
-	// URL), "crawl" (a scheduled check) or "import" (a card file, the
-	// seeds and examples included).
-	Source string `cel:"source"`
+	// Provenance is how the agent came to the catalog, as the provenance
+	// facet says it: "registered" (by URL, by a person), "seeded" (a seed
+	// list), "imported" (a card file), and for an entry of a source's ARD
+	// manifest its relation, "publishedFrom" (a manifest on the card's own
+	// host), "discoveredFrom" (one elsewhere) or "federatedFrom" (a peer
+	// registry). Only the ways that still vouch for the agent count; an
+	// agent may have several.
+	Provenance []string `cel:"provenance"`
+	// VersionSource is how this card version reached the catalog: "url"
+	// (a registration by URL, seeds and sources' entries included),
+	// "crawl" (a check) or "import" (a card file).
+	VersionSource string `cel:"version_source"`
 }
 
 // Interface is one declared interface and what its live probe found.
@@ -104,20 +110,13 @@ type Finding struct {
 }
 
 // FromCard fills what the card alone tells: name, the published card
-// (only withCard: Policy.ReadsCard), protocol versions, interfaces,
-// schemes, anonymity and lint findings. The signature fields start as
-// "unchecked" until a report is added.
-func FromCard(c *card.Card, withCard bool) (Agent, error) {
-	var published *structpb.Struct
-	if withCard {
-		published = new(structpb.Struct)
-		if err := protojson.Unmarshal(c.Raw, published); err != nil {
-			return Agent{}, fmt.Errorf("policy: reading the published card: %w", err)
-		}
-	}
+// (decoded when a rule reads it), protocol versions, interfaces, schemes,
+// anonymity and lint findings. The signature fields start as "unchecked"
+// until a report is added.
+func FromCard(c *card.Card) Agent {
 	a := Agent{
 		Name:             c.Name,
-		Card:             published,
+		raw:              c.Raw,
 		ProtocolVersions: nonNil(c.ProtocolVersions),
 		Interfaces:       make([]Interface, 0, len(c.Interfaces)),
 		SecuritySchemes:  make([]Scheme, 0, len(c.SecuritySchemes)),
@@ -127,6 +126,7 @@ func FromCard(c *card.Card, withCard bool) (Agent, error) {
 		ContentFindings:  []Finding{},
 		LintFindings:     make([]Finding, 0, len(c.Findings)),
 		Health:           "unknown",
+		Provenance:       []string{},
 	}
 	for _, in := range c.Interfaces {
 		a.Interfaces = append(a.Interfaces, Interface{URL: in.URL, Binding: in.Binding, ProtocolVersion: in.ProtocolVersion})
@@ -137,7 +137,7 @@ func FromCard(c *card.Card, withCard bool) (Agent, error) {
 	for _, f := range c.Findings {
 		a.LintFindings = append(a.LintFindings, Finding{Code: f.Code, Severity: string(f.Severity), Path: f.Path})
 	}
-	return a, nil
+	return a
 }
 
 func nonNil(s []string) []string {

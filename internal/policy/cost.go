@@ -52,7 +52,7 @@ func (boundedAgent) EstimateCallCost(string, string, *checker.AstNode, []checker
 func (a *Agent) bounded() bool {
 	ok := strs(a.Name, a.SignatureStatus, a.Health, a.Publisher.Domain) && list(a.ProtocolVersions) && strs(a.ProtocolVersions...) &&
 		list(a.Interfaces) && list(a.SecuritySchemes) && list(a.Signatures) && list(a.ContentFindings) && list(a.LintFindings) &&
-		a.Provenance.bounded()
+		list(a.Provenance) && strs(a.Provenance...) && strs(a.VersionSource)
 	for _, in := range a.Interfaces {
 		ok = ok && strs(in.URL, in.Binding, in.ProtocolVersion, in.Probe)
 	}
@@ -69,8 +69,6 @@ func (a *Agent) bounded() bool {
 	}
 	return ok
 }
-
-func (p Provenance) bounded() bool { return strs(p.Source) }
 
 func list[T any](l []T) bool { return len(l) <= boundList }
 

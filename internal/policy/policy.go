@@ -25,7 +25,6 @@ import (
 	"sync"
 
 	"github.com/google/cel-go/cel"
-	celast "github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/ext"
 	"gopkg.in/yaml.v3"
@@ -115,17 +114,9 @@ type file struct {
 // Policy is a compiled policy; safe for concurrent use.
 type Policy struct {
 	rules []compiled
-	// readsCard is true when some rule selects `card`: only then is the
-	// published card decoded for the rules (a third of the cost of
-	// judging one stored agent).
-	readsCard bool
 	// adapter turns an *Agent into the CEL value the rules read.
 	adapter types.Adapter
 }
-
-// ReadsCard reports whether any rule reads `agent.card`; when none does,
-// an input may leave Agent.Card nil (FromCard's withCard).
-func (p *Policy) ReadsCard() bool { return p.readsCard }
 
 type compiled struct {
 	Rule
@@ -152,6 +143,7 @@ var ruleID = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
 var env = sync.OnceValues(func() (*cel.Env, error) {
 	return cel.NewEnv(
 		ext.NativeTypes(reflect.TypeFor[Agent](), ext.ParseStructTags(true)),
+		cardField(),
 		cel.Variable("agent", cel.ObjectType("policy.Agent")),
 		ext.Strings(),
 		cel.ParserExpressionSizeLimit(MaxExpressionBytes),
@@ -202,7 +194,7 @@ func Parse(raw []byte) (*Policy, error) {
 	p := &Policy{rules: make([]compiled, 0, len(f.Rules)), adapter: e.CELTypeAdapter()}
 	seen := make(map[string]bool, len(f.Rules))
 	for i, r := range f.Rules {
-		c, readsCard, err := compile(e, r)
+		c, err := compile(e, r)
 		if err == nil && seen[r.ID] {
 			err = errors.New("the id is used by another rule")
 		}
@@ -211,48 +203,41 @@ func Parse(raw []byte) (*Policy, error) {
 		}
 		seen[r.ID] = true
 		p.rules = append(p.rules, c)
-		p.readsCard = p.readsCard || readsCard
 	}
 	return p, nil
 }
 
-func compile(e *cel.Env, r Rule) (c compiled, readsCard bool, err error) {
+func compile(e *cel.Env, r Rule) (c compiled, err error) {
 	switch {
 	case !ruleID.MatchString(r.ID):
-		return c, false, errors.New("id must be 1-64 of a-z, 0-9, '_', '.', '-', starting with a letter or digit")
+		return c, errors.New("id must be 1-64 of a-z, 0-9, '_', '.', '-', starting with a letter or digit")
 	case r.Action.rank() == 0:
-		return c, false, fmt.Errorf("action %q is none of flag, hold, reject", r.Action)
+		return c, fmt.Errorf("action %q is none of flag, hold, reject", r.Action)
 	case strings.TrimSpace(r.Message) == "":
-		return c, false, errors.New("message is empty")
+		return c, errors.New("message is empty")
 	case len(r.Message) > MaxMessageBytes:
-		return c, false, fmt.Errorf("message is longer than %d bytes", MaxMessageBytes)
+		return c, fmt.Errorf("message is longer than %d bytes", MaxMessageBytes)
 	case strings.TrimSpace(r.Expression) == "":
-		return c, false, errors.New("expression is empty")
+		return c, errors.New("expression is empty")
 	case len(r.Expression) > MaxExpressionBytes:
-		return c, false, fmt.Errorf("expression is longer than %d bytes", MaxExpressionBytes)
+		return c, fmt.Errorf("expression is longer than %d bytes", MaxExpressionBytes)
 	}
 	ast, iss := e.Compile(r.Expression)
 	if iss.Err() != nil {
-		return c, false, fmt.Errorf("expression: %w", iss.Err())
+		return c, fmt.Errorf("expression: %w", iss.Err())
 	}
 	if !ast.OutputType().IsExactType(cel.BoolType) {
-		return c, false, fmt.Errorf("expression gives %s, not bool", ast.OutputType())
+		return c, fmt.Errorf("expression gives %s, not bool", ast.OutputType())
 	}
 	c.Rule = r
 	c.metered, err = e.Program(ast, cel.CostLimit(CostLimit), cel.EvalOptions(cel.OptOptimize))
 	if err != nil {
-		return c, false, fmt.Errorf("expression: %w", err)
+		return c, fmt.Errorf("expression: %w", err)
 	}
 	if est, err := e.EstimateCost(ast, boundedAgent{}); err == nil && est.Max <= CostLimit {
 		if c.unmetered, err = e.Program(ast, cel.EvalOptions(cel.OptOptimize)); err != nil {
-			return c, false, fmt.Errorf("expression: %w", err)
+			return c, fmt.Errorf("expression: %w", err)
 		}
 	}
-	// Any selection of a field named card counts: `agent` is the only
-	// value with such a field, however the expression reaches it.
-	selectsCard := func(x celast.NavigableExpr) bool {
-		return x.Kind() == celast.SelectKind && x.AsSelect().FieldName() == "card"
-	}
-	readsCard = len(celast.MatchDescendants(celast.NavigateAST(ast.NativeRep()), selectsCard)) > 0
-	return c, readsCard, nil
+	return c, nil
 }

@@ -103,10 +103,7 @@ const testCard = `{
 }`
 
 func testAgent(t testing.TB) *Agent {
-	a, err := FromCard(parseCard(t, testCard), true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := FromCard(parseCard(t, testCard))
 	a.SignatureStatus = "verified"
 	a.SignedByTrustedKey = true
 	a.Signatures = []Signature{{Alg: "ES256", KID: "k1", KeySource: "pinned", Verdict: "verified"}}
@@ -217,36 +214,35 @@ func TestFailingAndFirst(t *testing.T) {
 	}
 }
 
-// ReadsCard is true exactly when a rule selects `card`, however it gets
-// there; a policy that never does is evaluated on an Agent without one.
-func TestReadsCard(t *testing.T) {
+// The published card is decoded only when a rule reads it, once per
+// agent however many rules do, and rules read it as JSON.
+func TestCardDecodedOnlyWhenRead(t *testing.T) {
 	tests := []struct {
-		expr string
-		want bool
+		expr    string
+		decodes bool
 	}{
 		{`agent.signed_by_trusted_key`, false},
 		{`agent.name == "card"`, false},
 		{`agent.card.name == agent.name`, true},
 		{`has(agent.card.provider)`, true},
 		{`[agent].all(a, a.card.skills.size() > 0)`, true},
+		{`agent.card.skills[0].tags[0] == "invoice" && agent.card.capabilities == {}`, true},
 	}
 	for _, tc := range tests {
-		p, err := Parse(rulesYAML(rule("r", tc.expr, "flag", "m")))
+		p, err := Parse(rulesYAML(rule("r", tc.expr, "flag", "m"), rule("s", `has(agent.card.name) || true`, "flag", "m")))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p.ReadsCard() != tc.want {
-			t.Errorf("%s: ReadsCard %v, want %v", tc.expr, p.ReadsCard(), tc.want)
-		}
-		if tc.want {
-			continue
-		}
-		a, err := FromCard(parseCard(t, testCard), false)
-		if err != nil {
-			t.Fatal(err)
-		}
+		a := FromCard(parseCard(t, testCard))
 		if ev := p.Evaluate(&a); ev.Results[0].Outcome == OutcomeErrored {
-			t.Errorf("%s on an agent without its card: %+v", tc.expr, ev.Results[0])
+			t.Errorf("%s: %+v", tc.expr, ev.Results[0])
+		}
+		if p2, _ := Parse(rulesYAML(rule("r", tc.expr, "flag", "m"))); p2 != nil {
+			b := FromCard(parseCard(t, testCard))
+			p2.Evaluate(&b)
+			if got := b.published != nil; got != tc.decodes {
+				t.Errorf("%s: decoded %v, want %v", tc.expr, got, tc.decodes)
+			}
 		}
 	}
 }

@@ -18,11 +18,8 @@ import (
 // place every caller (the catalog's writes through Admission, `registry
 // policy test`) builds the input, so a field filled here is filled
 // everywhere.
-func PolicyInput(in catalog.AdmissionInput, withCard bool) (policy.Agent, error) {
-	a, err := policy.FromCard(in.Card, withCard)
-	if err != nil {
-		return policy.Agent{}, err
-	}
+func PolicyInput(in catalog.AdmissionInput) (policy.Agent, error) {
+	a := policy.FromCard(in.Card)
 	if in.Report != nil {
 		var r Report
 		if err := json.Unmarshal(in.Report, &r); err != nil {
@@ -36,7 +33,10 @@ func PolicyInput(in catalog.AdmissionInput, withCard bool) (policy.Agent, error)
 	if in.Health != "" {
 		a.Health = in.Health
 	}
-	a.Provenance.Source = in.Source
+	a.VersionSource = in.Source
+	if in.Provenance != nil {
+		a.Provenance = in.Provenance
+	}
 	// The publisher's domain is known from the card URL alone; whether
 	// it is verified only from a report (PolicyFacts).
 	if a.Publisher.Domain == "" {
@@ -71,7 +71,7 @@ func (a *Admission) Digest() string { return a.digest }
 // be built (a report that does not decode) errors every rule, so the
 // failure is a finding on each and never a silent pass.
 func (a *Admission) Judge(in catalog.AdmissionInput) catalog.Judgement {
-	ag, err := PolicyInput(in, a.p.ReadsCard())
+	ag, err := PolicyInput(in)
 	if err != nil {
 		var j catalog.Judgement
 		for _, r := range a.p.Rules() {

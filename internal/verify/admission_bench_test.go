@@ -25,7 +25,7 @@ func BenchmarkAdmissionJudge(b *testing.B) {
 		`!agent.anonymous`, `agent.security_schemes.exists(s, s.type in ["oauth2", "openIdConnect", "mutualTLS"])`,
 		`agent.signatures.all(s, s.alg in ["ES256", "EdDSA", "RS256"])`, `!agent.lint_findings.exists(f, f.severity == "error")`,
 		`agent.health != "down"`, `"1.0" in agent.protocol_versions`, `agent.interfaces.all(i, i.probe in ["", "confirmed"])`,
-		`agent.name.size() <= 100`, `agent.publisher.verified || agent.publisher.domain != ""`, `agent.provenance.source != "import"`,
+		`agent.name.size() <= 100`, `agent.publisher.verified || agent.publisher.domain != ""`, `agent.version_source != "import" && !("federatedFrom" in agent.provenance)`,
 		`agent.signatures.all(s, s.key_source != "jku")`, `agent.content_findings.filter(f, f.severity == "warning").size() < 3`,
 		`!agent.name.lowerAscii().contains("test")`, `agent.interfaces.size() <= 8`, `agent.lint_findings.size() < 20`,
 		`agent.security_schemes.size() <= 8`,

@@ -34,10 +34,7 @@ func TestPolicyFactsPublisher(t *testing.T) {
 		{"no report", nil, policy.OutcomeFail},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a, err := policy.FromCard(c, false)
-			if err != nil {
-				t.Fatal(err)
-			}
+			a := policy.FromCard(c)
 			if tc.pub != nil {
 				PolicyFacts(&a, Report{Publisher: tc.pub})
 			}
