@@ -127,7 +127,7 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger) (*app, err
 	// Live probes stay off: they reach every declared endpoint of every
 	// catalogued agent, which an operator should choose to do.
 	vopts := verify.Options{Keys: verify.CatalogKeys{Store: store}, Names: verify.CatalogNames{Store: store},
-		Priority: a.priority, Logger: log}
+		Manifests: sources.ManifestListings{Store: store}, Priority: a.priority, Logger: log}
 	if cfg.Verify.Fetch {
 		vopts.Client, vopts.FetchOIDC, vopts.Probe = a.client, true, cfg.Verify.Probes
 	}

@@ -366,6 +366,25 @@ func (s *Store) AgentSourceEntries(ctx context.Context, id string) ([]SourceEntr
 	return out, nil
 }
 
+// EntriesNamingCard lists the entries of every source's last manifest
+// that name the card at cardURL: those that catalogued its agent, and
+// those that list the URL itself (a card not stored yet, being judged
+// before its first write). A publisher's manifest vouches for its agents
+// through them (sources.ManifestListings).
+func (s *Store) EntriesNamingCard(ctx context.Context, cardURL string) ([]SourceEntry, error) {
+	var recs []sourceEntryRecord
+	err := s.db.WithContext(ctx).Where("url = ? OR agent_id IN (SELECT id FROM agents WHERE card_url = ? AND removed_at IS NULL)",
+		cardURL, cardURL).Order("source_id, position").Find(&recs).Error
+	if err != nil {
+		return nil, fmt.Errorf("source entries of card %s: %w", cardURL, err)
+	}
+	out := make([]SourceEntry, len(recs))
+	for i, r := range recs {
+		out[i] = r.entry()
+	}
+	return out, nil
+}
+
 // AgentProvenance lists how agent id came to the catalog, oldest first,
 // ended rows included. The caller has checked that the agent is visible.
 func (s *Store) AgentProvenance(ctx context.Context, id string) ([]Provenance, error) {
