@@ -362,7 +362,7 @@ func (s *Service) followFeed(ctx context.Context, src catalog.Source, p peer, h 
 		strings.TrimSuffix(outcomes(c.Entries), "."), len(c.Removed))
 	if partial {
 		// The rest is read at once, not after an interval.
-		c.Message += fmt.Sprintf("; more than %d changes in one sync (the cap, --federation-max-entries): the rest follows in the next check, due now", s.cfg.MaxPeerEntries)
+		c.Message += fmt.Sprintf("; %d changes read, the cap of one sync (--federation-max-entries): the next check, due now, reads on", s.cfg.MaxPeerEntries)
 		c.NextCheckAt = time.Now()
 	}
 	return c

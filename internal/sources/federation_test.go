@@ -351,7 +351,7 @@ func TestFederationMisbehavingPeers(t *testing.T) {
 		{name: "feed that never ends", cfg: sources.Config{MaxPeerEntries: 20}, peer: fakePeer{feed: func(w http.ResponseWriter, since int64) {
 			writeFeed(w, since+10, items(int(since)+1, 10)...)
 		}}, status: catalog.SourceOK, agents: 20, check: func(t *testing.T, src catalog.Source, _ []catalog.SourceEntry) {
-			if src.Cursor != "20" || time.Until(src.NextCheckAt) > time.Second || !strings.Contains(src.Message, "the rest follows") {
+			if src.Cursor != "20" || time.Until(src.NextCheckAt) > time.Second || !strings.Contains(src.Message, "reads on") {
 				t.Errorf("a capped sync: %+v", src)
 			}
 		}},
