@@ -81,6 +81,18 @@ func runRelevance(args []string) error {
 		fmt.Printf("embedded %d agents with %s (%d dimensions) in %v; fusion: lexical weight %g, vector weight %g, min similarity %g\n",
 			cat.Judged+cat.Synthetic, *model, *dim, took.Round(time.Millisecond), *lexW, *vecW, *minSim)
 	}
+	names, err := relevance.RunNames(ctx, store)
+	if err != nil {
+		return err
+	}
+	fmt.Println("lexical:", names)
+	if hstore != nil {
+		names, err := relevance.RunNames(ctx, hstore)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("hybrid (%s): %s\n", *model, names)
+	}
 	for _, set := range []string{relevance.SetJudged, relevance.SetHeldOut} {
 		rep, err := relevance.Run(ctx, store, cat, set)
 		if err != nil {

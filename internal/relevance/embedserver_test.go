@@ -88,7 +88,8 @@ func startEmbedServer(t *testing.T) embedServer {
 // TestJudgedSetRealModel scores the judged sets lexically and hybrid with
 // a real model (Universal Sentence Encoder lite, run offline by
 // testdata/embedserver), and holds the hybrid ranking to the lexical
-// floors: the semantic layer must not make answers worse than words alone.
+// floors: the semantic layer must not make answers worse than words alone,
+// nor put fewer cards first for a search of their own name.
 // Optional (REGISTRY_TEST_EMBEDSERVER=1): embedding the 1,057 agents takes
 // 4 to 7 minutes at a load of 8 to 15 on two cores.
 func TestJudgedSetRealModel(t *testing.T) {
@@ -115,6 +116,18 @@ func TestJudgedSetRealModel(t *testing.T) {
 	}
 	defer stop()
 	t.Logf("embedded %d agents with %s in %v", cat.Judged+cat.Synthetic, srv.Model, took.Round(time.Second))
+	lexNames, err := RunNames(ctx, store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hybNames, err := RunNames(ctx, hstore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("lexical: %v\nhybrid: %v", lexNames, hybNames)
+	if hybNames.First < lexNames.First {
+		t.Errorf("hybrid ranks fewer cards first for their own name than lexical: %v against %v", hybNames, lexNames)
+	}
 	for _, set := range []string{SetJudged, SetHeldOut} {
 		lex, err := Run(ctx, store, cat, set)
 		if err != nil {

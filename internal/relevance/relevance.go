@@ -422,3 +422,77 @@ func (r Report) mode() string {
 	}
 	return r.Mode
 }
+
+// NameResult is how the searches for the hand-written cards' own names
+// fared: an exact match ranks first (issue #22), whatever else the words or
+// a vector favour.
+type NameResult struct {
+	First, Asked int
+	// Misses lists the names not ranked first, with their rank (0 when
+	// not in the first ten).
+	Misses []NameMiss
+}
+
+// NameMiss is a name search that did not put its card first.
+type NameMiss struct {
+	Name string
+	Rank int
+}
+
+// RunNames searches store for the name of every hand-written card.
+func RunNames(ctx context.Context, store *catalog.Store) (NameResult, error) {
+	raw, err := files.ReadFile("testdata/cards.json")
+	if err != nil {
+		return NameResult{}, err
+	}
+	var short []shortCard
+	if err := json.Unmarshal(raw, &short); err != nil {
+		return NameResult{}, fmt.Errorf("decoding cards: %w", err)
+	}
+	if err := store.WarmIndex(ctx); err != nil {
+		return NameResult{}, err
+	}
+	var r NameResult
+	for _, c := range short {
+		page, err := store.Search(ctx, catalog.Query{Text: c.Name, Limit: 10, FacetLimit: 1})
+		if err != nil {
+			return NameResult{}, fmt.Errorf("searching %q: %w", c.Name, err)
+		}
+		rank := 0
+		for i, it := range page.Items {
+			if it.Name == c.Name && !synthetic(it.CardURL) {
+				rank = i + 1
+				break
+			}
+		}
+		r.Asked++
+		if rank == 1 {
+			r.First++
+		} else {
+			r.Misses = append(r.Misses, NameMiss{Name: c.Name, Rank: rank})
+		}
+	}
+	return r, nil
+}
+
+// String is the result on one line.
+func (r NameResult) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "cards' own names: %d/%d ranked first", r.First, r.Asked)
+	for i, m := range r.Misses {
+		if i == 0 {
+			b.WriteString(" (")
+		} else {
+			b.WriteString(", ")
+		}
+		if m.Rank == 0 {
+			fmt.Fprintf(&b, "%q miss", m.Name)
+		} else {
+			fmt.Fprintf(&b, "%q #%d", m.Name, m.Rank)
+		}
+	}
+	if len(r.Misses) > 0 {
+		b.WriteString(")")
+	}
+	return b.String()
+}

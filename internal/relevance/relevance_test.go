@@ -14,6 +14,11 @@ import (
 const (
 	floorSuccessAt3 = 0.90
 	floorMRR10      = 0.85
+	// floorNamesFirst counts the hand-written cards that a search for
+	// their own name ranks first. It should be all of them (an exact match
+	// ranks first); "Subtitler" is 4th, behind synthetic agents whose tags,
+	// skills, descriptions and examples all say "subtitle".
+	floorNamesFirst = 33
 )
 
 func TestJudgedSet(t *testing.T) {
@@ -39,6 +44,14 @@ func TestJudgedSet(t *testing.T) {
 	t.Log("\n" + b.String())
 	if rep.SuccessAt3 < floorSuccessAt3 || rep.MRR10 < floorMRR10 {
 		t.Errorf("success@3 %.3f, MRR@10 %.3f: below the floors %.2f, %.2f", rep.SuccessAt3, rep.MRR10, floorSuccessAt3, floorMRR10)
+	}
+	names, err := RunNames(ctx, store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(names)
+	if names.First < floorNamesFirst {
+		t.Errorf("%v: below the floor of %d", names, floorNamesFirst)
 	}
 	// The held-out set has no floor yet: it is reported, so that a run
 	// shows how far the tuning generalises.
