@@ -42,7 +42,7 @@ func (s *Store) Search(ctx context.Context, q Query) (Page, error) {
 	}
 	sq := indexQuery(q, hidden)
 	if cur != nil {
-		sq.After = &search.Hit{ID: cur.PK, Score: cur.Score, SortKey: cur.SortKey, Demoted: cur.Demoted, Partial: cur.Partial, Fused: cur.Fused}
+		sq.After = &search.Hit{ID: cur.PK, Score: cur.Score, SortKey: cur.SortKey, Demoted: cur.Demoted, Exact: cur.Exact, Partial: cur.Partial, Fused: cur.Fused}
 	}
 	var sem *Semantic
 	if s.embedder != nil && len(tokens) > 0 {
@@ -90,7 +90,7 @@ func (s *Store) Search(ctx context.Context, q Query) (Page, error) {
 	if len(top) > q.Limit {
 		last := top[q.Limit-1]
 		page.NextCursor = encodeCursor(cursor{Fingerprint: fp, Score: last.Score, SortKey: last.SortKey, PK: last.ID,
-			Demoted: last.Demoted, Partial: last.Partial, Fused: last.Fused})
+			Demoted: last.Demoted, Exact: last.Exact, Partial: last.Partial, Fused: last.Fused})
 		top = top[:q.Limit]
 	}
 	start = time.Now()
@@ -426,6 +426,8 @@ type cursor struct {
 	PK          uint32  `json:"p"`
 	Demoted     bool    `json:"d,omitempty"`
 	Partial     bool    `json:"m,omitempty"`
+	// Exact marks a hit whose name is the query (search.Hit.Exact).
+	Exact bool `json:"x,omitempty"`
 	// Fused marks a hit of a hybrid ranking (search.Hit.Fused). A cursor
 	// from a hybrid page continued when the query cannot be embedded
 	// goes on from the first lexical hit.

@@ -15,10 +15,10 @@ const (
 	floorSuccessAt3 = 0.90
 	floorMRR10      = 0.85
 	// floorNamesFirst counts the hand-written cards that a search for
-	// their own name ranks first. It should be all of them (an exact match
-	// ranks first); "Subtitler" is 4th, behind synthetic agents whose tags,
-	// skills, descriptions and examples all say "subtitle".
-	floorNamesFirst = 33
+	// their own name ranks first: all of them (an exact match ranks first;
+	// before that rule, "Subtitler" was 4th, behind synthetic agents whose
+	// tags, skills, descriptions and examples all say "subtitle").
+	floorNamesFirst = 34
 )
 
 func TestJudgedSet(t *testing.T) {

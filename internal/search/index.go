@@ -25,9 +25,12 @@ type Index struct {
 	terms   []term
 	// byField lists the term ids of each field, for matched filters.
 	byField map[string][]uint32
-	docs    []doc    // indexed by id
-	all     []uint32 // sorted ids of present docs
-	text    textIndex
+	// byName lists the documents of each name key (doc.nameKey), in id
+	// order: the few a query that is a name ranks first.
+	byName map[uint64][]uint32
+	docs   []doc    // indexed by id
+	all    []uint32 // sorted ids of present docs
+	text   textIndex
 	// lens holds each doc's column lengths, by id, apart from docs so that
 	// BM25 scoring reads a dense array.
 	lens [][NumCols]uint16
@@ -99,6 +102,9 @@ type doc struct {
 	words wordList
 	// phrase is the order of its words in the phrase columns (phrase.go).
 	phrase phraseList
+	// nameKey identifies its name's words (nameKey): a query that is
+	// the name ranks it first. Zero for a name of no words.
+	nameKey uint64
 }
 
 // New returns an empty index, not ready for searches until MarkReady.
@@ -108,6 +114,7 @@ func New(opts Options) *Index {
 		isPart:  make(map[string]bool, len(opts.PartFields)),
 		termIDs: make(map[termID]uint32),
 		byField: make(map[string][]uint32),
+		byName:  make(map[uint64][]uint32),
 		text:    newTextIndex(),
 	}
 	// Without repeats, so that a field's index in facetFields names it.
@@ -331,7 +338,33 @@ func (x *Index) Remove(id uint32, seq int64) {
 		x.parts[id] = nil
 	}
 	x.dropVector(id)
+	x.setNameKey(id, d, 0)
 	*d = doc{known: true, seq: seq}
+}
+
+// setNameKey gives document id the name key k, in byName too.
+func (x *Index) setNameKey(id uint32, d *doc, k uint64) {
+	if d.nameKey == k {
+		return
+	}
+	if old := d.nameKey; old != 0 {
+		ids := x.byName[old]
+		if i, ok := slices.BinarySearch(ids, id); ok {
+			ids = slices.Delete(ids, i, i+1)
+		}
+		if len(ids) == 0 {
+			delete(x.byName, old)
+		} else {
+			x.byName[old] = ids
+		}
+	}
+	if k != 0 {
+		ids := x.byName[k]
+		if i, ok := slices.BinarySearch(ids, id); !ok {
+			x.byName[k] = slices.Insert(ids, i, id)
+		}
+	}
+	d.nameKey = k
 }
 
 func (x *Index) docAt(id uint32) *doc {
@@ -411,6 +444,7 @@ func (x *Index) setLocked(p *prepared) {
 	}
 	wasPresent := d.present
 	d.known, d.present, d.seq, d.sortKey, d.sortPrefix = true, true, p.Seq, p.SortKey, prefix64(p.SortKey)
+	x.setNameKey(id, d, nameKey(p.Text[ColName]))
 
 	x.setTerms(id, d, func(facet bool, nt []uint32) []uint32 {
 		for _, f := range p.Facets {

@@ -1,6 +1,8 @@
 package search
 
 import (
+	"cmp"
+	"hash/fnv"
 	"math/bits"
 	"slices"
 	"strings"
@@ -326,8 +328,9 @@ func (x *Index) textMatch(qws []queryWord) []match {
 }
 
 // rank returns the k first matches after the cursor in byScore order,
-// scored. Matches fall into four groups in that order (demoted or not,
-// matching every word or not), and a group is scored only while the page
+// scored. Matches fall into six groups in that order (demoted or not;
+// then the query is the document's name (key, nameKey), or the document
+// matches every word, or some), and a group is scored only while the page
 // is not full of hits from the groups before it. Within a group, a
 // document is scored only if the bounds of the words it matches
 // (queryWord.bound) could reach the worst hit kept: the MaxScore idea
@@ -339,7 +342,7 @@ func (x *Index) textMatch(qws []queryWord) []match {
 //
 // With prune false every match is scored (benchmarks compare); stats say
 // how much scoring was done.
-func (x *Index) rank(qws []queryWord, ms []match, demoted []uint32, k int, after *Hit, prune bool) ([]Hit, rankStats) {
+func (x *Index) rank(qws []queryWord, ms []match, demoted []uint32, key uint64, k int, after *Hit, prune bool) ([]Hit, rankStats) {
 	h := &topK[Hit]{k: k, order: byScore}
 	var stats rankStats
 	if k <= 0 || len(ms) == 0 {
@@ -382,11 +385,21 @@ func (x *Index) rank(qws []queryWord, ms []match, demoted []uint32, k int, after
 		masks = d.words.rankMasks(wms, mask, masks)
 		return d.phrase.nearPairs(masks, len(qws))
 	}
-	for _, group := range [4]struct{ demoted, partial bool }{{false, false}, {false, true}, {true, false}, {true, true}} {
+	isExact := make([]bool, len(ms))
+	for _, id := range x.byName[key] {
+		// A document whose name is the query matches every word.
+		if j, ok := slices.BinarySearchFunc(ms, id, byMatchID); ok && ms[j].mask == full {
+			isExact[j] = true
+		}
+	}
+	for _, group := range [6]struct{ demoted, exact, partial bool }{
+		{false, true, false}, {false, false, false}, {false, false, true},
+		{true, true, false}, {true, false, false}, {true, false, true},
+	} {
 		if prune && len(h.items) == k {
 			break // every hit of this group ranks after those kept
 		}
-		groupHit := Hit{Demoted: group.demoted, Partial: group.partial}
+		groupHit := Hit{Demoted: group.demoted, Exact: group.exact, Partial: group.partial}
 		if after != nil && groupOrder(groupHit, *after) < 0 {
 			continue // the cursor is past this whole group
 		}
@@ -398,7 +411,7 @@ func (x *Index) rank(qws []queryWord, ms []match, demoted []uint32, k int, after
 			}
 		}
 		for j, m := range ms {
-			if isDemoted[j] != group.demoted || (m.mask != full) != group.partial {
+			if isDemoted[j] != group.demoted || isExact[j] != group.exact || (m.mask != full) != group.partial {
 				continue
 			}
 			if prune && len(h.items) == k {
@@ -436,7 +449,7 @@ func (x *Index) rank(qws []queryWord, ms []match, demoted []uint32, k int, after
 				stats.phrases++
 				score = proximity(score, near(m.id, m.mask), len(qws))
 			}
-			hit := Hit{ID: m.id, Score: score, Demoted: group.demoted, Partial: group.partial}
+			hit := Hit{ID: m.id, Score: score, Demoted: group.demoted, Exact: group.exact, Partial: group.partial}
 			if after != nil && byScore(hit, *after) <= 0 {
 				continue
 			}
@@ -464,13 +477,45 @@ func coord(score float64, mask uint32, n int) float64 {
 	return score
 }
 
-// groupOrder compares hits by their group alone (demoted, then partial).
+// nameKey identifies a text's words as typed, folded (case, accents,
+// punctuation and spacing aside; no stemming, no stop words dropped): a
+// query with the key of a document's name is that name, and ranks the
+// document first (Hit.Exact). Zero for a text of no words.
+func nameKey(text string) uint64 {
+	words := rawWords(text)
+	if len(words) == 0 {
+		return 0
+	}
+	h := fnv.New64a()
+	for _, w := range words {
+		h.Write([]byte(w))
+		h.Write([]byte{0})
+	}
+	return max(h.Sum64(), 1)
+}
+
+// exact reports whether document id's name is the query whose nameKey is
+// key.
+func (x *Index) exact(id uint32, key uint64) bool {
+	return key != 0 && x.docs[id].nameKey == key
+}
+
+func byMatchID(m match, id uint32) int { return cmp.Compare(m.id, id) }
+
+// groupOrder compares hits by their group alone (demoted, then exact,
+// then partial).
 func groupOrder(a, b Hit) int {
 	if a.Demoted != b.Demoted {
 		if a.Demoted {
 			return 1
 		}
 		return -1
+	}
+	if a.Exact != b.Exact {
+		if a.Exact {
+			return -1
+		}
+		return 1
 	}
 	if a.Partial != b.Partial {
 		if a.Partial {

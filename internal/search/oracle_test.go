@@ -366,6 +366,9 @@ docs:
 			continue
 		}
 		h.Partial = matched < len(tokens)
+		// A query that is the document's name, word for word as typed.
+		h.Exact = len(tokens) > 0 && !h.Partial && len(rawWords(q.Text)) > 0 &&
+			slices.Equal(rawWords(q.Text), rawWords(d.Text[ColName]))
 		if h.Partial {
 			h.Score = h.Score * float64(matched) / float64(len(tokens))
 		}
@@ -476,7 +479,7 @@ func diffResults(got, want Result) string {
 	}
 	for i := range got.Hits {
 		g, w := got.Hits[i], want.Hits[i]
-		if g.ID != w.ID || g.SortKey != w.SortKey || g.Demoted != w.Demoted || g.Partial != w.Partial || g.Seq != w.Seq ||
+		if g.ID != w.ID || g.SortKey != w.SortKey || g.Demoted != w.Demoted || g.Partial != w.Partial || g.Exact != w.Exact || g.Seq != w.Seq ||
 			math.Abs(g.Score-w.Score) > 1e-9*max(1, math.Abs(w.Score)) {
 			return fmt.Sprintf("hit %d = %+v, want %+v", i, g, w)
 		}

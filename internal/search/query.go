@@ -61,6 +61,10 @@ type Hit struct {
 	// Partial is set on a document matching some of the query's words
 	// but not all. It is part of the order, as Demoted is.
 	Partial bool
+	// Exact is set on a document whose name is the query's text (case,
+	// accents, punctuation and spacing aside): it ranks before the other
+	// matches, fused or not. It is part of the order, as Demoted is.
+	Exact bool
 	// Seq is the sequence of the document's version that matched: a
 	// caller may reuse what it read of that version before.
 	Seq int64
@@ -181,12 +185,12 @@ func (x *Index) Search(q Query) (Result, error) {
 	}
 	demoted := x.demoted(q.Demote)
 	if hybrid {
-		res.Hits = x.fuse(qws, matches, vecs, demoted, q.Limit, q.After, fusion)
+		res.Hits = x.fuse(qws, matches, vecs, demoted, nameKey(q.Text), q.Limit, q.After, fusion)
 		for i := range res.Hits {
 			res.Hits[i].SortKey = x.docs[res.Hits[i].ID].sortKey
 		}
 	} else if len(tokens) > 0 {
-		res.Hits, _ = x.rank(qws, matches, demoted, q.Limit, q.After, true)
+		res.Hits, _ = x.rank(qws, matches, demoted, nameKey(q.Text), q.Limit, q.After, true)
 		for i := range res.Hits {
 			res.Hits[i].SortKey = x.docs[res.Hits[i].ID].sortKey
 		}
@@ -295,6 +299,12 @@ func byScore(a, b Hit) int {
 			return 1
 		}
 		return -1
+	}
+	if a.Exact != b.Exact {
+		if a.Exact {
+			return -1
+		}
+		return 1
 	}
 	if a.Fused != b.Fused {
 		if a.Fused {

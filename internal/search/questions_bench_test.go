@@ -102,7 +102,7 @@ func BenchmarkQuestions(b *testing.B) {
 			matches := 0
 			for i := 0; b.Loop(); i++ {
 				p := ps[i%len(ps)]
-				_, s := x.rank(p.qws, p.ms, nil, k, nil, prune)
+				_, s := x.rank(p.qws, p.ms, nil, 0, k, nil, prune)
 				st.docs += s.docs
 				st.postings += s.postings
 				st.phrases += s.phrases

@@ -364,18 +364,25 @@ func (x *Index) hybrid(q *Query) bool {
 // fused score, marked Fused; then the other text matches in lexical order.
 // It returns at most k hits after the cursor. The caller holds x.mu for
 // reading.
-func (x *Index) fuse(qws []queryWord, ms []match, vecs []simHit, demoted []uint32, k int, after *Hit, f Fusion) []Hit {
-	lex, _ := x.rank(qws, ms, demoted, f.Window, nil, true)
+func (x *Index) fuse(qws []queryWord, ms []match, vecs []simHit, demoted []uint32, key uint64, k int, after *Hit, f Fusion) []Hit {
+	lex, _ := x.rank(qws, ms, demoted, key, f.Window, nil, true)
 	cands := make(map[uint32]*Hit, len(lex)+len(vecs))
 	for i, h := range lex {
-		cands[h.ID] = &Hit{ID: h.ID, Demoted: h.Demoted, Fused: true, LexicalRank: i + 1,
+		cands[h.ID] = &Hit{ID: h.ID, Demoted: h.Demoted, Exact: h.Exact, Fused: true, LexicalRank: i + 1,
 			Score: f.LexicalWeight / (f.K + float64(i+1))}
 	}
 	for i, v := range vecs {
 		c, ok := cands[v.id]
 		if !ok {
 			_, d := slices.BinarySearch(demoted, v.id)
-			c = &Hit{ID: v.id, Demoted: d, Fused: true}
+			// The exact matches rank first lexically, so one beyond the
+			// lexical window is rare, but it stays exact.
+			exact := false
+			if x.exact(v.id, key) {
+				j, found := slices.BinarySearchFunc(ms, v.id, byMatchID)
+				exact = found && ms[j].mask == uint32(1)<<len(qws)-1
+			}
+			c = &Hit{ID: v.id, Demoted: d, Exact: exact, Fused: true}
 			cands[v.id] = c
 		}
 		c.VectorRank, c.Similarity = i+1, v.sim
@@ -398,9 +405,9 @@ func (x *Index) fuse(qws []queryWord, ms []match, vecs []simHit, demoted []uint3
 	if after != nil && after.Fused {
 		// The cursor is among the fused hits of its group: the tail of that
 		// group begins after all of them.
-		tailAfter = &Hit{Demoted: after.Demoted, Score: math.Inf(1)}
+		tailAfter = &Hit{Demoted: after.Demoted, Exact: after.Exact, Score: math.Inf(1)}
 	}
-	tail, _ := x.rank(qws, rest, demoted, k, tailAfter, true)
+	tail, _ := x.rank(qws, rest, demoted, key, k, tailAfter, true)
 	out = append(out, tail...)
 	slices.SortFunc(out, byScore)
 	if len(out) > k {

@@ -288,3 +288,73 @@ func signRecall(x *Index, r *rand.Rand, queries int) float64 {
 	}
 	return float64(found) / float64(total)
 }
+
+// TestExactNameFirst holds the rule that a query that is a document's
+// name ranks it first, lexically and fused, whatever BM25 or the vector
+// ranking favour, and that a cursor pages on past it.
+func TestExactNameFirst(t *testing.T) {
+	docs := []Doc{
+		{ID: 1, Seq: 1, SortKey: "a", Text: Text{ColName: "Subtitler", ColTags: "video"}},
+		// Heavier by BM25: the word in four columns.
+		{ID: 2, Seq: 1, SortKey: "b", Text: Text{ColName: "Lingo desk", ColSkills: "subtitler", ColTags: "subtitler",
+			ColDescription: "a subtitler for video", ColExamples: "subtitler please"}},
+		{ID: 3, Seq: 1, SortKey: "c", Text: Text{ColName: "Caption helper", ColDescription: "subtitler and captions", ColExamples: "subtitler"}},
+	}
+	x := newTestIndex()
+	x.Apply(docs)
+	x.MarkReady()
+	var vs []Vector
+	for _, d := range docs {
+		vs = append(vs, Vector{ID: d.ID, Values: hashVec(EmbedText(d.Text), 64)})
+	}
+	x.SetVectors("hash", 64, vs)
+	// A vector nearest the heaviest other documents.
+	vec := hashVec(EmbedText(docs[1].Text)+" "+EmbedText(docs[2].Text), 64)
+	for _, tc := range []struct {
+		name  string
+		q     Query
+		exact bool
+	}{
+		{"lexical", Query{Text: "SUBTITLER"}, true},
+		{"hybrid", Query{Text: "subtitler", Vector: vec, VectorSpace: "hash"}, true},
+		// The same words stemmed, not the name: doc 1 ranks by BM25,
+		// after the others (which is why the rule is needed).
+		{"not the name", Query{Text: "subtitlers"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.q.Limit = 10
+			res, err := x.Search(tc.q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []uint32
+			for _, h := range res.Hits {
+				ids = append(ids, h.ID)
+				if h.Exact != (h.ID == 1 && tc.exact) {
+					t.Errorf("hit %d: Exact = %v", h.ID, h.Exact)
+				}
+			}
+			if len(ids) != 3 || (ids[0] == 1) != tc.exact {
+				t.Fatalf("hits %v, want doc 1 first: %v", ids, tc.exact)
+			}
+			// Page by one: the same order, nothing repeated or skipped.
+			tc.q.Limit = 1
+			var paged []uint32
+			for range 5 {
+				res, err := x.Search(tc.q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(res.Hits) == 0 {
+					break
+				}
+				h := res.Hits[0]
+				paged = append(paged, h.ID)
+				tc.q.After = &h
+			}
+			if !slices.Equal(paged, ids) {
+				t.Fatalf("paged %v, want %v", paged, ids)
+			}
+		})
+	}
+}
