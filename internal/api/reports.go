@@ -55,6 +55,15 @@ type ReportDay struct {
 	Anonymous         int       `json:"anonymous"`
 	KeyChanges        int       `json:"key_changes"`
 	PublisherVerified int       `json:"publisher_verified"`
+	// FindingsError, FindingsWarning and FindingsInfo count agents with
+	// findings of that severity; PlainHTTP agents declaring an interface
+	// over plain http; KeyChanges30d the key changes of the last 30 days.
+	// Days recorded before these existed hold 0.
+	FindingsError   int `json:"findings_error"`
+	FindingsWarning int `json:"findings_warning"`
+	FindingsInfo    int `json:"findings_info"`
+	PlainHTTP       int `json:"plain_http"`
+	KeyChanges30d   int `json:"key_changes_30d"`
 }
 
 func newReportDays(days []catalog.SecurityDay) []ReportDay {
@@ -63,7 +72,8 @@ func newReportDays(days []catalog.SecurityDay) []ReportDay {
 		out = append(out, ReportDay{Day: d.Day, Scope: d.Scope, TakenAt: d.TakenAt, Agents: d.Agents,
 			SignatureVerified: d.SignatureVerified, SignatureInvalid: d.SignatureInvalid, Unsigned: d.Unsigned,
 			KeyUnavailable: d.KeyUnavailable, Unchecked: d.Unchecked, Anonymous: d.Anonymous, KeyChanges: d.KeyChanges,
-			PublisherVerified: d.PublisherVerified})
+			PublisherVerified: d.PublisherVerified, FindingsError: d.FindingsError, FindingsWarning: d.FindingsWarning,
+			FindingsInfo: d.FindingsInfo, PlainHTTP: d.PlainHTTP, KeyChanges30d: d.KeyChanges30d})
 	}
 	return out
 }

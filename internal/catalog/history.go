@@ -46,6 +46,12 @@ type SecurityDay struct {
 	// key other than their previous version's; PublisherVerified have a
 	// verified publisher.
 	Anonymous, KeyChanges, PublisherVerified int
+	// FindingsError, FindingsWarning and FindingsInfo count agents with
+	// findings of that severity (an agent with several counted under
+	// each); PlainHTTP agents declaring an interface over plain http;
+	// KeyChanges30d the key changes whose card came in the last 30 days.
+	// Days recorded before migration 00029 hold 0.
+	FindingsError, FindingsWarning, FindingsInfo, PlainHTTP, KeyChanges30d int
 }
 
 // DayOf is the history day of t (its UTC date).
@@ -73,10 +79,12 @@ func (s *Store) RecordSecurityDay(ctx context.Context, d SecurityDay) (bool, err
 		return false, fmt.Errorf("%w: history scope %q", ErrInvalidQuery, d.Scope)
 	}
 	res := s.db.WithContext(ctx).Exec(`INSERT INTO security_history (day, scope, taken_at, agents, signature_verified,
-		signature_invalid, unsigned, key_unavailable, unchecked, anonymous, key_changes, publisher_verified)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (day, scope) DO NOTHING`,
+		signature_invalid, unsigned, key_unavailable, unchecked, anonymous, key_changes, publisher_verified,
+		findings_error, findings_warning, findings_info, plain_http, key_changes_30d)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (day, scope) DO NOTHING`,
 		d.Day, d.Scope, d.TakenAt.UTC(), d.Agents, d.SignatureVerified, d.SignatureInvalid, d.Unsigned, d.KeyUnavailable,
-		d.Unchecked, d.Anonymous, d.KeyChanges, d.PublisherVerified)
+		d.Unchecked, d.Anonymous, d.KeyChanges, d.PublisherVerified, d.FindingsError, d.FindingsWarning, d.FindingsInfo,
+		d.PlainHTTP, d.KeyChanges30d)
 	if res.Error != nil {
 		return false, fmt.Errorf("recording security history of %s: %w", d.Day, res.Error)
 	}
@@ -87,7 +95,8 @@ func (s *Store) RecordSecurityDay(ctx context.Context, d SecurityDay) (bool, err
 // oldest first.
 func (s *Store) SecurityHistory(ctx context.Context, scope, from string) ([]SecurityDay, error) {
 	rows, err := s.db.WithContext(ctx).Raw(`SELECT day, scope, taken_at, agents, signature_verified, signature_invalid,
-		unsigned, key_unavailable, unchecked, anonymous, key_changes, publisher_verified
+		unsigned, key_unavailable, unchecked, anonymous, key_changes, publisher_verified,
+		findings_error, findings_warning, findings_info, plain_http, key_changes_30d
 		FROM security_history WHERE scope = ? AND day >= ? ORDER BY day`, scope, from).Rows()
 	if err != nil {
 		return nil, fmt.Errorf("reading security history: %w", err)
@@ -97,7 +106,8 @@ func (s *Store) SecurityHistory(ctx context.Context, scope, from string) ([]Secu
 	for rows.Next() {
 		var d SecurityDay
 		if err := rows.Scan(&d.Day, &d.Scope, &d.TakenAt, &d.Agents, &d.SignatureVerified, &d.SignatureInvalid,
-			&d.Unsigned, &d.KeyUnavailable, &d.Unchecked, &d.Anonymous, &d.KeyChanges, &d.PublisherVerified); err != nil {
+			&d.Unsigned, &d.KeyUnavailable, &d.Unchecked, &d.Anonymous, &d.KeyChanges, &d.PublisherVerified,
+			&d.FindingsError, &d.FindingsWarning, &d.FindingsInfo, &d.PlainHTTP, &d.KeyChanges30d); err != nil {
 			return nil, fmt.Errorf("reading security history: %w", err)
 		}
 		d.TakenAt = d.TakenAt.UTC()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/a2aregistry/registry/internal/card"
 	"github.com/a2aregistry/registry/internal/catalog"
 )
 
@@ -54,7 +55,18 @@ func Snapshot(ctx context.Context, s Searcher, h HistoryStore, now time.Time) (i
 // dayOf is the history row of report r.
 func dayOf(r Security, day, scope string, now time.Time) catalog.SecurityDay {
 	d := catalog.SecurityDay{Day: day, Scope: scope, TakenAt: now.UTC(), Agents: r.Agents,
-		Anonymous: r.Anonymous.Count, KeyChanges: r.KeyChanges.Count, PublisherVerified: r.PublisherVerified.Count}
+		Anonymous: r.Anonymous.Count, KeyChanges: r.KeyChanges.Count, PublisherVerified: r.PublisherVerified.Count,
+		PlainHTTP: r.PlainHTTP.Count, KeyChanges30d: r.RecentKeyChanges.Count}
+	for _, c := range r.Severity {
+		switch card.Severity(c.Value) {
+		case card.SeverityError:
+			d.FindingsError = c.Count
+		case card.SeverityWarning:
+			d.FindingsWarning = c.Count
+		case card.SeverityInfo:
+			d.FindingsInfo = c.Count
+		}
+	}
 	for _, c := range r.Signature {
 		switch c.Value {
 		case catalog.SignatureVerified:

@@ -89,3 +89,32 @@ func TestSnapshotOncePerDayAcrossReplicas(t *testing.T) {
 		})
 	}
 }
+
+// TestSnapshotKeepsReportColumns: a day of the history keeps the report's
+// findings by severity, plain-http interfaces and key changes of the
+// last 30 days, on both databases.
+func TestSnapshotKeepsReportColumns(t *testing.T) {
+	catalogtest.ForEach(t, func(t *testing.T, s *catalog.Store) {
+		ctx := context.Background()
+		addAt(t, s, "http", "clear", "", catalog.SignatureUnsigned)
+		keyed := add(t, s, "keyed", "", catalog.SignatureVerified)
+		now := time.Now()
+		if err := s.RecordVerifications(ctx, actor, []catalog.VerificationInput{{AgentID: keyed, Version: 1,
+			Status: catalog.SignatureVerified, Report: []byte(`{}`), VerifiedAt: now, RecheckAt: now.Add(time.Hour),
+			AuditCodes: []string{"signing_key_changed", "content_zero_width", "no_security"},
+			Severities: []string{"error", "warning"}}}); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := report.Snapshot(ctx, s, s, now); err != nil || n != 2 {
+			t.Fatalf("snapshot wrote %d rows, %v", n, err)
+		}
+		days, err := report.History(ctx, s, catalog.ScopeAll, now)
+		if err != nil || len(days) != 1 {
+			t.Fatalf("history = %+v, %v", days, err)
+		}
+		d := days[0]
+		if d.FindingsError != 1 || d.FindingsWarning != 1 || d.FindingsInfo != 0 || d.PlainHTTP != 1 || d.KeyChanges30d != 1 {
+			t.Errorf("day = %+v, want 1 error, 1 warning, 0 info, 1 plain http, 1 key change in 30 days", d)
+		}
+	})
+}

@@ -76,10 +76,15 @@ func securityCharts(days []catalog.SecurityDay) []view.Chart {
 			view.SeriesInput{Name: "agents", Class: "series-1", Values: col(func(d catalog.SecurityDay) int { return d.Agents })},
 			view.SeriesInput{Name: "signature verified", Class: "series-2", Values: col(func(d catalog.SecurityDay) int { return d.SignatureVerified })},
 			view.SeriesInput{Name: "verified publisher", Class: "series-3", Values: col(func(d catalog.SecurityDay) int { return d.PublisherVerified })}),
-		view.NewChart("chart-risk", "What needs a look", "Anonymous agents, invalid signatures and agents signed by a new key, per day "+span+".", labels,
+		view.NewChart("chart-risk", "What needs a look", "Anonymous agents, invalid signatures, agents with an interface over plain http and agents signed by a new key within 30 days, per day "+span+".", labels,
 			view.SeriesInput{Name: "anonymous", Class: "series-4", Values: col(func(d catalog.SecurityDay) int { return d.Anonymous })},
 			view.SeriesInput{Name: "signature invalid", Class: "series-5", Values: col(func(d catalog.SecurityDay) int { return d.SignatureInvalid })},
-			view.SeriesInput{Name: "new signing key", Class: "series-6", Values: col(func(d catalog.SecurityDay) int { return d.KeyChanges })}),
+			view.SeriesInput{Name: "plain http", Class: "series-3", Values: col(func(d catalog.SecurityDay) int { return d.PlainHTTP })},
+			view.SeriesInput{Name: "new signing key (30 days)", Class: "series-6", Values: col(func(d catalog.SecurityDay) int { return d.KeyChanges30d })}),
+		view.NewChart("chart-findings", "Findings by severity", "Agents with security-audit or content-scan findings of each severity, per day "+span+".", labels,
+			view.SeriesInput{Name: "error", Class: "series-5", Values: col(func(d catalog.SecurityDay) int { return d.FindingsError })},
+			view.SeriesInput{Name: "warning", Class: "series-4", Values: col(func(d catalog.SecurityDay) int { return d.FindingsWarning })},
+			view.SeriesInput{Name: "info", Class: "series-1", Values: col(func(d catalog.SecurityDay) int { return d.FindingsInfo })}),
 	}
 }
 
