@@ -32,13 +32,15 @@ type Store interface {
 
 // Defaults of Config.
 const (
-	DefaultInterval   = time.Second
+	DefaultInterval   = 500 * time.Millisecond
 	DefaultRetryFor   = 24 * time.Hour
 	DefaultFirstRetry = 5 * time.Second
 	DefaultMaxRetry   = time.Hour
 	DefaultLease      = 2 * time.Minute
-	DefaultBatch      = 100
+	DefaultBatch      = 500
 	defaultFanOut     = 500
+	// sendConcurrency bounds the attempts one batch makes at once.
+	sendConcurrency = 64
 )
 
 // Config tunes a Dispatcher; zero fields take the defaults.
@@ -54,7 +56,10 @@ type Config struct {
 	// Lease is how long a claimed delivery is another replica's to leave
 	// alone; longer than the client's timeout.
 	Lease time.Duration
-	// Batch is how many deliveries one poll claims.
+	// Batch is how many deliveries one poll claims. A poll's cost is
+	// mostly its statements, whatever its size: at 100 a dispatcher on
+	// PostgreSQL made about 400 deliveries/s on the loaded 2 cores, short
+	// of a sustained 1,000 (BenchmarkDeliveryLatency).
 	Batch int
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
@@ -254,12 +259,13 @@ func (d *Dispatcher) deliver(ctx context.Context) (int, error) {
 	// are made: a crash before it only sends them again (at least once).
 	done := make([]catalog.FinishedDelivery, len(due))
 	var wg sync.WaitGroup
+	sem := make(chan struct{}, sendConcurrency)
 	for i, dd := range due {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
 			done[i] = catalog.FinishedDelivery{WebhookID: dd.WebhookID, PK: dd.PK, Attempt: d.attempt(ctx, dd)}
-		}()
+		})
 	}
 	wg.Wait()
 	return len(due), d.store.FinishWebhookDeliveries(context.WithoutCancel(ctx), done)

@@ -43,9 +43,9 @@ func envInt(name string, def int) int {
 
 // BenchmarkDeliveryLatency measures event-to-delivery latency (the
 // event's time in the payload to its arrival at a loopback receiver)
-// under a sustained open-loop stream of registrations (1,000 events/s
-// by default, one agent.registered event each, written in a batch every
-// 50 ms), with the dispatcher at its production defaults, and search
+// under a sustained open-loop stream of health changes (1,000 events/s
+// by default, one agent.health event each, written as a crawl batch every
+// 50 ms over 2,000 agents), with the dispatcher at its production defaults, and search
 // latency (50 searches/s, open loop) in the same run. Each database runs
 // twice on a fresh catalog: "deliveries" with a subscription and the
 // dispatcher running, "baseline" with the same writes and searches and
@@ -64,7 +64,7 @@ func BenchmarkDeliveryLatency(b *testing.B) {
 				name = db.name + "/deliveries"
 			}
 			b.Run(name, func(b *testing.B) {
-				for b.Loop() {
+				for range b.N {
 					runLatency(b, db.open(b), withHooks, rate, seconds)
 				}
 			})
@@ -115,15 +115,45 @@ func runLatency(b *testing.B, s *catalog.Store, withHooks bool, rate, seconds in
 			b.Fatal(err)
 		}
 	}
-	batches := make([][]catalog.UpsertInput, ticks)
-	for t := range ticks {
-		for k := range perTick {
-			batches[t] = append(batches[t], input(latencyCatalog+t*perTick+k))
+	ids := make([]string, 0, latencyCatalog)
+	page, err := s.Search(ctx, catalog.Query{Limit: catalog.MaxLimit, Scope: catalog.ScopeAll})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for len(ids) < latencyCatalog {
+		for _, it := range page.Items {
+			ids = append(ids, it.ID)
 		}
+		if page.NextCursor == "" || len(page.Items) == 0 {
+			break
+		}
+		if page, err = s.Search(ctx, catalog.Query{Limit: catalog.MaxLimit, Scope: catalog.ScopeAll, Cursor: page.NextCursor}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if len(ids) < perTick {
+		b.Fatalf("%d agents to change, want %d", len(ids), perTick)
+	}
+	// Batch t flips the health of perTick agents, in turn: each is one
+	// agent.health event, a light write, so the generator keeps its rate
+	// and what is measured is the dispatcher.
+	outcomes := func(t int) []catalog.FetchOutcome {
+		now := time.Now()
+		out := make([]catalog.FetchOutcome, perTick)
+		for k := range out {
+			n := t*perTick + k
+			o := catalog.FetchOutcome{AgentID: ids[n%len(ids)], At: now, Status: 200, Health: catalog.HealthUp,
+				NextCheckAt: now.Add(time.Hour)}
+			if (n/len(ids))%2 == 0 {
+				o.Status, o.Class, o.Message, o.Health, o.ConsecutiveFailures = 503, "http_5xx", "HTTP 503", catalog.HealthDown, 1
+			}
+			out[k] = o
+		}
+		return out
 	}
 	if withHooks {
 		if err := s.CreateWebhook(ctx, catalog.System("bench"), catalog.Webhook{ID: webhook.NewID(), URL: rcv.URL,
-			EventTypes: []string{webhook.EventRegistered}, CreatedAt: time.Now()}, webhook.NewSecret()); err != nil {
+			EventTypes: []string{webhook.EventHealth}, CreatedAt: time.Now()}, webhook.NewSecret()); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -175,14 +205,14 @@ func runLatency(b *testing.B, s *catalog.Store, withHooks bool, rate, seconds in
 	})
 	// The writes, open loop: batch t is due at start + t·tick and is
 	// written then (concurrently with a late one), whatever came before.
-	for t, batch := range batches {
+	for t := range ticks {
 		due := start.Add(time.Duration(t) * latencyTick)
 		time.Sleep(time.Until(due))
 		if lag := time.Since(due); lag > writeLag {
 			writeLag = lag
 		}
 		writes.Go(func() {
-			if _, err := s.UpsertBatch(ctx, catalog.System("bench"), batch); err != nil {
+			if _, err := s.RecordFetches(ctx, catalog.System("bench"), outcomes(t)); err != nil {
 				b.Error(err)
 			}
 		})
