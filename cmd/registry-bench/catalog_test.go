@@ -122,7 +122,9 @@ func TestScopedBenchmarkSmoke(t *testing.T) {
 
 // The open-loop benchmark on a tiny catalog: every kind answered without
 // errors in both phases of both rounds, the crawler stored versions only
-// while crawling, and the doors' differences were taken.
+// while crawling, the verifier's first pass over the never-verified
+// catalog ended before the first idle phase and no idle phase verified
+// anything, and the doors' differences were taken.
 func TestOpenLoopBenchmarkSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the registry binary; skipped with -short")
@@ -143,9 +145,15 @@ func TestOpenLoopBenchmarkSmoke(t *testing.T) {
 	if len(r.Phases) != 4 || r.Start.FirstSearch <= 0 {
 		t.Fatalf("incomplete report: %+v", r)
 	}
+	if r.FirstPass.AfterStart < r.Start.FirstSearch || r.FirstPass.Verifications < 1 {
+		t.Errorf("no wait for the verifier's first pass: %+v", r.FirstPass)
+	}
 	for _, ph := range r.Phases {
 		if crawling := ph.Phase == "crawling"; crawling != (ph.VersionsPerSec > 0) {
 			t.Errorf("round %d, %s: %.0f versions stored/s", ph.Round, ph.Phase, ph.VersionsPerSec)
+		}
+		if ph.Phase == "idle" && ph.VerificationsPerSec > 0 {
+			t.Errorf("round %d, idle: %.1f verifications/s", ph.Round, ph.VerificationsPerSec)
 		}
 		for _, k := range allKinds {
 			if l := ph.Kinds[k]; l.N == 0 || l.Errors > 0 || l.P99 < l.P50 {

@@ -24,9 +24,11 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/a2aregistry/registry/internal/a2aagent"
+	"github.com/a2aregistry/registry/internal/card"
 	"github.com/a2aregistry/registry/internal/catalog"
 	"github.com/a2aregistry/registry/internal/mcpserver"
 	"github.com/a2aregistry/registry/internal/synth"
+	"github.com/a2aregistry/registry/internal/verify"
 )
 
 // Request kinds of the open-loop client.
@@ -56,6 +58,8 @@ type openFlags struct {
 	phases                                 string
 	rate, change                           float64
 	duration, warmup, interval             time.Duration
+	verifierWait                           time.Duration
+	reuse, prepare                         bool
 }
 
 // runOpenLoop measures search latency as a population of users sees it:
@@ -67,7 +71,10 @@ type openFlags struct {
 // loopback fleet. In the idle phase every agent's crawl is leased to this
 // benchmark, so the crawler has nothing due; in the crawling phase the
 // leases are released and every agent is due each -interval, so the
-// crawler stores new versions flat out. Phases alternate -rounds times in
+// crawler stores new versions flat out. An idle phase begins only once the
+// verifier is quiet too (waitVerifier): a fresh catalog's agents are all
+// never verified, and serve's first pass over them (minutes at 100,000
+// agents) is background work as heavy as a crawl. Phases alternate -rounds times in
 // one serve process; each round's crawling/idle ratios and door
 // differences are taken within the round.
 func runOpenLoop(args []string) error {
@@ -89,8 +96,11 @@ func runOpenLoop(args []string) error {
 	fs.DurationVar(&f.duration, "duration", 60*time.Second, "length of each phase")
 	fs.DurationVar(&f.warmup, "warmup", 5*time.Second, "requests sent and not counted before each phase")
 	fs.DurationVar(&f.interval, "interval", time.Second, "serve --crawl-min-interval and --crawl-max-interval while crawling")
+	fs.DurationVar(&f.verifierWait, "verifier-wait", 2*time.Hour, "longest wait for the verifier to be quiet before an idle phase (0: do not wait, and say so)")
 	fs.StringVar(&f.out, "json", "", "also write the figures as JSON to this file")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of serve over the whole run to this file (REGISTRY_CPUPROFILE)")
+	fs.BoolVar(&f.prepare, "prepare", false, "only load the catalog into -db and store the verifier's first pass over it in this process (serve's verifier with --verify-fetch=false), then exit")
+	fs.BoolVar(&f.reuse, "reuse", false, "run on the catalog -prepare left in -db (idle phases only: its cards' fleet is gone)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -107,15 +117,25 @@ func runOpenLoop(args []string) error {
 	if f.n < 1 || f.hosts < 1 || f.hosts > 250 || f.rate <= 0 || f.rounds < 1 || f.change < 0 || f.change > 1 {
 		return errors.New("need -n >= 1, 1 <= -hosts <= 250, -rate > 0, -rounds >= 1 and 0 <= -change <= 1")
 	}
+	switch {
+	case (f.reuse || f.prepare) && f.db == "":
+		return errors.New("-reuse and -prepare need -db")
+	case f.reuse && f.prepare:
+		return errors.New("-reuse and -prepare exclude each other")
+	case f.reuse && slices.Contains(phases, "crawling"):
+		return errors.New("-reuse runs idle phases only: the fleet that served the catalog's cards is gone")
+	}
 	ctx := context.Background()
 	tmp, err := os.MkdirTemp("", "registry-bench-openloop-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	bin, err := registryBinary(f.registry, tmp)
-	if err != nil {
-		return err
+	var bin string
+	if !f.prepare {
+		if bin, err = registryBinary(f.registry, tmp); err != nil {
+			return err
+		}
 	}
 	fl, err := startChangingFleet(f.seed, f.n, f.hosts, f.change)
 	if err != nil {
@@ -125,16 +145,21 @@ func runOpenLoop(args []string) error {
 	dsn := f.db
 	if dsn == "" {
 		dsn = "sqlite:" + filepath.Join(tmp, "catalog.db")
-	} else if dsn, _, err = benchDSN(catalogFlags{db: f.db, pgSchema: f.pgSchema}); err != nil {
+	} else if dsn, _, err = benchDSN(catalogFlags{db: f.db, pgSchema: f.pgSchema, reuse: f.reuse}); err != nil {
 		return err
 	}
 	gen := synth.New(f.seed)
 	loadStart := time.Now()
-	if err := loadFleetCatalog(ctx, dsn, gen, fl.urls); err != nil {
-		return err
+	if !f.reuse {
+		if err := loadFleetCatalog(ctx, dsn, gen, fl.urls); err != nil {
+			return err
+		}
 	}
 	fmt.Printf("catalog: %d agents loaded in %.1fs (%s); %d CPUs; %.0f requests/s of %s; phases of %v\n",
 		f.n, time.Since(loadStart).Seconds(), backendOf(dsn), runtime.NumCPU(), f.rate, strings.Join(kinds, ","), f.duration)
+	if f.prepare {
+		return verifyCatalog(ctx, dsn)
+	}
 
 	// The benchmark's own handle on the catalog holds and releases the
 	// crawl leases; it never builds a search index.
@@ -143,6 +168,15 @@ func runOpenLoop(args []string) error {
 		return err
 	}
 	defer store.Close()
+	if f.reuse {
+		if have, err := store.Count(ctx); err != nil || have != f.n {
+			return fmt.Errorf("-reuse: the catalog holds %d agents, not -n %d (%v)", have, f.n, err)
+		}
+		// A reused catalog's agents may be leased to an earlier run.
+		if _, err := store.ReleaseLeases(ctx, holdOwner, ""); err != nil {
+			return err
+		}
+	}
 	if err := holdCrawl(ctx, store, f.n, nil); err != nil {
 		return err
 	}
@@ -168,6 +202,19 @@ func runOpenLoop(args []string) error {
 	printStart("start", rep.Start)
 	rep.StartMem, _ = srv.memory()
 	fmt.Printf("after start      heap %4.0f MB  RSS %4.0f MB\n", rep.StartMem.HeapMB, rep.StartMem.RSSMB)
+	if slices.Contains(phases, "idle") && f.verifierWait > 0 {
+		// The first pass over never-verified agents is a start-up cost
+		// of its own, reported as such rather than inside "idle".
+		if rep.FirstPass, err = waitVerifier(ctx, store, srv, f.verifierWait); err != nil {
+			return err
+		}
+		rep.FirstPass.AfterStart = time.Since(srv.started).Seconds()
+		fmt.Printf("verifier quiet   %.0fs after start: first pass stored %.0f reports in %.0fs (%.0f/s)\n",
+			rep.FirstPass.AfterStart, rep.FirstPass.Verifications, rep.FirstPass.Seconds, rep.FirstPass.Verifications/max(rep.FirstPass.Seconds, 1e-9))
+		if rep.VerifiedMem, err = srv.memory(); err == nil {
+			fmt.Printf("after first pass heap %4.0f MB  RSS %4.0f MB\n", rep.VerifiedMem.HeapMB, rep.VerifiedMem.RSSMB)
+		}
+	}
 
 	crawling := false
 	for round := 1; round <= f.rounds; round++ {
@@ -185,6 +232,12 @@ func runOpenLoop(args []string) error {
 					return err
 				}
 				crawling = false
+				// The crawl's last versions are still being verified.
+				if f.verifierWait > 0 {
+					if _, err := waitVerifier(ctx, store, srv, f.verifierWait); err != nil {
+						return err
+					}
+				}
 			}
 			ph, err := runPhase(srv, f, kinds, phase, round)
 			if err != nil {
@@ -254,6 +307,86 @@ func holdCrawl(ctx context.Context, store *catalog.Store, n int, srv *serveProc)
 		time.Sleep(time.Second)
 	}
 	return errors.New("serve kept storing versions after every agent's crawl was held")
+}
+
+// verifyCatalog stores the verifier's first pass over a freshly loaded
+// catalog in this process, with what serve's verifier runs with under
+// --verify-fetch=false (the catalog's trusted keys and agent names, no
+// fetches), so that a catalog of a million agents can be verified before
+// the sitting that measures serve on it (-reuse): serve's own pass takes
+// most of an hour at that size on 2 shared cores.
+func verifyCatalog(ctx context.Context, dsn string) error {
+	store, err := catalog.Open(ctx, catalog.Config{DSN: dsn, Logger: discardLogger()})
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	v := verify.New(verify.Options{Keys: verify.CatalogKeys{Store: store}, Names: verify.CatalogNames{Store: store}})
+	r := verify.NewRunner(v, store, verify.RunnerOptions{CardLimits: card.DefaultLimits(), Batch: 200, Workers: 2 * runtime.NumCPU()})
+	start, total, last := time.Now(), 0, time.Now()
+	for {
+		n, err := r.RunOnce(ctx)
+		total += n
+		if err != nil {
+			return fmt.Errorf("verifying the catalog: %w", err)
+		}
+		if n == 0 {
+			break
+		}
+		if time.Since(last) >= time.Minute {
+			fmt.Printf("  verified %d in %.0fs\n", total, time.Since(start).Seconds())
+			last = time.Now()
+		}
+	}
+	fmt.Printf("verifier's first pass: %d reports in %.0fs (%.0f/s), load %.1f\n", total, time.Since(start).Seconds(),
+		float64(total)/time.Since(start).Seconds(), loadAverage())
+	return nil
+}
+
+// verifierPass is how long the verifier took to become quiet.
+type verifierPass struct {
+	// Seconds is the wait, from when it began; AfterStart is from serve's
+	// start.
+	Seconds    float64 `json:"seconds"`
+	AfterStart float64 `json:"after_start_s,omitempty"`
+	// Verifications is the reports serve stored meanwhile.
+	Verifications float64 `json:"verifications"`
+}
+
+// waitVerifier waits until serve's verifier is quiet: no agent's current
+// version is due a report (catalog.DueVerifications, the runner's own
+// query) and serve stored no report over the last poll, so that an idle
+// phase measures searches alone. A fresh catalog is all never verified:
+// at 300,000 agents the first pass takes minutes.
+func waitVerifier(ctx context.Context, store *catalog.Store, srv *serveProc, limit time.Duration) (verifierPass, error) {
+	start := time.Now()
+	_, c0, err := backgroundWork(srv)
+	if err != nil {
+		return verifierPass{}, err
+	}
+	last, lastLog := c0, start
+	for {
+		time.Sleep(2 * time.Second)
+		_, c, err := backgroundWork(srv)
+		if err != nil {
+			return verifierPass{}, err
+		}
+		due, err := store.DueVerifications(ctx, time.Now(), 1)
+		if err != nil {
+			return verifierPass{}, err
+		}
+		if len(due) == 0 && c == last {
+			return verifierPass{Seconds: time.Since(start).Seconds(), Verifications: c - c0}, nil
+		}
+		if time.Since(start) > limit {
+			return verifierPass{}, fmt.Errorf("the verifier was still busy after %v (%.0f reports stored); raise -verifier-wait or set it to 0", limit, c-c0)
+		}
+		if time.Since(lastLog) >= time.Minute {
+			fmt.Printf("  waiting for the verifier: %.0f reports stored in %.0fs\n", c-c0, time.Since(start).Seconds())
+			lastLog = time.Now()
+		}
+		last = c
+	}
 }
 
 // versionsStored reads serve's count of stored card versions: 0 before
@@ -346,6 +479,9 @@ func runPhase(srv *serveProc, f openFlags, kinds []string, phase string, round i
 func printPhase(ph phaseResult) {
 	fmt.Printf("\nround %d, %s: load %.1f -> %.1f, %.0f versions stored/s, %.0f verifications/s, heap %.0f MB\n",
 		ph.Round, ph.Phase, ph.LoadBefore, ph.LoadAfter, ph.VersionsPerSec, ph.VerificationsPerSec, ph.Mem.HeapMB)
+	if ph.Phase == "idle" && (ph.VersionsPerSec >= 1 || ph.VerificationsPerSec >= 1) {
+		fmt.Println("  not idle: serve's background work ran during this phase")
+	}
 	fmt.Printf("  %-7s %5s %4s %8s %8s %8s %8s %8s %17s\n", "kind", "n", "err", "p50 ms", "p90 ms", "p99 ms", "max ms", "late ms", "handler p50/p99")
 	for _, k := range slices.Sorted(maps.Keys(ph.Kinds)) {
 		l := ph.Kinds[k]
@@ -357,15 +493,20 @@ func printPhase(ph phaseResult) {
 }
 
 type openReport struct {
-	Backend  string        `json:"backend"`
-	Agents   int           `json:"agents"`
-	CPUs     int           `json:"cpus"`
-	Rate     float64       `json:"rate_per_s"`
-	Kinds    []string      `json:"kinds"`
-	Duration float64       `json:"phase_s"`
-	Start    startResult   `json:"start"`
-	StartMem memoryResult  `json:"memory_after_start"`
-	Phases   []phaseResult `json:"phases"`
+	Backend  string       `json:"backend"`
+	Agents   int          `json:"agents"`
+	CPUs     int          `json:"cpus"`
+	Rate     float64      `json:"rate_per_s"`
+	Kinds    []string     `json:"kinds"`
+	Duration float64      `json:"phase_s"`
+	Start    startResult  `json:"start"`
+	StartMem memoryResult `json:"memory_after_start"`
+	// FirstPass is the wait for the verifier's first pass over the
+	// never-verified catalog, before the first idle phase; zero when
+	// -verifier-wait is 0.
+	FirstPass   verifierPass  `json:"verifier_first_pass"`
+	VerifiedMem memoryResult  `json:"memory_after_first_pass"`
+	Phases      []phaseResult `json:"phases"`
 	// Median is the median over rounds of each phase and kind's figures.
 	Median map[string]map[string]openLatency `json:"median"`
 	// CrawlIdleP99 is the median over rounds of each kind's p99 crawling
@@ -439,6 +580,14 @@ func (r *openReport) summarise(kinds, phases []string) {
 func (r *openReport) print(kinds, phases []string) {
 	rounds := len(r.Phases) / max(1, len(phases))
 	fmt.Printf("\nmedian of %d rounds, %s, %d agents, %.0f requests/s (latency from the scheduled send)\n", rounds, r.Backend, r.Agents, r.Rate)
+	fmt.Printf("  start: first search %.1fs after start, heap %.0f MB, RSS %.0f MB", r.Start.FirstSearch, r.StartMem.HeapMB, r.StartMem.RSSMB)
+	if r.FirstPass.AfterStart > 0 {
+		fmt.Printf("; verifier quiet %.0fs after start (%.0f reports), then heap %.0f MB, RSS %.0f MB",
+			r.FirstPass.AfterStart, r.FirstPass.Verifications, r.VerifiedMem.HeapMB, r.VerifiedMem.RSSMB)
+	} else if slices.Contains(phases, "idle") {
+		fmt.Print("; idle phases did not wait for the verifier (-verifier-wait 0)")
+	}
+	fmt.Println()
 	fmt.Printf("  %-9s %-7s %6s %4s %8s %8s %8s %8s %8s %17s\n", "phase", "kind", "n", "err", "p50 ms", "p90 ms", "p99 ms", "max ms", "late ms", "handler p50/p99")
 	for _, phase := range phases {
 		for _, k := range kinds {
