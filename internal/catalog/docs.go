@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -153,8 +152,8 @@ func decodeAuditCodes(raw string) ([]string, error) {
 	if raw == "" {
 		return nil, nil
 	}
-	var codes []string
-	if err := json.Unmarshal([]byte(raw), &codes); err != nil {
+	codes, err := unmarshalStrings(raw)
+	if err != nil {
 		return nil, fmt.Errorf("decoding audit codes: %w", err)
 	}
 	return codes, nil

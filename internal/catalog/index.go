@@ -3,7 +3,6 @@ package catalog
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -393,9 +392,11 @@ func (st *indexedSkill) decodeLists(pk int64, tags, examples, in, out string) er
 		raw, what string
 		into      *[]string
 	}{{in, "input modes", &st.inputModes}, {out, "output modes", &st.outputModes}, {tags, "tags", &st.tags}, {examples, "examples", &st.examples}} {
-		if err := json.Unmarshal([]byte(l.raw), l.into); err != nil {
+		v, err := unmarshalStrings(l.raw)
+		if err != nil {
 			return fmt.Errorf("skill %s of agent %d: %w", l.what, pk, err)
 		}
+		*l.into = v
 	}
 	return nil
 }

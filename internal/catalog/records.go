@@ -368,7 +368,7 @@ func encodeSummaryRecord(r summaryRecord) (string, error) {
 
 func decodeSummaryRecord(raw string) (summaryRecord, error) {
 	var r summaryRecord
-	if err := json.Unmarshal([]byte(raw), &r); err != nil {
+	if err := unmarshalSummaryRecord(raw, &r); err != nil {
 		return summaryRecord{}, fmt.Errorf("decoding stored summary: %w", err)
 	}
 	return r, nil

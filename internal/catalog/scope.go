@@ -180,11 +180,7 @@ func decodeStrings(raw string) ([]string, error) {
 	if raw == "" {
 		return nil, nil
 	}
-	var out []string
-	if err := json.Unmarshal([]byte(raw), &out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return unmarshalStrings(raw)
 }
 
 // HidesCardURL tells whether one of cardURLs is a catalogued agent, not
