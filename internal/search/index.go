@@ -21,7 +21,11 @@ type Index struct {
 	isFacet     map[string]bool
 	isPart      map[string]bool
 
-	termIDs map[termID]uint32
+	// termIDs maps each field's values, lowered, to term ids: a map of
+	// maps keyed by strings hashes faster than one keyed by (field, value)
+	// pairs, which the index build looks up for every facet of every
+	// document.
+	termIDs map[string]map[string]uint32
 	terms   []term
 	// byField lists the term ids of each field, for matched filters.
 	byField map[string][]uint32
@@ -50,11 +54,14 @@ type Index struct {
 
 	// scratch buffers of setLocked, used under the write lock.
 	newTerms, oldTerms, curTerms []uint32
-	newWords, oldWords           []textPosting
-	packedWords                  []uint64
-	ranks                        []int
-	encoded                      []byte
-	partEntries                  []partEntry
+	// docTerms holds the term ids of the document being set: its
+	// Facets', then its Parts' in order (setLocked).
+	docTerms           []uint32
+	newWords, oldWords []textPosting
+	packedWords        []uint64
+	ranks              []int
+	encoded            []byte
+	partEntries        []partEntry
 
 	countsPool  sync.Pool
 	matchedPool sync.Pool
@@ -112,7 +119,7 @@ func New(opts Options) *Index {
 	x := &Index{
 		isFacet: make(map[string]bool, len(opts.FacetFields)),
 		isPart:  make(map[string]bool, len(opts.PartFields)),
-		termIDs: make(map[termID]uint32),
+		termIDs: make(map[string]map[string]uint32),
 		byField: make(map[string][]uint32),
 		byName:  make(map[uint64][]uint32),
 		text:    newTextIndex(),
@@ -134,18 +141,10 @@ func termKey(field, value string) string {
 	return field + "\x00" + strings.ToLower(value)
 }
 
-// termID identifies a (field, value) term: values are matched without
-// regard to case. A struct rather than termKey's string spares an
-// allocation per facet of every document indexed.
-type termID struct{ field, value string }
-
-func termIDOf(field, value string) termID {
-	return termID{field, strings.ToLower(value)}
-}
-
-// lookup returns the id of a term, if any document ever held it.
+// lookup returns the id of a term, if any document ever held it. Values
+// are matched without regard to case.
 func (x *Index) lookup(field, value string) (uint32, bool) {
-	id, ok := x.termIDs[termIDOf(field, value)]
+	id, ok := x.termIDs[field][strings.ToLower(value)]
 	return id, ok
 }
 
@@ -378,8 +377,9 @@ func (x *Index) docAt(id uint32) *doc {
 }
 
 func (x *Index) termFor(field, value string) uint32 {
-	k := termIDOf(field, value)
-	if id, ok := x.termIDs[k]; ok {
+	k := strings.ToLower(value)
+	ids := x.termIDs[field]
+	if id, ok := ids[k]; ok {
 		if len(x.terms[id].postings) == 0 {
 			// No doc holds it: it is spelled as its next holder spells it,
 			// as a fresh build would.
@@ -393,7 +393,11 @@ func (x *Index) termFor(field, value string) uint32 {
 		facet = slices.Index(x.facetFields, field)
 	}
 	x.terms = append(x.terms, term{field: field, display: value, facet: facet})
-	x.termIDs[k] = id
+	if ids == nil {
+		ids = make(map[string]uint32)
+		x.termIDs[field] = ids
+	}
+	ids[k] = id
 	x.byField[field] = append(x.byField[field], id)
 	return id
 }
@@ -446,22 +450,27 @@ func (x *Index) setLocked(p *prepared) {
 	d.known, d.present, d.seq, d.sortKey, d.sortPrefix = true, true, p.Seq, p.SortKey, prefix64(p.SortKey)
 	x.setNameKey(id, d, nameKey(p.Text[ColName]))
 
-	x.setTerms(id, d, func(facet bool, nt []uint32) []uint32 {
-		for _, f := range p.Facets {
-			if x.isFacet[f.Field] == facet {
-				nt = append(nt, x.termFor(f.Field, f.Value))
-			}
+	// Each facet's term is looked up once, in the document's order (the
+	// last spelling of a new term is its display form, as before).
+	dt := x.docTerms[:0]
+	for _, f := range p.Facets {
+		dt = append(dt, x.termFor(f.Field, f.Value))
+	}
+	for _, part := range p.Parts {
+		for _, f := range part {
+			dt = append(dt, x.termFor(f.Field, f.Value))
 		}
-		for _, part := range p.Parts {
-			for _, f := range part {
-				if x.isFacet[f.Field] == facet {
-					nt = append(nt, x.termFor(f.Field, f.Value))
-				}
+	}
+	x.docTerms = dt
+	x.setTerms(id, d, func(facet bool, nt []uint32) []uint32 {
+		for _, t := range dt {
+			if (x.terms[t].facet >= 0) == facet {
+				nt = append(nt, t)
 			}
 		}
 		return nt
 	})
-	x.setParts(id, p.Doc)
+	x.setParts(id, p.Doc, dt)
 
 	// Words, sorted by term id: packed as id<<32|tf, an ordered sort
 	// with no comparison function.

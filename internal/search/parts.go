@@ -40,24 +40,28 @@ type partEntry struct {
 	part int // -1: every part (a term given in Facets)
 }
 
-// setParts encodes the part list of document p. The caller holds the
-// write lock, after setTerms gave every term its id.
-func (x *Index) setParts(id uint32, p *Doc) {
+// setParts encodes the part list of document p, whose facets' term ids
+// are terms. The caller holds the write lock, after setTerms gave every
+// term its id.
+func (x *Index) setParts(id uint32, p *Doc, terms []uint32) {
 	if len(x.isPart) == 0 || len(p.Parts) < 2 {
 		x.parts[id] = nil
 		return
 	}
+	// terms are the ids of p's Facets, then of its Parts' in order.
 	es := x.partEntries[:0]
-	for _, f := range p.Facets {
+	for i, f := range p.Facets {
 		if x.isPart[f.Field] {
-			es = append(es, partEntry{x.termFor(f.Field, f.Value), -1})
+			es = append(es, partEntry{terms[i], -1})
 		}
 	}
+	k := len(p.Facets)
 	for i, part := range p.Parts {
 		for _, f := range part {
 			if x.isPart[f.Field] {
-				es = append(es, partEntry{x.termFor(f.Field, f.Value), i})
+				es = append(es, partEntry{terms[k], i})
 			}
+			k++
 		}
 	}
 	x.partEntries = es
