@@ -203,7 +203,7 @@ func TestReplicas(t *testing.T) {
 
 	// Mid-crawl: every agent registered and checked by the crawler at least
 	// once, and the victim holding leases on agents it is fetching.
-	waitUntil(t, 40*time.Second, "every agent crawled once", func() bool {
+	waitUntil(t, 90*time.Second, "every agent crawled once", func() bool {
 		return count("SELECT COUNT(*) FROM crawl_state WHERE last_check_at IS NOT NULL") == agents &&
 			count("SELECT COUNT(*) FROM fetch_log") >= 2*agents
 	})
