@@ -155,11 +155,13 @@ func BenchmarkFilters(b *testing.B) {
 		{"text and media type", Query{Text: "ice", Limit: 20, FacetLimit: 10, Filters: []Filter{mode("application/*")}}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
+			cpu := cpuTime()
 			for b.Loop() {
 				if _, err := x.Search(tc.q); err != nil {
 					b.Fatal(err)
 				}
 			}
+			b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
 		})
 	}
 }

@@ -75,11 +75,13 @@ func BenchmarkQuestions(b *testing.B) {
 	b.Logf("%d agents, %d questions", n, len(questions))
 	const k = 21 // a page of 20 and one to tell whether there is more
 	b.Run("search", func(b *testing.B) {
+		cpu := cpuTime()
 		for i := 0; b.Loop(); i++ {
 			if _, err := x.Search(Query{Text: questions[i%len(questions)], Limit: k, FacetLimit: 10}); err != nil {
 				b.Fatal(err)
 			}
 		}
+		b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
 	})
 	type prepared struct {
 		qws []queryWord
