@@ -1,6 +1,7 @@
 package search
 
 import (
+	"fmt"
 	"runtime"
 	"slices"
 	"strings"
@@ -20,6 +21,12 @@ type Index struct {
 	facetFields []string
 	isFacet     map[string]bool
 	isPart      map[string]bool
+	// partFields lists the part fields without repeats, partGroup gives
+	// each its index there (its group in part lists, parts.go), and
+	// partFacet tells which of them are facet fields.
+	partFields []string
+	partGroup  map[string]int
+	partFacet  []bool
 
 	// termIDs maps each field's values, lowered, to term ids: a map of
 	// maps keyed by strings hashes faster than one keyed by (field, value)
@@ -56,12 +63,12 @@ type Index struct {
 	newTerms, oldTerms, curTerms []uint32
 	// docTerms holds the term ids of the document being set: its
 	// Facets', then its Parts' in order (setLocked).
-	docTerms           []uint32
-	newWords, oldWords []textPosting
-	packedWords        []uint64
-	ranks              []int
-	encoded            []byte
-	partEntries        []partEntry
+	docTerms            []uint32
+	newWords, oldWords  []textPosting
+	packedWords         []uint64
+	ranks               []int
+	encoded, partHeader []byte
+	partEntries         []partEntry
 
 	countsPool  sync.Pool
 	matchedPool sync.Pool
@@ -131,8 +138,17 @@ func New(opts Options) *Index {
 		}
 		x.isFacet[f] = true
 	}
+	x.partGroup = make(map[string]int, len(opts.PartFields))
 	for _, f := range opts.PartFields {
+		if !x.isPart[f] {
+			x.partGroup[f] = len(x.partFields)
+			x.partFields = append(x.partFields, f)
+			x.partFacet = append(x.partFacet, x.isFacet[f])
+		}
 		x.isPart[f] = true
+	}
+	if len(x.partFields) > maxPartFields {
+		panic(fmt.Sprintf("search: %d part fields, at most %d", len(x.partFields), maxPartFields))
 	}
 	return x
 }

@@ -2,6 +2,7 @@ package search
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"slices"
 	"strings"
 )
@@ -29,16 +30,24 @@ import (
 // of a part field it holds, the set of its parts holding it (partList).
 
 // partList is a document's terms of part fields with the parts holding
-// each, encoded: the uvarint of the number of parts, then for each term in
-// term id order the uvarint of its gap from the previous id shifted left
-// one (the low bit set for a facet term), then the term's part mask in
-// uvarints of 64 parts each. Nil for a document with fewer than two parts.
+// each, encoded, grouped by part field (in Options.PartFields order) so
+// that a filter on one field reads that field's entries alone: the
+// uvarint of the number of parts, the uvarint of each group's length in
+// bytes, then the groups; in a group, for each term in term id order, the
+// uvarint of its gap from the group's previous id, then the term's part
+// mask in uvarints of 64 parts each. Nil for a document with fewer than
+// two parts.
 type partList []byte
 
 type partEntry struct {
-	term uint32
-	part int // -1: every part (a term given in Facets)
+	group int // the term's field's index in partFields
+	term  uint32
+	part  int // -1: every part (a term given in Facets)
 }
+
+// maxPartFields bounds Options.PartFields: a filter's groups are a bit
+// each of a uint64.
+const maxPartFields = 64
 
 // setParts encodes the part list of document p, whose facets' term ids
 // are terms. The caller holds the write lock, after setTerms gave every
@@ -51,15 +60,15 @@ func (x *Index) setParts(id uint32, p *Doc, terms []uint32) {
 	// terms are the ids of p's Facets, then of its Parts' in order.
 	es := x.partEntries[:0]
 	for i, f := range p.Facets {
-		if x.isPart[f.Field] {
-			es = append(es, partEntry{terms[i], -1})
+		if g, ok := x.partGroup[f.Field]; ok {
+			es = append(es, partEntry{g, terms[i], -1})
 		}
 	}
 	k := len(p.Facets)
 	for i, part := range p.Parts {
 		for _, f := range part {
-			if x.isPart[f.Field] {
-				es = append(es, partEntry{terms[k], i})
+			if g, ok := x.partGroup[f.Field]; ok {
+				es = append(es, partEntry{g, terms[k], i})
 			}
 			k++
 		}
@@ -69,14 +78,24 @@ func (x *Index) setParts(id uint32, p *Doc, terms []uint32) {
 		x.parts[id] = nil
 		return
 	}
-	slices.SortFunc(es, func(a, b partEntry) int { return int(a.term) - int(b.term) })
+	slices.SortFunc(es, func(a, b partEntry) int {
+		if a.group != b.group {
+			return a.group - b.group
+		}
+		return int(a.term) - int(b.term)
+	})
 	n := len(p.Parts)
 	nw := (n + 63) / 64
 	mask := make([]uint64, nw)
-	b := binary.AppendUvarint(x.encoded[:0], uint64(n))
+	// The groups go to x.encoded first, their lengths known after.
+	groups := x.encoded[:0]
+	lens := make([]int, len(x.partFields))
 	prev := uint32(0)
 	for i := 0; i < len(es); {
-		t := es[i].term
+		t, g := es[i].term, es[i].group
+		if i == 0 || es[i-1].group != g {
+			prev = 0
+		}
 		clear(mask)
 		for ; i < len(es) && es[i].term == t; i++ {
 			if es[i].part < 0 {
@@ -85,32 +104,71 @@ func (x *Index) setParts(id uint32, p *Doc, terms []uint32) {
 				mask[es[i].part/64] |= 1 << (es[i].part % 64)
 			}
 		}
-		v := uint64(t-prev) << 1
-		if x.terms[t].facet >= 0 {
-			v |= 1
-		}
-		b = binary.AppendUvarint(b, v)
+		before := len(groups)
+		groups = binary.AppendUvarint(groups, uint64(t-prev))
 		for _, w := range mask {
-			b = binary.AppendUvarint(b, w)
+			groups = binary.AppendUvarint(groups, w)
 		}
+		lens[g] += len(groups) - before
 		prev = t
 	}
-	x.encoded = b
-	switch l := x.parts[id]; {
-	case cap(l) >= len(b) && cap(l) <= 2*len(b)+16:
-		x.parts[id] = append(l[:0], b...)
+	x.encoded = groups
+	b := binary.AppendUvarint(x.partHeader[:0], uint64(n))
+	for _, l := range lens {
+		b = binary.AppendUvarint(b, uint64(l))
+	}
+	x.partHeader = b
+	size := len(b) + len(groups)
+	var l partList
+	switch old := x.parts[id]; {
+	case cap(old) >= size && cap(old) <= 2*size+16:
+		l = old[:0]
 	case !x.ready:
 		// Carved from an arena while building, so that checking the parts
 		// of many matches reads memory in order.
-		if cap(x.partArena)-len(x.partArena) < len(b) {
-			x.partArena = make([]byte, 0, max(1<<16, len(b)))
+		if cap(x.partArena)-len(x.partArena) < size {
+			x.partArena = make([]byte, 0, max(1<<16, size))
 		}
 		start := len(x.partArena)
-		x.partArena = append(x.partArena, b...)
-		x.parts[id] = partList(x.partArena[start:len(x.partArena):len(x.partArena)])
+		x.partArena = x.partArena[:start+size]
+		l = partList(x.partArena[start : start : start+size])
 	default:
-		x.parts[id] = slices.Clone(partList(b))
+		l = make(partList, 0, size)
 	}
+	x.parts[id] = append(append(l, b...), groups...)
+}
+
+// groups reads a part list's header: it returns the number of parts,
+// and sets gs[g] to the entries of part field g (see partList).
+func (l partList) groups(gs [][]byte) int {
+	n, k := uvarint(l)
+	head := l[k:]
+	// Most groups are shorter than 128 bytes: a byte of size each.
+	r := head[len(gs):]
+	for g := range gs {
+		size := int(head[g])
+		if size >= 0x80 {
+			return l.groupsSlow(gs)
+		}
+		gs[g], r = r[:size], r[size:]
+	}
+	return int(n)
+}
+
+func (l partList) groupsSlow(gs [][]byte) int {
+	n, k := uvarint(l)
+	head := l[k:]
+	r := head
+	for range gs {
+		_, k := uvarint(r)
+		r = r[k:]
+	}
+	for g := range gs {
+		size, k := uvarint(head)
+		head = head[k:]
+		gs[g], r = r[:size], r[size:]
+	}
+	return int(n)
 }
 
 // fullMask sets the bits of parts 0 to n-1.
@@ -125,24 +183,37 @@ func fullMask(mask []uint64, n int) {
 	}
 }
 
-// partFilters returns, for each part filter of filters, the set of terms
-// it matches; nil when there is none. The caller holds x.mu for reading.
-func (x *Index) partFilters(filters []Filter) []bitset {
+// partFilter is a part filter as checkParts reads it: the terms it
+// matches, and the part fields they are of (a bit each, by index in
+// partFields).
+type partFilter struct {
+	terms  bitset
+	groups uint64
+}
+
+// partFilters returns the part filters of filters; nil when there is
+// none. The caller holds x.mu for reading.
+func (x *Index) partFilters(filters []Filter) []partFilter {
 	if len(x.isPart) == 0 {
 		return nil
 	}
-	var out []bitset
+	var out []partFilter
 	for _, f := range filters {
 		if !x.isPartFilter(f) {
 			continue
 		}
-		var ids []uint32
+		var (
+			ids    []uint32
+			groups uint64
+		)
 		for _, t := range f.Terms {
+			groups |= 1 << x.partGroup[t.Field]
 			if id, ok := x.lookup(t.Field, strings.TrimSpace(t.Value)); ok {
 				ids = append(ids, id)
 			}
 		}
 		if f.Match != nil {
+			groups |= 1 << x.partGroup[f.Field]
 			for _, id := range x.byField[f.Field] {
 				if t := &x.terms[id]; len(t.postings) > 0 && f.Match(t.display) {
 					ids = append(ids, id)
@@ -150,7 +221,7 @@ func (x *Index) partFilters(filters []Filter) []bitset {
 			}
 		}
 		slices.Sort(ids)
-		out = append(out, bitsetOf(ids))
+		out = append(out, partFilter{bitsetOf(ids), groups})
 	}
 	return out
 }
@@ -177,21 +248,27 @@ func (b bitset) has(id uint32) bool {
 
 // checkParts applies the part filters fs to the matching documents ids
 // (sorted): it returns those of them with a part meeting every filter
-// (ids itself when all have one, never modified) and, by term id, how many
-// of them hold each facet term of a part field only in parts that do not
-// (nil when none does), with the ids it counted. The caller holds x.mu
-// for reading, and gives corr back to putCounts after use.
-func (x *Index) checkParts(ids []uint32, fs []bitset) (kept []uint32, corr []int32, touched []uint32) {
-	type entry struct {
-		term  uint32
-		facet bool
+// (ids itself when all have one, never modified) and, when correct is set
+// (facets are counted), by term id, how many of them hold each facet term
+// of a part field only in parts that do not (nil when none does), with
+// the ids it counted. The caller holds x.mu for reading, and gives corr
+// back to putCounts after use.
+//
+// Telling which parts of a document meet the filters reads only the
+// entries of the fields they are on (a media type filter reads a skill's
+// media types, not its id and name). A document whose parts all meet them
+// is done then; only for the others are the entries of the facet fields
+// read, for the terms their other parts hold.
+func (x *Index) checkParts(ids []uint32, fs []partFilter, correct bool) (kept []uint32, corr []int32, touched []uint32) {
+	var read uint64 // the groups the filters are on
+	for _, f := range fs {
+		read |= f.groups
 	}
 	var (
-		es            []entry
-		masks, met, s []uint64
-		out           []uint32
-		full          []uint64
-		lists         = x.parts
+		met, m, s, full []uint64
+		out             []uint32
+		lists           = x.parts
+		gs              = make([][]byte, len(x.partFields))
 	)
 	for i, id := range ids {
 		l := lists[id]
@@ -201,37 +278,36 @@ func (x *Index) checkParts(ids []uint32, fs []bitset) (kept []uint32, corr []int
 			}
 			continue
 		}
-		// The entries of the part list, decoded once.
-		n, k := binary.Uvarint(l)
-		nw := (int(n) + 63) / 64
-		es, masks = es[:0], masks[:0]
-		var t uint32
-		for r := l[k:]; len(r) > 0; {
-			v, k := binary.Uvarint(r)
-			r = r[k:]
-			t += uint32(v >> 1)
-			es = append(es, entry{t, v&1 == 1})
-			for range nw {
-				m, k := binary.Uvarint(r)
-				masks = append(masks, m)
-				r = r[k:]
-			}
-		}
-		// The parts meeting each filter, and those meeting all (s).
+		n := l.groups(gs)
+		nw := (n + 63) / 64
+		// The parts meeting each filter.
 		met = slices.Grow(met[:0], nw*len(fs))[:nw*len(fs)]
 		clear(met)
-		for e, en := range es {
-			for j, f := range fs {
-				if f.has(en.term) {
-					for w := range nw {
-						met[j*nw+w] |= masks[e*nw+w]
+		m = slices.Grow(m[:0], nw)[:nw]
+		for b := read; b != 0; b &= b - 1 {
+			g := bits.TrailingZeros64(b)
+			var t uint32
+			for r := gs[g]; len(r) > 0; {
+				v, k := uvarint(r)
+				r = r[k:]
+				t += uint32(v)
+				for w := range nw {
+					m[w], k = uvarint(r)
+					r = r[k:]
+				}
+				for j, f := range fs {
+					if f.groups&(1<<g) != 0 && f.terms.has(t) {
+						for w := range nw {
+							met[j*nw+w] |= m[w]
+						}
 					}
 				}
 			}
 		}
+		// The parts meeting them all (s).
 		s = slices.Grow(s[:0], nw)[:nw]
 		full = slices.Grow(full[:0], nw)[:nw]
-		fullMask(full, int(n))
+		fullMask(full, n)
 		some, all := false, true
 		for w := range s {
 			s[w] = full[w]
@@ -250,31 +326,53 @@ func (x *Index) checkParts(ids []uint32, fs []bitset) (kept []uint32, corr []int
 		if out != nil {
 			out = append(out, id)
 		}
-		if all {
+		if all || !correct {
 			continue // every part met them: every term counts
 		}
 		// Facet terms held by no part that met them all.
-	terms:
-		for e, en := range es {
-			if !en.facet {
+		if corr == nil {
+			corr = x.getCounts()
+		}
+		for g, r := range gs {
+			if !x.partFacet[g] {
 				continue
 			}
-			for w := range nw {
-				if masks[e*nw+w]&s[w] != 0 {
-					continue terms
+			var t uint32
+			for len(r) > 0 {
+				v, k := uvarint(r)
+				r = r[k:]
+				t += uint32(v)
+				held := false
+				for w := range nw {
+					mw, k := uvarint(r)
+					r = r[k:]
+					held = held || mw&s[w] != 0
 				}
+				if held {
+					continue
+				}
+				if corr[t] == 0 {
+					touched = append(touched, t)
+				}
+				corr[t]++
 			}
-			if corr == nil {
-				corr = x.getCounts()
-			}
-			if corr[en.term] == 0 {
-				touched = append(touched, en.term)
-			}
-			corr[en.term]++
 		}
 	}
 	if out == nil {
 		out = ids
 	}
+	if corr != nil && len(touched) == 0 {
+		x.putCounts(corr) // untouched: still clean
+		corr = nil
+	}
 	return out, corr, touched
+}
+
+// uvarint is binary.Uvarint, inlined for the one-byte values most of a
+// part list's are.
+func uvarint(b []byte) (uint64, int) {
+	if len(b) > 0 && b[0] < 0x80 {
+		return uint64(b[0]), 1
+	}
+	return binary.Uvarint(b)
 }

@@ -176,3 +176,81 @@ func TestHybridPartFilters(t *testing.T) {
 		t.Fatalf("hybrid %v, hits %v (total %d), want 1 (by word) and 3 (by vector)", res.Hybrid, ids, res.Total)
 	}
 }
+
+// TestPartFilterGroups holds checkParts, which reads only the entries of
+// the part fields a filter is on and reads the others only for documents
+// some of whose parts fail the filters, to the oracle: filters on media
+// types, on a skill and on both; media types given to every part; the
+// media types' terms made before every skill's and after; facets counted
+// and not.
+func TestPartFilterGroups(t *testing.T) {
+	modes := []string{"text/plain", "text/csv", "image/png", "application/pdf"}
+	var docs []Doc
+	for i := range 240 {
+		d := Doc{ID: uint32(i + 1), Seq: 1, SortKey: fmt.Sprintf("d%03d", i)}
+		if i%7 == 0 {
+			d.Facets = append(d.Facets, Facet{"mode", modes[i%len(modes)]}) // every part's
+		}
+		for p := range 1 + i%5 {
+			var ms []string
+			for j, m := range modes {
+				if (i+p*3+j)%(2+p) == 0 {
+					ms = append(ms, m)
+				}
+			}
+			d.Parts = append(d.Parts, skillPart(fmt.Sprintf("s%d", (i*5+p)%37), ms...))
+		}
+		docs = append(docs, d)
+	}
+	// A document that brings a media type of its own when the rest of
+	// the index is known: its term id is past every other.
+	late := Doc{ID: 1000, Seq: 1, SortKey: "z", Parts: [][]Facet{skillPart("s1", "text/zzz"), skillPart("s2", "image/png")}}
+	queries := []Query{
+		{Filters: []Filter{modeFilter("text/*")}},
+		{Filters: []Filter{modeFilter("image/*")}},
+		{Filters: []Filter{modeFilter("text/zzz")}},
+		{Filters: []Filter{modeFilter("text/*"), modeFilter("image/*")}},
+		{Filters: []Filter{skillFilter("s3"), modeFilter("text/*")}},
+		{Filters: []Filter{skillFilter("s30"), modeFilter("application/pdf")}},
+	}
+	for name, order := range map[string]func([]Doc) []Doc{
+		"modes first": func(ds []Doc) []Doc { return ds },
+		"modes last": func(ds []Doc) []Doc {
+			// Every skill first, in parts of their own documents' ids
+			// with no media type, then the documents as they are.
+			var skills []Doc
+			for _, d := range ds {
+				sd := Doc{ID: d.ID, Seq: 0, SortKey: d.SortKey}
+				for _, p := range d.Parts {
+					sd.Parts = append(sd.Parts, p[:2])
+				}
+				skills = append(skills, sd)
+			}
+			return append(skills, ds...)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			x := newTestIndex()
+			o := newOracle()
+			for _, d := range order(append(slices.Clone(docs), late)) {
+				x.Apply([]Doc{d})
+			}
+			for _, d := range append(slices.Clone(docs), late) {
+				o.set(d)
+			}
+			x.MarkReady()
+			for _, q := range queries {
+				for _, limit := range []int{0, 5} {
+					q.Limit, q.FacetLimit = 300, limit
+					got, err := x.Search(q)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if d := diffResults(got, o.search(q)); d != "" {
+						t.Errorf("%d filters, facet limit %d: %s", len(q.Filters), limit, d)
+					}
+				}
+			}
+		})
+	}
+}

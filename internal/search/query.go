@@ -165,7 +165,7 @@ func (x *Index) Search(q Query) (Result, error) {
 	var fc facetCorrection
 	if browsed == nil {
 		if pfs := x.partFilters(q.Filters); len(pfs) > 0 {
-			kept, corr, touched := x.checkParts(ids, pfs)
+			kept, corr, touched := x.checkParts(ids, pfs, q.FacetLimit > 0)
 			if len(kept) < len(ids) {
 				matches = keepMatches(matches, kept)
 				vecs = keepSims(vecs, kept)
@@ -702,6 +702,14 @@ func difference(all, sub []uint32) []uint32 {
 // subtracts corr (by term id; nil for none): the matching docs holding a
 // term only in parts that did not match (checkParts).
 func (x *Index) facets(ids []uint32, all bool, limit int, corr []int32) map[string][]FacetCount {
+	if limit <= 0 {
+		// No values asked for (a door that shows none): nothing to count.
+		out := make(map[string][]FacetCount, len(x.facetFields))
+		for _, f := range x.facetFields {
+			out[f] = []FacetCount{}
+		}
+		return out
+	}
 	if !all && len(ids) >= bitsetCountFrom(len(x.all)) {
 		return x.facetsByBitset(ids, limit, corr)
 	}
