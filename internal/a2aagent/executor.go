@@ -132,7 +132,9 @@ func (ag *Agent) answer(ctx context.Context, ec *a2asrv.ExecutorContext, text st
 	if err != nil {
 		return answer{}, a2a.NewError(a2a.ErrInvalidParams, err.Error())
 	}
-	page, err := ag.opts.Catalog.Search(ctx, req.Query(ag.scopeOf(ec)))
+	q := req.Query(ag.scopeOf(ec))
+	q.NoFacets = true // an answer shows agents, not facet counts
+	page, err := ag.opts.Catalog.Search(ctx, q)
 	if err != nil {
 		return answer{}, ag.fault(ctx, err)
 	}

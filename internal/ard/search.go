@@ -131,7 +131,7 @@ func (d *Door) find(c echo.Context, route, text string, filter map[string][]stri
 	}
 	// The same request type as the JSON API's and the console's searches.
 	q := query.Request{Text: text, Limit: size, Cursor: pg.Cursor}.Query(d.scope(c))
-	q.AnyOf, q.FacetLimit = groups, 1
+	q.AnyOf, q.NoFacets = groups, true // results show entries, not facets
 	res, err := d.catalog.Search(c.Request().Context(), q)
 	if err := searchError(c, err); err != nil {
 		return catalog.Page{}, 0, "", err

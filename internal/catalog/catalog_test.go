@@ -272,6 +272,19 @@ func TestSearchFacetsAndRanking(t *testing.T) {
 				t.Errorf("facet %s present = %v, want %v", f, ok, want)
 			}
 		}
+		// A door that shows no facets gets the same agents and no counts.
+		np, err := s.Search(ctx, catalog.Query{NoFacets: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if np.Total != p.Total || len(np.Items) != len(p.Items) {
+			t.Errorf("NoFacets: %d agents, %d listed; want %d, %d", np.Total, len(np.Items), p.Total, len(p.Items))
+		}
+		for f, counts := range np.Facets {
+			if len(counts) > 0 {
+				t.Errorf("NoFacets: facet %s = %v, want none", f, counts)
+			}
+		}
 		// Facets follow the filters.
 		p, err = s.Search(ctx, catalog.Query{Filters: map[string][]string{"tag": {"translation"}}})
 		if err != nil {

@@ -167,6 +167,9 @@ func (s *Store) explanation(text string, id uint32) *Explanation {
 func indexQuery(q Query, hidden hiddenCollections) search.Query {
 	sq := search.Query{Text: q.Text, Limit: q.Limit + 1, FacetLimit: q.FacetLimit,
 		Demote: []search.Facet{{Field: FieldListing, Value: ListingDeprecated}}}
+	if q.NoFacets {
+		sq.FacetLimit = 0 // the index counts none
+	}
 	for _, field := range FilterFields {
 		for _, v := range q.Filters[field] {
 			if field == FieldCollection && hidden.has(v) {

@@ -343,6 +343,10 @@ type Query struct {
 	Cursor string
 	// FacetLimit caps the values listed per facet field; zero means DefaultFacetLimit.
 	FacetLimit int
+	// NoFacets spares a door that shows no facet counts (A2A's answers,
+	// ARD's search results) counting them over every match, which is a
+	// good share of a search's work: Page.Facets then lists no values.
+	NoFacets bool
 	// Scope is what the caller may see; the zero Scope sees approved and
 	// deprecated agents in no restricted collection.
 	Scope Scope

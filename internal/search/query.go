@@ -34,7 +34,8 @@ type Query struct {
 	Demote []Facet
 	// After, when set, is the last hit of the previous page.
 	After *Hit
-	// Limit bounds the hits returned; FacetLimit the values per facet.
+	// Limit bounds the hits returned; FacetLimit the values per facet
+	// (none are counted when it is zero).
 	Limit      int
 	FacetLimit int
 	// Vector, when the index holds vectors of its length and Text is not
