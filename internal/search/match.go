@@ -274,10 +274,28 @@ func (x *Index) textMatch(qws []queryWord) []match {
 		m = make([]uint32, len(x.docs)+len(x.docs)/4+64)
 	}
 	defer masks.Put(&m)
+	// Touched documents in id order: noted as they come and sorted when
+	// few, else found by a scan of the masks, which is linear in the
+	// catalog but sequential. The postings' total tells which, before
+	// noting any.
+	postings := 0
+	for _, qw := range qws {
+		for _, e := range qw.exps {
+			postings += len(t.terms[e.id].postings)
+		}
+	}
+	scan := postings*16 >= len(x.docs)
 	var touched []uint32
 	for i, qw := range qws {
 		for _, e := range qw.exps {
-			for _, p := range t.terms[e.id].postings {
+			ps := t.terms[e.id].postings
+			if scan {
+				for _, p := range ps {
+					m[p.id] |= 1 << i
+				}
+				continue
+			}
+			for _, p := range ps {
 				if m[p.id] == 0 {
 					touched = append(touched, p.id)
 				}
@@ -285,8 +303,6 @@ func (x *Index) textMatch(qws []queryWord) []match {
 			}
 		}
 	}
-	// Touched documents in id order: sorted when few, else found by a
-	// scan of the masks, which is linear in the catalog but sequential.
 	// Beside the matches, the documents matching the most words short of
 	// need are kept, for when there are no matches.
 	var (
@@ -304,7 +320,7 @@ func (x *Index) textMatch(qws []queryWord) []match {
 			near = append(near, match{id, v})
 		}
 	}
-	if len(touched)*16 < len(x.docs) {
+	if !scan {
 		slices.Sort(touched)
 		for _, id := range touched {
 			keep(id, m[id])
@@ -419,7 +435,7 @@ func (x *Index) rank(qws []queryWord, ms []match, demoted []uint32, key uint64, 
 				for b := m.mask; b != 0; b &= b - 1 {
 					bound += qws[bits.TrailingZeros32(b)].bound
 				}
-				bound = maxProximity(coord(bound, m.mask, len(qws)), m.mask)
+				bound = maxProximity(coord(bound, m.mask, len(qws)), m.mask, len(qws))
 				// The worst hit kept is of this group: the page was not
 				// full of better groups' hits when it began.
 				if bound < h.items[0].Score {
@@ -445,7 +461,7 @@ func (x *Index) rank(qws []queryWord, ms []match, demoted []uint32, key uint64, 
 			score = coord(score, m.mask, len(qws))
 			// Word positions are read only when their boost could put the
 			// document on the page.
-			if !prune || len(h.items) < k || maxProximity(score, m.mask) >= h.items[0].Score {
+			if !prune || len(h.items) < k || maxProximity(score, m.mask, len(qws)) >= h.items[0].Score {
 				stats.phrases++
 				score = proximity(score, near(m.id, m.mask), len(qws))
 			}

@@ -165,10 +165,9 @@ func proximity(score float64, near uint32, words int) float64 {
 }
 
 // maxProximity is the most proximity can make of a score of a document
-// matching the query words in mask: a bound for pruning (match.go).
-func maxProximity(score float64, mask uint32) float64 {
-	if bits.OnesCount32(mask) < 2 {
-		return score
-	}
-	return score * (1 + proximityBoost)
+// matching the query words in mask, of n: a bound for pruning (match.go).
+// Only pairs of neighbouring query words the document matches both of can
+// be near.
+func maxProximity(score float64, mask uint32, n int) float64 {
+	return proximity(score, mask&(mask>>1), n)
 }
