@@ -853,14 +853,18 @@ func testUpdatesMatchFreshBuild(t *testing.T) {
 }
 
 // TestFilterStrategiesMatchOracle forces each way of applying filters to
-// text hits (probing each hit, merging the posting lists) whatever the
-// sizes, so that both are held to the oracle.
+// text hits (probing each hit through cursors or through a bitset,
+// merging the posting lists) whatever the sizes, so that all are held to
+// the oracle.
 func TestFilterStrategiesMatchOracle(t *testing.T) {
-	saved := preferProbe
-	t.Cleanup(func() { preferProbe = saved })
-	for name, probe := range map[string]bool{"probe": true, "merge": false} {
+	savedProbe, savedBitset := preferProbe, probeByBitset
+	t.Cleanup(func() { preferProbe, probeByBitset = savedProbe, savedBitset })
+	for name, way := range map[string]struct{ probe, bitset bool }{
+		"probe": {true, false}, "probe by bitset": {true, true}, "merge": {false, false},
+	} {
 		t.Run(name, func(t *testing.T) {
-			preferProbe = func(int, [][][]uint32) bool { return probe }
+			preferProbe = func(int, [][][]uint32) bool { return way.probe }
+			probeByBitset = func(int, int) bool { return way.bitset }
 			g := gen{rand.New(rand.NewPCG(7, 1))}
 			o := newOracle()
 			docs := make([]Doc, 1500)

@@ -432,16 +432,17 @@ func (x *Index) probe(text []match, parts [][][]uint32, exclude []Facet) []match
 			excl = append(excl, p)
 		}
 	}
-	filters := make([]listCursors, len(parts))
+	filters := make([]probeSet, len(parts))
 	for i, ps := range parts {
-		filters[i] = newListCursors(ps)
+		filters[i] = x.newProbeSet(len(text), ps)
+		defer filters[i].release(x)
 	}
 	excluded := newListCursors(excl)
 	out := make([]match, 0, len(text))
 next:
 	for _, m := range text {
-		for _, cs := range filters {
-			if !cs.has(m.id) {
+		for i := range filters {
+			if !filters[i].has(m.id) {
 				continue next
 			}
 		}
@@ -451,6 +452,54 @@ next:
 		out = append(out, m)
 	}
 	return out
+}
+
+// probeSet finds ascending ids in one filter's posting lists: through
+// cursors (listCursors), or, when the hits probed are many next to the
+// lists' length (a caller's scope, which holds most of the catalog,
+// probed by a question matching thousands), through a bitset of them:
+// one pass over the lists and a bit test per hit, rather than a galloping
+// search per hit.
+type probeSet struct {
+	cs   listCursors
+	bits bitset
+}
+
+// probeByBitset tells whether a probeSet of lists of postings entries in
+// all, probed by hits ids, uses a bitset. A variable for tests, which
+// force each way.
+var probeByBitset = func(hits, postings int) bool { return hits*16 > postings }
+
+func (x *Index) newProbeSet(hits int, lists [][]uint32) probeSet {
+	n := 0
+	for _, l := range lists {
+		n += len(l)
+	}
+	if !probeByBitset(hits, n) {
+		return probeSet{cs: newListCursors(lists)}
+	}
+	b := x.getMatched()
+	for _, l := range lists {
+		for _, id := range l {
+			b[id>>6] |= 1 << (id & 63)
+		}
+	}
+	return probeSet{bits: b}
+}
+
+func (s *probeSet) has(id uint32) bool {
+	if s.bits != nil {
+		return s.bits[id>>6]>>(id&63)&1 == 1
+	}
+	return s.cs.has(id)
+}
+
+// release gives a bitset back, cleared.
+func (s *probeSet) release(x *Index) {
+	if s.bits != nil {
+		clear(s.bits)
+		x.matchedPool.Put(&s.bits)
+	}
 }
 
 // listCursors finds ascending ids in sorted posting lists: one cursor per
