@@ -108,28 +108,14 @@ func endEntriesProvenance(tx *txn, actor Actor, sourceID string, named, keep []s
 			ending = append(ending, id)
 		}
 	}
-	var ended []int64
-	agents := map[int64]bool{}
+	var ended []provenanceRecord
 	for chunk := range slices.Chunk(ending, 500) {
 		var recs []provenanceRecord
 		if err := tx.Select("pk", "agent_pk").Where("source_id = ? AND kind = ? AND ended_at IS NULL AND entry_id IN ?",
 			sourceID, ProvenanceSource, chunk).Find(&recs).Error; err != nil {
 			return nil, nil, fmt.Errorf("provenance of source %s: %w", sourceID, err)
 		}
-		for _, r := range recs {
-			ended = append(ended, r.PK)
-			agents[r.AgentPK] = true
-		}
+		ended = append(ended, recs...)
 	}
-	for chunk := range slices.Chunk(ended, 500) {
-		if err := tx.Exec("UPDATE agent_provenance SET ended_at = ? WHERE pk IN ?", at, chunk).Error; err != nil {
-			return nil, nil, fmt.Errorf("ending provenance: %w", err)
-		}
-	}
-	pks := make([]int64, 0, len(agents))
-	for pk := range agents {
-		pks = append(pks, pk)
-	}
-	slices.Sort(pks)
-	return settleProvenance(tx, actor, pks, at, sourceID, reason)
+	return endProvenanceRows(tx, actor, ended, at, sourceID, reason)
 }

@@ -683,16 +683,26 @@ func endSourceProvenance(tx *txn, actor Actor, sourceID string, keep []string, a
 	for _, k := range keep {
 		kept[k] = true
 	}
-	var ended []int64
-	agents := map[int64]bool{}
+	var ended []provenanceRecord
 	for _, r := range recs {
-		if kept[r.EntryID] {
-			continue
+		if !kept[r.EntryID] {
+			ended = append(ended, r)
 		}
-		ended = append(ended, r.PK)
+	}
+	return endProvenanceRows(tx, actor, ended, at, sourceID, reason)
+}
+
+// endProvenanceRows ends the provenance rows ended (of source sourceID)
+// and settles their agents: those nothing else vouches for are withdrawn
+// (reason says why), the others' provenance facet is brought up to date.
+func endProvenanceRows(tx *txn, actor Actor, ended []provenanceRecord, at time.Time, sourceID, reason string) ([]string, []fieldUpdate, error) {
+	rowPKs := make([]int64, 0, len(ended))
+	agents := map[int64]bool{}
+	for _, r := range ended {
+		rowPKs = append(rowPKs, r.PK)
 		agents[r.AgentPK] = true
 	}
-	for chunk := range slices.Chunk(ended, 500) {
+	for chunk := range slices.Chunk(rowPKs, 500) {
 		if err := tx.Exec("UPDATE agent_provenance SET ended_at = ? WHERE pk IN ?", at, chunk).Error; err != nil {
 			return nil, nil, fmt.Errorf("ending provenance: %w", err)
 		}
