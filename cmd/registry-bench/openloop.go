@@ -26,6 +26,7 @@ import (
 	"github.com/a2aregistry/registry/internal/a2aagent"
 	"github.com/a2aregistry/registry/internal/card"
 	"github.com/a2aregistry/registry/internal/catalog"
+	"github.com/a2aregistry/registry/internal/embeddings/embeddingstest"
 	"github.com/a2aregistry/registry/internal/mcpserver"
 	"github.com/a2aregistry/registry/internal/synth"
 	"github.com/a2aregistry/registry/internal/verify"
@@ -52,6 +53,7 @@ var allKinds = []string{kindNL, kindFilter, kindAPI, kindMCP, kindA2A}
 
 type openFlags struct {
 	n, hosts, concurrency, perHost, rounds int
+	embeddings                             int
 	seed                                   int64
 	db, pgSchema, registry, out, kinds     string
 	cpuprofile                             string
@@ -100,6 +102,7 @@ func runOpenLoop(args []string) error {
 	fs.StringVar(&f.out, "json", "", "also write the figures as JSON to this file")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of serve over the whole run to this file (REGISTRY_CPUPROFILE)")
 	fs.BoolVar(&f.prepare, "prepare", false, "only load the catalog into -db and store the verifier's first pass over it in this process (serve's verifier with --verify-fetch=false), then exit")
+	fs.IntVar(&f.embeddings, "embeddings", 0, "with a dimension (e.g. 384): run serve with the semantic layer on and off in turn, its vectors from a fast stand-in embeddings API in this process (embeddingstest's hashed projection), and ask questions never repeated within a serve process (0: the semantic layer off)")
 	fs.BoolVar(&f.reuse, "reuse", false, "run on the catalog -prepare left in -db (idle phases only: its cards' fleet is gone)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -114,14 +117,16 @@ func runOpenLoop(args []string) error {
 			return fmt.Errorf("unknown phase %q (idle, crawling)", p)
 		}
 	}
-	if f.n < 1 || f.hosts < 1 || f.hosts > 250 || f.rate <= 0 || f.rounds < 1 || f.change < 0 || f.change > 1 {
-		return errors.New("need -n >= 1, 1 <= -hosts <= 250, -rate > 0, -rounds >= 1 and 0 <= -change <= 1")
+	if f.n < 1 || f.hosts < 1 || f.hosts > 250 || f.rate <= 0 || f.rounds < 1 || f.change < 0 || f.change > 1 || f.embeddings < 0 || f.embeddings > 8192 {
+		return errors.New("need -n >= 1, 1 <= -hosts <= 250, -rate > 0, -rounds >= 1, 0 <= -change <= 1 and 0 <= -embeddings <= 8192")
 	}
 	switch {
 	case (f.reuse || f.prepare) && f.db == "":
 		return errors.New("-reuse and -prepare need -db")
 	case f.reuse && f.prepare:
 		return errors.New("-reuse and -prepare exclude each other")
+	case f.prepare && f.embeddings > 0:
+		return errors.New("-prepare stores no vectors: run -embeddings on the catalog it leaves (-reuse)")
 	case f.reuse && slices.Contains(phases, "crawling"):
 		return errors.New("-reuse runs idle phases only: the fleet that served the catalog's cards is gone")
 	}
@@ -181,27 +186,65 @@ func runOpenLoop(args []string) error {
 		return err
 	}
 
-	rep := openReport{Agents: f.n, Backend: backendOf(dsn), CPUs: runtime.NumCPU(), Rate: f.rate, Kinds: kinds, Duration: f.duration.Seconds()}
+	rep := openReport{Agents: f.n, Backend: backendOf(dsn), CPUs: runtime.NumCPU(), Rate: f.rate, Kinds: kinds, Duration: f.duration.Seconds(),
+		Embeddings: f.embeddings}
+	semantic := f.embeddings > 0
+	var emb *embeddingstest.Server
+	if semantic {
+		emb = embeddingstest.NewProjection(f.embeddings)
+		defer emb.Close()
+		fmt.Printf("semantic layer: serve with and without it in turn, vectors of %d dimensions from %s (loopback, in this process); "+
+			"questions never repeated within a serve process, so each nl search embeds its text (api, mcp and a2a ask the same question after it, from serve's cache)\n",
+			f.embeddings, emb.ModelName())
+	}
 	iv := f.interval.String()
 	var env []string
 	if f.cpuprofile != "" {
 		env = append(env, "REGISTRY_CPUPROFILE="+f.cpuprofile)
 	}
-	srv, err := startServe(bin, tmp, "openloop", env, []string{"--db", dsn, "--allow-networks", "127.0.0.0/8",
+	serveArgs := []string{"--db", dsn, "--allow-networks", "127.0.0.0/8",
 		"--verify-fetch=false", "--import-examples=false", "--log-level", "warn", "--crawl=true",
 		"--crawl-min-interval", iv, "--crawl-max-interval", iv,
-		"--crawl-concurrency", strconv.Itoa(f.concurrency), "--crawl-per-host", strconv.Itoa(f.perHost)})
+		"--crawl-concurrency", strconv.Itoa(f.concurrency), "--crawl-per-host", strconv.Itoa(f.perHost)}
+	starts := 0
+	launch := func(mode string, restart bool) (*serveProc, serveStart, error) {
+		a := serveArgs
+		if mode == modeHybrid {
+			a = append(slices.Clone(serveArgs), semanticArgs(emb, f.embeddings)...)
+		}
+		starts++
+		name := "openloop"
+		if starts > 1 {
+			name += strconv.Itoa(starts)
+		}
+		st := serveStart{Mode: mode, Restart: restart}
+		srv, err := startServe(bin, tmp, name, env, a)
+		if err != nil {
+			return nil, st, err
+		}
+		if st.startResult, err = srv.waitFirstSearch(30 * time.Minute); err != nil {
+			srv.stop()
+			return nil, st, err
+		}
+		st.Mem, _ = srv.memory()
+		if mode == modeHybrid {
+			if st.VectorsAt, st.VectorBytes, st.Embedded, err = waitEmbedded(srv, emb, f.n, max(f.verifierWait, 30*time.Minute)); err != nil {
+				srv.stop()
+				return nil, st, err
+			}
+			st.VectorMem, _ = srv.memory()
+		}
+		printServeStart(st, f.n)
+		rep.Starts = append(rep.Starts, st)
+		return srv, st, nil
+	}
+	mode := modesOf(1, semantic)[0]
+	srv, first, err := launch(mode, false)
 	if err != nil {
 		return err
 	}
-	defer srv.stop()
-	rep.Start, err = srv.waitFirstSearch(30 * time.Minute)
-	if err != nil {
-		return err
-	}
-	printStart("start", rep.Start)
-	rep.StartMem, _ = srv.memory()
-	fmt.Printf("after start      heap %4.0f MB  RSS %4.0f MB\n", rep.StartMem.HeapMB, rep.StartMem.RSSMB)
+	defer func() { srv.stop() }()
+	rep.Start, rep.StartMem = first.startResult, first.Mem
 	if slices.Contains(phases, "idle") && f.verifierWait > 0 {
 		// The first pass over never-verified agents is a start-up cost
 		// of its own, reported as such rather than inside "idle".
@@ -215,36 +258,76 @@ func runOpenLoop(args []string) error {
 			fmt.Printf("after first pass heap %4.0f MB  RSS %4.0f MB\n", rep.VerifiedMem.HeapMB, rep.VerifiedMem.RSSMB)
 		}
 	}
+	if semantic {
+		// A restart over the catalog as the first start left it, every
+		// vector stored: the restart a deployment makes.
+		srv.stop()
+		if srv, _, err = launch(modeHybrid, true); err != nil {
+			return err
+		}
+	}
 
 	crawling := false
 	for round := 1; round <= f.rounds; round++ {
-		for _, phase := range phases {
-			switch {
-			case phase == "crawling" && !crawling:
-				if _, err := store.ReleaseLeases(ctx, holdOwner, ""); err != nil {
+		phaseSeq := (round - 1) * len(phases)
+		for _, m := range modesOf(round, semantic) {
+			if m != mode {
+				if crawling {
+					if err := holdCrawl(ctx, store, f.n, srv); err != nil {
+						return err
+					}
+					crawling = false
+				}
+				srv.stop()
+				if srv, _, err = launch(m, false); err != nil {
 					return err
 				}
-				crawling = true
-				// Let the crawler reach its pace.
-				time.Sleep(5 * time.Second)
-			case phase == "idle" && crawling:
-				if err := holdCrawl(ctx, store, f.n, srv); err != nil {
-					return err
-				}
-				crawling = false
-				// The crawl's last versions are still being verified.
-				if f.verifierWait > 0 {
+				mode = m
+				if f.verifierWait > 0 && slices.Contains(phases, "idle") {
 					if _, err := waitVerifier(ctx, store, srv, f.verifierWait); err != nil {
 						return err
 					}
 				}
 			}
-			ph, err := runPhase(srv, f, kinds, phase, round)
-			if err != nil {
-				return fmt.Errorf("round %d, %s: %w", round, phase, err)
+			for pi, phase := range phases {
+				switch {
+				case phase == "crawling" && !crawling:
+					if _, err := store.ReleaseLeases(ctx, holdOwner, ""); err != nil {
+						return err
+					}
+					crawling = true
+					// Let the crawler reach its pace.
+					time.Sleep(5 * time.Second)
+				case phase == "idle" && crawling:
+					if err := holdCrawl(ctx, store, f.n, srv); err != nil {
+						return err
+					}
+					crawling = false
+					// The crawl's last versions are still being verified,
+					// and embedded.
+					if f.verifierWait > 0 {
+						if _, err := waitVerifier(ctx, store, srv, f.verifierWait); err != nil {
+							return err
+						}
+						if mode == modeHybrid {
+							if _, _, _, err := waitEmbedded(srv, emb, f.n, f.verifierWait); err != nil {
+								return err
+							}
+						}
+					}
+				}
+				fresh := -1
+				if semantic {
+					fresh = (phaseSeq + pi) * freshTurns(f, len(kinds))
+				}
+				ph, err := runPhase(srv, f, kinds, phase, round, fresh)
+				if err != nil {
+					return fmt.Errorf("round %d, %s: %w", round, groupKey(phase, mode), err)
+				}
+				ph.Mode = mode
+				rep.Phases = append(rep.Phases, ph)
+				printPhase(ph)
 			}
-			rep.Phases = append(rep.Phases, ph)
-			printPhase(ph)
 		}
 	}
 	rep.summarise(kinds, phases)
@@ -415,6 +498,7 @@ func backgroundWork(srv *serveProc) (versions, verifications float64, err error)
 type phaseResult struct {
 	Round          int     `json:"round"`
 	Phase          string  `json:"phase"`
+	Mode           string  `json:"mode,omitempty"`
 	LoadBefore     float64 `json:"load_before"`
 	LoadAfter      float64 `json:"load_after"`
 	VersionsPerSec float64 `json:"versions_stored_per_s"`
@@ -444,18 +528,25 @@ type openLatency struct {
 	// client.
 	HandlerP50 float64 `json:"handler_p50_ms,omitempty"`
 	HandlerP99 float64 `json:"handler_p99_ms,omitempty"`
+	// EmbedP50 and EmbedP99 are the handler's time embedding the
+	// search's text (Server-Timing's embed: the round trip to the
+	// embeddings API, or serve's cache), inside the handler's.
+	EmbedP50 float64 `json:"embed_p50_ms,omitempty"`
+	EmbedP99 float64 `json:"embed_p99_ms,omitempty"`
 	// FirstError is the first failure's message, if any.
 	FirstError string `json:"first_error,omitempty"`
 }
 
-func runPhase(srv *serveProc, f openFlags, kinds []string, phase string, round int) (phaseResult, error) {
+// runPhase sends one phase's requests; fresh, when not negative, is the
+// first of the fresh questions it asks (freshQuestion).
+func runPhase(srv *serveProc, f openFlags, kinds []string, phase string, round, fresh int) (phaseResult, error) {
 	ph := phaseResult{Round: round, Phase: phase, LoadBefore: loadAverage()}
 	v0, c0, err := backgroundWork(srv)
 	if err != nil {
 		return ph, err
 	}
 	start := time.Now()
-	ph.Kinds, err = openLoopProcess(srv.base, f.seed, kinds, f.rate, f.warmup, f.duration)
+	ph.Kinds, err = openLoopProcess(srv.base, f.seed, kinds, f.rate, f.warmup, f.duration, fresh)
 	if err != nil {
 		return ph, err
 	}
@@ -478,14 +569,14 @@ func runPhase(srv *serveProc, f openFlags, kinds []string, phase string, round i
 
 func printPhase(ph phaseResult) {
 	fmt.Printf("\nround %d, %s: load %.1f -> %.1f, %.0f versions stored/s, %.0f verifications/s, heap %.0f MB\n",
-		ph.Round, ph.Phase, ph.LoadBefore, ph.LoadAfter, ph.VersionsPerSec, ph.VerificationsPerSec, ph.Mem.HeapMB)
+		ph.Round, groupKey(ph.Phase, ph.Mode), ph.LoadBefore, ph.LoadAfter, ph.VersionsPerSec, ph.VerificationsPerSec, ph.Mem.HeapMB)
 	if ph.Phase == "idle" && (ph.VersionsPerSec >= 1 || ph.VerificationsPerSec >= 1) {
 		fmt.Println("  not idle: serve's background work ran during this phase")
 	}
-	fmt.Printf("  %-7s %5s %4s %8s %8s %8s %8s %8s %17s\n", "kind", "n", "err", "p50 ms", "p90 ms", "p99 ms", "max ms", "late ms", "handler p50/p99")
+	fmt.Printf("  %-7s %5s %4s %8s %8s %8s %8s %8s %17s %15s\n", "kind", "n", "err", "p50 ms", "p90 ms", "p99 ms", "max ms", "late ms", "handler p50/p99", "embed p50/p99")
 	for _, k := range slices.Sorted(maps.Keys(ph.Kinds)) {
 		l := ph.Kinds[k]
-		fmt.Printf("  %-7s %5d %4d %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f/%8.2f\n", k, l.N, l.Errors, l.P50, l.P90, l.P99, l.Max, l.Late, l.HandlerP50, l.HandlerP99)
+		fmt.Printf("  %-7s %5d %4d %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f/%8.2f %7.2f/%7.2f\n", k, l.N, l.Errors, l.P50, l.P90, l.P99, l.Max, l.Late, l.HandlerP50, l.HandlerP99, l.EmbedP50, l.EmbedP99)
 		if l.FirstError != "" {
 			fmt.Printf("          first error: %s\n", l.FirstError)
 		}
@@ -493,68 +584,96 @@ func printPhase(ph phaseResult) {
 }
 
 type openReport struct {
-	Backend  string       `json:"backend"`
-	Agents   int          `json:"agents"`
-	CPUs     int          `json:"cpus"`
-	Rate     float64      `json:"rate_per_s"`
-	Kinds    []string     `json:"kinds"`
-	Duration float64      `json:"phase_s"`
-	Start    startResult  `json:"start"`
-	StartMem memoryResult `json:"memory_after_start"`
+	Backend  string   `json:"backend"`
+	Agents   int      `json:"agents"`
+	CPUs     int      `json:"cpus"`
+	Rate     float64  `json:"rate_per_s"`
+	Kinds    []string `json:"kinds"`
+	Duration float64  `json:"phase_s"`
+	// Embeddings is the vectors' dimension with the semantic layer in
+	// turn on and off (-embeddings); 0 when off throughout.
+	Embeddings int          `json:"embeddings,omitempty"`
+	Start      startResult  `json:"start"`
+	StartMem   memoryResult `json:"memory_after_start"`
+	// Starts lists every start of serve, the first included.
+	Starts []serveStart `json:"starts"`
 	// FirstPass is the wait for the verifier's first pass over the
 	// never-verified catalog, before the first idle phase; zero when
 	// -verifier-wait is 0.
 	FirstPass   verifierPass  `json:"verifier_first_pass"`
 	VerifiedMem memoryResult  `json:"memory_after_first_pass"`
 	Phases      []phaseResult `json:"phases"`
-	// Median is the median over rounds of each phase and kind's figures.
+	// Median is the median over rounds of each phase and kind's figures,
+	// by groupKey (the phase, and serve's mode with -embeddings).
 	Median map[string]map[string]openLatency `json:"median"`
 	// CrawlIdleP99 is the median over rounds of each kind's p99 crawling
-	// over its p99 idle in the same round.
+	// over its p99 idle in the same round (by groupKey(kind, mode)).
 	CrawlIdleP99 map[string]float64 `json:"crawling_over_idle_p99,omitempty"`
+	// HybridOverLexicalP99 is, by phase and kind, the median over rounds
+	// of the p99 with the semantic layer on over the p99 without it in the
+	// same round.
+	HybridOverLexicalP99 map[string]map[string]float64 `json:"hybrid_over_lexical_p99,omitempty"`
 	// DoorAddedP50 is the median over rounds of each door's p50 minus the
 	// JSON API's (kind api) in the same phase, in milliseconds.
 	DoorAddedP50 map[string]map[string]float64 `json:"door_added_p50_ms,omitempty"`
 }
 
 func (r *openReport) summarise(kinds, phases []string) {
+	semantic := r.Embeddings > 0
 	r.Median = map[string]map[string]openLatency{}
 	byRound := map[int]map[string]phaseResult{}
 	for _, ph := range r.Phases {
 		if byRound[ph.Round] == nil {
 			byRound[ph.Round] = map[string]phaseResult{}
 		}
-		byRound[ph.Round][ph.Phase] = ph
+		byRound[ph.Round][groupKey(ph.Phase, ph.Mode)] = ph
 	}
-	for _, phase := range phases {
-		r.Median[phase] = map[string]openLatency{}
+	for _, g := range groups(phases, semantic) {
+		key := groupKey(g[0], g[1])
+		r.Median[key] = map[string]openLatency{}
 		for _, k := range kinds {
 			var n, errs int
-			var p50, p90, p99, mx, late, h50, h99 []float64
+			var p50, p90, p99, mx, late, h50, h99, e50, e99 []float64
 			for _, ph := range r.Phases {
-				if ph.Phase != phase {
+				if groupKey(ph.Phase, ph.Mode) != key {
 					continue
 				}
 				l := ph.Kinds[k]
 				n += l.N
 				errs += l.Errors
 				p50, p90, p99, mx, late = append(p50, l.P50), append(p90, l.P90), append(p99, l.P99), append(mx, l.Max), append(late, l.Late)
-				h50, h99 = append(h50, l.HandlerP50), append(h99, l.HandlerP99)
+				h50, h99, e50, e99 = append(h50, l.HandlerP50), append(h99, l.HandlerP99), append(e50, l.EmbedP50), append(e99, l.EmbedP99)
 			}
-			r.Median[phase][k] = openLatency{N: n, Errors: errs, P50: median(p50), P90: median(p90), P99: median(p99), Max: median(mx),
-				Late: median(late), HandlerP50: median(h50), HandlerP99: median(h99)}
+			r.Median[key][k] = openLatency{N: n, Errors: errs, P50: median(p50), P90: median(p90), P99: median(p99), Max: median(mx),
+				Late: median(late), HandlerP50: median(h50), HandlerP99: median(h99), EmbedP50: median(e50), EmbedP99: median(e99)}
 		}
+	}
+	// ratio is the median over rounds of kind's p99 in group a over its
+	// p99 in group b of the same round.
+	ratio := func(k, a, b string) float64 {
+		var rs []float64
+		for _, rd := range byRound {
+			if den := rd[b].Kinds[k].P99; den > 0 {
+				rs = append(rs, rd[a].Kinds[k].P99/den)
+			}
+		}
+		return median(rs)
 	}
 	if slices.Contains(phases, "idle") && slices.Contains(phases, "crawling") {
 		r.CrawlIdleP99 = map[string]float64{}
-		for _, k := range kinds {
-			var ratios []float64
-			for _, rd := range byRound {
-				if idle := rd["idle"].Kinds[k].P99; idle > 0 {
-					ratios = append(ratios, rd["crawling"].Kinds[k].P99/idle)
-				}
+		for _, m := range modesOf(1, semantic) {
+			for _, k := range kinds {
+				r.CrawlIdleP99[groupKey(k, m)] = ratio(k, groupKey("crawling", m), groupKey("idle", m))
 			}
-			r.CrawlIdleP99[k] = median(ratios)
+		}
+	}
+	if semantic {
+		r.HybridOverLexicalP99 = map[string]map[string]float64{}
+		for _, p := range phases {
+			r.HybridOverLexicalP99[p] = map[string]float64{}
+			for _, k := range kinds {
+				r.HybridOverLexicalP99[p][k] = ratio(k, groupKey(p, modeHybrid), groupKey(p, modeLexical))
+			}
 		}
 	}
 	if slices.Contains(kinds, kindAPI) {
@@ -564,21 +683,24 @@ func (r *openReport) summarise(kinds, phases []string) {
 				continue
 			}
 			r.DoorAddedP50[door] = map[string]float64{}
-			for _, phase := range phases {
+			for _, g := range groups(phases, semantic) {
+				key := groupKey(g[0], g[1])
 				var d []float64
 				for _, ph := range r.Phases {
-					if ph.Phase == phase {
+					if groupKey(ph.Phase, ph.Mode) == key {
 						d = append(d, ph.Kinds[door].P50-ph.Kinds[kindAPI].P50)
 					}
 				}
-				r.DoorAddedP50[door][phase] = median(d)
+				r.DoorAddedP50[door][key] = median(d)
 			}
 		}
 	}
 }
 
 func (r *openReport) print(kinds, phases []string) {
-	rounds := len(r.Phases) / max(1, len(phases))
+	semantic := r.Embeddings > 0
+	gs := groups(phases, semantic)
+	rounds := len(r.Phases) / max(1, len(gs))
 	fmt.Printf("\nmedian of %d rounds, %s, %d agents, %.0f requests/s (latency from the scheduled send)\n", rounds, r.Backend, r.Agents, r.Rate)
 	fmt.Printf("  start: first search %.1fs after start, heap %.0f MB, RSS %.0f MB", r.Start.FirstSearch, r.StartMem.HeapMB, r.StartMem.RSSMB)
 	if r.FirstPass.AfterStart > 0 {
@@ -588,24 +710,53 @@ func (r *openReport) print(kinds, phases []string) {
 		fmt.Print("; idle phases did not wait for the verifier (-verifier-wait 0)")
 	}
 	fmt.Println()
-	fmt.Printf("  %-9s %-7s %6s %4s %8s %8s %8s %8s %8s %17s\n", "phase", "kind", "n", "err", "p50 ms", "p90 ms", "p99 ms", "max ms", "late ms", "handler p50/p99")
-	for _, phase := range phases {
-		for _, k := range kinds {
-			l := r.Median[phase][k]
-			fmt.Printf("  %-9s %-7s %6d %4d %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f/%8.2f\n", phase, k, l.N, l.Errors, l.P50, l.P90, l.P99, l.Max, l.Late, l.HandlerP50, l.HandlerP99)
+	if semantic {
+		for _, s := range r.Starts {
+			fmt.Printf("  %-8s %-8s first search %6.1fs, heap %5.0f MB", s.Mode, map[bool]string{true: "restart", false: "start"}[s.Restart], s.FirstSearch, s.Mem.HeapMB)
+			if s.Mode == modeHybrid {
+				fmt.Printf("; every agent with a vector %6.1fs after start (%.0f embedded), heap %5.0f MB, vectors %.0f bytes an agent",
+					s.VectorsAt, s.Embedded, s.VectorMem.HeapMB, s.VectorBytes/float64(max(1, r.Agents)))
+			}
+			fmt.Println()
 		}
 	}
-	for _, k := range kinds {
-		if ratio, ok := r.CrawlIdleP99[k]; ok {
-			fmt.Printf("  p99 crawling / idle, %-7s %5.2fx (median of the rounds' ratios)\n", k, ratio)
+	fmt.Printf("  %-16s %-7s %6s %4s %8s %8s %8s %8s %8s %17s %15s\n", "phase", "kind", "n", "err", "p50 ms", "p90 ms", "p99 ms", "max ms", "late ms", "handler p50/p99", "embed p50/p99")
+	for _, g := range gs {
+		key := groupKey(g[0], g[1])
+		for _, k := range kinds {
+			l := r.Median[key][k]
+			fmt.Printf("  %-16s %-7s %6d %4d %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f/%8.2f %7.2f/%7.2f\n", key, k, l.N, l.Errors, l.P50, l.P90, l.P99, l.Max, l.Late, l.HandlerP50, l.HandlerP99, l.EmbedP50, l.EmbedP99)
+		}
+	}
+	for _, m := range modesOf(1, semantic) {
+		for _, k := range kinds {
+			if ratio, ok := r.CrawlIdleP99[groupKey(k, m)]; ok {
+				fmt.Printf("  p99 crawling / idle, %-15s %5.2fx (median of the rounds' ratios)\n", groupKey(k, m), ratio)
+			}
+		}
+	}
+	for _, p := range phases {
+		for _, k := range kinds {
+			if ratio, ok := r.HybridOverLexicalP99[p][k]; ok {
+				fmt.Printf("  p99 hybrid / lexical, %-8s %-7s %5.2fx (median of the rounds' ratios)\n", p, k, ratio)
+			}
 		}
 	}
 	for _, door := range []string{kindMCP, kindA2A} {
-		for _, phase := range phases {
-			if d, ok := r.DoorAddedP50[door][phase]; ok {
-				fmt.Printf("  %s p50 over the JSON API's, %-8s %+6.2f ms (target < 2 ms)  %s\n", door, phase, d, verdict(d < 2))
+		for _, g := range gs {
+			key := groupKey(g[0], g[1])
+			if d, ok := r.DoorAddedP50[door][key]; ok {
+				fmt.Printf("  %s p50 over the JSON API's, %-16s %+6.2f ms (target < 2 ms)  %s\n", door, key, d, verdict(d < 2))
 			}
 		}
+	}
+	if semantic {
+		for _, p := range phases {
+			if l, ok := r.Median[groupKey(p, modeHybrid)][kindNL]; ok {
+				fmt.Printf("  natural language p99 %-8s with the semantic layer  %6.2f ms (target < 40 ms)  %s\n", p, l.P99, verdict(l.P99 < 40))
+			}
+		}
+		return
 	}
 	if l, ok := r.Median["idle"][kindNL]; ok {
 		fmt.Printf("  natural language p99 idle      %6.2f ms (target < 20 ms)  %s\n", l.P99, verdict(l.P99 < 20))
@@ -621,14 +772,14 @@ func (r *openReport) print(kinds, phases []string) {
 // a process of its own, as searchClientCmd does for the mixed benchmark.
 const openLoopCmd = "openloop-client"
 
-func openLoopProcess(base string, seed int64, kinds []string, rate float64, warmup, d time.Duration) (map[string]openLatency, error) {
+func openLoopProcess(base string, seed int64, kinds []string, rate float64, warmup, d time.Duration, fresh int) (map[string]openLatency, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(self, openLoopCmd, "-base", base, "-seed", strconv.FormatInt(seed, 10),
 		"-kinds", strings.Join(kinds, ","), "-rate", strconv.FormatFloat(rate, 'f', -1, 64),
-		"-warmup", warmup.String(), "-duration", d.String())
+		"-warmup", warmup.String(), "-duration", d.String(), "-fresh", strconv.Itoa(fresh))
 	cmd.Env = append(os.Environ(), searchClientEnv+"=1")
 	dieWithParent(cmd)
 	var stderr bytes.Buffer
@@ -652,6 +803,7 @@ func runOpenLoopClient(args []string) error {
 	rate := fs.Float64("rate", 10, "requests per second")
 	warmup := fs.Duration("warmup", 5*time.Second, "uncounted requests first")
 	d := fs.Duration("duration", time.Minute, "how long to send counted requests")
+	fresh := fs.Int("fresh", -1, "ask fresh questions (freshQuestion) from this one on; -1: synth's questions in turn")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -663,6 +815,7 @@ func runOpenLoopClient(args []string) error {
 	if err != nil {
 		return err
 	}
+	c.fresh = *fresh
 	if *warmup > 0 {
 		c.run(kinds, *rate, *warmup)
 	}
@@ -676,6 +829,17 @@ type openClient struct {
 	questions  []string
 	filters    []string
 	mcpSession string
+	// fresh, when not negative, is the next fresh question to ask
+	// (freshQuestion); the turns of warmup and measurement follow on.
+	fresh int
+}
+
+// question is the question of turn t of a run.
+func (c *openClient) question(t int) string {
+	if c.fresh < 0 {
+		return c.questions[t%len(c.questions)]
+	}
+	return freshQuestion(c.questions, c.fresh+t)
 }
 
 func newOpenClient(base string, v synth.Vocab) (*openClient, error) {
@@ -748,28 +912,33 @@ func (c *openClient) post(u, body, session string) (*http.Response, error) {
 	return resp, nil
 }
 
-// get reads a JSON API search and returns its handler's time from
-// Server-Timing (0 when absent).
-func (c *openClient) get(path string) (float64, error) {
+// timing is a JSON API search's own time and, within it, its embedding's
+// (Server-Timing), in milliseconds; zero when absent.
+type timing struct{ handler, embed float64 }
+
+// get reads a JSON API search and returns its Server-Timing.
+func (c *openClient) get(path string) (timing, error) {
 	resp, err := c.http.Get(c.base + path)
 	if err != nil {
-		return 0, err
+		return timing{}, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return 0, err
+		return timing{}, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("GET %s: status %d: %.200s", path, resp.StatusCode, b)
+		return timing{}, fmt.Errorf("GET %s: status %d: %.200s", path, resp.StatusCode, b)
 	}
-	d, _ := serverTiming(resp.Header.Get("Server-Timing"), "search")
-	return d, nil
+	var t timing
+	t.handler, _ = serverTiming(resp.Header.Get("Server-Timing"), "search")
+	t.embed, _ = serverTiming(resp.Header.Get("Server-Timing"), "embed")
+	return t, nil
 }
 
 // send makes request i of kind: the doors' kinds ask question q. It
-// returns the JSON API handler's time when the request went through it.
-func (c *openClient) send(kind string, i int, q string) (float64, error) {
+// returns the JSON API handler's timing when the request went through it.
+func (c *openClient) send(kind string, i int, q string) (timing, error) {
 	switch kind {
 	case kindNL:
 		return c.get("/api/v1/agents?" + url.Values{"q": {q}}.Encode())
@@ -781,16 +950,16 @@ func (c *openClient) send(kind string, i int, q string) (float64, error) {
 		args, _ := json.Marshal(map[string]any{"query": q, "limit": 10})
 		_, err := c.post(c.base+mcpserver.Path, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`,
 			i+1, mcpserver.ToolSearch, args), c.mcpSession)
-		return 0, err
+		return timing{}, err
 	case kindA2A:
 		params, err := json.Marshal(&a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(q))})
 		if err != nil {
-			return 0, err
+			return timing{}, err
 		}
 		_, err = c.post(c.base+a2aagent.JSONRPCPath, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"SendMessage","params":%s}`, i+1, params), "")
-		return 0, err
+		return timing{}, err
 	}
-	return 0, fmt.Errorf("unknown kind %q", kind)
+	return timing{}, fmt.Errorf("unknown kind %q", kind)
 }
 
 // run sends requests at rate for d, kinds in turn, each from its
@@ -800,8 +969,9 @@ func (c *openClient) run(kinds []string, rate float64, d time.Duration) map[stri
 	period := time.Duration(float64(time.Second) / rate)
 	total := int(d / period)
 	type sample struct {
-		ms, late, handler float64
-		err               error
+		ms, late float64
+		timing
+		err error
 	}
 	samples := make([][]sample, len(kinds))
 	for k := range kinds {
@@ -816,20 +986,23 @@ func (c *openClient) run(kinds []string, rate float64, d time.Duration) map[stri
 		k := i % len(kinds)
 		// Each turn through the kinds asks one question, so the doors'
 		// kinds answer the same searches.
-		q := c.questions[(i/len(kinds))%len(c.questions)]
+		q := c.question(i / len(kinds))
 		wg.Go(func() {
 			late := time.Since(at)
-			handler, err := c.send(kinds[k], i/len(kinds), q)
-			s := sample{ms: float64(time.Since(at).Microseconds()) / 1000, late: float64(late.Microseconds()) / 1000, handler: handler, err: err}
+			t, err := c.send(kinds[k], i/len(kinds), q)
+			s := sample{ms: float64(time.Since(at).Microseconds()) / 1000, late: float64(late.Microseconds()) / 1000, timing: t, err: err}
 			mu.Lock()
 			samples[k] = append(samples[k], s)
 			mu.Unlock()
 		})
 	}
 	wg.Wait()
+	if c.fresh >= 0 {
+		c.fresh += (total + len(kinds) - 1) / len(kinds)
+	}
 	out := make(map[string]openLatency, len(kinds))
 	for k, kind := range kinds {
-		var lat, handler []float64
+		var lat, handler, embed []float64
 		l := openLatency{}
 		for _, s := range samples[k] {
 			l.Late = max(l.Late, s.late)
@@ -843,10 +1016,12 @@ func (c *openClient) run(kinds []string, rate float64, d time.Duration) map[stri
 			lat = append(lat, s.ms)
 			if s.handler > 0 {
 				handler = append(handler, s.handler)
+				embed = append(embed, s.embed)
 			}
 		}
 		if len(handler) > 0 {
 			l.HandlerP50, l.HandlerP99 = pct(handler, 50), pct(handler, 99)
+			l.EmbedP50, l.EmbedP99 = pct(embed, 50), pct(embed, 99)
 		}
 		l.N, l.P50, l.P90, l.P99, l.Max = len(lat), pct(lat, 50), pct(lat, 90), pct(lat, 99), pct(lat, 100)
 		out[kind] = l

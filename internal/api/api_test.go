@@ -238,12 +238,12 @@ func TestSearch(t *testing.T) {
 			setup: withPage(catalog.Page{
 				Items: []catalog.Summary{summary}, NextCursor: "next!", Total: 42,
 				Facets: map[string][]catalog.FacetCount{"tag": {{Value: "t", Count: 3}}, "undocumented": {{Value: "v", Count: 1}}},
-				Timing: catalog.SearchTiming{IndexWait: 1500 * time.Microsecond, Index: 2 * time.Millisecond, Load: 250 * time.Microsecond},
+				Timing: catalog.SearchTiming{Embed: 750 * time.Microsecond, IndexWait: 1500 * time.Microsecond, Index: 2 * time.Millisecond, Load: 250 * time.Microsecond},
 			}),
 			wantStatus: http.StatusOK,
 			check: func(t *testing.T, rec *httptest.ResponseRecorder, _ *fakeCatalog, _ *fakeRegistrar) {
 				st := rec.Header().Get("Server-Timing")
-				for _, want := range []string{"index-wait;dur=1.50", "index;dur=2.00", "page;dur=0.25"} {
+				for _, want := range []string{"embed;dur=0.75", "index-wait;dur=1.50", "index;dur=2.00", "page;dur=0.25"} {
 					if !strings.Contains(st, want) {
 						t.Errorf("Server-Timing %q lacks %s", st, want)
 					}

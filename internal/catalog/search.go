@@ -45,9 +45,12 @@ func (s *Store) Search(ctx context.Context, q Query) (Page, error) {
 		sq.After = &search.Hit{ID: cur.PK, Score: cur.Score, SortKey: cur.SortKey, Demoted: cur.Demoted, Exact: cur.Exact, Partial: cur.Partial, Fused: cur.Fused}
 	}
 	var sem *Semantic
+	var embedTook time.Duration
 	if s.embedder != nil && len(tokens) > 0 {
 		sem = &Semantic{}
+		embedStart := time.Now()
 		vec, err := s.embedder.EmbedQuery(ctx, q.Text)
+		embedTook = time.Since(embedStart)
 		if err != nil {
 			sem.Degraded = err.Error()
 		}
@@ -71,6 +74,7 @@ func (s *Store) Search(ctx context.Context, q Query) (Page, error) {
 		}
 	}
 	page := Page{Total: res.Total, Facets: make(map[string][]FacetCount, len(res.Facets)), Semantic: sem}
+	page.Timing.Embed = embedTook
 	page.Timing.IndexWait = res.Waited
 	page.Timing.Index = time.Since(start) - res.Waited
 	for field, counts := range res.Facets {

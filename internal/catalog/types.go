@@ -393,10 +393,12 @@ type Page struct {
 	Semantic *Semantic
 }
 
-// SearchTiming splits a search's time: waiting for the index (behind a
-// batch of updates), in the index, and reading the page from the database.
+// SearchTiming splits a search's time: embedding its text (the semantic
+// layer's round trip to the embeddings API, or its cache; zero when off),
+// waiting for the index (behind a batch of updates), in the index, and
+// reading the page from the database.
 type SearchTiming struct {
-	IndexWait, Index, Load time.Duration
+	Embed, IndexWait, Index, Load time.Duration
 }
 
 // FacetCount is one facet value and how many matching agents carry it.
