@@ -218,6 +218,10 @@ func runOpenLoop(args []string) error {
 			name += strconv.Itoa(starts)
 		}
 		st := serveStart{Mode: mode, Restart: restart}
+		var texts0 int64
+		if emb != nil {
+			texts0 = emb.Texts.Load()
+		}
 		srv, err := startServe(bin, tmp, name, env, a)
 		if err != nil {
 			return nil, st, err
@@ -228,7 +232,7 @@ func runOpenLoop(args []string) error {
 		}
 		st.Mem, _ = srv.memory()
 		if mode == modeHybrid {
-			if st.VectorsAt, st.VectorBytes, st.Embedded, err = waitEmbedded(srv, emb, f.n, max(f.verifierWait, 30*time.Minute)); err != nil {
+			if st.VectorsAt, st.VectorBytes, st.Embedded, err = waitEmbedded(srv, emb, f.n, max(f.verifierWait, 30*time.Minute), texts0); err != nil {
 				srv.stop()
 				return nil, st, err
 			}
@@ -310,7 +314,7 @@ func runOpenLoop(args []string) error {
 							return err
 						}
 						if mode == modeHybrid {
-							if _, _, _, err := waitEmbedded(srv, emb, f.n, f.verifierWait); err != nil {
+							if _, _, _, err := waitEmbedded(srv, emb, f.n, f.verifierWait, emb.Texts.Load()); err != nil {
 								return err
 							}
 						}

@@ -60,10 +60,10 @@ type serveStart struct {
 // waitEmbedded waits until every agent in serve's index has a vector of
 // its model (registry_embeddings_agents_embedded reaching _indexed, and
 // that n agents), and returns how long after serve's start that was, the
-// vectors' memory and how many texts went to the API meanwhile.
-func waitEmbedded(srv *serveProc, emb *embeddingstest.Server, n int, limit time.Duration) (at, bytes, sent float64, err error) {
+// vectors' memory and how many texts went to the API since the API's
+// count was texts0.
+func waitEmbedded(srv *serveProc, emb *embeddingstest.Server, n int, limit time.Duration, texts0 int64) (at, bytes, sent float64, err error) {
 	t0, lastLog := time.Now(), time.Now()
-	texts0 := emb.Texts.Load()
 	for {
 		m, err := srv.metrics()
 		if err == nil && m["registry_embeddings_agents_indexed"] >= float64(n) &&

@@ -3,6 +3,7 @@ package search
 import (
 	"hash/fnv"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -356,5 +357,75 @@ func TestExactNameFirst(t *testing.T) {
 				t.Fatalf("paged %v, want %v", paged, ids)
 			}
 		})
+	}
+}
+
+// bySigns against brute force: every candidate's Hamming distance sorted
+// (distance, then id), the first n kept, in id order. Small dimensions
+// make many ties, which must go to the lower ids.
+func TestBySignsOracle(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	for _, dim := range []int{5, 64, 100, 384} {
+		x := newTestIndex()
+		const docs = 3000
+		var vs []Vector
+		for id := uint32(1); id <= docs; id++ {
+			if r.IntN(10) == 0 {
+				continue // a document without a vector
+			}
+			v := make([]float32, dim)
+			for i := range v {
+				v[i] = float32(r.NormFloat64())
+			}
+			vs = append(vs, Vector{ID: id, Values: v})
+		}
+		x.SetVectors("m", dim, vs)
+		q := make([]float32, dim)
+		for i := range q {
+			q[i] = float32(r.NormFloat64())
+		}
+		var ids []uint32
+		for id := uint32(0); id <= docs+200; id++ { // some past the last vector
+			if r.IntN(3) > 0 {
+				ids = append(ids, id)
+			}
+		}
+		for _, n := range []int{1, 10, 500, len(ids)} {
+			x.mu.RLock()
+			got := x.bySigns(q, ids, n)
+			s := &x.vec
+			qs := make([]uint64, s.words)
+			signsOf(qs, q)
+			type hd struct {
+				id  uint32
+				ham int
+			}
+			var all []hd
+			for _, id := range ids {
+				if !s.holds(id) {
+					continue
+				}
+				ham := 0
+				for i, b := range s.signs[int(id)*s.words : int(id+1)*s.words] {
+					ham += bits.OnesCount64(b ^ qs[i])
+				}
+				all = append(all, hd{id, ham})
+			}
+			x.mu.RUnlock()
+			slices.SortFunc(all, func(a, b hd) int {
+				if a.ham != b.ham {
+					return a.ham - b.ham
+				}
+				return int(a.id) - int(b.id)
+			})
+			var want []uint32
+			for _, h := range all[:min(n, len(all))] {
+				want = append(want, h.id)
+			}
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Errorf("dim %d, n %d: bySigns kept %d ids, want %d (first differences: %v / %v)", dim, n, len(got), len(want), got[:min(5, len(got))], want[:min(5, len(want))])
+			}
+		}
 	}
 }
