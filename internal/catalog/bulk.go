@@ -69,7 +69,10 @@ type bulkCol struct {
 type bulkTable[R any] struct {
 	name string
 	cols []bulkCol
-	args func([]any, R) []any
+	// conflict, when set, follows the VALUES list (an ON CONFLICT
+	// clause): a row may then replace a stored one.
+	conflict string
+	args     func([]any, R) []any
 }
 
 // bulkUpdate updates one row of table per R, matched on key (the first
@@ -93,8 +96,12 @@ func insertRows[R any](tx *txn, t bulkTable[R], rows []R) error {
 		return nil
 	}
 	head := "INSERT INTO " + t.name + " (" + colNames(t.cols) + ") VALUES "
+	tail := ""
+	if t.conflict != "" {
+		tail = " " + t.conflict
+	}
 	err := execChunks(tx, "i:"+t.name, len(t.cols), rows, t.args, func(n int) string {
-		return head + tuples(tx.d, t.cols, n, false)
+		return head + tuples(tx.d, t.cols, n, false) + tail
 	})
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", t.name, err)

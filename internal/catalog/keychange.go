@@ -53,23 +53,24 @@ func keyChangedDay(codes []string, received time.Time) string {
 	return received.UTC().Format(KeyChangedDayLayout)
 }
 
-// emitKeyChange writes an EventKeyChanged when the verification in of the
-// agent's current version reports the signing-key-change finding that
-// the stored audit codes (audit) did not hold: once per card version,
-// whatever the verdict, not again at its rechecks.
-func emitKeyChange(tx *txn, rec agentRecord, audit string, in VerificationInput, now time.Time) error {
+// keyChangeEvent is the EventKeyChanged of a verification in of the
+// agent's current version that reports the signing-key-change finding
+// the stored audit codes (rec) did not hold, nil otherwise: once per card
+// version, whatever the verdict, not again at its rechecks.
+func keyChangeEvent(rec agentRecord, in VerificationInput, now time.Time) (*changeRow, error) {
 	if !slices.Contains(in.AuditCodes, auditSigningKeyChanged) {
-		return nil
+		return nil, nil
 	}
-	stored, err := decodeAuditCodes(audit)
+	stored, err := decodeAuditCodes(rec.AuditCodes)
 	if err != nil {
-		return fmt.Errorf("agent %s: %w", rec.ID, err)
+		return nil, fmt.Errorf("agent %s: %w", rec.ID, err)
 	}
 	if slices.Contains(stored, auditSigningKeyChanged) {
-		return nil
+		return nil, nil
 	}
 	kids := dedupe(in.KIDs, func(s string) string { return cleanText(s) })
 	slices.Sort(kids)
-	return emitEvent(tx, NewEvent{Kind: EventKeyChanged, AgentPK: rec.PK, AgentID: rec.ID, CardURL: rec.CardURL,
-		Version: rec.CurrentVersion, At: now, Detail: map[string]any{"kids": kids, "status": in.Status}})
+	row, err := NewEvent{Kind: EventKeyChanged, AgentPK: rec.PK, AgentID: rec.ID, CardURL: rec.CardURL,
+		Version: rec.CurrentVersion, At: now, Detail: map[string]any{"kids": kids, "status": in.Status}}.row()
+	return &row, err
 }

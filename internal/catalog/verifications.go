@@ -171,10 +171,15 @@ func (s *Store) RecordVerifications(ctx context.Context, actor Actor, ins []Veri
 }
 
 // recordReports stores reports inside tx and returns the index changes of
-// the agents whose signature status, trust or audit codes changed. The actor is the audit
-// log's (a later change records it here).
+// the agents whose signature status, trust or audit codes changed. The
+// actor is the audit log's (a later change records it here).
+//
+// The work is per batch, not per report: one locking read of the agents,
+// then one statement per table. A dozen statements per report made
+// PostgreSQL, where each is a round trip, store a quarter of the reports
+// SQLite did. A batch that names an agent more than once is stored in
+// rounds, each naming an agent once, so its reports land in their order.
 func recordReports(tx *txn, actor Actor, ins []VerificationInput) ([]fieldUpdate, error) {
-	var changed []fieldUpdate
 	// On PostgreSQL the share lock orders this transaction against
 	// key changes (which update the row); see migration 00003.
 	genQ := "SELECT generation FROM trust_store WHERE id = 1"
@@ -185,77 +190,14 @@ func recordReports(tx *txn, actor Actor, ins []VerificationInput) ([]fieldUpdate
 	if err := tx.Raw(genQ).Row().Scan(&gen); err != nil {
 		return nil, fmt.Errorf("reading trust generation: %w", err)
 	}
-	// The agent row lock serializes reports on one agent from several
-	// replicas, and with card upserts, so two writers never both decide
-	// on the verdict columns from the same stored values.
-	agentQ := "SELECT pk, seq, current_version, card_url, signature_status, audit_codes, finding_severities, signature_trust, publisher_verified FROM agents WHERE id = ?"
-	if tx.d == dialectPostgres {
-		agentQ += " FOR UPDATE"
-	}
 	now := time.Now().UTC()
-	for _, in := range ins {
-		var (
-			pk, seq              int64
-			current              int
-			status, audit, trust string
-			severities           string
-			pubVerified, cardURL string
-		)
-		err := tx.Raw(agentQ, in.AgentID).Row().Scan(&pk, &seq, &current, &cardURL, &status, &audit, &severities, &trust, &pubVerified)
-		if errors.Is(err, sql.ErrNoRows) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("looking up agent %s: %w", in.AgentID, err)
-		}
-		var keysExpire any
-		if !in.KeysExpireAt.IsZero() {
-			keysExpire = in.KeysExpireAt.UTC()
-		}
-		if err := tx.Exec("DELETE FROM verifications WHERE agent_pk = ? AND version = ?", pk, in.Version).Error; err != nil {
-			return nil, fmt.Errorf("replacing report of agent %s: %w", in.AgentID, err)
-		}
-		if err := tx.Exec(`INSERT INTO verifications (agent_pk, version, status, report, verified_at, keys_expire_at,
-			recheck_at, trust_generation, stale) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			pk, in.Version, in.Status, cleanText(string(in.Report)), in.VerifiedAt.UTC(), keysExpire,
-			in.RecheckAt.UTC(), in.TrustGeneration, in.TrustGeneration != gen).Error; err != nil {
-			return nil, fmt.Errorf("storing report of agent %s: %w", in.AgentID, err)
-		}
-		if in.Version != current {
-			continue
-		}
-		if err := tx.Exec("DELETE FROM verification_kids WHERE agent_pk = ?", pk).Error; err != nil {
-			return nil, fmt.Errorf("storing kids of agent %s: %w", in.AgentID, err)
-		}
-		var kidRows []verificationKidRow
-		for _, kid := range dedupe(in.KIDs, func(s string) string { return s }) {
-			kidRows = append(kidRows, verificationKidRow{KID: kid, AgentPK: pk})
-		}
-		if err := insertRows(tx, verificationKidsTable, kidRows); err != nil {
-			return nil, fmt.Errorf("storing kids of agent %s: %w", in.AgentID, err)
-		}
-		if err := replaceNameKeys(tx, in.AgentID, pk, in.NameKeys); err != nil {
-			return nil, err
-		}
-		up, err := setVerdict(tx, pk, seq, storedVerdict{status, audit, severities, trust, pubVerified}, in, now)
+	var changed []fieldUpdate
+	for _, round := range reportRounds(ins) {
+		ups, err := recordRound(tx, round, gen, now)
 		if err != nil {
 			return nil, err
 		}
-		if up != nil {
-			changed = append(changed, *up)
-		}
-		rec := agentRecord{PK: pk, ID: in.AgentID, CardURL: cardURL, CurrentVersion: current}
-		if status != in.Status {
-			if err := appendChanges(tx, []changeRow{transition(EventSignature, rec, status, in.Status, now)}); err != nil {
-				return nil, fmt.Errorf("recording signature event of agent %s: %w", in.AgentID, err)
-			}
-		}
-		if err := emitContentFindings(tx, rec, audit, in.AuditCodes, now); err != nil {
-			return nil, err
-		}
-		if err := emitKeyChange(tx, rec, audit, in, now); err != nil {
-			return nil, err
-		}
+		changed = append(changed, ups...)
 	}
 	// A new verdict is judged again by the admission policy, in this
 	// transaction: the signature fields are what most rules read.
@@ -273,26 +215,260 @@ func recordReports(tx *txn, actor Actor, ins []VerificationInput) ([]fieldUpdate
 	return changed, nil
 }
 
-// storedVerdict is what the agents row holds of the current verdict.
-type storedVerdict struct {
-	status, audit, severities, trust, publisherVerified string
+// reportRounds cuts ins into rounds that name each agent once, keeping
+// the order of each agent's reports.
+func reportRounds(ins []VerificationInput) [][]VerificationInput {
+	var rounds [][]VerificationInput
+	for len(ins) > 0 {
+		seen := make(map[string]bool, len(ins))
+		var round, rest []VerificationInput
+		for _, in := range ins {
+			if seen[in.AgentID] {
+				rest = append(rest, in)
+				continue
+			}
+			seen[in.AgentID] = true
+			round = append(round, in)
+		}
+		rounds = append(rounds, round)
+		ins = rest
+	}
+	return rounds
 }
 
-// setVerdict writes the signature status, audit codes and their
-// severities, signature trust
-// and publisher verification of one agent when they differ from the
-// stored ones, bumping its seq and updated_at so that the index (and other
-// replicas' Sync) pick it up. It returns the index change, nil when
-// nothing changed.
-func setVerdict(tx *txn, pk, prev int64, was storedVerdict, in VerificationInput, now time.Time) (*fieldUpdate, error) {
+// recordRound stores reports on distinct agents: lookup, plan, apply.
+func recordRound(tx *txn, ins []VerificationInput, gen int64, now time.Time) ([]fieldUpdate, error) {
+	ids := make([]string, len(ins))
+	for i, in := range ins {
+		ids[i] = in.AgentID
+	}
+	// The agent row lock serializes reports on one agent from several
+	// replicas, and with card upserts, so two writers never both decide
+	// on the verdict columns from the same stored values. Rows are
+	// locked in pk order, so two batches never wait on each other in a
+	// cycle.
+	byID := make(map[string]agentRecord, len(ins))
+	for chunk := range slices.Chunk(ids, 500) {
+		var recs []agentRecord
+		if err := tx.locked().Select("pk", "id", "seq", "current_version", "card_url", "signature_status", "audit_codes",
+			"finding_severities", "signature_trust", "publisher_verified").
+			Where("id IN ?", chunk).Order("pk").Find(&recs).Error; err != nil {
+			return nil, fmt.Errorf("looking up agents: %w", err)
+		}
+		for _, r := range recs {
+			byID[r.ID] = r
+		}
+	}
+	received, err := keyChangeReceipts(tx, ins, byID)
+	if err != nil {
+		return nil, err
+	}
+	p, err := planReports(ins, byID, received, gen, now)
+	if err != nil {
+		return nil, err
+	}
+	return p.apply(tx)
+}
+
+// keyChangeReceipts reads when the current card came of each agent whose
+// report on it holds the signing-key-change finding: the day is a
+// search field (FilterKeyChangedDay).
+func keyChangeReceipts(tx *txn, ins []VerificationInput, byID map[string]agentRecord) (map[int64]time.Time, error) {
+	var pks []int64
+	for _, in := range ins {
+		if rec, ok := byID[in.AgentID]; ok && in.Version == rec.CurrentVersion && slices.Contains(in.AuditCodes, auditSigningKeyChanged) {
+			pks = append(pks, rec.PK)
+		}
+	}
+	out := make(map[int64]time.Time, len(pks))
+	for chunk := range slices.Chunk(pks, 500) {
+		where, args := inList("a.pk", chunk)
+		rows, err := tx.Raw(`SELECT v.agent_pk, v.received_at FROM card_versions v
+			JOIN agents a ON a.pk = v.agent_pk AND v.number = a.current_version WHERE `+where, args...).Rows()
+		if err != nil {
+			return nil, fmt.Errorf("reading when cards came: %w", err)
+		}
+		for rows.Next() {
+			var pk int64
+			var at time.Time
+			if err := rows.Scan(&pk, &at); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("reading when cards came: %w", err)
+			}
+			out[pk] = at
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("reading when cards came: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// reportPlan is what a round of reports writes.
+type reportPlan struct {
+	reports []verificationRow
+	// current are the agents whose current version is reported on: their
+	// kids and name keys are replaced by kids and names.
+	current  []int64
+	kids     []verificationKidRow
+	names    []nameKeyRow
+	verdicts []verdictRow
+	changes  []changeRow
+}
+
+// planReports decides what reports on distinct agents write, from the
+// agents' locked rows (byID; reports on agents missing there are
+// skipped) and when the cards with a key-change finding came (received).
+func planReports(ins []VerificationInput, byID map[string]agentRecord, received map[int64]time.Time, gen int64, now time.Time) (reportPlan, error) {
+	var p reportPlan
+	for _, in := range ins {
+		rec, ok := byID[in.AgentID]
+		if !ok {
+			continue
+		}
+		var keysExpire any
+		if !in.KeysExpireAt.IsZero() {
+			keysExpire = in.KeysExpireAt.UTC()
+		}
+		p.reports = append(p.reports, verificationRow{AgentPK: rec.PK, Version: in.Version, Status: in.Status,
+			Report: string(in.Report), VerifiedAt: in.VerifiedAt.UTC(), KeysExpireAt: keysExpire,
+			RecheckAt: in.RecheckAt.UTC(), TrustGeneration: in.TrustGeneration, Stale: in.TrustGeneration != gen})
+		if in.Version != rec.CurrentVersion {
+			continue
+		}
+		p.current = append(p.current, rec.PK)
+		for _, kid := range dedupe(in.KIDs, func(s string) string { return s }) {
+			p.kids = append(p.kids, verificationKidRow{KID: kid, AgentPK: rec.PK})
+		}
+		p.names = append(p.names, nameKeyRows(rec.PK, in.NameKeys)...)
+		v, err := verdictOf(rec, in, received[rec.PK], now)
+		if err != nil {
+			return p, err
+		}
+		if v != nil {
+			p.verdicts = append(p.verdicts, *v)
+		}
+		if rec.SignatureStatus != in.Status {
+			p.changes = append(p.changes, transition(EventSignature, rec, rec.SignatureStatus, in.Status, now))
+		}
+		for _, event := range []func(agentRecord, VerificationInput, time.Time) (*changeRow, error){contentFindingEvent, keyChangeEvent} {
+			row, err := event(rec, in, now)
+			if err != nil {
+				return p, err
+			}
+			if row != nil {
+				p.changes = append(p.changes, *row)
+			}
+		}
+	}
+	return p, nil
+}
+
+// apply writes p inside tx and returns the index changes of its verdicts.
+func (p reportPlan) apply(tx *txn) ([]fieldUpdate, error) {
+	if err := insertRows(tx, verificationsTable, p.reports); err != nil {
+		return nil, fmt.Errorf("storing reports: %w", err)
+	}
+	for chunk := range slices.Chunk(p.current, 500) {
+		where, args := inList("agent_pk", chunk)
+		if err := tx.Exec("DELETE FROM verification_kids WHERE "+where, args...).Error; err != nil {
+			return nil, fmt.Errorf("replacing kids: %w", err)
+		}
+		if err := tx.Exec("DELETE FROM agent_name_keys WHERE "+where, args...).Error; err != nil {
+			return nil, fmt.Errorf("replacing name keys: %w", err)
+		}
+	}
+	if err := insertRows(tx, verificationKidsTable, p.kids); err != nil {
+		return nil, fmt.Errorf("storing kids: %w", err)
+	}
+	if err := insertRows(tx, nameKeysTable, p.names); err != nil {
+		return nil, fmt.Errorf("storing name keys: %w", err)
+	}
+	seqs, err := allocate(tx, "seq", len(p.verdicts))
+	if err != nil {
+		return nil, err
+	}
+	ups := make([]fieldUpdate, len(p.verdicts))
+	for i := range p.verdicts {
+		p.verdicts[i].Seq = seqs[i]
+		ups[i] = fieldUpdate{pk: p.verdicts[i].PK, prev: p.verdicts[i].prev, seq: seqs[i], values: p.verdicts[i].values}
+	}
+	if err := updateRows(tx, verdictUpdate, p.verdicts); err != nil {
+		return nil, fmt.Errorf("updating verdicts: %w", err)
+	}
+	if err := appendChanges(tx, p.changes); err != nil {
+		return nil, fmt.Errorf("recording verification events: %w", err)
+	}
+	return ups, nil
+}
+
+// verificationRow is a stored report; a report on a version that has one
+// replaces it.
+type verificationRow struct {
+	AgentPK         int64
+	Version         int
+	Status, Report  string
+	VerifiedAt      time.Time
+	KeysExpireAt    any // NULL when the report relied on no expiring key
+	RecheckAt       time.Time
+	TrustGeneration int64
+	Stale           bool
+}
+
+var verificationsTable = bulkTable[verificationRow]{
+	name: "verifications",
+	cols: []bulkCol{{"agent_pk", pgBigint}, {"version", pgInteger}, {"status", pgText}, {"report", pgText},
+		{"verified_at", pgTimestamp}, {"keys_expire_at", pgTimestamp}, {"recheck_at", pgTimestamp},
+		{"trust_generation", pgBigint}, {"stale", pgBoolean}},
+	conflict: `ON CONFLICT (agent_pk, version) DO UPDATE SET status = excluded.status, report = excluded.report,
+		verified_at = excluded.verified_at, keys_expire_at = excluded.keys_expire_at, recheck_at = excluded.recheck_at,
+		trust_generation = excluded.trust_generation, stale = excluded.stale`,
+	args: func(a []any, r verificationRow) []any {
+		return append(a, r.AgentPK, r.Version, r.Status, r.Report, r.VerifiedAt, r.KeysExpireAt, r.RecheckAt,
+			r.TrustGeneration, r.Stale)
+	},
+}
+
+// verdictRow is what a report on an agent's current version changes in
+// its agents row.
+type verdictRow struct {
+	PK                                                       int64
+	Status, AuditCodes, Severities, Trust, PublisherVerified string
+	Seq                                                      int64
+	UpdatedAt                                                time.Time
+	// prev is the seq the agent had before and values the index fields
+	// of the verdict (not written; see fieldUpdate).
+	prev   int64
+	values map[string][]string
+}
+
+var verdictUpdate = bulkUpdate[verdictRow]{
+	table: "agents", key: "pk",
+	cols: []bulkCol{{"pk", pgBigint}, {"signature_status", pgText}, {"audit_codes", pgText},
+		{"finding_severities", pgText}, {"signature_trust", pgText}, {"publisher_verified", pgText},
+		{"seq", pgBigint}, {"updated_at", pgTimestamp}},
+	args: func(a []any, r verdictRow) []any {
+		return append(a, r.PK, r.Status, r.AuditCodes, r.Severities, r.Trust, r.PublisherVerified, r.Seq, r.UpdatedAt)
+	},
+}
+
+// verdictOf is the change of the signature status, audit codes and their
+// severities, signature trust and publisher verification that in makes to
+// the agent's stored ones (rec), nil when none: a change gives the agent a
+// new seq and updated_at, so that the index (and other replicas' Sync)
+// pick it up. received is when the current card came, read when in holds
+// the signing-key-change finding.
+func verdictOf(rec agentRecord, in VerificationInput, received, now time.Time) (*verdictRow, error) {
 	codes := dedupe(in.AuditCodes, func(s string) string { return cleanText(s) })
 	slices.Sort(codes)
-	stored, err := decodeAuditCodes(was.audit)
+	stored, err := decodeAuditCodes(rec.AuditCodes)
 	if err != nil {
 		return nil, fmt.Errorf("agent %s: %w", in.AgentID, err)
 	}
 	sevs := findingSeverities(in.Severities)
-	storedSevs, err := decodeStrings(was.severities)
+	storedSevs, err := decodeStrings(rec.FindingSeverities)
 	if err != nil {
 		return nil, fmt.Errorf("agent %s: decoding finding severities: %w", in.AgentID, err)
 	}
@@ -301,27 +477,17 @@ func setVerdict(tx *txn, pk, prev int64, was storedVerdict, in VerificationInput
 	if in.PublisherVerified {
 		pubVerified = publisherVerifiedTrue
 	}
-	if was.status == in.Status && slices.Equal(stored, codes) && slices.Equal(storedSevs, sevs) && was.trust == trust && publisherVerifiedValue(was.publisherVerified) == pubVerified {
+	if rec.SignatureStatus == in.Status && slices.Equal(stored, codes) && slices.Equal(storedSevs, sevs) &&
+		rec.SignatureTrust == trust && publisherVerifiedValue(rec.PublisherVerified) == pubVerified {
 		return nil, nil
-	}
-	seqs, err := allocate(tx, "seq", 1)
-	if err != nil {
-		return nil, err
-	}
-	if err := tx.Exec("UPDATE agents SET signature_status = ?, audit_codes = ?, finding_severities = ?, signature_trust = ?, publisher_verified = ?, seq = ?, updated_at = ? WHERE pk = ?",
-		in.Status, jsonArray(codes), jsonArray(sevs), trust, pubVerified, seqs[0], now, pk).Error; err != nil {
-		return nil, fmt.Errorf("updating verdict of agent %s: %w", in.AgentID, err)
 	}
 	values := map[string][]string{FieldSignature: {in.Status}, FieldSignatureTrust: {trust},
 		FieldPublisherVerified: {pubVerified}, FieldAudit: codes, FieldSeverity: sevs, FilterKeyChangedDay: nil}
 	if slices.Contains(codes, auditSigningKeyChanged) {
-		var received time.Time
-		if err := tx.Raw("SELECT received_at FROM card_versions WHERE agent_pk = ? AND number = ?", pk, in.Version).Row().Scan(&received); err != nil {
-			return nil, fmt.Errorf("reading when agent %s's card came: %w", in.AgentID, err)
-		}
 		values[FilterKeyChangedDay] = []string{keyChangedDay(codes, received)}
 	}
-	return &fieldUpdate{pk: pk, prev: prev, seq: seqs[0], values: values}, nil
+	return &verdictRow{PK: rec.PK, Status: in.Status, AuditCodes: jsonArray(codes), Severities: jsonArray(sevs),
+		Trust: trust, PublisherVerified: pubVerified, UpdatedAt: now, prev: rec.Seq, values: values}, nil
 }
 
 // Verification returns the report on the agent's current card version;
@@ -383,24 +549,25 @@ func (s *Store) VersionReport(ctx context.Context, agentID string, version int) 
 // (contentscan.Code*).
 const contentCodePrefix = "content_"
 
-// emitContentFindings records an EventContentFinding for the content-scan
-// codes of the agent's report that its stored audit codes (audit, a JSON
-// array) did not have: a finding is reported once, when it appears.
-func emitContentFindings(tx *txn, rec agentRecord, audit string, codes []string, now time.Time) error {
-	stored, err := decodeAuditCodes(audit)
+// contentFindingEvent is the EventContentFinding of the content-scan
+// codes of the agent's report that its stored audit codes (rec) did not
+// have, nil when none: a finding is reported once, when it appears.
+func contentFindingEvent(rec agentRecord, in VerificationInput, now time.Time) (*changeRow, error) {
+	stored, err := decodeAuditCodes(rec.AuditCodes)
 	if err != nil {
-		return fmt.Errorf("agent %s: %w", rec.ID, err)
+		return nil, fmt.Errorf("agent %s: %w", rec.ID, err)
 	}
 	var added []string
-	for _, c := range dedupe(codes, func(s string) string { return cleanText(s) }) {
+	for _, c := range dedupe(in.AuditCodes, func(s string) string { return cleanText(s) }) {
 		if strings.HasPrefix(c, contentCodePrefix) && !slices.Contains(stored, c) {
 			added = append(added, c)
 		}
 	}
 	if len(added) == 0 {
-		return nil
+		return nil, nil
 	}
 	slices.Sort(added)
-	return emitEvent(tx, NewEvent{Kind: EventContentFinding, AgentPK: rec.PK, AgentID: rec.ID, CardURL: rec.CardURL,
-		Version: rec.CurrentVersion, At: now, Detail: map[string]any{"codes": added}})
+	row, err := NewEvent{Kind: EventContentFinding, AgentPK: rec.PK, AgentID: rec.ID, CardURL: rec.CardURL,
+		Version: rec.CurrentVersion, At: now, Detail: map[string]any{"codes": added}}.row()
+	return &row, err
 }
