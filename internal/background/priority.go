@@ -11,10 +11,10 @@ import (
 // Priority lets requests that a person waits for go before background work
 // (the crawler's claims, writes and parsing, verification) when both want
 // the CPUs. Background work asks for a turn before each CPU-heavy unit;
-// while no request is in flight it gets one turn fewer than there are
-// CPUs for Go code (arrivalReserve), and while requests are in flight
-// (and for foregroundLinger after the last) one fewer again per request,
-// but never fewer than one, so it slows down but never stops. Waiting units get turns
+// while no request is in flight it gets as many turns at once as there
+// are CPUs for Go code, and while requests are in flight (and for
+// foregroundLinger after the last) one fewer per request, but never fewer
+// than one, so it slows down but never stops. Waiting units get turns
 // first come first served. A unit already running is never interrupted:
 // a turn bounds how many start.
 //
@@ -72,18 +72,8 @@ func (p *Priority) limitLocked() int {
 	if fg == 0 && p.lingering() > 0 {
 		fg = 1
 	}
-	return max(1, cpus-arrivalReserve-fg)
+	return max(1, cpus-fg)
 }
-
-// arrivalReserve is how many CPUs background work leaves to requests
-// that have not arrived yet. Go notices that a connection has data only
-// when a P runs out of goroutines and polls the network, or when sysmon
-// polls it, at most every 10 ms (findRunnable and sysmon in
-// runtime/proc.go); with every P busy with background work, an arriving
-// request waits unseen for that poll and then in the global run queue
-// behind the background's goroutines. A P left idle waits in the
-// network poller and runs the request at once.
-const arrivalReserve = 1
 
 // lingering is how long the limit stays held after the last request.
 func (p *Priority) lingering() time.Duration {

@@ -31,10 +31,9 @@ func turnAsync(t *testing.T, p *Priority, ctx context.Context) (got *atomic.Bool
 func TestPriorityTurns(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		p := NewPriority(3)
+		p := NewPriority(2)
 
-		// Idle: one turn fewer than CPUs (one is kept for arriving
-		// requests), and the next waits.
+		// Idle: as many turns as CPUs, and the next waits.
 		_, end1, err := p.Turn(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -46,7 +45,7 @@ func TestPriorityTurns(t *testing.T) {
 		got3, end3, _ := turnAsync(t, p, ctx)
 		synctest.Wait()
 		if got3.Load() {
-			t.Fatal("a third turn on 3 CPUs was granted")
+			t.Fatal("a third turn on 2 CPUs was granted")
 		}
 
 		// A request in flight: the limit falls to 1, so ending one of the
@@ -197,7 +196,7 @@ func TestNilPriority(t *testing.T) {
 
 // NewPriority(0) follows GOMAXPROCS.
 func TestPriorityFollowsGOMAXPROCS(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(3))
 	p := NewPriority(0)
 	var ends []func()
 	for range 3 {
@@ -210,7 +209,7 @@ func TestPriorityFollowsGOMAXPROCS(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 	defer cancel()
 	if _, _, err := p.Turn(ctx); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("a fourth turn with GOMAXPROCS 4: %v, want a wait until the deadline", err)
+		t.Fatalf("a fourth turn with GOMAXPROCS 3: %v, want a wait until the deadline", err)
 	}
 	for _, end := range ends {
 		end()
@@ -265,7 +264,7 @@ func TestPriorityHandsTurnsOverInOrder(t *testing.T) {
 func TestPriorityLingerEnds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		p := NewPriority(3)
+		p := NewPriority(2)
 		_, end, _ := p.Turn(ctx)
 		defer end()
 		p.Foreground()()
@@ -281,43 +280,4 @@ func TestPriorityLingerEnds(t *testing.T) {
 		}
 		end2()()
 	})
-}
-
-// How many units may run at once: one CPU is left to arriving requests,
-// one more to each request in flight (or one lingering after the last),
-// and background work always keeps one turn.
-func TestPriorityLimit(t *testing.T) {
-	for _, tc := range []struct {
-		name      string
-		cpus, fg  int
-		lingering bool
-		wantTurns int
-	}{
-		{name: "one CPU, idle", cpus: 1, wantTurns: 1},
-		{name: "one CPU, a request", cpus: 1, fg: 1, wantTurns: 1},
-		{name: "two CPUs, idle", cpus: 2, wantTurns: 1},
-		{name: "two CPUs, a request", cpus: 2, fg: 1, wantTurns: 1},
-		{name: "four CPUs, idle", cpus: 4, wantTurns: 3},
-		{name: "four CPUs, a request", cpus: 4, fg: 1, wantTurns: 2},
-		{name: "four CPUs, just after a request", cpus: 4, lingering: true, wantTurns: 2},
-		{name: "four CPUs, two requests", cpus: 4, fg: 2, wantTurns: 1},
-		{name: "four CPUs, ten requests", cpus: 4, fg: 10, wantTurns: 1},
-		{name: "eight CPUs, idle", cpus: 8, wantTurns: 7},
-	} {
-		// synctest's clock stands still, so the linger cannot end
-		// between setting it and reading the limit.
-		synctest.Test(t, func(t *testing.T) {
-			p := NewPriority(tc.cpus)
-			p.fg = tc.fg
-			if tc.lingering {
-				p.lastFg = time.Now()
-			}
-			p.mu.Lock()
-			got := p.limitLocked()
-			p.mu.Unlock()
-			if got != tc.wantTurns {
-				t.Errorf("%s: limit = %d, want %d", tc.name, got, tc.wantTurns)
-			}
-		})
-	}
 }
