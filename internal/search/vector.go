@@ -18,6 +18,10 @@ import (
 //
 //	score(d) = Σ weight_r / (K + rank_r(d))
 //
+// but for one document: the lexical ranking's first, when it matches every
+// word of the query, scores Σ weight_r / (K + 1), as if first in both, and
+// so stays first (fuse).
+//
 // Vectors live in one flat slab indexed by document id (dim float32s a
 // slot), so a query scans memory in order: 384 dimensions cost 1,536
 // bytes per id up to the highest id that has a vector.
@@ -361,7 +365,8 @@ func (x *Index) hybrid(q *Query) bool {
 
 // fuse ranks a hybrid query: the first Window hits of the lexical ranking
 // (over the text matches ms) and of the vector ranking (vecs) by their
-// fused score, marked Fused; then the other text matches in lexical order.
+// fused score, marked Fused, the lexical first leading them when it matches
+// every word; then the other text matches in lexical order.
 // It returns at most k hits after the cursor. The caller holds x.mu for
 // reading.
 func (x *Index) fuse(qws []queryWord, ms []match, vecs []simHit, demoted []uint32, key uint64, k int, after *Hit, f Fusion) []Hit {
@@ -387,6 +392,15 @@ func (x *Index) fuse(qws []queryWord, ms []match, vecs []simHit, demoted []uint3
 		}
 		c.VectorRank, c.Similarity = i+1, v.sim
 		c.Score += f.VectorWeight / (f.K + float64(i+1))
+	}
+	if len(lex) > 0 && !lex[0].Partial && f.LexicalWeight > 0 {
+		// Rank fusion sees places, not scores: a document first by its
+		// words and matching all of them (issue #22: "an exact or
+		// all-terms match still ranks first") could fall behind two that
+		// only the vector ranking likes. It scores as if it were first in
+		// both rankings, which no other document can reach.
+		c := cands[lex[0].ID]
+		c.Score = (f.LexicalWeight + f.VectorWeight) / (f.K + 1)
 	}
 	out := make([]Hit, 0, k+len(cands))
 	for _, c := range cands {
