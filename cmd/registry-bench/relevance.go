@@ -36,6 +36,8 @@ func runRelevance(args []string) error {
 	lexW := fs.Float64("lexical-weight", 1, "weight of the lexical ranking in the fusion (serve --embeddings-lexical-weight)")
 	vecW := fs.Float64("vector-weight", 1, "weight of the vector ranking in the fusion (serve --embeddings-vector-weight)")
 	minSim := fs.Float64("min-similarity", 0, "cosine similarity below which an agent is not found by its vector alone (serve --embeddings-min-similarity)")
+	queryPrefix := fs.String("embeddings-query-prefix", "", "text put before each question sent to the API (serve --embeddings-query-prefix)")
+	docPrefix := fs.String("embeddings-document-prefix", "", "text put before each agent's text sent to the API (serve --embeddings-document-prefix)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -69,7 +71,8 @@ func runRelevance(args []string) error {
 		}
 		h := relevance.Hybrid{
 			Client: embeddings.ClientConfig{URL: *url, Model: *model, Dimension: *dim},
-			Config: embeddings.Config{BatchSize: *batch, Timeout: *timeout, QueryTimeout: 10 * time.Second},
+			Config: embeddings.Config{BatchSize: *batch, Timeout: *timeout, QueryTimeout: 10 * time.Second,
+				QueryPrefix: *queryPrefix, DocumentPrefix: *docPrefix},
 			Fusion: search.Fusion{LexicalWeight: *lexW, VectorWeight: *vecW, MinSimilarity: float32(*minSim)},
 		}
 		st, took, stop, err := relevance.OpenHybrid(ctx, dir, h)
@@ -78,8 +81,8 @@ func runRelevance(args []string) error {
 		}
 		defer stop()
 		hstore = st
-		fmt.Printf("embedded %d agents with %s (%d dimensions) in %v; fusion: lexical weight %g, vector weight %g, min similarity %g\n",
-			cat.Judged+cat.Synthetic, *model, *dim, took.Round(time.Millisecond), *lexW, *vecW, *minSim)
+		fmt.Printf("embedded %d agents with %s (%d dimensions, prefixes %q and %q) in %v; fusion: lexical weight %g, vector weight %g, min similarity %g\n",
+			cat.Judged+cat.Synthetic, *model, *dim, *queryPrefix, *docPrefix, took.Round(time.Millisecond), *lexW, *vecW, *minSim)
 	}
 	names, err := relevance.RunNames(ctx, store)
 	if err != nil {

@@ -92,7 +92,7 @@ func newEmbeddings(cfg config.Config, self *safehttp.Self, log *slog.Logger) (*e
 	})
 	client := embeddings.NewClient(hc, embeddings.ClientConfig{URL: e.URL, Model: e.Model, Dimension: e.Dimension, Key: key.Reveal()})
 	return embeddings.New(client, embeddings.Config{BatchSize: e.BatchSize, Timeout: e.Timeout, QueryTimeout: e.QueryTimeout,
-		Log: log.With("component", "embeddings")}), hc, nil
+		QueryPrefix: e.QueryPrefix, DocumentPrefix: e.DocumentPrefix, Log: log.With("component", "embeddings")}), hc, nil
 }
 
 // fusionOf is the search index's fusion of the configured weights.

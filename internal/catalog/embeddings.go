@@ -22,15 +22,21 @@ import (
 // seq order (EmbeddingWork), asks its API for the texts that have no
 // vector yet and stores them (StoreEmbeddings); both put the vectors in
 // this process's index. Only vectors of the model and dimension asked for
-// are ever read, so two models' vectors are never compared.
+// are ever read, so two models' vectors are never compared. The column
+// model holds what the embedder calls the vectors' space: the model's
+// name, with the document prefix sent before each text when there is one
+// (embeddings.Service.Space), since one model with two prefixes makes two
+// kinds of vectors.
 
 // QueryEmbedder turns a search's text into a vector. Its errors are
 // shown to the searcher as the reason search fell back to words alone,
 // so they say what happened without URLs or secrets.
 type QueryEmbedder interface {
 	EmbedQuery(ctx context.Context, text string) ([]float32, error)
-	// Model names the model the vectors are of.
-	Model() string
+	// Space names the vectors: the model they are of, and whatever else
+	// makes its vectors differ (a document prefix). Only vectors of one
+	// space are compared.
+	Space() string
 }
 
 // Semantic says how a search with text was ranked, when the semantic

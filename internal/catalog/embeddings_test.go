@@ -33,7 +33,7 @@ type fakeEmbedder struct {
 	err error
 }
 
-func (f *fakeEmbedder) Model() string { return "m1" }
+func (f *fakeEmbedder) Space() string { return "m1" }
 
 func (f *fakeEmbedder) EmbedQuery(_ context.Context, text string) ([]float32, error) {
 	if f.err != nil {

@@ -54,7 +54,7 @@ func (s *Store) Search(ctx context.Context, q Query) (Page, error) {
 		if err != nil {
 			sem.Degraded = err.Error()
 		}
-		sq.Vector, sq.VectorSpace, sq.Fusion = vec, s.embedder.Model(), s.fusion
+		sq.Vector, sq.VectorSpace, sq.Fusion = vec, s.embedder.Space(), s.fusion
 	}
 	start := time.Now()
 	res, err := s.idx().Search(sq)
@@ -136,7 +136,7 @@ func (s *Store) Explain(ctx context.Context, sc Scope, id, text string) (*Explan
 		// it the explanation keeps to the words. An agent found by its
 		// vector alone is explained by its similarity only.
 		if vec, err := s.embedder.EmbedQuery(ctx, text); err == nil {
-			if sim, ok := s.idx().Similarity(uint32(pk), s.embedder.Model(), vec); ok {
+			if sim, ok := s.idx().Similarity(uint32(pk), s.embedder.Space(), vec); ok {
 				if e == nil {
 					e = &Explanation{}
 				}

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // ErrInvalid marks every validation failure; the message names the setting.
@@ -82,6 +83,9 @@ const (
 	DefaultEmbeddingsTimeout      = 30 * time.Second
 	DefaultEmbeddingsQueryTimeout = time.Second
 	MaxEmbeddingsDimension        = 8192
+	// MaxEmbeddingsPrefix bounds the instruction prefixes: they are
+	// instructions of a few words, not documents.
+	MaxEmbeddingsPrefix = 256
 )
 
 // Embeddings is the semantic layer of search: an OpenAI-compatible
@@ -105,6 +109,11 @@ type Embeddings struct {
 	// agent is found by its vector alone.
 	LexicalWeight, VectorWeight float64
 	MinSimilarity               float64
+	// QueryPrefix and DocumentPrefix go before a search's text and an
+	// agent's text sent to the API, for models trained with such
+	// instructions (e5, nomic-embed-text). Another DocumentPrefix
+	// re-embeds every agent, as another model does.
+	QueryPrefix, DocumentPrefix string
 }
 
 // Enabled tells whether the semantic layer is configured.
@@ -128,8 +137,8 @@ func (e Embeddings) Key() (Secret, error) {
 
 func (e Embeddings) validate() error {
 	if !e.Enabled() {
-		if e.Model != "" || e.Dimension != 0 || e.APIKey != "" || e.APIKeyFile != "" {
-			return fmt.Errorf("%w: embeddings-model, -dimension and -api-key need embeddings-url", ErrInvalid)
+		if e.Model != "" || e.Dimension != 0 || e.APIKey != "" || e.APIKeyFile != "" || e.QueryPrefix != "" || e.DocumentPrefix != "" {
+			return fmt.Errorf("%w: embeddings-model, -dimension, -api-key and the prefixes need embeddings-url", ErrInvalid)
 		}
 		return nil
 	}
@@ -139,6 +148,12 @@ func (e Embeddings) validate() error {
 		return fmt.Errorf("%w: embeddings-url %q: want an http or https URL without credentials, query or fragment", ErrInvalid, e.URL)
 	case strings.TrimSpace(e.Model) == "":
 		return fmt.Errorf("%w: embeddings-model is required with embeddings-url", ErrInvalid)
+	case strings.ContainsFunc(e.Model, unicode.IsControl):
+		// The catalog names a model's vectors by its name and the
+		// document prefix on a second line (embeddings.Service.Space).
+		return fmt.Errorf("%w: embeddings-model %q has a control character", ErrInvalid, e.Model)
+	case len(e.QueryPrefix) > MaxEmbeddingsPrefix || len(e.DocumentPrefix) > MaxEmbeddingsPrefix:
+		return fmt.Errorf("%w: embeddings-query-prefix and -document-prefix are at most %d bytes", ErrInvalid, MaxEmbeddingsPrefix)
 	case e.Dimension < 1 || e.Dimension > MaxEmbeddingsDimension:
 		return fmt.Errorf("%w: embeddings-dimension must be 1 to %d, got %d", ErrInvalid, MaxEmbeddingsDimension, e.Dimension)
 	case e.APIKey != "" && e.APIKeyFile != "":

@@ -344,6 +344,10 @@ func TestEmbeddingsSettings(t *testing.T) {
 		{name: "similarity out of range", args: append(slices.Clone(base), "--embeddings-min-similarity", "2"), wantErr: true},
 		{name: "weight not a number", args: append(slices.Clone(base), "--embeddings-vector-weight", "high"), wantErr: true},
 		{name: "key twice", args: append(slices.Clone(base), "--embeddings-api-key-file", "/k"), env: map[string]string{"REGISTRY_EMBEDDINGS_API_KEY": "sk-1"}, wantErr: true},
+		{name: "prefixes", args: append(slices.Clone(base), "--embeddings-query-prefix", "query: "), env: map[string]string{"REGISTRY_EMBEDDINGS_DOCUMENT_PREFIX": "passage: "}},
+		{name: "prefix without url", args: []string{"--embeddings-document-prefix", "passage: "}, wantErr: true},
+		{name: "prefix too long", args: append(slices.Clone(base), "--embeddings-query-prefix", strings.Repeat("q", MaxEmbeddingsPrefix+1)), wantErr: true},
+		{name: "line break in the model", args: append(slices.Clone(base), "--embeddings-model", "m\npassage: "), wantErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -363,5 +367,22 @@ func TestEmbeddingsSettings(t *testing.T) {
 				t.Fatalf("the API key prints: %s", got)
 			}
 		})
+	}
+}
+
+// TestEmbeddingsPrefixes holds that a prefix is kept as given, its
+// trailing space too: "query:" and "query: " are different instructions.
+func TestEmbeddingsPrefixes(t *testing.T) {
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	args := []string{"--embeddings-url", "http://127.0.0.1:8081/v1", "--embeddings-model", "nomic-embed-text", "--embeddings-dimension", "768",
+		"--embeddings-query-prefix", "search_query: "}
+	env := map[string]string{"REGISTRY_EMBEDDINGS_DOCUMENT_PREFIX": "search_document: "}
+	cfg, err := Load(fs, All, args, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := cfg.Embeddings; e.QueryPrefix != "search_query: " || e.DocumentPrefix != "search_document: " {
+		t.Fatalf("prefixes %q and %q", e.QueryPrefix, e.DocumentPrefix)
 	}
 }

@@ -191,6 +191,67 @@ func TestRun(t *testing.T) {
 	})
 }
 
+// TestPrefixes holds the instruction prefixes: each text goes to the API
+// after its prefix, and another document prefix re-embeds every agent
+// while going back to one used before finds its vectors stored.
+func TestPrefixes(t *testing.T) {
+	catalogtest.ForEach(t, func(t *testing.T, store *catalog.Store) {
+		f, base := newFakeAPI(t, 16)
+		ctx := context.Background()
+		for _, name := range []string{"Train Booker", "Invoice Reader"} {
+			register(t, store, name)
+		}
+		// embedAll runs a service with the prefixes until both agents are
+		// embedded and returns the texts it sent.
+		embedAll := func(queryPrefix, docPrefix string) (*Service, []string) {
+			t.Helper()
+			sent := len(f.Inputs())
+			s := New(NewClient(loopbackClient(), ClientConfig{URL: base, Model: "m", Dimension: 16}),
+				Config{QueryPrefix: queryPrefix, DocumentPrefix: docPrefix})
+			rctx, cancel := context.WithCancel(ctx)
+			done := make(chan struct{})
+			go func() { defer close(done); s.Run(rctx, store) }()
+			defer func() { cancel(); <-done }()
+			deadline := time.Now().Add(10 * time.Second)
+			for s.State(store.EmbeddingCoverage()).Embedded != 2 {
+				if time.Now().After(deadline) {
+					t.Fatalf("coverage stuck at %+v", s.State(store.EmbeddingCoverage()))
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			return s, f.Inputs()[sent:]
+		}
+		checkSent := func(sent []string, prefix string, n int) {
+			t.Helper()
+			if len(sent) != n {
+				t.Fatalf("sent %q, want %d texts", sent, n)
+			}
+			for _, text := range sent {
+				if !strings.HasPrefix(text, prefix) {
+					t.Fatalf("sent %q, want it after %q", text, prefix)
+				}
+			}
+		}
+		s, sent := embedAll("query: ", "passage: ")
+		checkSent(sent, "passage: ", 2)
+		if _, err := s.EmbedQuery(ctx, "book a train"); err != nil {
+			t.Fatal(err)
+		}
+		if in := f.Inputs(); in[len(in)-1] != "query: book a train" {
+			t.Fatalf("a search sent %q", in[len(in)-1])
+		}
+		_, sent = embedAll("", "")
+		checkSent(sent, "", 2)
+		for _, text := range sent {
+			if strings.HasPrefix(text, "passage: ") {
+				t.Fatalf("without a prefix sent %q", text)
+			}
+		}
+		_, sent = embedAll("query: ", "passage: ")
+		checkSent(sent, "passage: ", 0)
+	})
+}
+
 func register(t *testing.T, s *catalog.Store, name string) {
 	t.Helper()
 	raw := `{"name": "` + name + `", "description": "` + name + ` for everyone.",

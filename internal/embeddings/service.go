@@ -38,15 +38,21 @@ type Config struct {
 	BatchSize    int
 	Timeout      time.Duration
 	QueryTimeout time.Duration
-	Log          *slog.Logger
+	// QueryPrefix and DocumentPrefix are put before a search's text and
+	// an agent's text in what is sent to the API: many models are trained
+	// with an instruction telling the two apart (e5: "query: " and
+	// "passage: "; nomic-embed-text: "search_query: " and
+	// "search_document: ").
+	QueryPrefix, DocumentPrefix string
+	Log                         *slog.Logger
 }
 
 // Store is the catalog as the worker uses it; *catalog.Store implements it.
 type Store interface {
 	WarmIndex(ctx context.Context) error
-	EmbeddingWork(ctx context.Context, model string, dim int, afterSeq int64, limit int) ([]catalog.EmbedJob, int64, error)
-	StoreEmbeddings(ctx context.Context, model string, dim int, es []catalog.Embedding) error
-	UseEmbeddings(model string, dim int, es []catalog.Embedding)
+	EmbeddingWork(ctx context.Context, space string, dim int, afterSeq int64, limit int) ([]catalog.EmbedJob, int64, error)
+	StoreEmbeddings(ctx context.Context, space string, dim int, es []catalog.Embedding) error
+	UseEmbeddings(space string, dim int, es []catalog.Embedding)
 }
 
 // Service embeds searches' text (catalog.QueryEmbedder) and, in Run,
@@ -86,8 +92,24 @@ func New(client *Client, cfg Config) *Service {
 	return &Service{client: client, cfg: cfg, log: log, cache: cache, sleep: sleepCtx}
 }
 
-// Model names the model the vectors are of.
-func (s *Service) Model() string { return s.client.Model() }
+// Space names the vectors agents' texts are embedded into: the model,
+// and the document prefix when there is one, for the same model with
+// another prefix makes other vectors. The catalog keeps vectors per
+// space and dimension, and an index holds one space's only, so changing
+// the prefix re-embeds every agent as changing the model does
+// (catalog.QueryEmbedder).
+func (s *Service) Space() string { return spaceOf(s.client.Model(), s.cfg.DocumentPrefix) }
+
+// spaceOf is the space of model's vectors of texts after prefix: the
+// model's name alone without one (so vectors stored before prefixes
+// existed stay in use), else the name and the prefix on two lines (a
+// model's name has no line break: config refuses one).
+func spaceOf(model, prefix string) string {
+	if prefix == "" {
+		return model
+	}
+	return model + "\n" + prefix
+}
 
 // EmbedQuery returns the vector of a search's text, from the cache or
 // the API within the query timeout. Its error says why in words a
@@ -98,7 +120,7 @@ func (s *Service) EmbedQuery(ctx context.Context, text string) ([]float32, error
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.QueryTimeout)
 	defer cancel()
-	vs, err := s.client.Embed(ctx, []string{text})
+	vs, err := s.client.Embed(ctx, []string{s.cfg.QueryPrefix + text})
 	if err != nil {
 		s.queriesFailed.Add(1)
 		s.failed(err)
@@ -156,7 +178,7 @@ func (s *Service) State(cov catalog.EmbeddingCoverage) State {
 		Degraded: s.lastErr != "" && !s.lastErrAt.Before(s.lastOKAt)}
 	s.mu.Unlock()
 	st.Agents = cov.Agents
-	if cov.Model == st.Model && cov.Dimension == st.Dimension {
+	if cov.Model == s.Space() && cov.Dimension == st.Dimension {
 		st.Embedded, st.VectorBytes = cov.Embedded, cov.Bytes
 	}
 	st.AgentsOK, st.AgentsFailed = s.agentsOK.Load(), s.agentsFailed.Load()
@@ -164,13 +186,13 @@ func (s *Service) State(cov catalog.EmbeddingCoverage) State {
 	return st
 }
 
-// Run embeds every agent's text that has no vector of this model and
+// Run embeds every agent's text that has no vector of this space and
 // dimension, then follows new versions, until ctx ends. It walks the
 // catalog in seq order: vectors stored already (by another replica, or
 // before a restart) are put in the index without asking the API. A
 // failed batch is tried again after a backoff; nothing is skipped.
 func (s *Service) Run(ctx context.Context, store Store) {
-	model, dim := s.client.Model(), s.client.Dimension()
+	space, dim := s.Space(), s.client.Dimension()
 	backoff := time.Duration(0)
 	wait := func() bool {
 		backoff = min(max(2*backoff, minBackoff), maxBackoff)
@@ -189,7 +211,7 @@ func (s *Service) Run(ctx context.Context, store Store) {
 	backoff = 0
 	var after int64
 	for {
-		jobs, last, err := store.EmbeddingWork(ctx, model, dim, after, workPage)
+		jobs, last, err := store.EmbeddingWork(ctx, space, dim, after, workPage)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -228,7 +250,7 @@ func (s *Service) Run(ctx context.Context, store Store) {
 // embedPage uses the stored vectors of jobs and embeds and stores the
 // others, a batch at a time.
 func (s *Service) embedPage(ctx context.Context, store Store, jobs []catalog.EmbedJob) error {
-	model, dim := s.client.Model(), s.client.Dimension()
+	space, dim := s.Space(), s.client.Dimension()
 	var stored []catalog.Embedding
 	var todo []catalog.EmbedJob
 	for _, j := range jobs {
@@ -238,12 +260,12 @@ func (s *Service) embedPage(ctx context.Context, store Store, jobs []catalog.Emb
 			todo = append(todo, j)
 		}
 	}
-	store.UseEmbeddings(model, dim, stored)
+	store.UseEmbeddings(space, dim, stored)
 	for start := 0; start < len(todo); start += s.cfg.BatchSize {
 		batch := todo[start:min(start+s.cfg.BatchSize, len(todo))]
 		texts := make([]string, len(batch))
 		for i, j := range batch {
-			texts[i] = j.Text
+			texts[i] = s.cfg.DocumentPrefix + j.Text
 		}
 		bctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 		vs, err := s.client.Embed(bctx, texts)
@@ -258,7 +280,7 @@ func (s *Service) embedPage(ctx context.Context, store Store, jobs []catalog.Emb
 		for i, j := range batch {
 			es[i] = catalog.Embedding{PK: j.PK, TextSHA256: j.TextSHA256, Vector: vs[i]}
 		}
-		if err := store.StoreEmbeddings(ctx, model, dim, es); err != nil {
+		if err := store.StoreEmbeddings(ctx, space, dim, es); err != nil {
 			s.failed(err)
 			return err
 		}

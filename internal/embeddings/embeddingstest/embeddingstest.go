@@ -44,6 +44,7 @@ type Server struct {
 	mu     sync.Mutex
 	models []string
 	auth   []string
+	inputs []string
 }
 
 // New starts a server answering Vector's vectors of dim dimensions at
@@ -71,6 +72,13 @@ func (s *Server) ModelName() string { return s.model }
 
 // BaseURL is what --embeddings-url takes.
 func (s *Server) BaseURL() string { return s.URL + "/v1" }
+
+// Inputs returns the texts of the requests so far, in order.
+func (s *Server) Inputs() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.inputs...)
+}
 
 // Seen returns the model names and Authorization headers of the requests
 // so far.
@@ -109,6 +117,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.models = append(s.models, req.Model)
 	s.auth = append(s.auth, r.Header.Get("Authorization"))
+	s.inputs = append(s.inputs, req.Input...)
 	s.mu.Unlock()
 	type item struct {
 		Object    string    `json:"object"`
