@@ -52,8 +52,9 @@ type serveStart struct {
 	VectorsAt   float64      `json:"vectors_at_s,omitempty"`
 	VectorMem   memoryResult `json:"memory_with_vectors"`
 	VectorBytes float64      `json:"vector_bytes,omitempty"`
-	// Embedded counts the agents serve sent to the embeddings API until
-	// then (the rest it loaded from the catalog).
+	// Embedded counts the texts serve sent to the embeddings API until
+	// then: the agents' it did not find stored, and the few searches that
+	// probed for its first answer.
 	Embedded float64 `json:"agents_embedded,omitempty"`
 }
 

@@ -78,8 +78,10 @@ func TestOpenLoopEmbeddingsSmoke(t *testing.T) {
 			t.Errorf("start %d (%s): vectors at %.1fs, %.0f bytes", i, s.Mode, s.VectorsAt, s.VectorBytes)
 		}
 	}
-	if r.Starts[0].Embedded < n || r.Starts[1].Embedded != 0 {
-		t.Errorf("the first start sent %.0f texts to the API (want %d), the restart %.0f (want 0)", r.Starts[0].Embedded, n, r.Starts[1].Embedded)
+	// Besides agents' texts, the API embeds the searches that wait for
+	// serve's first answer: a handful.
+	if r.Starts[0].Embedded < n || r.Starts[0].Embedded > n+5 || r.Starts[1].Embedded > 5 {
+		t.Errorf("the first start sent %.0f texts to the API (want %d agents'), the restart %.0f (want none of the agents')", r.Starts[0].Embedded, n, r.Starts[1].Embedded)
 	}
 	wantModes := []string{modeHybrid, modeHybrid, modeLexical, modeLexical, modeLexical, modeLexical, modeHybrid, modeHybrid}
 	if len(r.Phases) != len(wantModes) {
