@@ -98,8 +98,13 @@ func TestEmbed(t *testing.T) {
 
 func TestEmbedQueryCachesAndDegrades(t *testing.T) {
 	f, base := newFakeAPI(t, 16)
+	// The timeout is generous: a loaded machine can take a good part of a
+	// second over a loopback request, and the answers that must come in
+	// time would then fail. The slow API holds its answer until the
+	// request is given up, so only the timeout ends that call.
+	const timeout = 2 * time.Second
 	s := New(NewClient(loopbackClient(), ClientConfig{URL: base, Model: "m", Dimension: 16}),
-		Config{QueryTimeout: 100 * time.Millisecond})
+		Config{QueryTimeout: timeout})
 	ctx := context.Background()
 	if _, err := s.EmbedQuery(ctx, "book a train"); err != nil {
 		t.Fatal(err)
@@ -108,9 +113,11 @@ func TestEmbedQueryCachesAndDegrades(t *testing.T) {
 	if _, err := s.EmbedQuery(ctx, "book a train"); err != nil || f.Requests.Load() != n {
 		t.Fatalf("a repeated query asked the API again (err %v)", err)
 	}
-	f.Delay.Store(int64(500 * time.Millisecond))
+	f.Delay.Store(int64(time.Hour))
 	if _, err := s.EmbedQuery(ctx, "something slow"); err == nil {
 		t.Fatal("a slow API did not time out")
+	} else if e, ok := errors.AsType[*Error](err); !ok || e.Kind != KindTimeout {
+		t.Fatalf("a slow API: %v, want kind %s", err, KindTimeout)
 	}
 	st := s.State(catalog.EmbeddingCoverage{})
 	if !st.Degraded || st.LastError == "" || st.QueriesFailed != 1 || st.QueriesOK != 1 {

@@ -8,6 +8,7 @@ package embeddingstest
 import (
 	"encoding/json"
 	"hash/fnv"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -32,7 +33,8 @@ type Server struct {
 	Dim atomic.Int64
 	// Down makes it answer 503.
 	Down atomic.Bool
-	// Delay holds every answer back this long (nanoseconds).
+	// Delay holds every answer back this long (nanoseconds), or until the
+	// client gives up.
 	Delay atomic.Int64
 	// Requests counts the requests it received, Texts the texts.
 	Requests, Texts atomic.Int64
@@ -94,6 +96,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
+	// The body is read before the delay: net/http notices a client that
+	// gives up (and ends the request's context) only once it has.
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return
+	}
 	if d := time.Duration(s.Delay.Load()); d > 0 {
 		select {
 		case <-time.After(d):
@@ -109,7 +117,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		Model string   `json:"model"`
 		Input []string `json:"input"`
 	}
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+	if err := json.Unmarshal(body, &req); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
