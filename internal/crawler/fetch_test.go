@@ -432,7 +432,15 @@ func TestFetch(t *testing.T) {
 func TestFetchTransportFailures(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
+	// arrived tells a caller waiting on it that the slow server has the
+	// request.
+	arrived := make(chan struct{})
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case arrived <- struct{}{}:
+		case <-r.Context().Done():
+			return
+		}
 		select {
 		case <-release:
 		case <-r.Context().Done():
@@ -457,9 +465,12 @@ func TestFetchTransportFailures(t *testing.T) {
 	ln.Close()
 
 	tests := []struct {
-		name      string
-		input     string
-		ctx       func() (context.Context, context.CancelFunc)
+		name  string
+		input string
+		ctx   func() (context.Context, context.CancelFunc)
+		// timeout is the client's; by default long enough that only a
+		// hang reaches it, even on a loaded machine.
+		timeout   time.Duration
 		allow     []netip.Prefix
 		wantClass string
 		wantIs    error
@@ -473,7 +484,7 @@ func TestFetchTransportFailures(t *testing.T) {
 		{name: "connection refused", input: "http://" + closedAddr + "/card.json", wantClass: ClassConnect},
 		{name: "untrusted certificate", input: tlsSrv.URL + "/card.json", wantClass: ClassTLS},
 		{name: "TLS to a plain HTTP server", input: "https://" + plain.Listener.Addr().String() + "/card.json", wantClass: ClassTLS},
-		{name: "client timeout", input: slow.URL + "/card.json", wantClass: ClassTimeout},
+		{name: "client timeout", input: slow.URL + "/card.json", timeout: 300 * time.Millisecond, wantClass: ClassTimeout},
 		{
 			name: "caller deadline", input: slow.URL + "/card.json", wantClass: ClassTimeout,
 			ctx: func() (context.Context, context.CancelFunc) {
@@ -481,10 +492,19 @@ func TestFetchTransportFailures(t *testing.T) {
 			},
 		},
 		{
+			// Cancelled once the request is in, not after a fixed time
+			// that a loaded machine could make later than the client's
+			// timeout.
 			name: "caller cancel", input: slow.URL + "/card.json", wantClass: ClassCanceled,
 			ctx: func() (context.Context, context.CancelFunc) {
 				ctx, cancel := context.WithCancel(context.Background())
-				time.AfterFunc(100*time.Millisecond, cancel)
+				go func() {
+					select {
+					case <-arrived:
+						cancel()
+					case <-ctx.Done():
+					}
+				}()
 				return ctx, cancel
 			},
 		},
@@ -501,7 +521,11 @@ func TestFetchTransportFailures(t *testing.T) {
 			// The resolver answers NXDOMAIN in process, and fails the test
 			// if asked for a reserved name.
 			resolver := safehttptest.NewResolver(t, nil).Net()
-			f := NewFetcher(safehttp.New(safehttp.Config{AllowNetworks: allow, Timeout: 300 * time.Millisecond, Resolver: resolver}), 0)
+			timeout := 10 * time.Second
+			if tt.timeout != 0 {
+				timeout = tt.timeout
+			}
+			f := NewFetcher(safehttp.New(safehttp.Config{AllowNetworks: allow, Timeout: timeout, Resolver: resolver}), 0)
 			ctx, cancel := context.Background(), context.CancelFunc(func() {})
 			if tt.ctx != nil {
 				ctx, cancel = tt.ctx()

@@ -28,10 +28,21 @@ const legacyCard = `{"name":"Old","description":"v0.2 agent","version":"0.1","ur
 "skills":[{"id":"s","name":"S","description":"d","tags":["t"]}]}`
 
 // testCrawler builds a Crawler over the given allowlist with a fixed clock
-// and no jitter.
+// and no jitter. Its client's timeout is a hang guard, long enough that no
+// check of a loopback agent fails as a timeout on a loaded machine; a test
+// of the timeout itself uses timedCrawler.
 func testCrawler(t *testing.T, store CrawlStore, allow []netip.Prefix, cfg Config) *Crawler {
 	t.Helper()
-	client := safehttp.New(safehttp.Config{AllowNetworks: allow, Timeout: 500 * time.Millisecond, MaxBodyBytes: 64 << 10})
+	return timedCrawler(t, store, allow, cfg, hangGuard)
+}
+
+// hangGuard is testCrawler's client timeout.
+const hangGuard = 10 * time.Second
+
+// timedCrawler is testCrawler with the client's timeout given.
+func timedCrawler(t *testing.T, store CrawlStore, allow []netip.Prefix, cfg Config, timeout time.Duration) *Crawler {
+	t.Helper()
+	client := safehttp.New(safehttp.Config{AllowNetworks: allow, Timeout: timeout, MaxBodyBytes: 64 << 10})
 	t.Cleanup(client.CloseIdleConnections)
 	if cfg.Rand == nil {
 		cfg.Rand = func() float64 { return 0 }
@@ -79,7 +90,9 @@ func TestRefresh(t *testing.T) {
 		// neverPath is a path the crawler must not request.
 		neverPath string
 		allow     []netip.Prefix
-		steps     []step
+		// timeout is the client's, when a step is to time out.
+		timeout time.Duration
+		steps   []step
 	}{
 		{
 			name: "304 keeps validators",
@@ -153,11 +166,12 @@ func TestRefresh(t *testing.T) {
 				return func(w http.ResponseWriter, r *http.Request) {
 					select {
 					case <-r.Context().Done():
-					case <-time.After(5 * time.Second):
+					case <-time.After(time.Minute): // a hang guard
 					}
 				}
 			},
-			steps: []step{{class: ClassTimeout, health: catalog.HealthStale, failures: 1}},
+			timeout: 300 * time.Millisecond,
+			steps:   []step{{class: ClassTimeout, health: catalog.HealthStale, failures: 1}},
 		},
 		{
 			name: "endless body",
@@ -307,9 +321,13 @@ func TestRefresh(t *testing.T) {
 				allow = tt.allow
 			}
 			now := t0
-			c := testCrawler(t, nil, allow, Config{
+			timeout := hangGuard
+			if tt.timeout != 0 {
+				timeout = tt.timeout
+			}
+			c := timedCrawler(t, nil, allow, Config{
 				BackoffBase: 5 * time.Minute, Now: func() time.Time { return now },
-			})
+			}, timeout)
 			path := WellKnownCardPath
 			if tt.path != "" {
 				path = tt.path
@@ -473,9 +491,33 @@ func TestRefreshParsesInABackgroundTurn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	// Cancelled once the check waits for its turn, not after a fixed
+	// time: on a loaded machine the fetch before it can take longer than
+	// any short deadline, and would then fail as a timeout.
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	if o := c.Refresh(ctx, target); o.Class != ClassCanceled || o.Card != nil {
+	outcome := make(chan catalog.FetchOutcome, 1)
+	go func() { outcome <- c.Refresh(ctx, target) }()
+	var o catalog.FetchOutcome
+	poll := time.NewTicker(time.Millisecond)
+	defer poll.Stop()
+	hang := time.After(30 * time.Second)
+wait:
+	for {
+		select {
+		case o = <-outcome: // it ended without waiting for a turn
+			break wait
+		case <-hang:
+			t.Fatal("the check neither ended nor waited for a turn")
+		case <-poll.C:
+			if p.Stats().Waiting > 0 {
+				cancel()
+				o = <-outcome
+				break wait
+			}
+		}
+	}
+	if o.Class != ClassCanceled || o.Card != nil {
 		t.Fatalf("check while the turn was held: class %q, card %v; want %q and none", o.Class, o.Card != nil, ClassCanceled)
 	}
 	end()
