@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -21,12 +22,20 @@ import (
 
 	_ "github.com/mattn/go-sqlite3" // database/sql driver "sqlite3", to inspect the catalog as it was left
 
+	"github.com/a2aregistry/registry/internal/config"
 	"github.com/a2aregistry/registry/internal/synth"
 )
 
 // crashChildEnv carries the serve arguments of a child process started by
 // TestCrashSafety; the child is this test binary running TestCrashChild.
 const crashChildEnv = "REGISTRY_CRASH_CHILD_ARGS"
+
+// crashChildAddrEnv, when set, names the file where the child writes the
+// address it listens on, once it accepts connections: a parent that needs
+// the address starts the child on port 0 and reads it there. A port picked
+// beforehand and closed could be taken by another test's socket (packages
+// run in parallel) before the child binds it.
+const crashChildAddrEnv = "REGISTRY_CRASH_CHILD_ADDR_FILE"
 
 // TestCrashChild is not a test on its own: it runs `registry serve` in a
 // child process for TestCrashSafety, which kills it with SIGKILL.
@@ -37,7 +46,36 @@ func TestCrashChild(t *testing.T) {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	os.Exit(run(ctx, strings.Split(args, "\n"), os.Stdout, os.Stderr, func(string) string { return "" }))
+	argv := strings.Split(args, "\n")
+	if path := os.Getenv(crashChildAddrEnv); path != "" && argv[0] == "serve" {
+		os.Exit(serveReportingAddr(ctx, argv[1:], path))
+	}
+	os.Exit(run(ctx, argv, os.Stdout, os.Stderr, func(string) string { return "" }))
+}
+
+// serveReportingAddr is `registry serve args…` (runServe) that writes the
+// bound address to path, whole: written aside, then renamed.
+func serveReportingAddr(ctx context.Context, args []string, path string) int {
+	cfg, _, code, ok := loadConfig("serve", "[flags]", config.All, args, os.Stderr, func(string) string { return "" })
+	if !ok {
+		return code
+	}
+	log := newLogger(cfg, os.Stderr)
+	err := serve(ctx, cfg, log, func(a net.Addr) {
+		tmp := path + ".tmp"
+		if err := os.WriteFile(tmp, []byte(a.String()), 0o600); err != nil {
+			log.Error("writing the address", "err", err)
+			return
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			log.Error("writing the address", "err", err)
+		}
+	})
+	if err != nil {
+		log.Error("serve failed", "err", err)
+		return exitFail
+	}
+	return exitOK
 }
 
 // TestCrashSafety kills `registry serve` with SIGKILL in the middle of a
@@ -107,9 +145,11 @@ func TestCrashSafety(t *testing.T) {
 		}
 		return n
 	}
+	// A hang guard, ended as soon as ok holds: at load 30 on two cores the
+	// crawl was not yet in full swing after 60 s.
 	waitFor := func(what string, ok func() bool) {
 		t.Helper()
-		deadline := time.Now().Add(60 * time.Second)
+		deadline := time.Now().Add(3 * time.Minute)
 		for !ok() {
 			if time.Now().After(deadline) {
 				t.Fatalf("timed out waiting for %s", what)

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -96,23 +95,14 @@ func (f *fleet) arrivals(path string) []time.Time {
 	return slices.Clone(f.requests[path])
 }
 
-// freePort returns a loopback address nothing listens on now.
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // startServeProcess runs `registry serve args…` as a child process (this test
-// binary in TestCrashChild), killed when the test ends if still running.
-func startServeProcess(t *testing.T, args []string) *exec.Cmd {
+// binary in TestCrashChild) with env added to its environment, killed when
+// the test ends if still running.
+func startServeProcess(t *testing.T, args []string, env ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$")
 	cmd.Env = append(os.Environ(), crashChildEnv+"="+strings.Join(append([]string{"serve"}, args...), "\n"))
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -124,6 +114,25 @@ func startServeProcess(t *testing.T, args []string) *exec.Cmd {
 		}
 	})
 	return cmd
+}
+
+// startListeningServeProcess is startServeProcess on a loopback port of
+// the child's choosing (args must not have --listen); addr waits for the
+// child to accept connections and returns its address.
+func startListeningServeProcess(t *testing.T, args []string) (cmd *exec.Cmd, addr func() string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "addr")
+	cmd = startServeProcess(t, append([]string{"--listen", "127.0.0.1:0"}, args...), crashChildAddrEnv+"="+path)
+	return cmd, func() string {
+		t.Helper()
+		var b []byte
+		waitUntil(t, 90*time.Second, "the child to listen", func() bool {
+			var err error
+			b, err = os.ReadFile(path)
+			return err == nil
+		})
+		return string(b)
+	}
 }
 
 // waitUntil polls ok every 20 ms until it holds or limit passes.
@@ -187,9 +196,9 @@ func TestReplicas(t *testing.T) {
 	names := []string{"r1", "r2", "r3"}
 	addrs := make([]string, len(names))
 	procs := make([]*exec.Cmd, len(names))
+	addrOf := make([]func() string, len(names))
 	for i, name := range names {
-		addrs[i] = freePort(t)
-		args := []string{"--listen", addrs[i], "--db", dsn, "--instance", name, "--import-examples=false",
+		args := []string{"--db", dsn, "--instance", name, "--import-examples=false",
 			"--allow-networks", "127.0.0.0/8", "--verify-fetch=false", "--log-level", "warn",
 			"--crawl-concurrency", "4", "--crawl-per-host", "4", "--crawl-lease", lease.String(),
 			"--crawl-min-interval", interval.String(), "--crawl-max-interval", interval.String()}
@@ -198,7 +207,10 @@ func TestReplicas(t *testing.T) {
 			// otherwise fetch each new seed once to register it.
 			args = append(args, "--seeds", seeds)
 		}
-		procs[i] = startServeProcess(t, args)
+		procs[i], addrOf[i] = startListeningServeProcess(t, args)
+	}
+	for i := range names {
+		addrs[i] = addrOf[i]()
 	}
 
 	// Mid-crawl: every agent registered and checked by the crawler at least
