@@ -133,6 +133,11 @@ func startServe(t *testing.T, dsn string) string {
 	return startServeWith(t, dsn, nil)
 }
 
+// serveStartLimit is how long a test waits for serve to start (or to fail
+// to): a hang guard. Opening and migrating a PostgreSQL catalog took over
+// the 30 s it was on a two-core machine at load 30.
+const serveStartLimit = 2 * time.Minute
+
 // startServeWith is startServe with the configuration changed by mod.
 func startServeWith(t *testing.T, dsn string, mod func(*config.Config)) string {
 	t.Helper()
@@ -160,7 +165,7 @@ func startServeWith(t *testing.T, dsn string, mod func(*config.Config)) string {
 		return (&url.URL{Scheme: "http", Host: a.String()}).String()
 	case err := <-errc:
 		t.Fatalf("serve: %v", err)
-	case <-time.After(30 * time.Second):
+	case <-time.After(serveStartLimit):
 		t.Fatal("server did not start")
 	}
 	return ""

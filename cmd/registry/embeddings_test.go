@@ -35,7 +35,10 @@ func TestSemanticSearch(t *testing.T) {
 				c.Storage.ImportExamples = true
 				c.Embeddings.URL, c.Embeddings.Model, c.Embeddings.Dimension = fake.BaseURL(), "hash", 32
 				c.Embeddings.APIKey = "sk-never-shown"
-				c.Embeddings.QueryTimeout = 200 * time.Millisecond
+				// Nothing here waits for a timeout (the API down answers
+				// 503 at once); a short one turned a hybrid search lexical
+				// on a loaded machine.
+				c.Embeddings.QueryTimeout = 10 * time.Second
 			})
 			type ready struct {
 				Status   string `json:"status"`

@@ -47,7 +47,7 @@ func TestFirstStartLooksUpNoName(t *testing.T) {
 		base = (&url.URL{Scheme: "http", Host: a.String()}).String()
 	case err := <-errc:
 		t.Fatalf("serve: %v", err)
-	case <-time.After(30 * time.Second):
+	case <-time.After(serveStartLimit):
 		t.Fatal("server did not start")
 	}
 

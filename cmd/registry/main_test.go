@@ -196,7 +196,7 @@ func TestServe(t *testing.T) {
 		base = "http://" + a.String()
 	case err := <-errc:
 		t.Fatalf("serve: %v", err)
-	case <-time.After(30 * time.Second):
+	case <-time.After(serveStartLimit):
 		t.Fatal("server did not start")
 	}
 
@@ -281,7 +281,7 @@ func TestServeFailsCleanly(t *testing.T) {
 		if !errors.As(err, &opErr) || opErr.Op != "listen" || !errors.Is(err, syscall.EADDRINUSE) {
 			t.Fatalf("serve = %v, want the listen error EADDRINUSE", err)
 		}
-	case <-time.After(30 * time.Second):
+	case <-time.After(serveStartLimit):
 		t.Fatal("serve hung after failing to listen")
 	}
 }

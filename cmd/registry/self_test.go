@@ -49,7 +49,7 @@ func TestServeNeverReachesItself(t *testing.T) {
 	case addr = <-addrc:
 	case err := <-errc:
 		t.Fatalf("serve: %v", err)
-	case <-time.After(30 * time.Second):
+	case <-time.After(serveStartLimit):
 		t.Fatal("server did not start")
 	}
 	base := (&url.URL{Scheme: "http", Host: addr.String()}).String()
@@ -117,7 +117,7 @@ func TestServeListsItself(t *testing.T) {
 	case <-addrc:
 	case err := <-errc:
 		t.Skipf("serve on a port picked beforehand: %v", err)
-	case <-time.After(30 * time.Second):
+	case <-time.After(serveStartLimit):
 		t.Fatal("server did not start")
 	}
 	base := "http://127.0.0.1:" + port
