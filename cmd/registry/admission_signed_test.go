@@ -287,9 +287,28 @@ func TestServeRejudgesOnReload(t *testing.T) {
 	if st, _ := listing(); st != "approved" {
 		t.Fatalf("under the first policy the agent is %s", st)
 	}
-	// A refused file changes nothing; the poll (every 5 s) reads it.
+	// A refused file changes nothing; the poll (every 5 s) reads it, and
+	// /readyz says so. Waiting for that, not for a fixed time, keeps the
+	// check from passing unchecked on a machine too slow to poll in time.
 	write("rules:\n  - id: broken\n    expression: agent.nmae == ''\n    action: hold\n    message: m\n")
-	time.Sleep(policyPollInterval + time.Second)
+	refusal := func() string {
+		t.Helper()
+		resp, err := http.Get(base + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var ready readyBody
+		if err := json.NewDecoder(resp.Body).Decode(&ready); err != nil || ready.Policy == nil {
+			t.Fatalf("readyz policy = %+v (%v)", ready.Policy, err)
+		}
+		return ready.Policy.Error
+	}
+	for deadline := time.Now().Add(4 * policyPollInterval); refusal() == ""; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the refused policy is not shown in /readyz")
+		}
+	}
 	if st, _ := listing(); st != "approved" {
 		t.Fatalf("after a refused policy the agent is %s", st)
 	}
