@@ -7,11 +7,15 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/a2aregistry/registry/internal/a2aagent"
+	"github.com/a2aregistry/registry/internal/ard"
 	"github.com/a2aregistry/registry/internal/background"
+	"github.com/a2aregistry/registry/internal/mcpserver"
 )
 
-// The reads people wait for count as in flight while served; probes,
-// metrics, writes and event streams do not, and nothing stays counted
+// The reads people wait for, and the machine doors' questions, count as in
+// flight while served; probes, metrics, other writes and event streams do
+// not, and nothing stays counted
 // after a request ends, whatever its handler returned.
 func TestForegroundMarksReads(t *testing.T) {
 	p := background.NewPriority(2)
@@ -30,6 +34,11 @@ func TestForegroundMarksReads(t *testing.T) {
 		e.HEAD(path, h)
 	}
 	e.POST("/api/v1/agents", h)
+	for _, path := range []string{mcpserver.Path, a2aagent.JSONRPCPath, a2aagent.RESTPath + "/message:send",
+		a2aagent.RESTPath + "/acme/message:send", a2aagent.RESTPath + "/message:stream", ard.BasePath + "/search",
+		ard.BasePath + "/explore", "/api/v1/sources"} {
+		e.POST(path, h)
+	}
 
 	for _, tc := range []struct {
 		method, path, accept string
@@ -44,6 +53,16 @@ func TestForegroundMarksReads(t *testing.T) {
 		{http.MethodGet, "/metrics", "", 0},
 		{http.MethodPost, "/api/v1/agents", "", 0},
 		{http.MethodGet, "/agents/x", "text/event-stream", 0},
+		// The machine doors' questions are POSTs.
+		{http.MethodPost, mcpserver.Path, "application/json, text/event-stream", 1},
+		{http.MethodPost, a2aagent.JSONRPCPath, "application/json", 1},
+		{http.MethodPost, a2aagent.JSONRPCPath, "text/event-stream", 0},
+		{http.MethodPost, a2aagent.RESTPath + "/message:send", "", 1},
+		{http.MethodPost, a2aagent.RESTPath + "/acme/message:send", "", 1},
+		{http.MethodPost, a2aagent.RESTPath + "/message:stream", "", 0},
+		{http.MethodPost, ard.BasePath + "/search", "application/json", 1},
+		{http.MethodPost, ard.BasePath + "/explore", "", 1},
+		{http.MethodPost, "/api/v1/sources", "", 0},
 	} {
 		during = -1
 		req := httptest.NewRequest(tc.method, tc.path, nil)

@@ -8,11 +8,13 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"github.com/a2aregistry/registry/internal/a2aagent"
 	"github.com/a2aregistry/registry/internal/api"
 	"github.com/a2aregistry/registry/internal/ard"
 	"github.com/a2aregistry/registry/internal/auth"
 	"github.com/a2aregistry/registry/internal/background"
 	"github.com/a2aregistry/registry/internal/catalog"
+	"github.com/a2aregistry/registry/internal/mcpserver"
 	"github.com/a2aregistry/registry/internal/report"
 	"github.com/a2aregistry/registry/internal/runs"
 	"github.com/a2aregistry/registry/internal/sources"
@@ -124,22 +126,38 @@ type annotator interface {
 }
 
 // foreground marks the reads a person or a client waits for (GET and HEAD
-// of the API and the console) as in flight while they are served, so the
-// crawler and the verifier take fewer CPUs meanwhile. Probes, metrics and
-// event streams, which wait rather than compute, are not marked: an open
-// stream would slow the background for as long as it lasts.
+// of the API and the console, and the machine doors' questions: MCP tool
+// calls, A2A messages, ARD search and explore, which are POSTs) as in
+// flight while they are served, so the crawler and the verifier take
+// fewer CPUs meanwhile. Probes, metrics and event streams, which wait
+// rather than compute, are not marked: an open stream would slow the
+// background for as long as it lasts. Other writes are not marked either:
+// a registration waits on the agent's own host, not on the CPU.
 func foreground(p *background.Priority) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			r := c.Request()
-			if r.Method != http.MethodGet && r.Method != http.MethodHead {
-				return next(c)
-			}
-			switch r.URL.Path {
-			case "/healthz", "/readyz", "/metrics":
-				return next(c)
-			}
-			if strings.Contains(r.Header.Get(echo.HeaderAccept), "text/event-stream") {
+			switch r.Method {
+			case http.MethodGet, http.MethodHead:
+				switch r.URL.Path {
+				case "/healthz", "/readyz", "/metrics":
+					return next(c)
+				}
+				if strings.Contains(r.Header.Get(echo.HeaderAccept), "text/event-stream") {
+					return next(c)
+				}
+			case http.MethodPost:
+				if !questionPost(r.URL.Path) {
+					return next(c)
+				}
+				// MCP clients accept an event stream on every POST; an
+				// answer to one call is still one answer. An A2A
+				// streaming message is a stream (its client asks for
+				// events alone).
+				if r.URL.Path != mcpserver.Path && r.Header.Get(echo.HeaderAccept) == "text/event-stream" {
+					return next(c)
+				}
+			default:
 				return next(c)
 			}
 			done := p.Foreground()
@@ -147,6 +165,17 @@ func foreground(p *background.Priority) echo.MiddlewareFunc {
 			return next(c)
 		}
 	}
+}
+
+// questionPost reports whether a POST to path asks the catalog a question
+// through a machine door (MCP, A2A, ARD search and explore).
+func questionPost(path string) bool {
+	switch path {
+	case mcpserver.Path, a2aagent.JSONRPCPath, ard.BasePath + "/search", ard.BasePath + "/explore":
+		return true
+	}
+	// HTTP+JSON's SendMessage, with or without a tenant before it.
+	return strings.HasPrefix(path, a2aagent.RESTPath+"/") && strings.HasSuffix(path, "/message:send")
 }
 
 // newHandler mounts every route: /healthz and the JSON API.
