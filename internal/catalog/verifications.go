@@ -95,8 +95,19 @@ func (s *Store) DueVerifications(ctx context.Context, now time.Time, limit int) 
 		q    string
 		args []any
 	}{
-		{sel + `WHERE a.signature_status = ? AND a.health <> ? AND a.removed_at IS NULL ORDER BY a.signature_status, a.pk LIMIT ?`,
-			[]any{SignatureUnchecked, HealthRemoved}},
+		// Never-verified agents, in pk order. The status is a literal so
+		// the planners use the partial index agents_unchecked (migration
+		// 00031), and the agents are picked in a limited subquery before
+		// their versions are joined: PostgreSQL, with statistics taken
+		// while every agent was unchecked, otherwise walks both tables
+		// from their start past every verified agent. Every agent has its
+		// current version, so the join drops none of those picked.
+		{`SELECT a.id, a.card_url, a.current_version, v.raw FROM (
+			SELECT pk, id, card_url, current_version FROM agents
+			WHERE signature_status = '` + SignatureUnchecked + `' AND health <> ? AND removed_at IS NULL
+			ORDER BY pk LIMIT ?) a
+		JOIN card_versions v ON v.agent_pk = a.pk AND v.number = a.current_version ORDER BY a.pk`,
+			[]any{HealthRemoved}},
 		{sel + `JOIN verifications r ON r.agent_pk = a.pk AND r.version = a.current_version
 			WHERE ` + stale + ` AND a.health <> ? AND a.removed_at IS NULL LIMIT ?`, []any{HealthRemoved}},
 		{sel + `JOIN verifications r ON r.agent_pk = a.pk AND r.version = a.current_version

@@ -187,3 +187,64 @@ func storedVerifications(t *testing.T, s *catalog.Store, ids []string) string {
 	fmt.Fprintf(&b, "facets: %v\n", p.Facets)
 	return b.String()
 }
+
+// The verifier is due never-verified agents first, in the order they were
+// catalogued, then agents whose recheck time has come, earliest first;
+// removed agents and ones whose recheck is ahead are not due. Each limit
+// cuts that one order, whether it falls among the never-verified agents
+// or past them.
+func TestDueVerificationsOrder(t *testing.T) {
+	for name, dsn := range map[string]func(testing.TB) string{"sqlite": catalogtest.SQLiteDSN, "postgres": catalogtest.PostgresDSN} {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			s := catalogtest.Open(t, dsn(t))
+			gen := synth.New(5)
+			var batch []catalog.UpsertInput
+			for i := range 12 {
+				batch = append(batch, catalog.UpsertInput{CardURL: gen.CardURL(i), Card: mustParse(t, string(gen.Card(i)))})
+			}
+			res, err := s.UpsertBatch(ctx, testActor, batch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids := make([]string, len(res))
+			for i, r := range res {
+				ids[i] = r.Agent.ID
+			}
+			now := time.Now().UTC().Truncate(time.Second)
+			recheck := map[int]time.Duration{1: time.Hour, 3: time.Hour, 4: -time.Hour, 6: time.Hour, 8: -2 * time.Hour}
+			var ins []catalog.VerificationInput
+			for i, after := range recheck {
+				ins = append(ins, catalog.VerificationInput{AgentID: ids[i], Version: 1, Status: catalog.SignatureUnsigned,
+					VerifiedAt: now, RecheckAt: now.Add(after), Report: json.RawMessage(`{}`)})
+			}
+			if err := s.RecordVerifications(ctx, testActor, ins); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.RemoveAgent(ctx, admin, ids[9]); err != nil {
+				t.Fatal(err)
+			}
+			order := []int{0, 2, 5, 7, 10, 11, 8, 4}
+			for _, limit := range []int{1, 3, 6, 7, 100} {
+				var want []string
+				for _, i := range order[:min(limit, len(order))] {
+					want = append(want, ids[i])
+				}
+				due, err := s.DueVerifications(ctx, now, limit)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got []string
+				for _, d := range due {
+					got = append(got, d.AgentID)
+					if d.Version != 1 || len(d.Raw) == 0 {
+						t.Errorf("limit %d: agent %s due at version %d with %d bytes of card", limit, d.AgentID, d.Version, len(d.Raw))
+					}
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("limit %d: due %v, want %v", limit, got, want)
+				}
+			}
+		})
+	}
+}
