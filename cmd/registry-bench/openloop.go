@@ -103,7 +103,7 @@ func runOpenLoop(args []string) error {
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of serve over the whole run to this file (REGISTRY_CPUPROFILE)")
 	fs.BoolVar(&f.prepare, "prepare", false, "only load the catalog into -db and store the verifier's first pass over it in this process (serve's verifier with --verify-fetch=false), then exit")
 	fs.IntVar(&f.embeddings, "embeddings", 0, "with a dimension (e.g. 384): run serve with the semantic layer on and off in turn, its vectors from a fast stand-in embeddings API in this process (embeddingstest's hashed projection), and ask questions never repeated within a serve process (0: the semantic layer off)")
-	fs.BoolVar(&f.reuse, "reuse", false, "run on the catalog -prepare left in -db (idle phases only: its cards' fleet is gone)")
+	fs.BoolVar(&f.reuse, "reuse", false, "run on the catalog -prepare left in -db (idle phases only: its cards' fleet is gone); with -prepare, finish an interrupted first pass without loading again")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -123,8 +123,6 @@ func runOpenLoop(args []string) error {
 	switch {
 	case (f.reuse || f.prepare) && f.db == "":
 		return errors.New("-reuse and -prepare need -db")
-	case f.reuse && f.prepare:
-		return errors.New("-reuse and -prepare exclude each other")
 	case f.prepare && f.embeddings > 0:
 		return errors.New("-prepare stores no vectors: run -embeddings on the catalog it leaves (-reuse)")
 	case f.reuse && slices.Contains(phases, "crawling"):
@@ -160,8 +158,12 @@ func runOpenLoop(args []string) error {
 			return err
 		}
 	}
-	fmt.Printf("catalog: %d agents loaded in %.1fs (%s); %d CPUs; %.0f requests/s of %s; phases of %v\n",
-		f.n, time.Since(loadStart).Seconds(), backendOf(dsn), runtime.NumCPU(), f.rate, strings.Join(kinds, ","), f.duration)
+	loaded := fmt.Sprintf("loaded in %.1fs", time.Since(loadStart).Seconds())
+	if f.reuse {
+		loaded = "kept from an earlier -prepare"
+	}
+	fmt.Printf("catalog: %d agents %s (%s); %d CPUs; %.0f requests/s of %s; phases of %v\n",
+		f.n, loaded, backendOf(dsn), runtime.NumCPU(), f.rate, strings.Join(kinds, ","), f.duration)
 	if f.prepare {
 		return verifyCatalog(ctx, dsn)
 	}
