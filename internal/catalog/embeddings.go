@@ -21,7 +21,12 @@ import (
 // digest. The embeddings worker (internal/embeddings) walks the agents in
 // seq order (EmbeddingWork), asks its API for the texts that have no
 // vector yet and stores them (StoreEmbeddings); both put the vectors in
-// this process's index. Only vectors of the model and dimension asked for
+// this process's index. The index build loads the stored vectors of the
+// Embedder's space whose digest matches the text it reads (loadVectors),
+// so a restart has them at its first search and the worker reads the
+// text of none of them again: each vector in the index records the
+// version it is of, and the worker skips the agents whose current
+// version it is. Only vectors of the model and dimension asked for
 // are ever read, so two models' vectors are never compared. The column
 // model holds what the embedder calls the vectors' space: the model's
 // name, with the document prefix sent before each text when there is one
@@ -37,6 +42,8 @@ type QueryEmbedder interface {
 	// makes its vectors differ (a document prefix). Only vectors of one
 	// space are compared.
 	Space() string
+	// Dimension is the length of the vectors.
+	Dimension() int
 }
 
 // Semantic says how a search with text was ranked, when the semantic
@@ -51,7 +58,9 @@ type Semantic struct {
 // EmbedJob is an agent whose current text the semantic layer needs a
 // vector of.
 type EmbedJob struct {
-	PK         int64
+	PK int64
+	// Seq is the version Text is of.
+	Seq        int64
 	Text       string
 	TextSHA256 string
 	// Stored is the vector stored for this very text, model and
@@ -62,7 +71,9 @@ type EmbedJob struct {
 
 // Embedding is the vector of an agent's text.
 type Embedding struct {
-	PK         int64
+	PK int64
+	// Seq is the version of the agent whose text was embedded.
+	Seq        int64
 	TextSHA256 string
 	Vector     []float32
 }
@@ -76,7 +87,9 @@ func EmbedDigest(text string) string {
 // EmbeddingWork returns the listed agents changed after seq afterSeq,
 // the limit first in seq order, each with the text to embed and any
 // vector stored of it for model and dim; and the highest seq read, from
-// which the next call goes on (afterSeq when there was nothing).
+// which the next call goes on (afterSeq when there was nothing). Agents
+// whose current version's vector the index holds already (loaded by the
+// build, or embedded since) are passed over without reading their text.
 func (s *Store) EmbeddingWork(ctx context.Context, model string, dim int, afterSeq int64, limit int) ([]EmbedJob, int64, error) {
 	rows, err := s.queryRows(s.stmtCtx(ctx),
 		"SELECT pk, seq FROM agents WHERE removed_at IS NULL AND seq > ? ORDER BY seq LIMIT ?", afterSeq, limit)
@@ -85,27 +98,31 @@ func (s *Store) EmbeddingWork(ctx context.Context, model string, dim int, afterS
 	}
 	var pks []int64
 	last := afterSeq
+	idx := s.idx()
 	for rows.Next() {
 		var pk, seq int64
 		if err := rows.Scan(&pk, &seq); err != nil {
 			rows.Close()
 			return nil, afterSeq, fmt.Errorf("agents to embed: %w", err)
 		}
-		pks = append(pks, pk)
 		last = max(last, seq)
+		if v, ok := idx.VectorSeq(uint32(pk), model, dim); ok && v == seq {
+			continue
+		}
+		pks = append(pks, pk)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, afterSeq, fmt.Errorf("agents to embed: %w", err)
 	}
 	if len(pks) == 0 {
-		return nil, afterSeq, nil
+		return nil, last, nil
 	}
 	where, args := inList("pk", pks)
 	var jobs []EmbedJob
 	if err := s.loadDocs(ctx, where, args, func(d search.Doc) {
 		text := search.EmbedText(d.Text)
-		jobs = append(jobs, EmbedJob{PK: int64(d.ID), Text: text, TextSHA256: EmbedDigest(text)})
+		jobs = append(jobs, EmbedJob{PK: int64(d.ID), Seq: d.Seq, Text: text, TextSHA256: EmbedDigest(text)})
 	}); err != nil {
 		return nil, afterSeq, fmt.Errorf("texts to embed: %w", err)
 	}
@@ -209,7 +226,7 @@ func (s *Store) StoreEmbeddings(ctx context.Context, model string, dim int, es [
 func (s *Store) UseEmbeddings(model string, dim int, es []Embedding) {
 	vs := make([]search.Vector, 0, len(es))
 	for _, e := range es {
-		vs = append(vs, search.Vector{ID: uint32(e.PK), Values: e.Vector})
+		vs = append(vs, search.Vector{ID: uint32(e.PK), Seq: e.Seq, Values: e.Vector})
 	}
 	s.idx().SetVectors(model, dim, vs)
 }

@@ -31,9 +31,18 @@ func hashEmbed(text string) []float32 {
 type fakeEmbedder struct {
 	as  map[string]string
 	err error
+	// space is the vectors' space; "m1" when empty.
+	space string
 }
 
-func (f *fakeEmbedder) Space() string { return "m1" }
+func (f *fakeEmbedder) Space() string {
+	if f.space == "" {
+		return "m1"
+	}
+	return f.space
+}
+
+func (f *fakeEmbedder) Dimension() int { return embedDim }
 
 func (f *fakeEmbedder) EmbedQuery(_ context.Context, text string) ([]float32, error) {
 	if f.err != nil {
@@ -85,7 +94,7 @@ func embedAll(t *testing.T, s *catalog.Store, model string, dim int, after int64
 	var es, stored []catalog.Embedding
 	for _, j := range jobs {
 		if j.Stored != nil {
-			stored = append(stored, catalog.Embedding{PK: j.PK, TextSHA256: j.TextSHA256, Vector: j.Stored})
+			stored = append(stored, catalog.Embedding{PK: j.PK, Seq: j.Seq, TextSHA256: j.TextSHA256, Vector: j.Stored})
 			continue
 		}
 		v := hashEmbed(j.Text)
@@ -93,7 +102,7 @@ func embedAll(t *testing.T, s *catalog.Store, model string, dim int, after int64
 			v = make([]float32, dim)
 			v[0] = 1
 		}
-		es = append(es, catalog.Embedding{PK: j.PK, TextSHA256: j.TextSHA256, Vector: v})
+		es = append(es, catalog.Embedding{PK: j.PK, Seq: j.Seq, TextSHA256: j.TextSHA256, Vector: v})
 	}
 	if err := s.StoreEmbeddings(ctx, model, dim, es); err != nil {
 		t.Fatal(err)
@@ -205,6 +214,54 @@ func TestEmbeddingsStoredAndSearched(t *testing.T) {
 			}
 			if err := s.StoreEmbeddings(ctx, "m1", embedDim, []catalog.Embedding{{PK: 1, Vector: make([]float32, 3)}}); err == nil {
 				t.Fatal("a vector of the wrong length was stored")
+			}
+		})
+	}
+}
+
+// TestEmbeddingsLoadedWithIndex restarts a catalog whose vectors are all
+// stored: the index build loads those of the current text and the
+// embedder's space, so the worker has only the stale one to embed.
+func TestEmbeddingsLoadedWithIndex(t *testing.T) {
+	for _, db := range []struct {
+		name string
+		dsn  func(testing.TB) string
+	}{{"sqlite", catalogtest.SQLiteDSN}, {"postgres", catalogtest.PostgresDSN}} {
+		t.Run(db.name, func(t *testing.T) {
+			ctx := context.Background()
+			dsn := db.dsn(t)
+			s := openEmbedding(t, dsn, &fakeEmbedder{})
+			seed(t, s)
+			if n, _ := embedAll(t, s, "m1", embedDim, 0); n != 3 {
+				t.Fatalf("embedded %d agents, want 3", n)
+			}
+			// One agent's vector is of an older text.
+			all, _, err := s.EmbeddingWork(ctx, "another space", embedDim, 0, 100)
+			if err != nil || len(all) != 3 {
+				t.Fatalf("EmbeddingWork = %d jobs, %v", len(all), err)
+			}
+			stale := all[1].PK
+			if err := s.StoreEmbeddings(ctx, "m1", embedDim, []catalog.Embedding{{PK: stale, TextSHA256: catalog.EmbedDigest("an older text"), Vector: hashEmbed("older")}}); err != nil {
+				t.Fatal(err)
+			}
+			s.Close()
+
+			r := openEmbedding(t, dsn, &fakeEmbedder{})
+			if cov := r.EmbeddingCoverage(); cov.Model != "m1" || cov.Embedded != 2 || cov.Agents != 3 {
+				t.Fatalf("coverage after the index build = %+v, want m1's 2 of 3", cov)
+			}
+			jobs, _, err := r.EmbeddingWork(ctx, "m1", embedDim, 0, 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(jobs) != 1 || jobs[0].PK != stale || jobs[0].Stored != nil {
+				t.Fatalf("work after the restart = %+v, want the stale agent %d alone, to embed", jobs, stale)
+			}
+
+			// Another space's vectors are not loaded.
+			o := openEmbedding(t, dsn, &fakeEmbedder{space: "m2"})
+			if cov := o.EmbeddingCoverage(); cov.Embedded != 0 {
+				t.Fatalf("coverage in space m2 = %+v, want none", cov)
 			}
 		})
 	}

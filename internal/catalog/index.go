@@ -236,30 +236,119 @@ func (s *Store) runBuild(b *indexBuild) {
 }
 
 // buildIndex reads every agent into the index: the database read and the
-// index's (parallel) text analysis and insertion overlap.
+// index's (parallel) text analysis and insertion overlap. With an
+// Embedder, the stored vectors of its space are read beside the agents
+// and those of each agent's current text go into the index with it
+// (loadVectors).
 func (s *Store) buildIndex(ctx context.Context, idx *search.Index) error {
 	const batch = 1024
-	batches := make(chan []search.Doc, 2)
+	type docBatch struct {
+		docs []search.Doc
+		vecs []search.Vector
+	}
+	var (
+		space string
+		dim   int
+		vecs  *storedVectors
+	)
+	if s.embedder != nil {
+		space, dim = s.embedder.Space(), s.embedder.Dimension()
+		var err error
+		if vecs, err = s.loadVectors(ctx, space, dim); err != nil {
+			return err
+		}
+		defer vecs.close()
+	}
+	batches := make(chan docBatch, 2)
 	applied := make(chan struct{})
 	go func() {
 		defer close(applied)
-		for docs := range batches {
-			idx.Apply(docs)
+		for b := range batches {
+			idx.Apply(b.docs)
+			if len(b.vecs) > 0 {
+				idx.SetVectors(space, dim, b.vecs)
+			}
 		}
 	}()
-	docs := make([]search.Doc, 0, batch)
+	b := docBatch{docs: make([]search.Doc, 0, batch)}
+	var vecErr error
 	err := s.loadDocs(ctx, "", nil, func(d search.Doc) {
-		docs = append(docs, d)
-		if len(docs) == batch {
-			batches <- docs
-			docs = make([]search.Doc, 0, batch)
+		b.docs = append(b.docs, d)
+		if vecs != nil && vecErr == nil {
+			var (
+				v  search.Vector
+				ok bool
+			)
+			if v, ok, vecErr = vecs.of(d); ok {
+				b.vecs = append(b.vecs, v)
+			}
+		}
+		if len(b.docs) == batch {
+			batches <- b
+			b = docBatch{docs: make([]search.Doc, 0, batch)}
 		}
 	})
-	batches <- docs
+	batches <- b
 	close(batches)
 	<-applied
+	if err == nil && vecErr != nil {
+		err = fmt.Errorf("loading stored vectors: %w", vecErr)
+	}
 	return err
 }
+
+// storedVectors streams the stored vectors of one space and dimension in
+// agent order, beside loadDocs' documents.
+type storedVectors struct {
+	rows *sql.Rows
+	dim  int
+	// next is the row read and not yet matched; done once none is left.
+	next struct {
+		pk     int64
+		digest string
+		raw    []byte
+	}
+	read, done bool
+}
+
+// loadVectors starts reading the vectors of space and dim stored for the
+// listed agents, in pk order.
+func (s *Store) loadVectors(ctx context.Context, space string, dim int) (*storedVectors, error) {
+	rows, err := s.queryRows(s.stmtCtx(ctx),
+		"SELECT e.agent_pk, e.text_sha256, e.vector FROM agent_embeddings e JOIN agents a ON a.pk = e.agent_pk "+
+			"WHERE a.removed_at IS NULL AND e.model = ? AND e.dimension = ? ORDER BY e.agent_pk", space, dim)
+	if err != nil {
+		return nil, fmt.Errorf("loading stored vectors: %w", err)
+	}
+	return &storedVectors{rows: rows, dim: dim}, nil
+}
+
+// of returns the stored vector of document d (read in pk order) when it
+// is of d's current text: one of other text, or damaged, is left for the
+// embeddings worker to embed again.
+func (sv *storedVectors) of(d search.Doc) (search.Vector, bool, error) {
+	pk := int64(d.ID)
+	for !sv.done && (!sv.read || sv.next.pk < pk) {
+		if !sv.rows.Next() {
+			sv.done = true
+			return search.Vector{}, false, sv.rows.Err()
+		}
+		if err := sv.rows.Scan(&sv.next.pk, &sv.next.digest, &sv.next.raw); err != nil {
+			return search.Vector{}, false, err
+		}
+		sv.read = true
+	}
+	if sv.done || sv.next.pk != pk || sv.next.digest != EmbedDigest(search.EmbedText(d.Text)) {
+		return search.Vector{}, false, nil
+	}
+	v, err := decodeVector(sv.next.raw, sv.dim)
+	if err != nil {
+		return search.Vector{}, false, nil
+	}
+	return search.Vector{ID: d.ID, Seq: d.Seq, Values: v}, true, nil
+}
+
+func (sv *storedVectors) close() { sv.rows.Close() }
 
 // loadDocs streams the index documents of the listed (not removed) agents
 // matching where (all when empty) in pk order: three result sets (agents, skills, queries) ordered by pk

@@ -100,6 +100,9 @@ func New(client *Client, cfg Config) *Service {
 // (catalog.QueryEmbedder).
 func (s *Service) Space() string { return spaceOf(s.client.Model(), s.cfg.DocumentPrefix) }
 
+// Dimension is the length of the vectors (catalog.QueryEmbedder).
+func (s *Service) Dimension() int { return s.client.Dimension() }
+
 // spaceOf is the space of model's vectors of texts after prefix: the
 // model's name alone without one (so vectors stored before prefixes
 // existed stay in use), else the name and the prefix on two lines (a
@@ -189,7 +192,8 @@ func (s *Service) State(cov catalog.EmbeddingCoverage) State {
 // Run embeds every agent's text that has no vector of this space and
 // dimension, then follows new versions, until ctx ends. It walks the
 // catalog in seq order: vectors stored already (by another replica, or
-// before a restart) are put in the index without asking the API. A
+// before a restart) are put in the index without asking the API, and
+// those the index build loaded are passed over. A
 // failed batch is tried again after a backoff; nothing is skipped.
 func (s *Service) Run(ctx context.Context, store Store) {
 	space, dim := s.Space(), s.client.Dimension()
@@ -224,10 +228,13 @@ func (s *Service) Run(ctx context.Context, store Store) {
 			continue
 		}
 		if len(jobs) == 0 {
-			after = last
-			if !s.sleep(ctx, idlePoll) {
+			// A page of agents whose vectors the index holds already
+			// (loaded with the index) goes on at once; only the end of
+			// the catalog waits for new versions.
+			if last == after && !s.sleep(ctx, idlePoll) {
 				return
 			}
+			after = last
 			continue
 		}
 		if err := s.embedPage(ctx, store, jobs); err != nil {
@@ -255,7 +262,7 @@ func (s *Service) embedPage(ctx context.Context, store Store, jobs []catalog.Emb
 	var todo []catalog.EmbedJob
 	for _, j := range jobs {
 		if j.Stored != nil {
-			stored = append(stored, catalog.Embedding{PK: j.PK, TextSHA256: j.TextSHA256, Vector: j.Stored})
+			stored = append(stored, catalog.Embedding{PK: j.PK, Seq: j.Seq, TextSHA256: j.TextSHA256, Vector: j.Stored})
 		} else {
 			todo = append(todo, j)
 		}
@@ -278,7 +285,7 @@ func (s *Service) embedPage(ctx context.Context, store Store, jobs []catalog.Emb
 		s.agentsOK.Add(1)
 		es := make([]catalog.Embedding, len(batch))
 		for i, j := range batch {
-			es[i] = catalog.Embedding{PK: j.PK, TextSHA256: j.TextSHA256, Vector: vs[i]}
+			es[i] = catalog.Embedding{PK: j.PK, Seq: j.Seq, TextSHA256: j.TextSHA256, Vector: vs[i]}
 		}
 		if err := store.StoreEmbeddings(ctx, space, dim, es); err != nil {
 			s.failed(err)

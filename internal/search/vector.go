@@ -109,7 +109,11 @@ type vectorSet struct {
 	signs []uint64
 	words int
 	has   []uint64 // bitset by id
-	n     int
+	// seqs holds, by id, the version (Doc.Seq) whose text each vector is
+	// of, so that the caller can tell a vector still current from one a
+	// later version has outdated (VectorSeq).
+	seqs []int64
+	n    int
 }
 
 func (vs *vectorSet) holds(id uint32) bool {
@@ -117,9 +121,10 @@ func (vs *vectorSet) holds(id uint32) bool {
 	return w < len(vs.has) && vs.has[w]&(1<<(id%64)) != 0
 }
 
-// Vector is one document's vector.
+// Vector is one document's vector, of the text of its version Seq.
 type Vector struct {
 	ID     uint32
+	Seq    int64
 	Values []float32
 }
 
@@ -152,6 +157,10 @@ func (x *Index) SetVectors(space string, dim int, vs []Vector) {
 		if need := (id + 1) * s.words; need > len(s.signs) {
 			s.signs = slices.Grow(s.signs, need-len(s.signs))[:need]
 		}
+		if need := id + 1; need > len(s.seqs) {
+			s.seqs = slices.Grow(s.seqs, need-len(s.seqs))[:need]
+		}
+		s.seqs[id] = v.Seq
 		copy(s.data[id*dim:(id+1)*dim], v.Values)
 		signsOf(s.signs[id*s.words:(id+1)*s.words], v.Values)
 		if !s.holds(v.ID) {
@@ -170,6 +179,7 @@ func (x *Index) dropVector(id uint32) {
 		s.n--
 		clear(s.data[int(id)*s.dim : int(id+1)*s.dim])
 		clear(s.signs[int(id)*s.words : int(id+1)*s.words])
+		s.seqs[id] = 0
 	}
 }
 
@@ -190,7 +200,7 @@ type VectorState struct {
 func (x *Index) VectorState() VectorState {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	st := VectorState{Space: x.vec.space, Dimension: x.vec.dim, Docs: len(x.all), Bytes: 4*cap(x.vec.data) + 8*cap(x.vec.signs) + 8*cap(x.vec.has)}
+	st := VectorState{Space: x.vec.space, Dimension: x.vec.dim, Docs: len(x.all), Bytes: 4*cap(x.vec.data) + 8*cap(x.vec.signs) + 8*cap(x.vec.has) + 8*cap(x.vec.seqs)}
 	if x.vec.n == 0 {
 		return st
 	}
@@ -202,11 +212,15 @@ func (x *Index) VectorState() VectorState {
 	return st
 }
 
-// HasVector tells whether document id has a vector of space and dim.
-func (x *Index) HasVector(id uint32, space string, dim int) bool {
+// VectorSeq returns the version whose text document id's vector of
+// space and dim is of (Vector.Seq); false when it has none.
+func (x *Index) VectorSeq(id uint32, space string, dim int) (int64, bool) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	return x.vec.space == space && x.vec.dim == dim && x.vec.holds(id)
+	if x.vec.space != space || x.vec.dim != dim || !x.vec.holds(id) {
+		return 0, false
+	}
+	return x.vec.seqs[id], true
 }
 
 // Similarity is the cosine similarity of document id's vector to q, a

@@ -120,18 +120,27 @@ func TestHybridNeedsMatchingDimension(t *testing.T) {
 		})
 	}
 	// Vectors of another dimension replace all held: never mixed.
-	x.SetVectors("hash", 32, []Vector{{ID: 1, Values: hashVec("invoice", 32)}})
+	x.SetVectors("hash", 32, []Vector{{ID: 1, Seq: 4, Values: hashVec("invoice", 32)}})
 	st := x.VectorState()
 	if st.Dimension != 32 || st.Embedded != 1 {
 		t.Fatalf("VectorState = %+v, want 1 vector of 32", st)
+	}
+	if seq, ok := x.VectorSeq(1, "hash", 32); !ok || seq != 4 {
+		t.Fatalf("VectorSeq = %d, %v, want the version 4 it was set of", seq, ok)
+	}
+	if _, ok := x.VectorSeq(1, "other", 32); ok {
+		t.Fatal("VectorSeq answers for another space")
 	}
 	x.SetVectors("hash", 32, []Vector{{ID: 2, Values: make([]float32, 31)}})
 	if st := x.VectorState(); st.Embedded != 1 {
 		t.Fatalf("a vector of the wrong length was kept: %+v", st)
 	}
 	x.Remove(1, 5)
-	if st := x.VectorState(); st.Embedded != 0 || x.HasVector(1, "hash", 32) {
+	if st := x.VectorState(); st.Embedded != 0 {
 		t.Fatalf("a removed document keeps its vector: %+v", st)
+	}
+	if _, ok := x.VectorSeq(1, "hash", 32); ok {
+		t.Fatal("VectorSeq answers for a removed document")
 	}
 }
 
