@@ -275,3 +275,75 @@ func register(t *testing.T, s *catalog.Store, name string) {
 		t.Fatal(err)
 	}
 }
+
+// TestRunAfterRestart restarts serve's catalog and worker over vectors
+// all stored but one agent's, registered while it was down: the index
+// build loads the stored ones, and the worker sends the API that agent's
+// text alone.
+func TestRunAfterRestart(t *testing.T) {
+	for _, db := range []struct {
+		name string
+		dsn  func(testing.TB) string
+	}{{"sqlite", catalogtest.SQLiteDSN}, {"postgres", catalogtest.PostgresDSN}} {
+		t.Run(db.name, func(t *testing.T) {
+			ctx := context.Background()
+			dsn := db.dsn(t)
+			f, base := newFakeAPI(t, 16)
+			newService := func() *Service {
+				s := New(NewClient(loopbackClient(), ClientConfig{URL: base, Model: "m1", Dimension: 16}), Config{BatchSize: 2})
+				s.sleep = func(ctx context.Context, d time.Duration) bool { return sleepCtx(ctx, time.Millisecond) }
+				return s
+			}
+			open := func(svc *Service) *catalog.Store {
+				store, err := catalog.Open(ctx, catalog.Config{DSN: dsn, Embedder: svc})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := store.Migrate(ctx); err != nil {
+					t.Fatal(err)
+				}
+				return store
+			}
+			runUntil := func(svc *Service, store *catalog.Store, want int) {
+				t.Helper()
+				rctx, cancel := context.WithCancel(ctx)
+				done := make(chan struct{})
+				go func() { defer close(done); svc.Run(rctx, store) }()
+				defer func() { cancel(); <-done }()
+				deadline := time.Now().Add(10 * time.Second)
+				for svc.State(store.EmbeddingCoverage()).Embedded != want {
+					if time.Now().After(deadline) {
+						t.Fatalf("coverage stuck at %+v, want %d", svc.State(store.EmbeddingCoverage()), want)
+					}
+					time.Sleep(5 * time.Millisecond)
+				}
+			}
+
+			svc := newService()
+			store := open(svc)
+			for _, name := range []string{"Train Booker", "Invoice Reader", "Weather Now"} {
+				register(t, store, name)
+			}
+			runUntil(svc, store, 3)
+			store.Close()
+			down := catalogtest.Open(t, dsn)
+			register(t, down, "Ticket Printer")
+			down.Close()
+			sent := len(f.Inputs())
+
+			svc = newService()
+			store = open(svc)
+			t.Cleanup(func() { store.Close() })
+			if err := store.WarmIndex(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if st := svc.State(store.EmbeddingCoverage()); st.Embedded != 3 || st.Agents != 4 {
+				t.Fatalf("after the index build: %d of %d agents embedded, want the 3 stored", st.Embedded, st.Agents)
+			}
+			runUntil(svc, store, 4)
+			if in := f.Inputs()[sent:]; len(in) != 1 || !strings.Contains(in[0], "Ticket Printer") {
+				t.Fatalf("after the restart the API was sent %q, want the new agent's text alone", in)
+			}
+		})
+	}
+}
