@@ -182,8 +182,10 @@ func recordOutcomes(tx *txn, actor Actor, outs []FetchOutcome, results []UpsertR
 	}
 	var recs []agentRecord
 	// A check that was under way when its agent was removed is dropped.
+	// Rows are locked in pk order, as every writer locks several agents
+	// (lockOrder).
 	if err := tx.locked().Select("pk", "id", "card_url", "health", "current_version", "seq", "raw_sha256", "policy_refused").
-		Where("id IN ? AND removed_at IS NULL", ids).Find(&recs).Error; err != nil {
+		Where("id IN ? AND removed_at IS NULL", ids).Order(lockOrder).Find(&recs).Error; err != nil {
 		return nil, nil, fmt.Errorf("looking up agents: %w", err)
 	}
 	byID := make(map[string]agentRecord, len(recs))

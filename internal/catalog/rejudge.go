@@ -116,7 +116,7 @@ func rejudgeBatchOf(tx *txn, actor Actor, pks []int64, st *RejudgeStats) ([]fiel
 	}
 	var was []before
 	if err := tx.locked().Table("agents").Select("pk", "seq", "policy_failing", "listing").
-		Where("pk IN ? AND removed_at IS NULL", pks).Find(&was).Error; err != nil {
+		Where("pk IN ? AND removed_at IS NULL", pks).Order(lockOrder).Find(&was).Error; err != nil {
 		return nil, fmt.Errorf("locking agents to judge: %w", err)
 	}
 	judged := make([]int64, len(was))

@@ -76,12 +76,23 @@ func (s *Store) RemoveAgent(ctx context.Context, actor Actor, id string) error {
 // (a card stored by a check that read the agent before its removal would
 // otherwise list it again). SQLite's write transactions are serialized
 // already.
+//
+// A read that locks several agents rows orders them by lockOrder: on
+// PostgreSQL rows are locked in the order the read returns them, and two
+// transactions that lock overlapping rows in different orders can wait on
+// each other in a cycle (deadlock detected, SQLSTATE 40P01). Without an
+// ORDER BY the order is the plan's (index key or physical order, which
+// updates change). The change feed's advisory lock comes after the rows
+// (appendChanges).
 func (tx *txn) locked() *gorm.DB {
 	if tx.d == dialectPostgres {
 		return tx.Clauses(clause.Locking{Strength: "UPDATE"})
 	}
 	return tx.DB
 }
+
+// lockOrder is the order in which writers lock agents rows (see locked).
+const lockOrder = "pk"
 
 // parkedCheck is the next check of a removed agent: never.
 var parkedCheck = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)

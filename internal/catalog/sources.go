@@ -725,7 +725,7 @@ func settleProvenance(tx *txn, actor Actor, pks []int64, at time.Time, sourceID,
 	for chunk := range slices.Chunk(pks, 500) {
 		var recs []agentRecord
 		if err := tx.locked().Select("pk", "id", "card_url", "seq", "current_version", "provenance", "removed_at").
-			Where("pk IN ?", chunk).Find(&recs).Error; err != nil {
+			Where("pk IN ?", chunk).Order(lockOrder).Find(&recs).Error; err != nil {
 			return nil, nil, fmt.Errorf("agents of provenance: %w", err)
 		}
 		facets, err := provenanceFacetsOf(tx, chunk)

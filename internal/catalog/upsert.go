@@ -214,7 +214,7 @@ func lookupRun(tx *txn, ins []UpsertInput) (map[string]*agentRecord, error) {
 	found := make(map[string]*agentRecord, len(ins))
 	for chunk := range slices.Chunk(urls, 500) {
 		var recs []agentRecord
-		if err := tx.locked().Where("card_url IN ?", chunk).Find(&recs).Error; err != nil {
+		if err := tx.locked().Where("card_url IN ?", chunk).Order(lockOrder).Find(&recs).Error; err != nil {
 			return nil, fmt.Errorf("looking up agents: %w", err)
 		}
 		for i := range recs {

@@ -263,7 +263,7 @@ func recordRound(tx *txn, ins []VerificationInput, gen int64, now time.Time) ([]
 		var recs []agentRecord
 		if err := tx.locked().Select("pk", "id", "seq", "current_version", "card_url", "signature_status", "audit_codes",
 			"finding_severities", "signature_trust", "publisher_verified").
-			Where("id IN ?", chunk).Order("pk").Find(&recs).Error; err != nil {
+			Where("id IN ?", chunk).Order(lockOrder).Find(&recs).Error; err != nil {
 			return nil, fmt.Errorf("looking up agents: %w", err)
 		}
 		for _, r := range recs {
