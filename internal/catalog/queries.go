@@ -215,7 +215,10 @@ func requery(tx *txn, sourceID string, named []string, at time.Time, change func
 		}
 	}
 	var pks []int64
-	for chunk := range slices.Chunk(changed, 500) {
+	if err := lockAcross(tx, "id", changed); err != nil {
+		return nil, err
+	}
+	for chunk := range slices.Chunk(changed, lockChunk) {
 		var recs []agentRecord
 		if err := tx.locked().Select("pk").Where("id IN ? AND removed_at IS NULL", chunk).Order(lockOrder).Find(&recs).Error; err != nil {
 			return nil, fmt.Errorf("agents of changed queries: %w", err)

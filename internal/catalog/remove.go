@@ -3,6 +3,7 @@ package catalog
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -93,6 +94,38 @@ func (tx *txn) locked() *gorm.DB {
 
 // lockOrder is the order in which writers lock agents rows (see locked).
 const lockOrder = "pk"
+
+// lockChunk is how many keys one locking read of agents rows names.
+const lockChunk = 500
+
+// lockAcross locks, on PostgreSQL, the agents rows whose column col holds
+// one of keys, in lockOrder, when keys take more than one locking read:
+// each read is ordered, but a later chunk may hold a lower pk than an
+// earlier one. The pks are read first, unlocked, then locked in order, so
+// the chunked reads that follow find their rows held already. A row whose
+// key changes between the two reads is locked by the chunked read, out of
+// order: keys change only by re-keying (rare, and done alone).
+func lockAcross[K any](tx *txn, col string, keys []K) error {
+	if tx.d != dialectPostgres || len(keys) <= lockChunk {
+		return nil
+	}
+	var pks []int64
+	for chunk := range slices.Chunk(keys, lockChunk) {
+		var got []int64
+		if err := tx.Table("agents").Where(col+" IN ?", chunk).Pluck("pk", &got).Error; err != nil {
+			return fmt.Errorf("finding agents to lock: %w", err)
+		}
+		pks = append(pks, got...)
+	}
+	slices.Sort(pks)
+	for chunk := range slices.Chunk(slices.Compact(pks), lockChunk) {
+		var got []int64
+		if err := tx.locked().Table("agents").Where("pk IN ?", chunk).Order(lockOrder).Pluck("pk", &got).Error; err != nil {
+			return fmt.Errorf("locking agents: %w", err)
+		}
+	}
+	return nil
+}
 
 // parkedCheck is the next check of a removed agent: never.
 var parkedCheck = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)

@@ -212,7 +212,10 @@ func lookupRun(tx *txn, ins []UpsertInput) (map[string]*agentRecord, error) {
 		urls[i] = cleanText(in.CardURL)
 	}
 	found := make(map[string]*agentRecord, len(ins))
-	for chunk := range slices.Chunk(urls, 500) {
+	if err := lockAcross(tx, "card_url", urls); err != nil {
+		return nil, err
+	}
+	for chunk := range slices.Chunk(urls, lockChunk) {
 		var recs []agentRecord
 		if err := tx.locked().Where("card_url IN ?", chunk).Order(lockOrder).Find(&recs).Error; err != nil {
 			return nil, fmt.Errorf("looking up agents: %w", err)

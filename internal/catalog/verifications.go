@@ -259,7 +259,10 @@ func recordRound(tx *txn, ins []VerificationInput, gen int64, now time.Time) ([]
 	// locked in pk order, so two batches never wait on each other in a
 	// cycle.
 	byID := make(map[string]agentRecord, len(ins))
-	for chunk := range slices.Chunk(ids, 500) {
+	if err := lockAcross(tx, "id", ids); err != nil {
+		return nil, err
+	}
+	for chunk := range slices.Chunk(ids, lockChunk) {
 		var recs []agentRecord
 		if err := tx.locked().Select("pk", "id", "seq", "current_version", "card_url", "signature_status", "audit_codes",
 			"finding_severities", "signature_trust", "publisher_verified").
