@@ -722,7 +722,12 @@ func endProvenanceRows(tx *txn, actor Actor, ended []provenanceRecord, at time.T
 func settleProvenance(tx *txn, actor Actor, pks []int64, at time.Time, sourceID, reason string) ([]string, []fieldUpdate, error) {
 	var withdrawn []string
 	var ups []fieldUpdate
-	for chunk := range slices.Chunk(pks, 500) {
+	// A withdrawal takes the change feed's lock: every row is locked
+	// before the first.
+	if err := lockAcross(tx, "pk", pks); err != nil {
+		return nil, nil, err
+	}
+	for chunk := range slices.Chunk(pks, lockChunk) {
 		var recs []agentRecord
 		if err := tx.locked().Select("pk", "id", "card_url", "seq", "current_version", "provenance", "removed_at").
 			Where("pk IN ?", chunk).Order(lockOrder).Find(&recs).Error; err != nil {
