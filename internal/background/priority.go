@@ -11,10 +11,12 @@ import (
 // Priority lets requests that a person waits for go before background work
 // (the crawler's claims, writes and parsing, verification) when both want
 // the CPUs. Background work asks for a turn before each CPU-heavy unit;
-// while no request is in flight it gets as many turns at once as there
-// are CPUs for Go code, and while requests are in flight (and for
-// foregroundLinger after the last) one fewer per request, but never fewer
-// than one, so it slows down but never stops. Waiting units get turns
+// while no request has come for arrivalWindow it gets as many turns at
+// once as there are CPUs for Go code; while requests keep coming it
+// leaves one of them to the next arrival (arrivalReserve), and while
+// requests are in flight (and for foregroundLinger after the last) one
+// fewer again per request, but never fewer than one, so it slows down
+// but never stops. Waiting units get turns
 // first come first served. A unit already running is never interrupted:
 // a turn bounds how many start.
 //
@@ -41,8 +43,8 @@ type Priority struct {
 	// gap (a batch of crawl writes takes tens of milliseconds) would hold
 	// the CPU the request then waits for until the runtime preempts it.
 	lastFg time.Time
-	// regrant is set while a timer will hand out the turns the linger
-	// holds back when it ends.
+	// regrant is set while a timer will hand out the turns the linger or
+	// the arrival window holds back when it ends.
 	regrant *time.Timer
 }
 
@@ -72,15 +74,65 @@ func (p *Priority) limitLocked() int {
 	if fg == 0 && p.lingering() > 0 {
 		fg = 1
 	}
-	return max(1, cpus-fg)
+	reserve := 0
+	if p.expecting() {
+		reserve = arrivalReserve
+	}
+	return max(1, cpus-reserve-fg)
 }
+
+// expecting reports whether requests have been coming lately, so that
+// another may arrive any moment: one is in flight, or the last ended less
+// than arrivalWindow ago.
+func (p *Priority) expecting() bool {
+	return p.fg > 0 || p.sinceLastFg() < arrivalWindow
+}
+
+// sinceLastFg is how long ago the last request ended; very long if none
+// has.
+func (p *Priority) sinceLastFg() time.Duration {
+	if p.lastFg.IsZero() {
+		return time.Duration(1<<63 - 1)
+	}
+	return time.Since(p.lastFg)
+}
+
+// nextChangeLocked is how long until the limit rises on its own with no
+// request in flight (the linger or the arrival window ending), or 0 if it
+// will not.
+func (p *Priority) nextChangeLocked() time.Duration {
+	if p.fg > 0 {
+		return 0
+	}
+	since := p.sinceLastFg()
+	switch {
+	case since < foregroundLinger:
+		return foregroundLinger - since
+	case since < arrivalWindow:
+		return arrivalWindow - since
+	}
+	return 0
+}
+
+// arrivalReserve is how many CPUs background work leaves to requests
+// that have not arrived yet. Go notices that a connection has data only
+// when a P runs out of goroutines and polls the network, or when sysmon
+// polls it, at most every 10 ms (findRunnable and sysmon in
+// runtime/proc.go); with every P busy with background work, an arriving
+// request waits unseen for that poll and then in the global run queue
+// behind the background's goroutines. A P left idle waits in the
+// network poller and runs the request at once.
+const arrivalReserve = 1
+
+// arrivalWindow is how long after the last request background work keeps
+// arrivalReserve free: people and agents searching send requests seconds
+// apart at most, while a registry nobody uses (a first crawl at night)
+// gives its background work every CPU.
+const arrivalWindow = 2 * time.Second
 
 // lingering is how long the limit stays held after the last request.
 func (p *Priority) lingering() time.Duration {
-	if p.lastFg.IsZero() {
-		return 0
-	}
-	return max(0, foregroundLinger-time.Since(p.lastFg))
+	return max(0, foregroundLinger-p.sinceLastFg())
 }
 
 // grantLocked hands the turns free now to the waiters at the head of the
@@ -98,7 +150,7 @@ func (p *Priority) grantLocked() {
 		p.queue = nil // let the backing array go
 		return
 	}
-	if d := p.lingering(); d > 0 && p.fg == 0 && p.regrant == nil {
+	if d := p.nextChangeLocked(); d > 0 && p.regrant == nil {
 		p.regrant = time.AfterFunc(d, func() {
 			p.mu.Lock()
 			defer p.mu.Unlock()

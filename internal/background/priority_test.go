@@ -31,9 +31,9 @@ func turnAsync(t *testing.T, p *Priority, ctx context.Context) (got *atomic.Bool
 func TestPriorityTurns(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		p := NewPriority(2)
+		p := NewPriority(3)
 
-		// Idle: as many turns as CPUs, and the next waits.
+		// No request yet: as many turns as CPUs, and the next waits.
 		_, end1, err := p.Turn(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -42,41 +42,47 @@ func TestPriorityTurns(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got3, end3, _ := turnAsync(t, p, ctx)
+		_, end3, err := p.Turn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got4, end4, _ := turnAsync(t, p, ctx)
 		synctest.Wait()
-		if got3.Load() {
-			t.Fatal("a third turn on 2 CPUs was granted")
+		if got4.Load() {
+			t.Fatal("a fourth turn on 3 CPUs was granted")
 		}
 
-		// A request in flight: the limit falls to 1, so ending one of the
-		// two running turns does not let the third start.
+		// A request in flight: one CPU for it and one for the next
+		// arrival, so the limit falls to 1 and ending two of the three
+		// running turns does not let the fourth start.
 		done := p.Foreground()
 		end1()
+		end2()
 		synctest.Wait()
-		if got3.Load() {
+		if got4.Load() {
 			t.Fatal("a second background turn started while a request was in flight")
 		}
 		if st := p.Stats(); st.Foreground != 1 || st.Background != 1 || st.Waiting != 1 {
 			t.Fatalf("Stats = %+v; want 1 foreground, 1 background, 1 waiting", st)
 		}
-		time.Sleep(time.Second) // the third waits a second more (synctest's clock)
+		time.Sleep(time.Second) // the fourth waits a second more (synctest's clock)
 
 		// The request ends: the limit stays 1 a moment, as a client's
-		// next request follows at once, then is 2 again and the third
-		// starts.
+		// next request follows at once, then is 2 (one CPU still kept
+		// for arrivals) and the fourth starts.
 		done()
 		done() // a second call changes nothing
 		synctest.Wait()
-		if got3.Load() {
+		if got4.Load() {
 			t.Fatal("the waiting turn started the moment the request ended")
 		}
 		time.Sleep(foregroundLinger)
 		synctest.Wait()
-		if !got3.Load() {
+		if !got4.Load() {
 			t.Fatal("the waiting turn did not start once the request had ended")
 		}
-		end2()
-		end3()()
+		end3()
+		end4()()
 		if st := p.Stats(); st.Foreground != 0 || st.Background != 0 || st.Waiting != 0 || st.Waited != time.Second+foregroundLinger {
 			t.Fatalf("Stats after all ended = %+v; want nothing in flight and 1s waited", st)
 		}
@@ -264,7 +270,7 @@ func TestPriorityHandsTurnsOverInOrder(t *testing.T) {
 func TestPriorityLingerEnds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		p := NewPriority(2)
+		p := NewPriority(3)
 		_, end, _ := p.Turn(ctx)
 		defer end()
 		p.Foreground()()
@@ -277,6 +283,78 @@ func TestPriorityLingerEnds(t *testing.T) {
 		synctest.Wait()
 		if !got.Load() {
 			t.Fatal("the second turn did not start when the linger ended")
+		}
+		end2()()
+	})
+}
+
+// How many units may run at once: every CPU while nobody has searched
+// for arrivalWindow; while requests keep coming one CPU is left to the
+// next arrival, one more to each request in flight (or one lingering
+// after the last), and background work always keeps one turn.
+func TestPriorityLimit(t *testing.T) {
+	const never = -1
+	for _, tc := range []struct {
+		name      string
+		cpus, fg  int
+		lastEnded time.Duration // ago; never: no request yet
+		wantTurns int
+	}{
+		{name: "one CPU, idle", cpus: 1, lastEnded: never, wantTurns: 1},
+		{name: "one CPU, a request", cpus: 1, fg: 1, lastEnded: never, wantTurns: 1},
+		{name: "two CPUs, no request yet", cpus: 2, lastEnded: never, wantTurns: 2},
+		{name: "two CPUs, a request", cpus: 2, fg: 1, lastEnded: never, wantTurns: 1},
+		{name: "two CPUs, just after a request", cpus: 2, lastEnded: 0, wantTurns: 1},
+		{name: "two CPUs, requests coming", cpus: 2, lastEnded: time.Second, wantTurns: 1},
+		{name: "two CPUs, quiet for the window", cpus: 2, lastEnded: arrivalWindow, wantTurns: 2},
+		{name: "four CPUs, no request yet", cpus: 4, lastEnded: never, wantTurns: 4},
+		{name: "four CPUs, requests coming", cpus: 4, lastEnded: time.Second, wantTurns: 3},
+		{name: "four CPUs, a request", cpus: 4, fg: 1, lastEnded: never, wantTurns: 2},
+		{name: "four CPUs, just after a request", cpus: 4, lastEnded: 0, wantTurns: 2},
+		{name: "four CPUs, two requests", cpus: 4, fg: 2, lastEnded: time.Second, wantTurns: 1},
+		{name: "four CPUs, ten requests", cpus: 4, fg: 10, lastEnded: never, wantTurns: 1},
+		{name: "eight CPUs, requests coming", cpus: 8, lastEnded: time.Second, wantTurns: 7},
+	} {
+		// synctest's clock stands still, so nothing ends between
+		// setting the state and reading the limit.
+		synctest.Test(t, func(t *testing.T) {
+			p := NewPriority(tc.cpus)
+			p.fg = tc.fg
+			if tc.lastEnded != never {
+				p.lastFg = time.Now().Add(-tc.lastEnded)
+			}
+			p.mu.Lock()
+			got := p.limitLocked()
+			p.mu.Unlock()
+			if got != tc.wantTurns {
+				t.Errorf("%s: limit = %d, want %d", tc.name, got, tc.wantTurns)
+			}
+		})
+	}
+}
+
+// A unit waiting only because requests came lately gets its turn when the
+// arrival window ends, with no request or turn ending to wake it.
+func TestPriorityArrivalWindowEnds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		p := NewPriority(2)
+		p.Foreground()()
+		_, end, err := p.Turn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer end()
+		got, end2, _ := turnAsync(t, p, ctx)
+		time.Sleep(foregroundLinger)
+		synctest.Wait()
+		if got.Load() {
+			t.Fatal("a second turn on 2 CPUs started while requests were still expected")
+		}
+		time.Sleep(arrivalWindow - foregroundLinger)
+		synctest.Wait()
+		if !got.Load() {
+			t.Fatal("the second turn did not start when the arrival window ended")
 		}
 		end2()()
 	})
