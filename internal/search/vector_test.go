@@ -135,6 +135,10 @@ func TestHybridNeedsMatchingDimension(t *testing.T) {
 	if st := x.VectorState(); st.Embedded != 1 {
 		t.Fatalf("a vector of the wrong length was kept: %+v", st)
 	}
+	x.SetVectors("hash", MaxDimension+1, []Vector{{ID: 2, Values: make([]float32, MaxDimension+1)}})
+	if st := x.VectorState(); st.Dimension != 32 || st.Embedded != 1 {
+		t.Fatalf("vectors above MaxDimension replaced those held: %+v", st)
+	}
 	x.Remove(1, 5)
 	if st := x.VectorState(); st.Embedded != 0 {
 		t.Fatalf("a removed document keeps its vector: %+v", st)
