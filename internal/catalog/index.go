@@ -258,6 +258,9 @@ func (s *Store) buildIndex(ctx context.Context, idx *search.Index) error {
 			return err
 		}
 		defer vecs.close()
+		if vecs.maxPK > 0 {
+			idx.ReserveVectors(space, dim, uint32(vecs.maxPK))
+		}
 	}
 	batches := make(chan docBatch, 2)
 	applied := make(chan struct{})
@@ -302,6 +305,9 @@ func (s *Store) buildIndex(ctx context.Context, idx *search.Index) error {
 type storedVectors struct {
 	rows *sql.Rows
 	dim  int
+	// maxPK is the largest agent pk with a vector of the space stored
+	// (0 when none): the index makes room for the vectors up to it at once.
+	maxPK int64
 	// next is the row read and not yet matched; done once none is left.
 	next struct {
 		pk     int64
@@ -314,13 +320,18 @@ type storedVectors struct {
 // loadVectors starts reading the vectors of space and dim stored for the
 // listed agents, in pk order.
 func (s *Store) loadVectors(ctx context.Context, space string, dim int) (*storedVectors, error) {
+	var maxPK sql.NullInt64
+	if err := s.sqlDB.QueryRowContext(s.stmtCtx(ctx), rebind(s.dialect,
+		"SELECT MAX(agent_pk) FROM agent_embeddings WHERE model = ? AND dimension = ?"), space, dim).Scan(&maxPK); err != nil {
+		return nil, fmt.Errorf("loading stored vectors: %w", err)
+	}
 	rows, err := s.queryRows(s.stmtCtx(ctx),
 		"SELECT e.agent_pk, e.text_sha256, e.vector FROM agent_embeddings e JOIN agents a ON a.pk = e.agent_pk "+
 			"WHERE a.removed_at IS NULL AND e.model = ? AND e.dimension = ? ORDER BY e.agent_pk", space, dim)
 	if err != nil {
 		return nil, fmt.Errorf("loading stored vectors: %w", err)
 	}
-	return &storedVectors{rows: rows, dim: dim}, nil
+	return &storedVectors{rows: rows, dim: dim, maxPK: maxPK.Int64}, nil
 }
 
 // of returns the stored vector of document d (read in pk order) when it

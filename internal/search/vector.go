@@ -140,10 +140,7 @@ func (x *Index) SetVectors(space string, dim int, vs []Vector) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.gen++
-	if x.vec.dim != dim || x.vec.space != space {
-		x.vec = vectorSet{space: space, dim: dim, words: (dim + 63) / 64}
-	}
-	s := &x.vec
+	s := x.vectorsOf(space, dim)
 	for _, v := range vs {
 		if len(v.Values) != dim {
 			continue
@@ -169,6 +166,44 @@ func (x *Index) SetVectors(space string, dim int, vs []Vector) {
 			s.n++
 		}
 	}
+}
+
+// ReserveVectors makes room for the vectors of space and dimension dim of
+// documents up to maxID, so that SetVectors, given them a batch at a time
+// (an index build), fills one slab rather than growing it batch by batch:
+// each growth copies all the vectors before it, and at 100,000 agents the
+// copies took more than the rest of the vectors' load (2.2 of 2.6 s of CPU
+// in a build's profile).
+func (x *Index) ReserveVectors(space string, dim int, maxID uint32) {
+	if dim <= 0 || dim > MaxDimension {
+		return
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	s := x.vectorsOf(space, dim)
+	n := int(maxID) + 1
+	s.data = reserve(s.data, n*dim)
+	s.signs = reserve(s.signs, n*s.words)
+	s.has = reserve(s.has, n/64+1)
+	s.seqs = reserve(s.seqs, n)
+}
+
+// vectorsOf returns the index's vector set, emptied first when it holds
+// another space or dimension than these. The caller holds the write lock.
+func (x *Index) vectorsOf(space string, dim int) *vectorSet {
+	if x.vec.dim != dim || x.vec.space != space {
+		x.gen++
+		x.vec = vectorSet{space: space, dim: dim, words: (dim + 63) / 64}
+	}
+	return &x.vec
+}
+
+// reserve returns s with room for n elements in all.
+func reserve[E any](s []E, n int) []E {
+	if n > cap(s) {
+		return slices.Grow(s, n-len(s))
+	}
+	return s
 }
 
 // dropVector forgets a removed document's vector. The caller holds the

@@ -442,3 +442,30 @@ func TestBySignsOracle(t *testing.T) {
 		}
 	}
 }
+
+// ReserveVectors makes room and nothing else: no document gains a vector,
+// SetVectors then fills the room without growing it, and a reservation
+// for another space empties the set as SetVectors would.
+func TestReserveVectors(t *testing.T) {
+	x := vectorIndex(t)
+	before := x.VectorState()
+	x.ReserveVectors("hash", 64, 5000)
+	st := x.VectorState()
+	if st.Embedded != before.Embedded || st.Space != "hash" || st.Dimension != 64 {
+		t.Fatalf("after ReserveVectors: %+v, want the vectors held before (%+v)", st, before)
+	}
+	if st.Bytes < 5001*64*4 {
+		t.Fatalf("ReserveVectors(…, 5000) left %d bytes, want room for 5,001 vectors of 64", st.Bytes)
+	}
+	x.SetVectors("hash", 64, []Vector{{ID: 5000, Seq: 2, Values: hashVec("late", 64)}})
+	if got := x.VectorState(); got.Bytes != st.Bytes {
+		t.Fatalf("SetVectors within the reserved room: %+v, want %d bytes", got, st.Bytes)
+	}
+	if seq, ok := x.VectorSeq(5000, "hash", 64); !ok || seq != 2 {
+		t.Fatalf("VectorSeq(5000) = %d, %v", seq, ok)
+	}
+	x.ReserveVectors("other", 64, 10)
+	if got := x.VectorState(); got.Embedded != 0 || got.Space != "other" {
+		t.Fatalf("a reservation for another space kept the old vectors: %+v", got)
+	}
+}
