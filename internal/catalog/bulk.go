@@ -3,11 +3,14 @@ package catalog
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"gorm.io/gorm"
 
 	"github.com/a2aregistry/registry/internal/card"
@@ -43,6 +46,47 @@ func (s *Store) transact(ctx context.Context, fn func(tx *txn) error) error {
 		return fn(&txn{DB: g, ctx: ctx, sql: sqlTx, d: s.dialect, stmts: s.stmts, listing: s.ListingPolicy(),
 			admission: s.Admission(), limits: s.limits})
 	})
+}
+
+// txAttempts bounds how often transactRetrying runs a transaction that
+// PostgreSQL aborts as a deadlock's victim or a serialization failure.
+const txAttempts = 3
+
+// transactRetrying runs fn as transact does and, when PostgreSQL aborts
+// the transaction as a deadlock's victim (40P01) or for a serialization
+// failure (40001), runs it again from the start after a short pause, up to
+// txAttempts in all: the other transaction has gone on, and the same work
+// done again finds what it wrote. The writers lock agents in one order
+// (lockOrder) so that they do not deadlock; this is the net under that
+// rule, for the crawler's and verifier's batches that would otherwise be
+// lost to one. fn must be safe to run again: it may set variables of its
+// caller's, but each run must set them from scratch.
+func (s *Store) transactRetrying(ctx context.Context, fn func(tx *txn) error) error {
+	for attempt := 1; ; attempt++ {
+		err := s.transact(ctx, fn)
+		code := txConflict(err)
+		if code == "" || attempt == txAttempts {
+			return err
+		}
+		s.log.Warn("transaction aborted by the database, running it again", "sqlstate", code, "attempt", attempt)
+		// Staggered, so that two victims of one another do not meet again
+		// at once: 20, 40 ms.
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(attempt) * 20 * time.Millisecond):
+		}
+	}
+}
+
+// txConflict returns the SQLSTATE of err when it is a PostgreSQL deadlock
+// (40P01) or serialization failure (40001), and "" otherwise.
+func txConflict(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001") {
+		return pe.Code
+	}
+	return ""
 }
 
 // Column types, for the casts PostgreSQL needs on the parameters of a

@@ -134,7 +134,8 @@ func (s *Store) RecordFetches(ctx context.Context, actor Actor, outs []FetchOutc
 	results := make([]UpsertResult, len(outs))
 	var docs []indexedDoc
 	var healthUps []fieldUpdate
-	err := s.transact(ctx, func(tx *txn) error {
+	err := s.transactRetrying(ctx, func(tx *txn) error {
+		clear(results) // run again after a conflict: from scratch
 		var err error
 		docs, healthUps, err = recordOutcomes(tx, actor, outs, results)
 		return err

@@ -105,3 +105,11 @@ func (s *Store) RawStrings(ctx context.Context, q string, args ...any) ([]string
 func (s *Store) RawExec(ctx context.Context, q string, args ...any) error {
 	return s.db.WithContext(ctx).Exec(q, args...).Error
 }
+
+// TransactRetrying runs fn as the crawler's and verifier's batches run
+// (transactRetrying), fn executing statements in the transaction.
+func (s *Store) TransactRetrying(ctx context.Context, fn func(exec func(query string, args ...any) error) error) error {
+	return s.transactRetrying(ctx, func(tx *txn) error {
+		return fn(func(q string, args ...any) error { return tx.Exec(q, args...).Error })
+	})
+}

@@ -57,6 +57,7 @@ func (s *Store) upsertBatch(ctx context.Context, actor Actor, ins []UpsertInput,
 	var ups []fieldUpdate
 	var fields []fieldUpdate
 	store := func(tx *txn) error {
+		clear(results) // run again after a conflict: from scratch
 		tx.listing = policy
 		var err error
 		changed, fields, err = storeCards(tx, actor, ins, nil, results)
@@ -68,12 +69,12 @@ func (s *Store) upsertBatch(ctx context.Context, actor Actor, ins []UpsertInput,
 		}
 		return writeAudit(tx.DB, actor, registerAudits(results)...)
 	}
-	err := s.transact(ctx, store)
+	err := s.transactRetrying(ctx, store)
 	if errors.Is(err, gorm.ErrDuplicatedKey) || isUniqueViolation(err) {
 		// Another writer (a replica, a concurrent registration) created the
 		// same card URL between our lookup and our insert. Once more sees
 		// its row and turns the insert into an update or a no-op.
-		err = s.transact(ctx, store)
+		err = s.transactRetrying(ctx, store)
 	}
 	if err != nil {
 		return nil, err

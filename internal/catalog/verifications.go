@@ -171,7 +171,7 @@ func (s *Store) RecordVerifications(ctx context.Context, actor Actor, ins []Veri
 		changed, err = recordReports(tx, actor, ins)
 		return err
 	}
-	if err := s.transact(ctx, store); err != nil {
+	if err := s.transactRetrying(ctx, store); err != nil {
 		return fmt.Errorf("recording verifications: %w", err)
 	}
 	// The verdict is three status facets: changed in place in the index.
