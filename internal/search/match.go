@@ -255,15 +255,15 @@ type match struct {
 var masks sync.Pool
 
 // textMatch returns the documents matching at least minMatch of the query
-// words, in id order, without scoring them.
-func (x *Index) textMatch(qws []queryWord) []match {
+// words, in id order, without scoring them, appended to out[:0] (a
+// search's scratch: see scratch).
+func (x *Index) textMatch(qws []queryWord, out []match) []match {
 	t := &x.text
 	need := minMatch(words(qws))
+	out = out[:0]
 	if len(qws) == 1 && len(qws[0].exps) == 1 {
-		p := t.terms[qws[0].exps[0].id].postings
-		out := make([]match, len(p))
-		for i, e := range p {
-			out[i] = match{e.id, 1}
+		for _, e := range t.terms[qws[0].exps[0].id].postings {
+			out = append(out, match{e.id, 1})
 		}
 		return out
 	}
@@ -306,8 +306,8 @@ func (x *Index) textMatch(qws []queryWord) []match {
 	// Beside the matches, the documents matching the most words short of
 	// need are kept, for when there are no matches.
 	var (
-		out, near []match
-		nearBits  int
+		near     []match
+		nearBits int
 	)
 	keep := func(id, v uint32) {
 		switch n := bits.OnesCount32(v); {
@@ -338,7 +338,7 @@ func (x *Index) textMatch(qws []queryWord) []match {
 		// No document matches enough of the words: rather than nothing,
 		// those matching the most of them ("what can I cook with eggs and
 		// spinach" finds the cooking agents), all partial matches.
-		return near
+		return append(out, near...)
 	}
 	return out
 }

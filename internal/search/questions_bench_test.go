@@ -92,7 +92,7 @@ func BenchmarkQuestions(b *testing.B) {
 	ps := make([]prepared, len(questions))
 	for i, q := range questions {
 		qws := x.expandQuery(Tokens(q))
-		ps[i] = prepared{qws, x.textMatch(qws)}
+		ps[i] = prepared{qws, x.textMatch(qws, nil)}
 	}
 	for _, prune := range []bool{true, false} {
 		name := "rank-pruned"
