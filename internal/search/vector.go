@@ -445,7 +445,22 @@ func (x *Index) hybrid(q *Query) bool {
 // It returns at most k hits after the cursor. The caller holds x.mu for
 // reading.
 func (x *Index) fuse(qws []queryWord, ms []match, vecs []simHit, demoted []uint32, key uint64, k int, after *Hit, f Fusion) []Hit {
-	lex, _ := x.rank(qws, ms, demoted, key, f.Window, nil, true)
+	// On a first page, one lexical ranking serves both the fused window
+	// and the tail after it: the tail is the ranking past the window,
+	// less the vector hits it holds, so ranking Window + k + (vector hits
+	// among the text matches) places is enough. Ranking the window and
+	// then the rest apart scored most matches twice.
+	depth := f.Window
+	if after == nil {
+		depth += k
+		for _, v := range vecs {
+			if _, ok := slices.BinarySearchFunc(ms, v.id, byMatchID); ok {
+				depth++
+			}
+		}
+	}
+	ranked, _ := x.rank(qws, ms, demoted, key, depth, nil, true)
+	lex := ranked[:min(len(ranked), f.Window)]
 	cands := make(map[uint32]*Hit, len(lex)+len(vecs))
 	for i, h := range lex {
 		cands[h.ID] = &Hit{ID: h.ID, Demoted: h.Demoted, Exact: h.Exact, Fused: true, LexicalRank: i + 1,
@@ -484,20 +499,30 @@ func (x *Index) fuse(qws []queryWord, ms []match, vecs []simHit, demoted []uint3
 		}
 	}
 	// The rest of the text matches, past the fused ones.
-	rest := make([]match, 0, len(ms))
-	for _, m := range ms {
-		if _, ok := cands[m.id]; !ok {
-			rest = append(rest, m)
+	if after == nil {
+		tail := 0
+		for _, h := range ranked[len(lex):] {
+			if _, ok := cands[h.ID]; !ok && tail < k {
+				out = append(out, h)
+				tail++
+			}
 		}
+	} else {
+		rest := make([]match, 0, len(ms))
+		for _, m := range ms {
+			if _, ok := cands[m.id]; !ok {
+				rest = append(rest, m)
+			}
+		}
+		tailAfter := after
+		if after.Fused {
+			// The cursor is among the fused hits of its group: the tail of
+			// that group begins after all of them.
+			tailAfter = &Hit{Demoted: after.Demoted, Exact: after.Exact, Score: math.Inf(1)}
+		}
+		tail, _ := x.rank(qws, rest, demoted, key, k, tailAfter, true)
+		out = append(out, tail...)
 	}
-	tailAfter := after
-	if after != nil && after.Fused {
-		// The cursor is among the fused hits of its group: the tail of that
-		// group begins after all of them.
-		tailAfter = &Hit{Demoted: after.Demoted, Exact: after.Exact, Score: math.Inf(1)}
-	}
-	tail, _ := x.rank(qws, rest, demoted, key, k, tailAfter, true)
-	out = append(out, tail...)
 	slices.SortFunc(out, byScore)
 	if len(out) > k {
 		out = out[:k]

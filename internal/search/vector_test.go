@@ -167,9 +167,12 @@ func TestHybridPaging(t *testing.T) {
 	}
 	x.SetVectors("hash", 48, vs)
 	demote := []Facet{{Field: "tag", Value: docs[0].Facets[0].Value}}
-	for range 20 {
+	for i := range 30 {
 		text := g.words(1 + g.r.IntN(3))
-		base := Query{Text: text, Vector: hashVec(g.words(3), 48), VectorSpace: "hash", Demote: demote, Fusion: Fusion{Window: 20}}
+		// A small window puts text matches past the fused hits on the
+		// first page, whose ranking the later pages' must continue.
+		window := []int{2, 5, 20}[i%3]
+		base := Query{Text: text, Vector: hashVec(g.words(3), 48), VectorSpace: "hash", Demote: demote, Fusion: Fusion{Window: window}}
 		all := base
 		all.Limit = 10_000
 		want, err := x.Search(all)
