@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -179,11 +178,7 @@ func TestReplicas(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	db, err := sql.Open("pgx", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := catalogtest.PostgresConn(t, dsn)
 	count := func(q string, args ...any) int {
 		t.Helper()
 		var n int

@@ -2,7 +2,6 @@ package catalog_test
 
 import (
 	"context"
-	"database/sql"
 	"testing"
 	"time"
 
@@ -16,11 +15,7 @@ func TestMigrateAnalyzesTablesWithoutStatistics(t *testing.T) {
 	ctx := context.Background()
 	dsn := catalogtest.PostgresDSN(t)
 	s := catalogtest.OpenCold(t, dsn)
-	db, err := sql.Open("pgx", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := catalogtest.PostgresConn(t, dsn)
 	if _, err := db.Exec(`CREATE TABLE analyze_big (id int); INSERT INTO analyze_big SELECT generate_series(1, 2000);
 		CREATE TABLE analyze_small (id int); INSERT INTO analyze_small SELECT generate_series(1, 10)`); err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package catalog_test
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"path/filepath"
 	"sync/atomic"
@@ -20,11 +19,7 @@ func TestTransactRetryingDeadlockVictim(t *testing.T) {
 	ctx := context.Background()
 	dsn := catalogtest.PostgresDSN(t)
 	s := catalogtest.Open(t, dsn)
-	other, err := sql.Open("pgx", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { other.Close() })
+	other := catalogtest.PostgresConn(t, dsn)
 	if _, err := other.Exec("CREATE TABLE retry_probe (id int PRIMARY KEY, v int); INSERT INTO retry_probe VALUES (1, 0), (2, 0)"); err != nil {
 		t.Fatal(err)
 	}

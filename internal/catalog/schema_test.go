@@ -230,11 +230,7 @@ func sqliteSchema(t *testing.T, dsn string) schema {
 
 func postgresSchema(t *testing.T, dsn string) schema {
 	t.Helper()
-	db, err := sql.Open("pgx", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := catalogtest.PostgresConn(t, dsn)
 	s := schema{columns: map[string]map[string]schemaColumn{}, indexes: map[string]schemaIndex{}}
 	forRows(t, db, func(r *sql.Rows) error {
 		var tbl, col, typ, nullable string

@@ -82,6 +82,19 @@ func PostgresDSN(t testing.TB) string {
 	return u.String()
 }
 
+// PostgresConn opens a database/sql pool of its own on a PostgreSQL dsn
+// (PostgresDSN's schema), beside the store's, for a test to read or
+// write the database directly; closed when the test ends.
+func PostgresConn(t testing.TB, dsn string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatalf("opening %s: %v", dsn, err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
 // Open opens and migrates a store on dsn, closed when the test ends, and
 // builds its search index so that searches answer at once.
 func Open(t testing.TB, dsn string) *catalog.Store {
