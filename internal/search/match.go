@@ -352,9 +352,12 @@ func (x *Index) textMatch(qws []queryWord, out []match) []match {
 // (queryWord.bound) could reach the worst hit kept: the MaxScore idea
 // (Turtle & Flood, "Query evaluation: strategies and optimizations",
 // IP&M 31(6), 1995), here per document since the words it matches are
-// known. Scoring walks each matched word's posting lists with a cursor,
-// forward only, since the documents come in id order. The caller holds
-// x.mu for reading.
+// known, against a floor of the scores of the documents already scored.
+// Scoring walks each matched word's posting lists with a cursor, forward
+// only, since the documents come in id order; word positions (phrase
+// proximity) are read afterwards, for the documents whose bound could
+// still reach the page, highest bound first. The caller holds x.mu for
+// reading.
 //
 // With prune false every match is scored (benchmarks compare); stats say
 // how much scoring was done.
@@ -390,6 +393,7 @@ func (x *Index) rank(qws []queryWord, ms []match, demoted []uint32, key uint64, 
 	var (
 		wms   = wordMasks(qws)
 		masks []uint32
+		cands []candidate
 	)
 	// near returns the pairs of neighbouring query words that stand near
 	// each other in document id (phrase.go).
@@ -426,19 +430,26 @@ func (x *Index) rank(qws []queryWord, ms []match, demoted []uint32, key uint64, 
 				curs[i] = append(curs[i], cursor{postings: p, weight: e.weight, idf: idfOf(n, float64(len(p)))})
 			}
 		}
+		// First the words' scores (BM25), then word positions, read in
+		// the order of what proximity could make of each score, and only
+		// while that could reach the page: a document's final score lies
+		// between its words' score and that bound, so the best words'
+		// scores of the documents certainly on the page (after the
+		// cursor) are a floor the page's worst hit will not fall below
+		// (lower). Reading positions as documents come (in id order)
+		// read them for every document that led a page still filling.
+		lower := floorHeap{k: k - len(h.items)}
+		cands = cands[:0]
 		for j, m := range ms {
 			if isDemoted[j] != group.demoted || isExact[j] != group.exact || (m.mask != full) != group.partial {
 				continue
 			}
-			if prune && len(h.items) == k {
+			if prune && lower.full() {
 				bound := 0.0
 				for b := m.mask; b != 0; b &= b - 1 {
 					bound += qws[bits.TrailingZeros32(b)].bound
 				}
-				bound = maxProximity(coord(bound, m.mask, len(qws)), m.mask, len(qws))
-				// The worst hit kept is of this group: the page was not
-				// full of better groups' hits when it began.
-				if bound < h.items[0].Score {
+				if maxProximity(coord(bound, m.mask, len(qws)), m.mask, len(qws)) < lower.min() {
 					continue
 				}
 			}
@@ -458,14 +469,48 @@ func (x *Index) rank(qws []queryWord, ms []match, demoted []uint32, key uint64, 
 				}
 				score += best
 			}
-			score = coord(score, m.mask, len(qws))
-			// Word positions are read only when their boost could put the
-			// document on the page.
-			if !prune || len(h.items) < k || maxProximity(score, m.mask, len(qws)) >= h.items[0].Score {
-				stats.phrases++
-				score = proximity(score, near(m.id, m.mask), len(qws))
+			c := candidate{id: m.id, mask: m.mask, score: coord(score, m.mask, len(qws))}
+			c.bound = maxProximity(c.score, m.mask, len(qws))
+			if prune && lower.full() && c.bound < lower.min() {
+				continue
 			}
-			hit := Hit{ID: m.id, Score: score, Demoted: group.demoted, Exact: group.exact, Partial: group.partial}
+			if after != nil {
+				hit := groupHit
+				hit.ID, hit.Score = c.id, c.score
+				if byScore(hit, *after) <= 0 {
+					continue // at its least, still on a page before
+				}
+				if hit.Score = c.bound; byScore(hit, *after) <= 0 {
+					// Maybe on a page before: no floor.
+					cands = append(cands, c)
+					continue
+				}
+			}
+			lower.offer(c.score)
+			cands = append(cands, c)
+		}
+		if prune && lower.full() {
+			kept := cands[:0]
+			for _, c := range cands {
+				if c.bound >= lower.min() {
+					kept = append(kept, c)
+				}
+			}
+			cands = kept
+		}
+		slices.SortFunc(cands, func(a, b candidate) int {
+			if a.bound != b.bound {
+				return cmp.Compare(b.bound, a.bound)
+			}
+			return cmp.Compare(a.id, b.id)
+		})
+		for _, c := range cands {
+			if prune && len(h.items) == k && c.bound < h.items[0].Score {
+				break // nor can any after it
+			}
+			stats.phrases++
+			hit := groupHit
+			hit.ID, hit.Score = c.id, proximity(c.score, near(c.id, c.mask), len(qws))
 			if after != nil && byScore(hit, *after) <= 0 {
 				continue
 			}
@@ -473,6 +518,57 @@ func (x *Index) rank(qws []queryWord, ms []match, demoted []uint32, key uint64, 
 		}
 	}
 	return h.sorted(), stats
+}
+
+// candidate is a document of a rank's group, scored by its words, with
+// the most phrase proximity could make of that score.
+type candidate struct {
+	id, mask     uint32
+	score, bound float64
+}
+
+// floorHeap keeps the k best scores offered, the least at its root.
+type floorHeap struct {
+	k      int
+	scores []float64
+}
+
+func (f *floorHeap) full() bool   { return len(f.scores) >= f.k }
+func (f *floorHeap) min() float64 { return f.scores[0] }
+
+func (f *floorHeap) offer(s float64) {
+	h := f.scores
+	if len(h) < f.k {
+		h = append(h, s)
+		for i := len(h) - 1; i > 0; {
+			p := (i - 1) / 2
+			if h[p] <= h[i] {
+				break
+			}
+			h[p], h[i] = h[i], h[p]
+			i = p
+		}
+		f.scores = h
+		return
+	}
+	if f.k == 0 || s <= h[0] {
+		return
+	}
+	h[0] = s
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < len(h) && h[l] < h[m] {
+			m = l
+		}
+		if r := l + 1; r < len(h) && h[r] < h[m] {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
 }
 
 // rankStats counts the work of a rank: the documents scored, the posting
