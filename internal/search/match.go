@@ -368,14 +368,21 @@ func (x *Index) rank(qws []queryWord, ms []match, demoted []uint32, key uint64, 
 		return h.sorted(), stats
 	}
 	full := uint32(1)<<len(qws) - 1
-	isDemoted := make([]bool, len(ms))
+	sc := rankScratches.Get().(*rankScratch)
+	defer rankScratches.Put(sc)
+	// Each match's group flags: demoted, its name the query.
+	flags := slices.Grow(sc.flags[:0], len(ms))[:len(ms)]
+	clear(flags)
+	sc.flags = flags
 	if len(demoted) > 0 {
 		dj := 0
 		for i, m := range ms {
 			for dj < len(demoted) && demoted[dj] < m.id {
 				dj++
 			}
-			isDemoted[i] = dj < len(demoted) && demoted[dj] == m.id
+			if dj < len(demoted) && demoted[dj] == m.id {
+				flags[i] |= flagDemoted
+			}
 		}
 	}
 	t := &x.text
@@ -393,8 +400,9 @@ func (x *Index) rank(qws []queryWord, ms []match, demoted []uint32, key uint64, 
 	var (
 		wms   = wordMasks(qws)
 		masks []uint32
-		cands []candidate
+		cands = sc.cands[:0]
 	)
+	defer func() { sc.cands = cands[:0] }()
 	// near returns the pairs of neighbouring query words that stand near
 	// each other in document id (phrase.go).
 	near := func(id, mask uint32) uint32 {
@@ -405,11 +413,10 @@ func (x *Index) rank(qws []queryWord, ms []match, demoted []uint32, key uint64, 
 		masks = d.words.rankMasks(wms, mask, masks)
 		return d.phrase.nearPairs(masks, len(qws))
 	}
-	isExact := make([]bool, len(ms))
 	for _, id := range x.byName[key] {
 		// A document whose name is the query matches every word.
 		if j, ok := slices.BinarySearchFunc(ms, id, byMatchID); ok && ms[j].mask == full {
-			isExact[j] = true
+			flags[j] |= flagExact
 		}
 	}
 	for _, group := range [6]struct{ demoted, exact, partial bool }{
@@ -441,7 +448,7 @@ func (x *Index) rank(qws []queryWord, ms []match, demoted []uint32, key uint64, 
 		lower := floorHeap{k: k - len(h.items)}
 		cands = cands[:0]
 		for j, m := range ms {
-			if isDemoted[j] != group.demoted || isExact[j] != group.exact || (m.mask != full) != group.partial {
+			if (flags[j]&flagDemoted != 0) != group.demoted || (flags[j]&flagExact != 0) != group.exact || (m.mask != full) != group.partial {
 				continue
 			}
 			if prune && lower.full() {
@@ -519,6 +526,20 @@ func (x *Index) rank(qws []queryWord, ms []match, demoted []uint32, key uint64, 
 	}
 	return h.sorted(), stats
 }
+
+// rankScratch is a rank's working lists, recycled as a search's are (see
+// scratch): a flag byte per match and the candidates of a group.
+type rankScratch struct {
+	flags []uint8
+	cands []candidate
+}
+
+var rankScratches = sync.Pool{New: func() any { return new(rankScratch) }}
+
+const (
+	flagDemoted uint8 = 1 << iota
+	flagExact
+)
 
 // candidate is a document of a rank's group, scored by its words, with
 // the most phrase proximity could make of that score.
