@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -134,7 +136,7 @@ func TestOpenLoopBenchmarkSmoke(t *testing.T) {
 	// checked in one burst per poll, which a 2 s phase missed more often
 	// than not.
 	if err := runOpenLoop([]string{"-n", "200", "-hosts", "2", "-duration", "6s", "-warmup", "500ms", "-rounds", "2",
-		"-rate", "20", "-json", out}); err != nil {
+		"-rate", "20", "-kinds", strings.Join(knownKinds, ","), "-json", out}); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(out)
@@ -158,13 +160,29 @@ func TestOpenLoopBenchmarkSmoke(t *testing.T) {
 		if ph.Phase == "idle" && ph.VerificationsPerSec > 0 {
 			t.Errorf("round %d, idle: %.1f verifications/s", ph.Round, ph.VerificationsPerSec)
 		}
-		for _, k := range allKinds {
+		for _, k := range knownKinds {
 			if l := ph.Kinds[k]; l.N == 0 || l.Errors > 0 || l.P99 < l.P50 {
 				t.Errorf("round %d, %s, %s: %+v", ph.Round, ph.Phase, k, l)
 			}
 		}
+		if l := ph.Kinds[kindNL]; l.HandlerP50 <= 0 {
+			t.Errorf("round %d, %s: no handler timing for questions: %+v", ph.Round, ph.Phase, l)
+		}
+		if l := ph.Kinds[kindFloor]; l.HandlerP50 != 0 {
+			t.Errorf("round %d, %s: the floor reports a search handler: %+v", ph.Round, ph.Phase, l)
+		}
 	}
-	if len(r.DoorAddedP50[kindMCP]) != 2 || len(r.DoorAddedP50[kindA2A]) != 2 || len(r.CrawlIdleP99) != len(allKinds) {
+	if len(r.DoorAddedP50[kindMCP]) != 2 || len(r.DoorAddedP50[kindA2A]) != 2 || len(r.CrawlIdleP99) != len(knownKinds) {
 		t.Errorf("no door differences or ratios: %+v %+v", r.DoorAddedP50, r.CrawlIdleP99)
+	}
+}
+
+func TestParseKinds(t *testing.T) {
+	got, err := parseKinds("nl, floor")
+	if err != nil || !slices.Equal(got, []string{kindNL, kindFloor}) {
+		t.Fatalf("parseKinds(nl, floor) = %v, %v", got, err)
+	}
+	if _, err := parseKinds("nl,healthz"); err == nil || !strings.Contains(err.Error(), `"healthz"`) {
+		t.Fatalf("an unknown kind: %v", err)
 	}
 }
