@@ -445,7 +445,7 @@ func (x *Index) rank(qws []queryWord, ms []match, demoted []uint32, key uint64, 
 		// cursor) are a floor the page's worst hit will not fall below
 		// (lower). Reading positions as documents come (in id order)
 		// read them for every document that led a page still filling.
-		lower := floorHeap{k: k - len(h.items)}
+		lower := topK[float64]{k: k - len(h.items), order: byScoreValue}
 		cands = cands[:0]
 		for j, m := range ms {
 			if (flags[j]&flagDemoted != 0) != group.demoted || (flags[j]&flagExact != 0) != group.exact || (m.mask != full) != group.partial {
@@ -456,7 +456,7 @@ func (x *Index) rank(qws []queryWord, ms []match, demoted []uint32, key uint64, 
 				for b := m.mask; b != 0; b &= b - 1 {
 					bound += qws[bits.TrailingZeros32(b)].bound
 				}
-				if maxProximity(coord(bound, m.mask, len(qws)), m.mask, len(qws)) < lower.min() {
+				if maxProximity(coord(bound, m.mask, len(qws)), m.mask, len(qws)) < lower.items[0] {
 					continue
 				}
 			}
@@ -478,7 +478,7 @@ func (x *Index) rank(qws []queryWord, ms []match, demoted []uint32, key uint64, 
 			}
 			c := candidate{id: m.id, mask: m.mask, score: coord(score, m.mask, len(qws))}
 			c.bound = maxProximity(c.score, m.mask, len(qws))
-			if prune && lower.full() && c.bound < lower.min() {
+			if prune && lower.full() && c.bound < lower.items[0] {
 				continue
 			}
 			if after != nil {
@@ -499,7 +499,7 @@ func (x *Index) rank(qws []queryWord, ms []match, demoted []uint32, key uint64, 
 		if prune && lower.full() {
 			kept := cands[:0]
 			for _, c := range cands {
-				if c.bound >= lower.min() {
+				if c.bound >= lower.items[0] {
 					kept = append(kept, c)
 				}
 			}
@@ -541,55 +541,14 @@ const (
 	flagExact
 )
 
+// byScoreValue orders scores best first.
+func byScoreValue(a, b float64) int { return cmp.Compare(b, a) }
+
 // candidate is a document of a rank's group, scored by its words, with
 // the most phrase proximity could make of that score.
 type candidate struct {
 	id, mask     uint32
 	score, bound float64
-}
-
-// floorHeap keeps the k best scores offered, the least at its root.
-type floorHeap struct {
-	k      int
-	scores []float64
-}
-
-func (f *floorHeap) full() bool   { return len(f.scores) >= f.k }
-func (f *floorHeap) min() float64 { return f.scores[0] }
-
-func (f *floorHeap) offer(s float64) {
-	h := f.scores
-	if len(h) < f.k {
-		h = append(h, s)
-		for i := len(h) - 1; i > 0; {
-			p := (i - 1) / 2
-			if h[p] <= h[i] {
-				break
-			}
-			h[p], h[i] = h[i], h[p]
-			i = p
-		}
-		f.scores = h
-		return
-	}
-	if f.k == 0 || s <= h[0] {
-		return
-	}
-	h[0] = s
-	for i := 0; ; {
-		l, m := 2*i+1, i
-		if l < len(h) && h[l] < h[m] {
-			m = l
-		}
-		if r := l + 1; r < len(h) && h[r] < h[m] {
-			m = r
-		}
-		if m == i {
-			break
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
-	}
 }
 
 // rankStats counts the work of a rank: the documents scored, the posting

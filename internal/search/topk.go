@@ -36,6 +36,9 @@ func (h *topK[T]) offer(x T) {
 	}
 }
 
+// full reports whether k items are kept, the worst at items[0].
+func (h *topK[T]) full() bool { return len(h.items) >= h.k }
+
 // sorted returns the items kept, first first.
 func (h *topK[T]) sorted() []T {
 	slices.SortFunc(h.items, h.order)
