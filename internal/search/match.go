@@ -462,6 +462,9 @@ func (x *Index) rank(qws []queryWord, ms []match, demoted []uint32, key uint64, 
 			}
 			score := 0.0
 			stats.docs++
+			// The phrase columns each query word is found in: a pair of
+			// words can only be near within one column (phraseCols).
+			var cols [MaxTokens]uint32
 			for b := m.mask; b != 0; b &= b - 1 {
 				i := bits.TrailingZeros32(b)
 				stats.postings += len(curs[i])
@@ -471,13 +474,15 @@ func (x *Index) rank(qws []queryWord, ms []match, demoted []uint32, key uint64, 
 					pos, ok := gallopPostings(cu.postings[cu.pos:], m.id)
 					cu.pos += pos
 					if ok {
-						best = max(best, cu.weight*bm25(cu.postings[cu.pos].tf, &x.lens[m.id], &avg, cu.idf))
+						tf := cu.postings[cu.pos].tf
+						cols[i] |= phraseCols(tf)
+						best = max(best, cu.weight*bm25(tf, &x.lens[m.id], &avg, cu.idf))
 					}
 				}
 				score += best
 			}
 			c := candidate{id: m.id, mask: m.mask, score: coord(score, m.mask, len(qws))}
-			c.bound = maxProximity(c.score, m.mask, len(qws))
+			c.bound = proximity(c.score, possiblePairs(&cols, m.mask), len(qws))
 			if prune && lower.full() && c.bound < lower.items[0] {
 				continue
 			}

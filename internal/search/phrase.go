@@ -164,6 +164,41 @@ func proximity(score float64, near uint32, words int) float64 {
 	return score * (1 + proximityBoost*float64(bits.OnesCount32(near))/float64(words-1))
 }
 
+// phraseColNibbles has, for each column whose word order is kept, the
+// lowest bit of its frequency in a posting's tf.
+var phraseColNibbles = func() uint32 {
+	var m uint32
+	for c, kept := range phraseCol {
+		if kept {
+			m |= 1 << (c * tfBits)
+		}
+	}
+	return m
+}()
+
+// phraseCols is the set of phrase columns a posting's frequencies count
+// the word in, as the lowest bit of each column's frequency.
+func phraseCols(tf uint32) uint32 {
+	tf |= tf >> 1
+	tf |= tf >> 2
+	return tf & phraseColNibbles
+}
+
+// possiblePairs is the pairs of neighbouring query words (bit i: words i
+// and i+1) that could meet in a document matching the words in mask,
+// given the phrase columns each is found in (phraseCols): both words must
+// stand in one of them. A bound for pruning finer than maxProximity's,
+// from the postings read to score the document.
+func possiblePairs(cols *[MaxTokens]uint32, mask uint32) uint32 {
+	var pairs uint32
+	for b := mask & (mask >> 1); b != 0; b &= b - 1 {
+		if i := bits.TrailingZeros32(b); cols[i]&cols[i+1] != 0 {
+			pairs |= 1 << i
+		}
+	}
+	return pairs
+}
+
 // maxProximity is the most proximity can make of a score of a document
 // matching the query words in mask, of n: a bound for pruning (match.go).
 // Only pairs of neighbouring query words the document matches both of can
