@@ -630,7 +630,16 @@ func gallopPostings(list []textPosting, id uint32) (int, bool) {
 		lo += step
 		step *= 2
 	}
+	// The first of list[lo:hi] not before id: slices.BinarySearchFunc's
+	// search, without a call to compare each probe.
 	hi := min(lo+step, len(list))
-	j, ok := slices.BinarySearchFunc(list[lo:hi], id, postingOrder)
-	return lo + j, ok
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if list[mid].id < id {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo, lo < len(list) && list[lo].id == id
 }

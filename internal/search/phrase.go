@@ -178,11 +178,7 @@ var phraseColNibbles = func() uint32 {
 
 // phraseCols is the set of phrase columns a posting's frequencies count
 // the word in, as the lowest bit of each column's frequency.
-func phraseCols(tf uint32) uint32 {
-	tf |= tf >> 1
-	tf |= tf >> 2
-	return tf & phraseColNibbles
-}
+func phraseCols(tf uint32) uint32 { return nonZeroCols(tf) & phraseColNibbles }
 
 // possiblePairs is the pairs of neighbouring query words (bit i: words i
 // and i+1) that could meet in a document matching the words in mask,

@@ -89,3 +89,23 @@ func TestRankMasks(t *testing.T) {
 }
 
 func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
+
+func TestNonZeroCols(t *testing.T) {
+	for c := range NumCols {
+		for f := uint32(1); f <= tfMax; f++ {
+			tf := f << (c * tfBits)
+			if got, want := nonZeroCols(tf), uint32(1)<<(c*tfBits); got != want {
+				t.Fatalf("nonZeroCols(column %d, %d) = %#x, want %#x", c, f, got, want)
+			}
+			if got, want := phraseCols(tf) != 0, phraseCol[c]; got != want {
+				t.Fatalf("phraseCols(column %d, %d) = %v, want %v", c, f, got, want)
+			}
+		}
+	}
+	if got := nonZeroCols(0); got != 0 {
+		t.Fatalf("nonZeroCols(0) = %#x", got)
+	}
+	if got, want := nonZeroCols(1<<(ColName*tfBits)|3<<(ColTags*tfBits)), uint32(1<<(ColName*tfBits)|1<<(ColTags*tfBits)); got != want {
+		t.Fatalf("two columns: %#x, want %#x", got, want)
+	}
+}

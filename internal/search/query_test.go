@@ -32,6 +32,8 @@ func TestPrefix64Order(t *testing.T) {
 	}
 }
 
+// TestGallopMatchesBinarySearch: gallop and gallopPostings find what a
+// binary search of the whole list finds.
 func TestGallopMatchesBinarySearch(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 9))
 	for range 500 {
@@ -41,11 +43,18 @@ func TestGallopMatchesBinarySearch(t *testing.T) {
 			v += 1 + uint32(r.IntN(5))
 			list[i] = v
 		}
+		postings := make([]textPosting, len(list))
+		for i, id := range list {
+			postings[i] = textPosting{id: id, tf: 1}
+		}
 		for id := range v + 3 {
 			gj, gok := gallop(list, id)
 			bj, bok := slices.BinarySearch(list, id)
 			if gj != bj || gok != bok {
 				t.Fatalf("gallop(%v, %d) = %d %v, BinarySearch %d %v", list, id, gj, gok, bj, bok)
+			}
+			if pj, pok := gallopPostings(postings, id); pj != bj || pok != bok {
+				t.Fatalf("gallopPostings(%v, %d) = %d %v, BinarySearch %d %v", list, id, pj, pok, bj, bok)
 			}
 		}
 	}

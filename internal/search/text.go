@@ -3,6 +3,7 @@ package search
 import (
 	"cmp"
 	"math"
+	"math/bits"
 	"slices"
 	"strings"
 	"sync"
@@ -234,13 +235,25 @@ func idfOf(n, df float64) float64 {
 	return math.Log(1 + (n-df+0.5)/(df+0.5))
 }
 
+// nonZeroCols has the lowest bit of each column's frequency in tf set
+// where that frequency is not zero.
+func nonZeroCols(tf uint32) uint32 {
+	tf |= tf >> 1
+	tf |= tf >> 2
+	return tf & colNibbles
+}
+
+// colNibbles has the lowest bit of every column's frequency set.
+const colNibbles = 0x11111111 >> (32 - NumCols*tfBits)
+
+// bm25 is a word's score in a document: the sum over the columns its
+// frequencies tf count it in of each column's BM25, weighted. Only those
+// columns are visited (a word stands in one or two of seven).
 func bm25(tf uint32, lens *[NumCols]uint16, avg *[NumCols]float64, idf float64) float64 {
 	s := 0.0
-	for c := range NumCols {
+	for nz := nonZeroCols(tf); nz != 0; nz &= nz - 1 {
+		c := bits.TrailingZeros32(nz) / tfBits
 		f := float64((tf >> (c * tfBits)) & tfMax)
-		if f == 0 {
-			continue
-		}
 		norm := 1 - bm25B + bm25B*float64(lens[c])/avg[c]
 		s += colWeights[c] * idf * f * (bm25K1 + 1) / (f + bm25K1*norm)
 	}
