@@ -107,7 +107,7 @@ func (x *Index) Explain(text string, id uint32) (Explanation, bool) {
 		return Explanation{}, false
 	}
 	e.Score = coord(e.Score, mask, len(qws))
-	near := x.docs[id].phrase.nearPairs(x.docs[id].words.rankMasks(wordMasks(qws), mask, nil), len(qws))
+	near := x.docs[id].phrase.nearPairs(x.docs[id].words.rankMasks(wordMasks(qws), mask, nil), len(qws), mask&(mask>>1))
 	if bits.OnesCount32(mask) < 2 {
 		near = 0
 	}

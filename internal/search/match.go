@@ -403,15 +403,16 @@ func (x *Index) rank(qws []queryWord, ms []match, demoted []uint32, key uint64, 
 		cands = sc.cands[:0]
 	)
 	defer func() { sc.cands = cands[:0] }()
-	// near returns the pairs of neighbouring query words that stand near
-	// each other in document id (phrase.go).
-	near := func(id, mask uint32) uint32 {
+	// near returns which of pairs, pairs of neighbouring query words,
+	// stand near each other in document id (phrase.go), reading only the
+	// words of those pairs.
+	near := func(id, pairs uint32) uint32 {
 		d := &x.docs[id]
-		if len(d.phrase) == 0 || bits.OnesCount32(mask) < 2 {
+		if len(d.phrase) == 0 || pairs == 0 {
 			return 0
 		}
-		masks = d.words.rankMasks(wms, mask, masks)
-		return d.phrase.nearPairs(masks, len(qws))
+		masks = d.words.rankMasks(wms, pairs|pairs<<1, masks)
+		return d.phrase.nearPairs(masks, len(qws), pairs)
 	}
 	for _, id := range x.byName[key] {
 		// A document whose name is the query matches every word.
@@ -481,8 +482,8 @@ func (x *Index) rank(qws []queryWord, ms []match, demoted []uint32, key uint64, 
 				}
 				score += best
 			}
-			c := candidate{id: m.id, mask: m.mask, score: coord(score, m.mask, len(qws))}
-			c.bound = proximity(c.score, possiblePairs(&cols, m.mask), len(qws))
+			c := candidate{id: m.id, pairs: possiblePairs(&cols, m.mask), score: coord(score, m.mask, len(qws))}
+			c.bound = proximity(c.score, c.pairs, len(qws))
 			if prune && lower.full() && c.bound < lower.items[0] {
 				continue
 			}
@@ -520,9 +521,12 @@ func (x *Index) rank(qws []queryWord, ms []match, demoted []uint32, key uint64, 
 			if prune && len(h.items) == k && c.bound < h.items[0].Score {
 				break // nor can any after it
 			}
-			stats.phrases++
 			hit := groupHit
-			hit.ID, hit.Score = c.id, proximity(c.score, near(c.id, c.mask), len(qws))
+			hit.ID, hit.Score = c.id, c.score
+			if c.pairs != 0 {
+				stats.phrases++
+				hit.Score = proximity(c.score, near(c.id, c.pairs), len(qws))
+			}
 			if after != nil && byScore(hit, *after) <= 0 {
 				continue
 			}
@@ -550,9 +554,10 @@ const (
 func byScoreValue(a, b float64) int { return cmp.Compare(b, a) }
 
 // candidate is a document of a rank's group, scored by its words, with
-// the most phrase proximity could make of that score.
+// the pairs of query words that could stand near each other in it
+// (possiblePairs) and the most their proximity could make of that score.
 type candidate struct {
-	id, mask     uint32
+	id, pairs    uint32
 	score, bound float64
 }
 

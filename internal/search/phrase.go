@@ -53,21 +53,23 @@ func encodePhrase(b []byte, phrase []uint16, rank []int) []byte {
 	return b
 }
 
-// nearPairs returns the pairs of neighbouring query words (bit i: words i
-// and i+1 of n) that meet within proximityWindow positions in the
-// document. masks holds, by rank in the document's word list, the query
-// words each of its words matches (none past its end).
-func (l phraseList) nearPairs(masks []uint32, n int) uint32 {
+// nearPairs returns the pairs of want, pairs of neighbouring query words
+// (bit i: words i and i+1 of n), that meet within proximityWindow
+// positions in the document; it stops reading once all of them have. masks
+// holds, by rank in the document's word list, the query words each of its
+// words matches (none past its end).
+func (l phraseList) nearPairs(masks []uint32, n int, want uint32) uint32 {
 	if n < 2 {
 		return 0
 	}
+	want &= 1<<(n-1) - 1
 	var (
 		last [MaxTokens]int // last position of each query word, +1; 0 unseen
 		near uint32
 	)
 	pos := 0
 	for len(l) > 0 {
-		v, k := binary.Uvarint(l)
+		v, k := uvarint(l)
 		if k <= 0 {
 			break
 		}
@@ -95,11 +97,14 @@ func (l phraseList) nearPairs(masks []uint32, n int) uint32 {
 				near |= 1 << i
 			}
 		}
+		if near&want == want {
+			break
+		}
 		for b := here; b != 0; b &= b - 1 {
 			last[bits.TrailingZeros32(b)] = pos
 		}
 	}
-	return near
+	return near & want
 }
 
 // wordMask is an indexed word and the query words matching it.
@@ -137,9 +142,9 @@ func (l wordList) rankMasks(ws []wordMask, keep uint32, masks []uint32) []uint32
 	masks = masks[:0]
 	id, j := uint32(0), 0
 	for len(l) > 0 && j < len(ws) {
-		gap, n := binary.Uvarint(l)
+		gap, n := uvarint(l)
 		l = l[n:]
-		_, m := binary.Uvarint(l)
+		_, m := uvarint(l)
 		l = l[m:]
 		id += uint32(gap)
 		for j < len(ws) && ws[j].id < id {

@@ -65,12 +65,12 @@ func TestNearPairs(t *testing.T) {
 		{"first and third only", enc(1, 3), 0},
 		{"nothing", enc(), 0},
 	} {
-		if got := tc.phrase.nearPairs(masks, 3); got != tc.want {
+		if got := tc.phrase.nearPairs(masks, 3, 0b11); got != tc.want {
 			t.Errorf("%s: nearPairs = %b, want %b", tc.name, got, tc.want)
 		}
 	}
 	// One word matching two query words is no phrase.
-	if got := enc(1, 9, 9, 9).nearPairs([]uint32{1: 0b11}, 2); got != 0 {
+	if got := enc(1, 9, 9, 9).nearPairs([]uint32{1: 0b11}, 2, 0b1); got != 0 {
 		t.Errorf("one word for two query words: %b, want 0", got)
 	}
 }
