@@ -1,6 +1,10 @@
 package search
 
-import "math/bits"
+import (
+	"cmp"
+	"math/bits"
+	"slices"
+)
 
 // Facet counting over many matching documents reads, for each facet term,
 // how many of its documents match, rather than every term of every
@@ -75,6 +79,9 @@ func (x *Index) addPosting(t, id uint32) {
 	tm := &x.terms[t]
 	tm.postings = x.insertID(tm.postings, id)
 	tm.gen++
+	if tm.facet >= 0 {
+		x.facetAdds[tm.facet]++
+	}
 	switch {
 	case tm.facet < 0 || !x.ready:
 		// MarkReady makes the bitsets of the initial build.
@@ -114,19 +121,30 @@ func (x *Index) makeBitsets() {
 // facetsByBitset counts facet values over the matching documents ids
 // through bitsets, less corr (see facets). A term with fewer documents
 // than the field's last kept count cannot enter the top limit and is not
-// counted.
+// counted; terms are visited by the documents they hold, most first
+// (facetRanked), so that counting a field stops at the first term that
+// cannot, rather than visiting them all: of a field's thousands of
+// values (tags, skills, providers), a broad question counts a few dozen.
 func (x *Index) facetsByBitset(ids []uint32, limit int, corr []int32) map[string][]FacetCount {
 	matched := x.getMatched()
 	for _, id := range ids {
 		matched[id>>6] |= 1 << (id & 63)
 	}
 	out := make(map[string][]FacetCount, len(x.facetFields))
-	for _, f := range x.facetFields {
+	for fi, f := range x.facetFields {
 		h := &topK[FacetCount]{k: limit, order: facetOrder}
-		for _, t := range x.byField[f] {
+		r := x.facetRanked(fi)
+		grown := int(x.facetAdds[fi] - r.adds)
+		for j, t := range r.terms {
+			if limit <= 0 {
+				break
+			}
+			if len(h.items) == h.k && int(r.held[j])+grown < h.items[0].Count {
+				break // nor can any term after it
+			}
 			tm := &x.terms[t]
 			n := len(tm.postings)
-			if n == 0 || limit <= 0 || len(h.items) == h.k && n < h.items[0].Count {
+			if n == 0 || len(h.items) == h.k && n < h.items[0].Count {
 				continue
 			}
 			var c int
@@ -152,6 +170,41 @@ func (x *Index) facetsByBitset(ids []uint32, limit int, corr []int32) map[string
 	clear(matched)
 	x.matchedPool.Put(&matched)
 	return out
+}
+
+// facetRank is a facet field's terms by the documents each held, most
+// first, when the field had had adds postings added (Index.facetAdds).
+// None has gained more documents since than the adds since: a bound on
+// each term's documents now.
+type facetRank struct {
+	terms []uint32
+	held  []int32
+	adds  uint64
+}
+
+// facetRankStale is how many postings may be added to a facet field's
+// terms before its rank is made again: each loosens the rank's bound by
+// one document.
+const facetRankStale = 256
+
+// facetRanked returns facet field fi's terms by documents held, made
+// again when terms were added to the field or facetRankStale postings
+// were. Searches share it, under the read lock.
+func (x *Index) facetRanked(fi int) *facetRank {
+	terms := x.byField[x.facetFields[fi]]
+	adds := x.facetAdds[fi]
+	if r := x.facetRanks[fi].Load(); r != nil && len(r.terms) == len(terms) && adds-r.adds <= facetRankStale {
+		return r
+	}
+	r := &facetRank{terms: slices.Clone(terms), held: make([]int32, len(terms)), adds: adds}
+	slices.SortFunc(r.terms, func(a, b uint32) int {
+		return cmp.Compare(len(x.terms[b].postings), len(x.terms[a].postings))
+	})
+	for j, t := range r.terms {
+		r.held[j] = int32(len(x.terms[t].postings))
+	}
+	x.facetRanks[fi].Store(r)
+	return r
 }
 
 // getMatched returns a cleared bitset covering every document id.

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -72,6 +73,11 @@ type Index struct {
 
 	countsPool  sync.Pool
 	matchedPool sync.Pool
+	// facetAdds counts, per facet field, the postings added to its terms;
+	// facetRanks keeps its terms by documents held, most first, as of a
+	// count of them (bitset.go).
+	facetAdds  []uint64
+	facetRanks []atomic.Pointer[facetRank]
 	// gen counts the changes of the index (each taking the write lock),
 	// for browseCache.
 	gen    uint64
@@ -150,6 +156,8 @@ func New(opts Options) *Index {
 	if len(x.partFields) > maxPartFields {
 		panic(fmt.Sprintf("search: %d part fields, at most %d", len(x.partFields), maxPartFields))
 	}
+	x.facetAdds = make([]uint64, len(x.facetFields))
+	x.facetRanks = make([]atomic.Pointer[facetRank], len(x.facetFields))
 	return x
 }
 
