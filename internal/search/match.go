@@ -356,8 +356,10 @@ func (x *Index) textMatch(qws []queryWord, out []match) []match {
 // Scoring walks each matched word's posting lists with a cursor, forward
 // only, since the documents come in id order; word positions (phrase
 // proximity) are read afterwards, for the documents whose bound could
-// still reach the page, highest bound first. The caller holds x.mu for
-// reading.
+// still reach the page, highest bound first. That bound counts only the
+// pairs of query words that the postings just read put in one phrase
+// column (possiblePairs), and only their words' positions are read. The
+// caller holds x.mu for reading.
 //
 // With prune false every match is scored (benchmarks compare); stats say
 // how much scoring was done.
