@@ -50,6 +50,10 @@ type Index struct {
 	// them hold each of its terms of part fields (see parts.go); apart
 	// from docs, as checking the parts of many matches reads it alone.
 	parts []partList
+	// partUniform holds, by id, the part fields (a bit each, by group)
+	// in which every part of the document holds the same terms: its part
+	// list need not be read for filters on those alone (checkParts).
+	partUniform []uint64
 	// arena backs docs' term lists during the initial build: facet
 	// counting walks them for thousands of docs, and contiguous lists keep
 	// that in cache. Updates reuse a list's space when the new one fits.
@@ -396,6 +400,7 @@ func (x *Index) docAt(id uint32) *doc {
 		x.docs = slices.Grow(x.docs, n-len(x.docs))[:n]
 		x.lens = slices.Grow(x.lens, n-len(x.lens))[:n]
 		x.parts = slices.Grow(x.parts, n-len(x.parts))[:n]
+		x.partUniform = slices.Grow(x.partUniform, n-len(x.partUniform))[:n]
 	}
 	return &x.docs[id]
 }

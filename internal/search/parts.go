@@ -87,10 +87,13 @@ func (x *Index) setParts(id uint32, p *Doc, terms []uint32) {
 	n := len(p.Parts)
 	nw := (n + 63) / 64
 	mask := make([]uint64, nw)
+	full := make([]uint64, nw)
+	fullMask(full, n)
 	// The groups go to x.encoded first, their lengths known after.
 	groups := x.encoded[:0]
 	lens := make([]int, len(x.partFields))
 	prev := uint32(0)
+	uniform := ^uint64(0) // cleared for a group with a term some part lacks
 	for i := 0; i < len(es); {
 		t, g := es[i].term, es[i].group
 		if i == 0 || es[i-1].group != g {
@@ -103,6 +106,9 @@ func (x *Index) setParts(id uint32, p *Doc, terms []uint32) {
 			} else {
 				mask[es[i].part/64] |= 1 << (es[i].part % 64)
 			}
+		}
+		if !slices.Equal(mask, full) {
+			uniform &^= 1 << g
 		}
 		before := len(groups)
 		groups = binary.AppendUvarint(groups, uint64(t-prev))
@@ -136,6 +142,7 @@ func (x *Index) setParts(id uint32, p *Doc, terms []uint32) {
 		l = make(partList, 0, size)
 	}
 	x.parts[id] = append(append(l, b...), groups...)
+	x.partUniform[id] = uniform
 }
 
 // groups reads a part list's header: it returns the number of parts,
@@ -272,7 +279,10 @@ func (x *Index) checkParts(ids []uint32, fs []partFilter, correct bool) (kept []
 	)
 	for i, id := range ids {
 		l := lists[id]
-		if l == nil {
+		if l == nil || x.partUniform[id]&read == read {
+			// One part, or parts alike in the fields filtered on: the
+			// document matched the filters at document level, so each
+			// of its parts meets them all and every term counts.
 			if out != nil {
 				out = append(out, id)
 			}
