@@ -123,8 +123,9 @@ func (x *Index) makeBitsets() {
 // than the field's last kept count cannot enter the top limit and is not
 // counted; terms are visited by the documents they hold, most first
 // (facetRanked), so that counting a field stops at the first term that
-// cannot, rather than visiting them all: of a field's thousands of
-// values (tags, skills, providers), a broad question counts a few dozen.
+// cannot, rather than visiting all its thousands of values (tags, skills,
+// providers). How early depends on how skewed the values are: over
+// synth's flat tags most common ones are still counted.
 func (x *Index) facetsByBitset(ids []uint32, limit int, corr []int32) map[string][]FacetCount {
 	matched := x.getMatched()
 	for _, id := range ids {
@@ -172,10 +173,11 @@ func (x *Index) facetsByBitset(ids []uint32, limit int, corr []int32) map[string
 	return out
 }
 
-// facetRank is a facet field's terms by the documents each held, most
-// first, when the field had had adds postings added (Index.facetAdds).
-// None has gained more documents since than the adds since: a bound on
-// each term's documents now.
+// facetRank is a facet field's terms by the documents each held (held),
+// most first, as they stood when adds postings had been added to the
+// field's terms (Index.facetAdds). No term has gained more documents
+// since than the postings added since: held plus those bounds each
+// term's documents now.
 type facetRank struct {
 	terms []uint32
 	held  []int32
