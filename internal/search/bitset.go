@@ -137,15 +137,12 @@ func (x *Index) facetsByBitset(ids []uint32, limit int, corr []int32) map[string
 		r := x.facetRanked(fi)
 		grown := int(x.facetAdds[fi] - r.adds)
 		for j, t := range r.terms {
-			if limit <= 0 {
-				break
-			}
-			if len(h.items) == h.k && int(r.held[j])+grown < h.items[0].Count {
+			if limit <= 0 || h.full() && int(r.held[j])+grown < h.items[0].Count {
 				break // nor can any term after it
 			}
 			tm := &x.terms[t]
 			n := len(tm.postings)
-			if n == 0 || len(h.items) == h.k && n < h.items[0].Count {
+			if n == 0 || h.full() && n < h.items[0].Count {
 				continue
 			}
 			var c int

@@ -107,10 +107,8 @@ func (x *Index) Explain(text string, id uint32) (Explanation, bool) {
 		return Explanation{}, false
 	}
 	e.Score = coord(e.Score, mask, len(qws))
+	// Only pairs of neighbouring words both matched can be near.
 	near := x.docs[id].phrase.nearPairs(x.docs[id].words.rankMasks(wordMasks(qws), mask, nil), len(qws), mask&(mask>>1))
-	if bits.OnesCount32(mask) < 2 {
-		near = 0
-	}
 	e.Near = bits.OnesCount32(near)
 	e.Score = proximity(e.Score, near, len(qws))
 	e.Partial = bits.OnesCount32(mask) < len(qws)
